@@ -1,0 +1,127 @@
+package cgroup
+
+import "math"
+
+// The kubelet's constants for CPU values (pkg/kubelet/cm/helpers_linux.go).
+const (
+	// MinShares is the smallest cpu.shares value the kubelet writes.
+	MinShares = 2
+	// MaxShares is the largest cpu.shares value the kernel accepts.
+	MaxShares = 262144
+	// SharesPerCPU is the cpu.shares value of one whole CPU.
+	SharesPerCPU = 1024
+	// MilliCPUToCPU is the number of millicores in one CPU.
+	MilliCPUToCPU = 1000
+	// QuotaPeriod is the default CFS period in microseconds (100 ms).
+	QuotaPeriod = 100000
+	// MinQuotaPeriod is the smallest CFS quota the kubelet writes, in
+	// microseconds (1 ms); it makes any CPU limit below 10m behave as 10m.
+	MinQuotaPeriod = 1000
+	// MinMilliCPULimit is the CPU limit, in millicores, that MinQuotaPeriod
+	// gives at the default period.
+	MinMilliCPULimit = 10
+	// MaxWeight is the largest cgroup v2 cpu.weight.
+	MaxWeight = 10000
+)
+
+// MilliCPUToShares turns a CPU request in millicores into cpu.shares:
+// 0 gives MinShares; otherwise milli*1024/1000 (integer division), clamped to
+// [MinShares, MaxShares].
+func MilliCPUToShares(milliCPU int64) uint64 {
+	if milliCPU == 0 {
+		return MinShares
+	}
+	shares := milliCPU * SharesPerCPU / MilliCPUToCPU
+	if shares < MinShares {
+		return MinShares
+	}
+	if shares > MaxShares {
+		return MaxShares
+	}
+	return uint64(shares)
+}
+
+// MilliCPUToQuota turns a CPU limit in millicores into a CFS quota for the
+// given period (microseconds). 0 gives 0, which callers treat as "no limit";
+// any other value is milli*period/1000, raised to at least MinQuotaPeriod.
+func MilliCPUToQuota(milliCPU int64, period int64) int64 {
+	if milliCPU == 0 {
+		return 0
+	}
+	quota := milliCPU * period / MilliCPUToCPU
+	if quota < MinQuotaPeriod {
+		quota = MinQuotaPeriod
+	}
+	return quota
+}
+
+// SharesToMilliCPU is the reverse of MilliCPUToShares that the kubelet uses
+// for status: ceil(shares*1000/1024), and 0 below MinShares.
+func SharesToMilliCPU(shares int64) int64 {
+	if shares < MinShares {
+		return 0
+	}
+	return int64(math.Ceil(float64(shares*MilliCPUToCPU) / SharesPerCPU))
+}
+
+// QuotaToMilliCPU is the reverse of MilliCPUToQuota: quota*1000/period, and
+// 0 for an unlimited (-1) or zero quota.
+func QuotaToMilliCPU(quota int64, period int64) int64 {
+	if quota <= 0 || period <= 0 {
+		return 0
+	}
+	return quota * MilliCPUToCPU / period
+}
+
+// WeightFunc turns cpu.shares into a cgroup v2 cpu.weight. Which one applies
+// is a property of the writer: the kubelet uses LinearWeight for the pod,
+// QoS and node cgroups it owns; the OCI runtime uses its own for container
+// cgroups (QuadraticWeight for runc >= 1.3.2 and crun >= 1.23, LinearWeight
+// before).
+type WeightFunc func(shares uint64) uint64
+
+// LinearWeight is the kubelet's mapping of [2, 262144] shares onto
+// [1, 10000] weight: 1 + (shares-2)*9999/262142. 0 gives 0 (unset).
+func LinearWeight(shares uint64) uint64 {
+	if shares == 0 {
+		return 0
+	}
+	if shares <= MinShares {
+		return 1
+	}
+	if shares >= MaxShares {
+		return MaxWeight
+	}
+	return 1 + ((shares-2)*9999)/262142
+}
+
+// QuadraticWeight is the mapping of runc >= 1.3.2, crun >= 1.23 and
+// containerd/cgroups >= 3.1.0: with l = log2(shares),
+// ceil(10^((l^2 + 125*l)/612 - 7/34)). It meets the linear one at 2 and
+// 262144 and gives one CPU (1024 shares) the systemd default weight of 100.
+func QuadraticWeight(shares uint64) uint64 {
+	if shares == 0 {
+		return 0
+	}
+	if shares <= MinShares {
+		return 1
+	}
+	if shares >= MaxShares {
+		return MaxWeight
+	}
+	l := math.Log2(float64(shares))
+	exponent := (l*l+125*l)/612.0 - 7.0/34.0
+	return uint64(math.Ceil(math.Pow(10, exponent)))
+}
+
+// WeightToShares is the kubelet's lossy read-back of a pod cgroup's
+// cpu.weight as shares (cgroup_v2_manager_linux.go):
+// ((weight-1)*262142)/9999 + 2. The kubelet compares the shares it wants
+// with this value, not with the shares it last wrote, so a small change can
+// leave cpu.weight as it was.
+func WeightToShares(weight uint64) uint64 {
+	if weight == 0 {
+		return 0
+	}
+	return ((weight-1)*262142)/9999 + 2
+}

@@ -1,0 +1,131 @@
+package cgroup
+
+import (
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/resizelet/resizelet/qos"
+)
+
+// ResourceConfig is a cgroup configuration in the kubelet's units (its
+// cm.ResourceConfig): cpu shares, CFS quota and period, memory limit in
+// bytes. A nil field is not set: on a resize it means "keep the current
+// value".
+type ResourceConfig struct {
+	CPUShares *uint64
+	CPUQuota  *int64 // Unlimited (-1) for no limit
+	CPUPeriod *uint64
+	Memory    *int64 // bytes
+}
+
+// PodConfigOptions are the kubelet settings that shape a pod cgroup.
+type PodConfigOptions struct {
+	// EnforceCPULimits is the kubelet's --cpu-cfs-quota; false leaves the
+	// quota unlimited.
+	EnforceCPULimits bool
+	// CPUPeriod is the CFS period in microseconds; 0 means QuotaPeriod.
+	CPUPeriod uint64
+	// PodLevelResources honours spec.resources (the PodLevelResources gate).
+	PodLevelResources bool
+}
+
+// PodConfig is the kubelet's ResourceConfigForPod: the pod cgroup values for
+// the pod's (allocated) spec. Guaranteed pods get shares, quota, period and
+// memory limit. Burstable pods always get shares, and get the quota only if
+// every container (init containers too) declares a cpu limit or the pod sets
+// a pod-level one, and the memory limit likewise. BestEffort pods get
+// MinShares only. Requests and limits include spec.overhead.
+func PodConfig(pod *v1.Pod, opts PodConfigOptions) ResourceConfig {
+	period := opts.CPUPeriod
+	if period == 0 {
+		period = QuotaPeriod
+	}
+	rOpts := qos.Options{SkipPodLevelResources: !opts.PodLevelResources}
+	reqs := qos.PodRequests(pod, rOpts)
+	limits := qos.PodLimits(pod, rOpts)
+	cpuLimitsDeclared := qos.AllContainersHaveLimit(pod, v1.ResourceCPU)
+	memoryLimitsDeclared := qos.AllContainersHaveLimit(pod, v1.ResourceMemory)
+	if opts.PodLevelResources && pod.Spec.Resources != nil {
+		if q, ok := pod.Spec.Resources.Limits[v1.ResourceCPU]; ok && !q.IsZero() {
+			cpuLimitsDeclared = true
+		}
+		if q, ok := pod.Spec.Resources.Limits[v1.ResourceMemory]; ok && !q.IsZero() {
+			memoryLimitsDeclared = true
+		}
+	}
+	var cpuRequest, cpuLimit, memoryLimit int64
+	if q, ok := reqs[v1.ResourceCPU]; ok {
+		cpuRequest = q.MilliValue()
+	}
+	if q, ok := limits[v1.ResourceCPU]; ok {
+		cpuLimit = q.MilliValue()
+	}
+	if q, ok := limits[v1.ResourceMemory]; ok {
+		memoryLimit = q.Value()
+	}
+	shares := MilliCPUToShares(cpuRequest)
+	quota := MilliCPUToQuota(cpuLimit, int64(period))
+	if !opts.EnforceCPULimits {
+		quota = Unlimited
+	}
+	var cfg ResourceConfig
+	switch podQOS(pod, opts.PodLevelResources) {
+	case v1.PodQOSGuaranteed:
+		cfg.CPUShares, cfg.CPUQuota, cfg.CPUPeriod, cfg.Memory = &shares, &quota, &period, &memoryLimit
+	case v1.PodQOSBurstable:
+		cfg.CPUShares = &shares
+		if cpuLimitsDeclared {
+			cfg.CPUQuota, cfg.CPUPeriod = &quota, &period
+		}
+		if memoryLimitsDeclared {
+			cfg.Memory = &memoryLimit
+		}
+	default:
+		minShares := uint64(MinShares)
+		cfg.CPUShares = &minShares
+	}
+	return cfg
+}
+
+func podQOS(pod *v1.Pod, podLevel bool) v1.PodQOSClass {
+	if pod.Status.QOSClass != "" {
+		return pod.Status.QOSClass
+	}
+	if !podLevel {
+		p := *pod
+		p.Spec.Resources = nil
+		return qos.PodQOSClass(&p)
+	}
+	return qos.PodQOSClass(pod)
+}
+
+// Values turns a ResourceConfig into file values for a cgroup version:
+// shares become cpu.weight on v2 through weight; a quota of 0 means no
+// limit and is written as Unlimited; a memory limit of 0 is left unset.
+func (c ResourceConfig) Values(version Version, weight WeightFunc) Values {
+	var v Values
+	if c.CPUShares != nil {
+		s := *c.CPUShares
+		if version == V2 {
+			w := weight(s)
+			v.CPUWeight = &w
+		} else {
+			v.CPUShares = &s
+		}
+	}
+	if c.CPUQuota != nil {
+		q := *c.CPUQuota
+		if q <= 0 {
+			q = Unlimited
+		}
+		v.CPUQuota = &q
+	}
+	if c.CPUPeriod != nil {
+		p := *c.CPUPeriod
+		v.CPUPeriod = &p
+	}
+	if c.Memory != nil && *c.Memory != 0 {
+		m := *c.Memory
+		v.MemoryLimit = &m
+	}
+	return v
+}

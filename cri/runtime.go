@@ -1,0 +1,52 @@
+// Package cri is resizelet's view of a container runtime: the part of the
+// CRI RuntimeService (k8s.io/cri-api) that the kubelet needs to run pods and
+// resize them in place, in cri-api's own message types.
+//
+// Start with Runtime. Memory (memory.go) is an in-memory runtime that
+// behaves like containerd with runc: it writes container cgroups through a
+// cgroup.Manager, treats 0 in an update as "leave unchanged", reports
+// ContainerStatus.resources from the last accepted values, rejects a memory
+// limit below usage on cgroup v1 with runc's message, and lets a caller
+// inject a fault into any call. Remote (remote.go) talks to a real runtime
+// over its gRPC socket.
+package cri
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Runtime is the subset of k8s.io/cri-api/pkg/apis.RuntimeService the
+// kubelet's resize path uses. The method signatures are cri-api's own, so a
+// full RuntimeService implementation satisfies Runtime as it is.
+//
+// Implementations must be safe for concurrent use.
+type Runtime interface {
+	RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig, runtimeHandler string) (string, error)
+	StopPodSandbox(ctx context.Context, podSandboxID string) error
+	RemovePodSandbox(ctx context.Context, podSandboxID string) error
+	ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error)
+	UpdatePodSandboxResources(ctx context.Context, request *runtimeapi.UpdatePodSandboxResourcesRequest) (*runtimeapi.UpdatePodSandboxResourcesResponse, error)
+
+	CreateContainer(ctx context.Context, podSandboxID string, config *runtimeapi.ContainerConfig, sandboxConfig *runtimeapi.PodSandboxConfig) (string, error)
+	StartContainer(ctx context.Context, containerID string) error
+	StopContainer(ctx context.Context, containerID string, timeout int64) error
+	RemoveContainer(ctx context.Context, containerID string) error
+	ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error)
+	ContainerStatus(ctx context.Context, containerID string, verbose bool) (*runtimeapi.ContainerStatusResponse, error)
+	UpdateContainerResources(ctx context.Context, containerID string, resources *runtimeapi.ContainerResources) error
+	ContainerStats(ctx context.Context, containerID string) (*runtimeapi.ContainerStats, error)
+	ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) (stdout []byte, stderr []byte, err error)
+}
+
+// Errors of a Runtime, for errors.Is. Implementations wrap them and keep the
+// runtime's own message in the error text.
+var (
+	// ErrNotFound means the sandbox or container does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrUnavailable means the runtime could not be reached.
+	ErrUnavailable = errors.New("runtime unavailable")
+)

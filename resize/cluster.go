@@ -1,0 +1,175 @@
+package resize
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/resizelet/resizelet/qos"
+)
+
+// Cluster is the API server side of a node's pods: the pod objects with
+// their spec, generation and status, and the events about them. It outlives
+// kubelet restarts. Its resize path validates and applies a resize as the
+// API server's resize subresource does.
+type Cluster struct {
+	mu      sync.Mutex
+	profile Profile
+	gates   map[string]bool
+	pods    map[string]*v1.Pod // by namespace/name
+	order   []string           // creation order of the keys in pods
+	events  []Event
+}
+
+// ClusterOptions configure the API server's behaviour: the Kubernetes
+// version (validation rules differ by version) and its feature gates.
+type ClusterOptions struct {
+	Profile      Profile
+	FeatureGates map[string]bool
+}
+
+// NewCluster returns an empty cluster.
+func NewCluster(opts ClusterOptions) *Cluster {
+	if opts.Profile == "" {
+		opts.Profile = Profile135
+	}
+	return &Cluster{profile: opts.Profile, gates: opts.FeatureGates, pods: map[string]*v1.Pod{}}
+}
+
+func podKey(namespace, name string) string { return namespace + "/" + name }
+
+// gate reports a feature gate as the API server sees it.
+func (c *Cluster) gate(name string) bool { return gateEnabled(c.profile, c.gates, name) }
+
+func (c *Cluster) resizeOptions() ResizeOptions {
+	return ResizeOptions{Profile: c.profile, Gate: c.gate}
+}
+
+// CreatePod stores a new pod as the API server would: defaulted, with a
+// UID derived from namespace and name when it has none, generation 1, and
+// validated. The returned pod is a copy.
+func (c *Cluster) CreatePod(pod *v1.Pod) (*v1.Pod, error) {
+	p := pod.DeepCopy()
+	DefaultPod(p)
+	if p.Name == "" {
+		return nil, fmt.Errorf("create pod: metadata.name is required")
+	}
+	if p.UID == "" {
+		p.UID = deterministicUID(p.Namespace, p.Name)
+	}
+	if p.Generation == 0 {
+		p.Generation = 1
+	}
+	if errs := ValidatePod(p, c.resizeOptions()); len(errs) > 0 {
+		return nil, &InvalidError{Name: p.Name, Errs: errs}
+	}
+	p.Status = v1.PodStatus{Phase: v1.PodPending, QOSClass: qos.PodQOSClass(p)}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := podKey(p.Namespace, p.Name)
+	if _, ok := c.pods[key]; ok {
+		return nil, fmt.Errorf("create pod %s: already exists", key)
+	}
+	c.pods[key] = p
+	c.order = append(c.order, key)
+	return p.DeepCopy(), nil
+}
+
+// deterministicUID makes a UID from namespace and name, so the same scenario
+// gives the same cgroup paths and checkpoints on every run.
+func deterministicUID(namespace, name string) types.UID {
+	h := sha256.Sum256([]byte(namespace + "/" + name))
+	b := h[:16]
+	b[6] = (b[6] & 0x0f) | 0x50 // version 5 style
+	b[8] = (b[8] & 0x3f) | 0x80
+	return types.UID(fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]))
+}
+
+// GetPod returns a copy of the pod, or an error wrapping ErrPodNotFound.
+func (c *Cluster) GetPod(namespace, name string) (*v1.Pod, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, ok := c.pods[podKey(namespace, name)]
+	if !ok {
+		return nil, fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
+	}
+	return p.DeepCopy(), nil
+}
+
+// ListPods returns copies of all pods in creation order.
+func (c *Cluster) ListPods() []*v1.Pod {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*v1.Pod, 0, len(c.order))
+	for _, key := range c.order {
+		out = append(out, c.pods[key].DeepCopy())
+	}
+	return out
+}
+
+// ResizePod applies a resize through the resize subresource. On success
+// the stored pod has the new spec (and a bumped generation if the spec
+// changed); on error nothing changes.
+func (c *Cluster) ResizePod(namespace, name string, patch []byte) (*v1.Pod, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := podKey(namespace, name)
+	old, ok := c.pods[key]
+	if !ok {
+		return nil, fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
+	}
+	updated, err := ApplyResize(old, patch, c.resizeOptions())
+	if err != nil {
+		return nil, err
+	}
+	c.pods[key] = updated
+	return updated.DeepCopy(), nil
+}
+
+// DeletePod removes the pod.
+func (c *Cluster) DeletePod(namespace, name string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := podKey(namespace, name)
+	if _, ok := c.pods[key]; !ok {
+		return fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
+	}
+	delete(c.pods, key)
+	for i, k := range c.order {
+		if k == key {
+			c.order = append(c.order[:i], c.order[i+1:]...)
+			break
+		}
+	}
+	return nil
+}
+
+// UpdatePodStatus replaces the pod's status, as the kubelet's status
+// manager does. It fails if the pod is gone or its UID changed.
+func (c *Cluster) UpdatePodStatus(namespace, name string, uid types.UID, status v1.PodStatus) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, ok := c.pods[podKey(namespace, name)]
+	if !ok || p.UID != uid {
+		return fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
+	}
+	p.Status = *status.DeepCopy()
+	return nil
+}
+
+// RecordEvent stores an event.
+func (c *Cluster) RecordEvent(e Event) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.events = append(c.events, e)
+}
+
+// Events returns all events in the order they were recorded.
+func (c *Cluster) Events() []Event {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]Event(nil), c.events...)
+}

@@ -1,0 +1,87 @@
+package resize
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// Event reasons the kubelet uses on the resize path (pkg/kubelet/events).
+const (
+	ReasonResizeStarted    = "ResizeStarted"
+	ReasonResizeCompleted  = "ResizeCompleted"
+	ReasonResizeDeferred   = "ResizeDeferred"
+	ReasonResizeInfeasible = "ResizeInfeasible"
+	ReasonResizeError      = "ResizeError"
+	ReasonKilling          = "Killing"
+	ReasonCreated          = "Created"
+	ReasonStarted          = "Started"
+	ReasonPulled           = "Pulled"
+	ReasonFailed           = "Failed"
+)
+
+// resizeSummaryContainer and resizeSummary give the JSON payload of the
+// resize events, field for field as pkg/kubelet/events/resize.go builds it:
+// every init and regular container with its full resources, empty lists
+// left out, the generation, and an error for Pending and Error events.
+type resizeSummaryContainer struct {
+	Name      string                  `json:"name"`
+	Resources v1.ResourceRequirements `json:"resources,omitempty"`
+}
+
+type resizeSummary struct {
+	InitContainers []resizeSummaryContainer `json:"initContainers,omitempty"`
+	Containers     []resizeSummaryContainer `json:"containers,omitempty"`
+	Generation     int64                    `json:"generation"`
+	Error          string                   `json:"error,omitempty"`
+}
+
+// resizeMessage is "<prefix>: <JSON summary of pod's resources>".
+func resizeMessage(pod *v1.Pod, generation int64, errorMsg, prefix string) string {
+	s := resizeSummary{Generation: generation, Error: errorMsg}
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		s.InitContainers = append(s.InitContainers, resizeSummaryContainer{Name: c.Name, Resources: c.Resources})
+	}
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		s.Containers = append(s.Containers, resizeSummaryContainer{Name: c.Name, Resources: c.Resources})
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return prefix
+	}
+	return prefix + ": " + string(b)
+}
+
+// ResizeStartedMessage is the message of a ResizeStarted event for the
+// newly allocated pod.
+func ResizeStartedMessage(allocated *v1.Pod, generation int64) string {
+	return resizeMessage(allocated, generation, "", "Pod resize started")
+}
+
+// ResizeCompletedMessage is the message of a ResizeCompleted event.
+func ResizeCompletedMessage(allocated *v1.Pod, generation int64) string {
+	return resizeMessage(allocated, generation, "", "Pod resize completed")
+}
+
+// ResizeErrorMessage is the message of a ResizeError event.
+func ResizeErrorMessage(allocated *v1.Pod, generation int64, errorMsg string) string {
+	return resizeMessage(allocated, generation, errorMsg, "Pod resize error")
+}
+
+// ResizePendingMessage is the message of a ResizeDeferred or
+// ResizeInfeasible event for the desired pod: "Pod resize <reason>: ...".
+func ResizePendingMessage(desired *v1.Pod, reason, message string, generation int64) string {
+	return resizeMessage(desired, generation, message, fmt.Sprintf("Pod resize %s", reason))
+}
+
+// dropGeneration removes the generation from a resize message, for the
+// 1.34 ResizeCompleted event that did not carry one.
+func dropGeneration(msg string) string {
+	return generationField.ReplaceAllString(msg, "")
+}
+
+var generationField = regexp.MustCompile(`,"generation":-?[0-9]+`)

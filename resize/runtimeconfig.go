@@ -1,0 +1,188 @@
+package resize
+
+import (
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cri"
+	"github.com/resizelet/resizelet/qos"
+)
+
+// OOM score adjustments the kubelet gives containers (pkg/kubelet/qos).
+const (
+	guaranteedOOMScoreAdj = -997
+	bestEffortOOMScoreAdj = 1000
+)
+
+// sandboxConfig is the CRI config the kubelet sends for a pod: host
+// network, so no CNI is needed, and the pod cgroup as the cgroup parent.
+func (n *Node) sandboxConfig(pod *v1.Pod, podCgroup string) *runtimeapi.PodSandboxConfig {
+	return &runtimeapi.PodSandboxConfig{
+		Metadata: &runtimeapi.PodSandboxMetadata{Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID)},
+		Hostname: pod.Name,
+		Labels: map[string]string{
+			cri.LabelPodName:      pod.Name,
+			cri.LabelPodNamespace: pod.Namespace,
+			cri.LabelPodUID:       string(pod.UID),
+		},
+		Linux: &runtimeapi.LinuxPodSandboxConfig{
+			CgroupParent: "/" + podCgroup,
+			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
+				NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_NODE},
+			},
+			Overhead:  n.overheadResources(pod),
+			Resources: n.podResources(pod),
+		},
+	}
+}
+
+// podResources are the pod's requests and limits without overhead, in CRI
+// terms, for the sandbox config.
+func (n *Node) podResources(pod *v1.Pod) *runtimeapi.LinuxContainerResources {
+	opts := qos.Options{ExcludeOverhead: true, SkipPodLevelResources: !n.Gate(GatePodLevelResources)}
+	reqs, limits := qos.PodRequests(pod, opts), qos.PodLimits(pod, opts)
+	return n.linuxResources(reqs.Cpu(), limits.Cpu(), limits.Memory())
+}
+
+// containerConfig is the CRI config for one container of the allocated
+// pod, with the node's image and command overrides.
+func (n *Node) containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32) *runtimeapi.ContainerConfig {
+	image, command, args := c.Image, c.Command, c.Args
+	if n.cfg.Image != "" {
+		image = n.cfg.Image
+	}
+	if len(n.cfg.Command) > 0 {
+		command, args = n.cfg.Command, nil
+	}
+	return &runtimeapi.ContainerConfig{
+		Metadata: &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: attempt},
+		Image:    &runtimeapi.ImageSpec{Image: image},
+		Command:  command,
+		Args:     args,
+		Labels: map[string]string{
+			cri.LabelPodName:       pod.Name,
+			cri.LabelPodNamespace:  pod.Namespace,
+			cri.LabelPodUID:        string(pod.UID),
+			cri.LabelContainerName: c.Name,
+		},
+		Annotations: map[string]string{"io.kubernetes.container.restartCount": fmt.Sprint(attempt)},
+		Linux:       &runtimeapi.LinuxContainerConfig{Resources: n.containerResources(pod, c)},
+	}
+}
+
+// containerResources is generateLinuxContainerResources: the cpu and
+// memory fields of calculateLinuxResources, the OOM score, and on cgroup v2
+// memory.oom.group so the whole container is killed on OOM.
+func (n *Node) containerResources(pod *v1.Pod, c *v1.Container) *runtimeapi.LinuxContainerResources {
+	lcr := n.linuxResources(c.Resources.Requests.Cpu(), c.Resources.Limits.Cpu(), c.Resources.Limits.Memory())
+	lcr.OomScoreAdj = n.oomScoreAdj(pod, c)
+	if n.cfg.CgroupVersion == cgroup.V2 {
+		lcr.Unified = map[string]string{"memory.oom.group": "1"}
+	}
+	return lcr
+}
+
+// linuxResources is calculateLinuxResources: shares from the request (or
+// the limit when there is no request), the memory limit when set, and with
+// CFS quota on, the quota for the limit (0 for none) and the period.
+func (n *Node) linuxResources(cpuRequest, cpuLimit, memoryLimit *resource.Quantity) *runtimeapi.LinuxContainerResources {
+	lcr := &runtimeapi.LinuxContainerResources{}
+	if cpuRequest.IsZero() && !cpuLimit.IsZero() {
+		lcr.CpuShares = int64(cgroup.MilliCPUToShares(cpuLimit.MilliValue()))
+	} else {
+		lcr.CpuShares = int64(cgroup.MilliCPUToShares(cpuRequest.MilliValue()))
+	}
+	if m := memoryLimit.Value(); m != 0 {
+		lcr.MemoryLimitInBytes = m
+	}
+	if n.enforceCPULimits {
+		period := int64(n.cpuPeriod)
+		lcr.CpuQuota = cgroup.MilliCPUToQuota(cpuLimit.MilliValue(), period)
+		lcr.CpuPeriod = period
+	}
+	return lcr
+}
+
+// overheadResources is convertOverheadToLinuxResources: the overhead
+// treated as guaranteed (requests == limits).
+func (n *Node) overheadResources(pod *v1.Pod) *runtimeapi.LinuxContainerResources {
+	if pod.Spec.Overhead == nil {
+		return &runtimeapi.LinuxContainerResources{}
+	}
+	cpu := pod.Spec.Overhead.Cpu()
+	return n.linuxResources(cpu, cpu, pod.Spec.Overhead.Memory())
+}
+
+// oomScoreAdj is GetContainerOOMScoreAdjust.
+func (n *Node) oomScoreAdj(pod *v1.Pod, c *v1.Container) int64 {
+	switch pod.Status.QOSClass {
+	case v1.PodQOSGuaranteed:
+		return guaranteedOOMScoreAdj
+	case v1.PodQOSBestEffort:
+		return bestEffortOOMScoreAdj
+	}
+	capacity := n.cfg.Capacity.Memory().Value()
+	if capacity <= 0 {
+		return 1000 + guaranteedOOMScoreAdj
+	}
+	adj := 1000 - (1000*c.Resources.Requests.Memory().Value())/capacity
+	if adj < 1000+guaranteedOOMScoreAdj {
+		return 1000 + guaranteedOOMScoreAdj
+	}
+	if adj == bestEffortOOMScoreAdj {
+		return adj - 1
+	}
+	return adj
+}
+
+// sandboxResourcesRequest is generateUpdatePodSandboxResourcesRequest: the
+// overhead, and the pod cgroup values minus the overhead.
+func (n *Node) sandboxResourcesRequest(sandboxID string, pod *v1.Pod, rc cgroup.ResourceConfig) *runtimeapi.UpdatePodSandboxResourcesRequest {
+	if cpu, ok := pod.Spec.Overhead[v1.ResourceCPU]; ok {
+		if rc.CPUPeriod != nil && rc.CPUQuota != nil {
+			q := *rc.CPUQuota - cgroup.MilliCPUToQuota(cpu.MilliValue(), int64(*rc.CPUPeriod))
+			rc.CPUQuota = &q
+		}
+		if rc.CPUShares != nil {
+			s := cgroup.MilliCPUToShares(cgroup.SharesToMilliCPU(int64(*rc.CPUShares)) - cpu.MilliValue())
+			rc.CPUShares = &s
+		}
+	}
+	if mem, ok := pod.Spec.Overhead[v1.ResourceMemory]; ok && rc.Memory != nil {
+		if m, ok := mem.AsInt64(); ok {
+			v := *rc.Memory - m
+			rc.Memory = &v
+		}
+	}
+	lcr := &runtimeapi.LinuxContainerResources{}
+	if rc.CPUPeriod != nil {
+		lcr.CpuPeriod = int64(*rc.CPUPeriod)
+	}
+	if rc.CPUQuota != nil {
+		lcr.CpuQuota = *rc.CPUQuota
+	}
+	if rc.CPUShares != nil {
+		lcr.CpuShares = int64(*rc.CPUShares)
+	}
+	if rc.Memory != nil {
+		lcr.MemoryLimitInBytes = *rc.Memory
+	}
+	return &runtimeapi.UpdatePodSandboxResourcesRequest{
+		PodSandboxId: sandboxID,
+		Overhead:     n.overheadResources(pod),
+		Resources:    lcr,
+	}
+}
+
+// terminationGrace is the grace period the kubelet gives StopContainer.
+func terminationGrace(pod *v1.Pod) int64 {
+	if pod.Spec.TerminationGracePeriodSeconds != nil {
+		return *pod.Spec.TerminationGracePeriodSeconds
+	}
+	return int64(30 * time.Second / time.Second)
+}
