@@ -156,8 +156,21 @@ func (c *Cluster) UpdatePodStatus(namespace, name string, uid types.UID, status 
 	if !ok || p.UID != uid {
 		return fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
 	}
-	p.Status = *status.DeepCopy()
+	// Stored pods are never changed in place: an update stores a new
+	// object, so peekPod can hand out the stored pointer without a copy.
+	updated := *p
+	updated.Status = *status.DeepCopy()
+	c.pods[podKey(namespace, name)] = &updated
 	return nil
+}
+
+// peekPod returns the stored pod itself, for read-only use inside the
+// package: the hot admission path reads every pod and must not copy them.
+func (c *Cluster) peekPod(namespace, name string) (*v1.Pod, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, ok := c.pods[podKey(namespace, name)]
+	return p, ok
 }
 
 // RecordEvent stores an event.

@@ -109,6 +109,12 @@ func (n *Node) syncPodLocked(ctx context.Context, ps *podState) error {
 		return err
 	}
 	allowed := n.resizeAllowed(pod)
+	if allowed && n.resizeInProgress(ps.uid, allocatedPod, states) {
+		// CheckPodResizeInProgress runs before the runtime's sync: after a
+		// kubelet restart it sets the condition again (the status manager
+		// keeps conditions in memory only); otherwise it keeps it as it is.
+		n.withConds(ps.uid, func(c *resizeConditions) { c.setInProgress("", "", allocatedPod.Generation, n.now()) })
+	}
 	actions := planPod(allocatedPod, states, n.actuatedLookup(ps.uid), allowed)
 	n.addPodLevelAction(ps.uid, allocatedPod, &actions)
 
@@ -154,11 +160,7 @@ func (n *Node) syncPodLocked(ctx context.Context, ps *podState) error {
 	}
 	completed := false
 	if allowed {
-		if n.resizeInProgress(ps.uid, allocatedPod, states) {
-			// CheckPodResizeInProgress: after a kubelet restart the condition
-			// is set again; otherwise this keeps it as it is.
-			n.withConds(ps.uid, func(c *resizeConditions) { c.setInProgress("", "", allocatedPod.Generation, n.now()) })
-		} else {
+		if !n.resizeInProgress(ps.uid, allocatedPod, states) {
 			var generation int64
 			var cleared bool
 			n.withConds(ps.uid, func(c *resizeConditions) { generation, cleared = c.clearInProgress() })

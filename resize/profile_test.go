@@ -1,0 +1,104 @@
+package resize
+
+import (
+	"strings"
+
+	"github.com/resizelet/resizelet/cgroup"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestProfiles pins where the behaviour profiles differ on the node side
+// (reference §3.2, §1.8, §6): the 1.33 pod-only memory check and its
+// message, and which resize events each version emits.
+func TestProfiles(t *testing.T) {
+	memPod := func() *v1.Pod {
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "m", Namespace: "default"}, Spec: v1.PodSpec{Containers: []v1.Container{{
+			Name: "c", Image: "x", Resources: resources("100m", "200Mi", "100m", "200Mi"),
+		}}}}
+	}
+	want134 := `cannot decrease memory limits: [attempting to set pod memory limit (104857600) below current usage (157286400), attempting to set container "c" memory limit (104857600) below current usage (157286400)]`
+	for _, tc := range []struct {
+		profile    Profile
+		errMessage string
+		events     []string // reasons emitted by the failing and then the completed resize
+	}{
+		{Profile134, want134, []string{"ResizeCompleted"}},
+		{Profile135, want134, []string{"ResizeStarted", "ResizeError", "ResizeStarted", "ResizeCompleted"}},
+	} {
+		t.Run(string(tc.profile), func(t *testing.T) {
+			tn := newTestNode(t, NodeConfig{Profile: tc.profile})
+			if _, err := tn.node.AddPod(tn.ctx, memPod()); err != nil {
+				t.Fatal(err)
+			}
+			if err := tn.rt.SetMemoryUsage(tn.info("m").ContainerIDs["c"], 150<<20); err != nil {
+				t.Fatal(err)
+			}
+			mark := len(tn.cluster.Events())
+			mustResize(t, tn, "m", `{"spec":{"containers":[{"name":"c","resources":{"requests":{"memory":"100Mi"},"limits":{"memory":"100Mi"}}}]}}`)
+			p := tn.pod("m")
+			if len(p.Status.Conditions) != 1 || p.Status.Conditions[0].Reason != v1.PodReasonError || p.Status.Conditions[0].Message != tc.errMessage {
+				t.Fatalf("conditions = %+v\nwant Error %q", p.Status.Conditions, tc.errMessage)
+			}
+			mustResize(t, tn, "m", `{"spec":{"containers":[{"name":"c","resources":{"requests":{"memory":"180Mi"},"limits":{"memory":"180Mi"}}}]}}`)
+			if c := tn.pod("m").Status.Conditions; len(c) != 0 {
+				t.Fatalf("conditions after a feasible resize: %+v", c)
+			}
+			var reasons []string
+			var completed string
+			for _, e := range tn.cluster.Events()[mark:] {
+				if strings.HasPrefix(e.Reason, "Resize") || e.Reason == "Killing" {
+					reasons = append(reasons, e.Reason)
+				}
+				if e.Reason == ReasonResizeCompleted {
+					completed = e.Message
+				}
+			}
+			if strings.Join(reasons, ",") != strings.Join(tc.events, ",") {
+				t.Fatalf("events = %v, want %v", reasons, tc.events)
+			}
+			if tc.profile == Profile134 && strings.Contains(completed, "generation") {
+				t.Fatalf("1.34 completion message carries a generation: %s", completed)
+			}
+			if tc.profile == Profile135 && !strings.Contains(completed, `"generation":3`) {
+				t.Fatalf("1.35 completion message: %s", completed)
+			}
+		})
+	}
+}
+
+// TestProfile133MemoryCheck: a 1.33 node checks only the pod cgroup's usage
+// against the new pod limit, with its own message. (With 1.33 validation a
+// memory limit can only go down under RestartContainer, and the container
+// is stopped before the check, so the check is driven directly here.)
+func TestProfile133MemoryCheck(t *testing.T) {
+	tn := newTestNode(t, NodeConfig{Profile: Profile133})
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "m", Namespace: "default"}, Spec: v1.PodSpec{Containers: []v1.Container{{
+		Name: "c", Image: "x", Resources: resources("100m", "200Mi", "100m", "200Mi"),
+	}}}}
+	if _, err := tn.node.AddPod(tn.ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	info := tn.info("m")
+	if err := tn.rt.SetMemoryUsage(info.ContainerIDs["c"], 150<<20); err != nil {
+		t.Fatal(err)
+	}
+	ps, _ := tn.node.podStateByName("default", "m")
+	limit := int64(100 << 20)
+	for _, tc := range []struct {
+		desired *int64
+		want    string
+	}{
+		{&limit, "aborting attempt to set pod memory limit less than current memory usage for pod m"},
+		{nil, ""},
+	} {
+		err := tn.node.validateMemoryResize(tn.ctx, ps, tn.pod("m"), podCgroupReading{memory: 200 << 20}, cgroupConfigWithMemory(tc.desired), &PodActions{UpdatePodResources: true})
+		if (err == nil) != (tc.want == "") || (err != nil && err.Error() != tc.want) {
+			t.Fatalf("desired %v: err = %v, want %q", tc.desired, err, tc.want)
+		}
+	}
+}
+
+func cgroupConfigWithMemory(m *int64) cgroup.ResourceConfig { return cgroup.ResourceConfig{Memory: m} }
