@@ -1,0 +1,114 @@
+package qos
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+func rr(cpuReq, memReq, cpuLim, memLim string) v1.ResourceRequirements {
+	r := v1.ResourceRequirements{}
+	set := func(l *v1.ResourceList, n v1.ResourceName, q string) {
+		if q == "" {
+			return
+		}
+		if *l == nil {
+			*l = v1.ResourceList{}
+		}
+		(*l)[n] = resource.MustParse(q)
+	}
+	set(&r.Requests, v1.ResourceCPU, cpuReq)
+	set(&r.Requests, v1.ResourceMemory, memReq)
+	set(&r.Limits, v1.ResourceCPU, cpuLim)
+	set(&r.Limits, v1.ResourceMemory, memLim)
+	return r
+}
+
+var always = v1.ContainerRestartPolicyAlways
+
+func podWith(containers []v1.ResourceRequirements, inits ...v1.Container) *v1.Pod {
+	p := &v1.Pod{}
+	for i, r := range containers {
+		p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: string(rune('a' + i)), Resources: r})
+	}
+	p.Spec.InitContainers = inits
+	return p
+}
+
+func TestPodQOSClass(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pod  *v1.Pod
+		want v1.PodQOSClass
+	}{
+		{"no resources", podWith([]v1.ResourceRequirements{{}}), v1.PodQOSBestEffort},
+		{"requests equal limits", podWith([]v1.ResourceRequirements{rr("1", "1Gi", "1", "1Gi")}), v1.PodQOSGuaranteed},
+		{"requests below limits", podWith([]v1.ResourceRequirements{rr("500m", "1Gi", "1", "1Gi")}), v1.PodQOSBurstable},
+		{"cpu only", podWith([]v1.ResourceRequirements{rr("1", "", "1", "")}), v1.PodQOSBurstable},
+		{"one container without limits", podWith([]v1.ResourceRequirements{rr("1", "1Gi", "1", "1Gi"), rr("1", "1Gi", "", "")}), v1.PodQOSBurstable},
+		{"extended resources do not count", podWith([]v1.ResourceRequirements{{Requests: v1.ResourceList{"example.com/dongle": resource.MustParse("1")}}}), v1.PodQOSBestEffort},
+		{"an init container without limits makes it burstable",
+			podWith([]v1.ResourceRequirements{rr("1", "1Gi", "1", "1Gi")}, v1.Container{Name: "i", Resources: rr("1", "", "", "")}), v1.PodQOSBurstable},
+		{"zero quantities are ignored", podWith([]v1.ResourceRequirements{rr("0", "0", "", "")}), v1.PodQOSBestEffort},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := PodQOSClass(tc.pod); got != tc.want {
+				t.Fatalf("PodQOSClass = %s, want %s", got, tc.want)
+			}
+		})
+	}
+	t.Run("pod-level resources decide", func(t *testing.T) {
+		p := podWith([]v1.ResourceRequirements{{}})
+		r := rr("1", "1Gi", "1", "1Gi")
+		p.Spec.Resources = &r
+		if got := PodQOSClass(p); got != v1.PodQOSGuaranteed {
+			t.Fatalf("PodQOSClass = %s, want Guaranteed", got)
+		}
+	})
+}
+
+func TestPodRequestsAndLimits(t *testing.T) {
+	cmp := func(t *testing.T, what string, got v1.ResourceList, want map[v1.ResourceName]string) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%s = %v, want %v", what, got, want)
+		}
+		for n, w := range want {
+			g := got[n]
+			if g.Cmp(resource.MustParse(w)) != 0 {
+				t.Fatalf("%s[%s] = %s, want %s", what, n, g.String(), w)
+			}
+		}
+	}
+	t.Run("regular containers add up, overhead on top", func(t *testing.T) {
+		p := podWith([]v1.ResourceRequirements{rr("100m", "100Mi", "200m", "200Mi"), rr("300m", "", "", "")})
+		p.Spec.Overhead = v1.ResourceList{v1.ResourceCPU: resource.MustParse("10m"), v1.ResourceMemory: resource.MustParse("1Mi")}
+		cmp(t, "requests", PodRequests(p, Options{}), map[v1.ResourceName]string{"cpu": "410m", "memory": "101Mi"})
+		cmp(t, "limits", PodLimits(p, Options{}), map[v1.ResourceName]string{"cpu": "210m", "memory": "201Mi"})
+		cmp(t, "requests without overhead", PodRequests(p, Options{ExcludeOverhead: true}), map[v1.ResourceName]string{"cpu": "400m", "memory": "100Mi"})
+		if AllContainersHaveLimit(p, v1.ResourceCPU) {
+			t.Fatal("AllContainersHaveLimit(cpu) with a container without a cpu limit")
+		}
+	})
+	t.Run("sidecars add up, init containers need their own plus the sidecars before them", func(t *testing.T) {
+		// KEP-753: init i1 (1 cpu) runs alone; sidecar s (200m) starts; init i2 (500m) runs beside s
+		// (700m); then the regular container (300m) beside s (500m). The pod needs max(1, 700m, 500m) = 1.
+		p := podWith([]v1.ResourceRequirements{rr("300m", "", "", "")},
+			v1.Container{Name: "i1", Resources: rr("1", "", "", "")},
+			v1.Container{Name: "s", RestartPolicy: &always, Resources: rr("200m", "", "", "")},
+			v1.Container{Name: "i2", Resources: rr("500m", "", "", "")},
+		)
+		cmp(t, "requests", PodRequests(p, Options{}), map[v1.ResourceName]string{"cpu": "1"})
+		p.Spec.InitContainers[0].Resources = rr("100m", "", "", "")
+		cmp(t, "requests", PodRequests(p, Options{}), map[v1.ResourceName]string{"cpu": "700m"})
+	})
+	t.Run("pod-level resources replace the aggregate unless skipped", func(t *testing.T) {
+		p := podWith([]v1.ResourceRequirements{rr("100m", "100Mi", "", "")})
+		r := rr("2", "1Gi", "4", "2Gi")
+		p.Spec.Resources = &r
+		cmp(t, "requests", PodRequests(p, Options{}), map[v1.ResourceName]string{"cpu": "2", "memory": "1Gi"})
+		cmp(t, "limits", PodLimits(p, Options{}), map[v1.ResourceName]string{"cpu": "4", "memory": "2Gi"})
+		cmp(t, "requests, gate off", PodRequests(p, Options{SkipPodLevelResources: true}), map[v1.ResourceName]string{"cpu": "100m", "memory": "100Mi"})
+	})
+}
