@@ -5,10 +5,13 @@
 // Start with Runtime. Memory (memory.go) is an in-memory runtime that
 // behaves like containerd with runc: it writes container cgroups through a
 // cgroup.Manager, treats 0 in an update as "leave unchanged", reports
-// ContainerStatus.resources from the last accepted values, rejects a memory
-// limit below usage on cgroup v1 with runc's message, and lets a caller
-// inject a fault into any call. Remote (remote.go) talks to a real runtime
-// over its gRPC socket.
+// ContainerStatus.resources from the last accepted values, and rejects a
+// memory limit below usage on cgroup v1 with runc's message. Two
+// decorators work on any Runtime: FaultInjector (fault.go) makes chosen
+// calls fail, and Recorder (recorder.go) keeps the calls that change
+// something, for transcripts. Remote (remote.go) talks to a real runtime
+// over its gRPC socket, and SetMemoryUsage (usage.go) makes a container
+// use memory on either kind.
 package cri
 
 import (

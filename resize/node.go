@@ -744,7 +744,9 @@ func (n *Node) handlePodResourcesResize(pod *v1.Pod) (bool, allocation.Outcome) 
 	n.withConds(pod.UID, func(c *resizeConditions) {
 		newly = c.setPending(reason, decision.Message, pod.Generation, now)
 	})
-	if newly && n.resizeEvents() {
+	// The early Infeasible checks (platform, static pod, swap, pod-level
+	// gate) set the condition without an event in 1.35 (Decision.Silent).
+	if newly && n.resizeEvents() && !decision.Silent {
 		eventReason := ReasonResizeDeferred
 		if decision.Outcome == allocation.Infeasible {
 			eventReason = ReasonResizeInfeasible

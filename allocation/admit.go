@@ -1,0 +1,504 @@
+package allocation
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/qos"
+)
+
+// Outcome is the result of an admission decision.
+type Outcome string
+
+// The outcomes. For a resize, Deferred and Infeasible are also the reason of
+// the pod's PodResizePending condition. A new pod the kubelet rejects is
+// Infeasible: it is never retried (the pod fails).
+const (
+	Admitted   Outcome = "Admitted"
+	Deferred   Outcome = "Deferred"
+	Infeasible Outcome = "Infeasible"
+)
+
+// ReasonUnchanged is the Reason of an Admitted decision on a "resize" whose
+// desired resources equal the allocated ones: the kubelet then only clears
+// PodResizePending; it writes no allocation, sets no PodResizeInProgress and
+// emits no ResizeStarted event.
+const ReasonUnchanged = "Unchanged"
+
+// Decision is an admission decision and why.
+type Decision struct {
+	Outcome Outcome
+	// Reason is a short machine-readable cause. For a new pod it is the
+	// kubelet's rejection reason ("OutOfcpu", "OutOfpods"). For a Deferred
+	// resize it is the rejecting handler's reason ("OutOfmemory"), which the
+	// v1.35 kubelet replaces with "Deferred" in the condition. For an
+	// Infeasible resize it is the reason_detail label of the kubelet's
+	// kubelet_pod_infeasible_resizes_total metric ("static_pod",
+	// "swap_limitation", "insufficient_node_allocatable", ...).
+	Reason string
+	// Message is the kubelet's message, exactly: the condition message and
+	// the error of the event.
+	Message string
+	// Silent reports that the kubelet sets the PodResizePending condition
+	// for this decision without emitting a ResizeInfeasible event. In 1.35
+	// the checks before canResizePod (platform, feature gate, static pod,
+	// swap, pod-level gate) return early without an event; from 1.36 every
+	// check runs in the resize admit handler and emits one.
+	Silent bool
+}
+
+// NodeConfig is what admission needs to know of the node.
+type NodeConfig struct {
+	// Allocatable is the node's allocatable resources (capacity minus
+	// system- and kube-reserved). A missing "pods" entry means the
+	// kubelet's default maxPods, 110.
+	Allocatable         v1.ResourceList
+	OS                  string                 // "linux" (or ""), "windows", or another OS
+	CPUManagerPolicy    string                 // "none" | "static"
+	MemoryManagerPolicy string                 // "None" | "Static"
+	SwapBehavior        string                 // "NoSwap" (or "") | "LimitedSwap"
+	Gate                func(name string) bool // feature gate lookup; nil means the profile's defaults
+	Profile             string                 // "1.33" | "1.34" | "1.35" (or "") | "1.36"
+	// CgroupVersion is the node's cgroup version; 0 means cgroup.V2. Swap
+	// is only ever given on cgroup v2.
+	CgroupVersion cgroup.Version
+}
+
+// Feature gate names AdmitResize and AdmitPod consult (as in resize/api.go,
+// which this package cannot import).
+const (
+	gateInPlacePodVerticalScaling                = "InPlacePodVerticalScaling"
+	gateInPlacePodLevelResourcesVerticalScaling  = "InPlacePodLevelResourcesVerticalScaling"
+	gateInPlacePodVerticalScalingExclusiveCPUs   = "InPlacePodVerticalScalingExclusiveCPUs"
+	gateInPlacePodVerticalScalingExclusiveMemory = "InPlacePodVerticalScalingExclusiveMemory"
+	gateInPlacePodVerticalScalingInitContainers  = "InPlacePodVerticalScalingInitContainers"
+	gatePodLevelResources                        = "PodLevelResources"
+	gateMemoryManager                            = "MemoryManager"
+)
+
+// defaultMaxPods is the kubelet's default --max-pods, which the node reports
+// as its pods capacity.
+const defaultMaxPods = 110
+
+// criticalPriority is scheduling.SystemCriticalPriority: pods at or above it
+// are critical and never get swap.
+const criticalPriority = 2000000000
+
+// Messages of the kubelet's resize checks (allocation_manager.go,
+// features_*.go), exactly.
+const (
+	msgGateOff          = "InPlacePodVerticalScaling is disabled"
+	msgStaticPod        = "In-place resize of static-pods is not supported"
+	msgWindows          = "In-place pod resize is not supported on Windows"
+	msgUnsupportedOS    = "In-place pod resize is not supported on this node"
+	msgSwap             = "In-place resize of containers with swap is not supported."
+	msgPodLevelGateOff  = "InPlacePodLevelResourcesVerticalScaling is disabled"
+	msgStaticCPUManager = `Resize is infeasible for Guaranteed Pods alongside CPU Manager policy "static"`
+	msgStaticMemManager = `Resize is infeasible for Guaranteed Pods alongside Memory Manager policy "Static"`
+)
+
+// minor returns the profile's minor version (35 for "1.35" or "").
+func (n *NodeConfig) minor() int {
+	if m, ok := strings.CutPrefix(n.Profile, "1."); ok {
+		if v, err := strconv.Atoi(m); err == nil {
+			return v
+		}
+	}
+	return 35
+}
+
+// gate looks a feature gate up, falling back to the profile's defaults.
+func (n *NodeConfig) gate(name string) bool {
+	if n.Gate != nil {
+		return n.Gate(name)
+	}
+	minor := n.minor()
+	switch name {
+	case gateInPlacePodVerticalScaling, gateMemoryManager:
+		return true
+	case gatePodLevelResources:
+		return minor >= 34
+	case gateInPlacePodLevelResourcesVerticalScaling, gateInPlacePodVerticalScalingInitContainers:
+		return minor >= 36
+	}
+	return false
+}
+
+func (n *NodeConfig) cgroupV1() bool { return n.CgroupVersion == cgroup.V1 }
+
+// ResizeRequested reports whether desired differs from allocated where the
+// kubelet's UpdatePodFromAllocation looks: the resources of every container
+// (regular and init) present in both, compared semantically, and the
+// pod-level resources only while the InPlacePodLevelResourcesVerticalScaling
+// gate is on.
+func ResizeRequested(desired, allocated *v1.Pod, node NodeConfig) bool {
+	if node.gate(gateInPlacePodLevelResourcesVerticalScaling) &&
+		!samePodLevel(desired.Spec.Resources, allocated.Spec.Resources) {
+		return true
+	}
+	for _, list := range [2][]v1.Container{desired.Spec.Containers, desired.Spec.InitContainers} {
+		for i := range list {
+			a := findContainer(allocated, list[i].Name)
+			if a != nil && !sameRequirements(&list[i].Resources, &a.Resources) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// AdmitResize decides a resize of desired (the pod as the API shows it)
+// against allocated (the same pod with its allocated resources overlaid) and
+// others (every other admitted, active pod, each overlaid with its
+// allocation and still carrying its status), in the order of the v1.35
+// allocation manager's handlePodResourcesResize and canResizePod:
+//
+//  1. nothing to resize: Admitted with ReasonUnchanged;
+//  2. platform, feature gate and static pod: Infeasible;
+//  3. swap: Infeasible;
+//  4. pod-level resources changed with the gate off: Infeasible;
+//  5. Guaranteed pod with a static CPU or memory manager: Infeasible;
+//  6. the whole pod's requests above the node's allocatable: Infeasible;
+//  7. the pod does not fit beside the others (ResourcesFit): Deferred.
+//
+// Step 4 compares the pod-level resources of desired and allocated as
+// given. The kubelet's overlay copies the allocated pod-level resources only
+// while InPlacePodLevelResourcesVerticalScaling is on, so with the gate off
+// the two never differ there and the check cannot fire; a driver that
+// overlays the same way gets the same result (ResizeRequested likewise
+// ignores pod-level changes with the gate off).
+//
+// isStatic says whether the pod is a static pod (its
+// kubernetes.io/config.source annotation is not "api").
+func AdmitResize(desired, allocated *v1.Pod, others []*v1.Pod, node NodeConfig, isStatic bool) Decision {
+	if !ResizeRequested(desired, allocated, node) {
+		return Decision{Outcome: Admitted, Reason: ReasonUnchanged}
+	}
+	early := func(reason, msg string) Decision {
+		return Decision{Outcome: Infeasible, Reason: reason, Message: msg, Silent: node.minor() < 36}
+	}
+	switch node.OS {
+	case "", "linux":
+	case "windows":
+		return early("windows", msgWindows)
+	default:
+		return early("unsupported_platform", msgUnsupportedOS)
+	}
+	if !node.gate(gateInPlacePodVerticalScaling) {
+		return early("feature_gate_off", msgGateOff)
+	}
+	if isStatic {
+		return early("static_pod", msgStaticPod)
+	}
+	if swapBlocksResize(desired, allocated, node, isStatic) {
+		return early("swap_limitation", msgSwap)
+	}
+	if !samePodLevel(desired.Spec.Resources, allocated.Spec.Resources) &&
+		!node.gate(gateInPlacePodLevelResourcesVerticalScaling) {
+		return early("feature_gate_off", msgPodLevelGateOff)
+	}
+
+	if podQOS(desired) == v1.PodQOSGuaranteed {
+		if !node.gate(gateInPlacePodVerticalScalingExclusiveCPUs) &&
+			node.CPUManagerPolicy == "static" &&
+			requestChanged(desired, allocated, v1.ResourceCPU, node) {
+			return Decision{Outcome: Infeasible, Reason: "guaranteed_pod_cpu_manager_static_policy", Message: msgStaticCPUManager}
+		}
+		// The v1.35 check also requires the MemoryManager gate; the 1.36
+		// resize admit handler dropped that condition.
+		if (node.minor() >= 36 || node.gate(gateMemoryManager)) &&
+			!node.gate(gateInPlacePodVerticalScalingExclusiveMemory) &&
+			node.MemoryManagerPolicy == "Static" &&
+			requestChanged(desired, allocated, v1.ResourceMemory, node) {
+			return Decision{Outcome: Infeasible, Reason: "guaranteed_pod_memory_manager_static_policy", Message: msgStaticMemManager}
+		}
+	}
+
+	if msg, ok := capacityFits(desired, node); !ok {
+		return Decision{Outcome: Infeasible, Reason: "insufficient_node_allocatable", Message: msg}
+	}
+	if ok, reason, msg := ResourcesFit(desired, others, node); !ok {
+		return Decision{Outcome: Deferred, Reason: reason, Message: msg}
+	}
+	return Decision{Outcome: Admitted}
+}
+
+// AdmitPod decides a new pod against the others (every admitted, active pod,
+// overlaid with its allocation and carrying its status) with the predicate
+// admission handler's resource check (ResourcesFit). A rejection is
+// Infeasible with the kubelet's reason ("OutOfcpu") and message. The
+// handler's other checks (node name, ports, affinity, OS label) and the
+// other admit handlers (eviction, sysctls, resource managers) are not
+// modelled.
+func AdmitPod(pod *v1.Pod, others []*v1.Pod, node NodeConfig) Decision {
+	if ok, reason, msg := ResourcesFit(pod, others, node); !ok {
+		return Decision{Outcome: Infeasible, Reason: reason, Message: msg}
+	}
+	return Decision{Outcome: Admitted}
+}
+
+// ResourcesFit is the predicate admission handler's resource check
+// (lifecycle/predicate.go generalFilter → the scheduler's noderesources
+// Fits): the pod, counted by its spec with overhead, must fit in the node's
+// allocatable beside the others, each counted at max(spec, status resources,
+// allocated) per container (the scheduler's NodeInfo, detail 4). Extended
+// resources the node does not report are dropped from the pod first
+// (removeMissingExtendedResources). The checks run in the scheduler's order:
+// pod count, cpu, memory, ephemeral-storage, then scalar resources by name;
+// the first shortfall is reported as reason "OutOf<resource>" and message
+// "Node didn't have enough resource: <resource>, requested: %d, used: %d,
+// capacity: %d". Others with the pod's own UID are skipped.
+func ResourcesFit(pod *v1.Pod, others []*v1.Pod, node NodeConfig) (ok bool, reason, message string) {
+	podLevel := node.gate(gatePodLevelResources)
+	onNode := requestOptions{useStatus: node.gate(gateInPlacePodVerticalScaling), podLevel: podLevel}
+	var used resVec
+	var count int64
+	for _, o := range others {
+		if o == nil || o.UID == pod.UID {
+			continue
+		}
+		count++
+		r := podRequests(o, onNode)
+		used.add(&r)
+	}
+	keep := func(name v1.ResourceName) bool {
+		if !isExtendedResource(name) {
+			return true
+		}
+		_, found := node.Allocatable[name]
+		return found
+	}
+	req := podRequests(pod, requestOptions{podLevel: podLevel, keep: keep})
+
+	allowedPods := int64(defaultMaxPods)
+	if q, found := node.Allocatable[v1.ResourcePods]; found {
+		allowedPods = q.Value()
+	}
+	if count+1 > allowedPods {
+		return false, "OutOfpods", insufficient(v1.ResourcePods, 1, count, allowedPods)
+	}
+	check := func(name v1.ResourceName, requested, usedAmount int64) (bool, string, string) {
+		var capacity int64
+		if q, found := node.Allocatable[name]; found {
+			capacity = amount(name, &q)
+		}
+		if requested > 0 && requested > capacity-usedAmount {
+			return false, "OutOf" + string(name), insufficient(name, requested, usedAmount, capacity)
+		}
+		return true, "", ""
+	}
+	if ok, reason, message = check(v1.ResourceCPU, req.milliCPU, used.milliCPU); !ok {
+		return ok, reason, message
+	}
+	if ok, reason, message = check(v1.ResourceMemory, req.memory, used.memory); !ok {
+		return ok, reason, message
+	}
+	if ok, reason, message = check(v1.ResourceEphemeralStorage, req.ephemeral, used.ephemeral); !ok {
+		return ok, reason, message
+	}
+	// The scheduler walks its scalar map in random order; sorting by name
+	// makes the reported shortfall deterministic.
+	slices.SortFunc(req.scalars, func(a, b scalarAmount) int { return strings.Compare(string(a.name), string(b.name)) })
+	for _, s := range req.scalars {
+		if ok, reason, message = check(s.name, s.value, used.scalar(s.name)); !ok {
+			return ok, reason, message
+		}
+	}
+	return true, "", ""
+}
+
+// insufficient is InsufficientResourceError.Error() of the kubelet's
+// predicate handler.
+func insufficient(name v1.ResourceName, requested, used, capacity int64) string {
+	return fmt.Sprintf("Node didn't have enough resource: %s, requested: %d, used: %d, capacity: %d",
+		name, requested, used, capacity)
+}
+
+// capacityFits is canResizePod's capacity check: the whole desired pod's cpu
+// (millicores) and memory (bytes) requests, as GetResourceRequest computes
+// them, against the node's allocatable; memory is reported first.
+func capacityFits(pod *v1.Pod, node NodeConfig) (string, bool) {
+	cpuRequests := resourceRequest(pod, v1.ResourceCPU, node)
+	memRequests := resourceRequest(pod, v1.ResourceMemory, node)
+	cpuAvailable := node.Allocatable.Cpu().MilliValue()
+	memAvailable := node.Allocatable.Memory().Value()
+	switch {
+	case memRequests > memAvailable:
+		return fmt.Sprintf("Node didn't have enough capacity: memory, requested: %d, capacity: %d", memRequests, memAvailable), false
+	case cpuRequests > cpuAvailable:
+		return fmt.Sprintf("Node didn't have enough capacity: cpu, requested: %d, capacity: %d", cpuRequests, cpuAvailable), false
+	}
+	return "", true
+}
+
+// resourceRequest is the kubelet's resource.GetResourceRequest: the pod's
+// requests without overhead, plus the overhead only if that total is not
+// zero; cpu in millicores, memory in bytes. Pod-level requests replace the
+// container aggregate whenever the pod sets them; with the PodLevelResources
+// gate on and pod-level resources set, container requests are skipped
+// altogether (SkipContainerLevelResources).
+func resourceRequest(pod *v1.Pod, name v1.ResourceName, node NodeConfig) int64 {
+	var q resource.Quantity
+	if node.gate(gatePodLevelResources) && podLevelResourcesSet(pod) {
+		if pq, ok := pod.Spec.Resources.Requests[name]; ok {
+			q = pq.DeepCopy()
+		}
+	} else {
+		reqs := qos.PodRequests(pod, qos.Options{ExcludeOverhead: true})
+		if rq, ok := reqs[name]; ok {
+			q = rq
+		}
+	}
+	if oh, ok := pod.Spec.Overhead[name]; ok && !q.IsZero() {
+		q.Add(oh)
+	}
+	return amount(name, &q)
+}
+
+// swapBlocksResize is disallowResizeForSwappableContainers: for every
+// container in both pods whose memory request changes while its memory
+// resize policy (read from the allocated container) is not
+// RestartContainer, the resize is refused if the container would get swap
+// in either its desired or its allocated form.
+func swapBlocksResize(desired, allocated *v1.Pod, node NodeConfig, isStatic bool) bool {
+	for _, list := range [2][]v1.Container{desired.Spec.Containers, desired.Spec.InitContainers} {
+		for i := range list {
+			d := &list[i]
+			a := findContainer(allocated, d.Name)
+			if a == nil {
+				continue
+			}
+			dq, aq := d.Resources.Requests[v1.ResourceMemory], a.Resources.Requests[v1.ResourceMemory]
+			if dq.Equal(aq) || restartsOnMemoryResize(a) {
+				continue
+			}
+			if hasSwap(desired, d, node, isStatic) || hasSwap(allocated, a, node, isStatic) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func restartsOnMemoryResize(c *v1.Container) bool {
+	for _, p := range c.ResizePolicy {
+		if p.ResourceName == v1.ResourceMemory {
+			return p.RestartPolicy == v1.RestartContainer
+		}
+	}
+	return false
+}
+
+// hasSwap is the kubelet's GetContainerSwapBehavior != NoSwap: with
+// LimitedSwap configured on cgroup v2, a container gets swap only in a
+// Burstable pod that is not critical, and only if it sets a memory request
+// or limit and its request differs from its limit. The NodeSwap gate (GA)
+// and a usable swap controller are assumed.
+func hasSwap(pod *v1.Pod, c *v1.Container, node NodeConfig, isStatic bool) bool {
+	if node.SwapBehavior != "LimitedSwap" || node.cgroupV1() || isCritical(pod, isStatic) {
+		return false
+	}
+	if podQOS(pod) != v1.PodQOSBurstable {
+		return false
+	}
+	req, lim := c.Resources.Requests.Memory(), c.Resources.Limits.Memory()
+	if req.IsZero() && lim.IsZero() {
+		return false
+	}
+	return req.Cmp(*lim) != 0
+}
+
+// isCritical is kubetypes.IsCriticalPod: static, mirror, or at system
+// critical priority.
+func isCritical(pod *v1.Pod, isStatic bool) bool {
+	if isStatic {
+		return true
+	}
+	if _, ok := pod.Annotations[v1.MirrorPodAnnotationKey]; ok {
+		return true
+	}
+	return pod.Spec.Priority != nil && *pod.Spec.Priority >= criticalPriority
+}
+
+// podQOS is v1qos.GetPodQOS: status.qosClass when set, else computed.
+func podQOS(pod *v1.Pod) v1.PodQOSClass {
+	if pod.Status.QOSClass != "" {
+		return pod.Status.QOSClass
+	}
+	return qos.PodQOSClass(pod)
+}
+
+// requestChanged is guaranteedPodResourceResizeRequired: whether any
+// resizable container's request for the resource differs from its
+// allocation (a container with no allocation counts as allocated zero).
+// Regular containers and sidecars are resizable; other init containers only
+// with the InPlacePodVerticalScalingInitContainers gate.
+func requestChanged(desired, allocated *v1.Pod, name v1.ResourceName, node NodeConfig) bool {
+	changed := func(c *v1.Container) bool {
+		var alloc resource.Quantity
+		if a := findContainer(allocated, c.Name); a != nil {
+			alloc = a.Resources.Requests[name]
+		}
+		want := c.Resources.Requests[name]
+		return !want.Equal(alloc)
+	}
+	for i := range desired.Spec.InitContainers {
+		c := &desired.Spec.InitContainers[i]
+		if (isSidecar(c) || node.gate(gateInPlacePodVerticalScalingInitContainers)) && changed(c) {
+			return true
+		}
+	}
+	for i := range desired.Spec.Containers {
+		if changed(&desired.Spec.Containers[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+func findContainer(pod *v1.Pod, name string) *v1.Container {
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == name {
+			return &pod.Spec.Containers[i]
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == name {
+			return &pod.Spec.InitContainers[i]
+		}
+	}
+	return nil
+}
+
+// sameRequirements is apiequality.Semantic.DeepEqual for resource
+// requirements: quantities compare by value, nil and empty lists are equal.
+func sameRequirements(a, b *v1.ResourceRequirements) bool {
+	return sameList(a.Requests, b.Requests) && sameList(a.Limits, b.Limits) &&
+		slices.Equal(a.Claims, b.Claims)
+}
+
+func samePodLevel(a, b *v1.ResourceRequirements) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return sameRequirements(a, b)
+}
+
+func sameList(a, b v1.ResourceList) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, qa := range a {
+		qb, ok := b[name]
+		if !ok || qa.Cmp(qb) != 0 {
+			return false
+		}
+	}
+	return true
+}

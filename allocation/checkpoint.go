@@ -1,0 +1,178 @@
+package allocation
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/dump"
+)
+
+// checkpointFile is the V1 file format of pkg/kubelet/allocation/state
+// (Checkpoint): the entries serialized as a JSON string, and its checksum.
+type checkpointFile struct {
+	Data     string `json:"data"`
+	Checksum uint64 `json:"checksum"`
+}
+
+// checkpointData is what checkpointFile.Data holds (the kubelet's
+// PodResourceCheckpointInfo).
+type checkpointData struct {
+	Entries map[types.UID]PodResources `json:"entries,omitempty"`
+}
+
+// checksum is the kubelet's checksum.New(data) for a checkpoint's data
+// string: FNV-32a over hash.DeepHashObject, which prints
+// dump.ForHash(data) with %v into the hasher, widened to uint64.
+//
+// The reference marks the byte-exact input UNVERIFIED; this form reproduces
+// the checksum of the kubelet's own V1 fixture (state_checkpoint_test.go,
+// Test_stateCheckpoint_formatUpgraded: 1178570812), which
+// TestChecksumMatchesKubeletFixture pins.
+func checksum(data string) uint64 {
+	h := fnv.New32a()
+	fmt.Fprintf(h, "%v", dump.ForHash(data))
+	return uint64(h.Sum32())
+}
+
+// encodeData serializes the entries as the kubelet does (encoding/json,
+// which sorts map keys, so equal entries give equal bytes).
+func encodeData(entries map[types.UID]PodResources) (string, error) {
+	b, err := json.Marshal(checkpointData{Entries: entries})
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// decodeData parses a checkpoint's data string.
+func decodeData(data string) (map[types.UID]PodResources, error) {
+	var d checkpointData
+	if err := json.Unmarshal([]byte(data), &d); err != nil {
+		return nil, err
+	}
+	if d.Entries == nil {
+		d.Entries = map[types.UID]PodResources{}
+	}
+	return d.Entries, nil
+}
+
+// decodeCheckpoint parses a checkpoint file's contents and verifies its
+// checksum. Every failure wraps ErrCorruptCheckpoint and names path and what
+// was wrong.
+func decodeCheckpoint(path string, blob []byte) (map[types.UID]PodResources, uint64, error) {
+	var cp checkpointFile
+	if err := json.Unmarshal(blob, &cp); err != nil {
+		return nil, 0, fmt.Errorf("%w %s: invalid JSON: %v", ErrCorruptCheckpoint, path, err)
+	}
+	if sum := checksum(cp.Data); sum != cp.Checksum {
+		return nil, 0, fmt.Errorf("%w %s: checksum mismatch: recorded %d, computed %d",
+			ErrCorruptCheckpoint, path, cp.Checksum, sum)
+	}
+	entries, err := decodeData(cp.Data)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w %s: entries do not decode: %v", ErrCorruptCheckpoint, path, err)
+	}
+	return entries, cp.Checksum, nil
+}
+
+func checkpointPath(dir, file string) string { return filepath.Join(dir, file) }
+
+// NewStore opens the checkpoint dir/file. With dir "" the store lives in
+// memory only and never touches the disk. Otherwise dir is created if needed
+// and the file, if it exists, is loaded; a file that cannot be trusted is an
+// error wrapping ErrCorruptCheckpoint, never a silent reset (the kubelet
+// asks the operator to drain the node and delete the file).
+func NewStore(dir, file string) (*Store, error) {
+	s := &Store{dir: dir, file: file, entries: map[types.UID]PodResources{}}
+	if dir == "" {
+		return s, nil
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("create checkpoint directory %s: %w", dir, err)
+	}
+	path := checkpointPath(dir, file)
+	blob, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoint %s: %w", path, err)
+	}
+	entries, sum, err := decodeCheckpoint(path, blob)
+	if err != nil {
+		return nil, err
+	}
+	s.entries = entries
+	s.lastChecksum = sum
+	return s, nil
+}
+
+// persistLocked writes the store to its file unless the store is in memory
+// only or the checksum shows the file already holds these entries. The
+// caller holds s.mu.
+func (s *Store) persistLocked() error {
+	if s.dir == "" {
+		return nil
+	}
+	path := checkpointPath(s.dir, s.file)
+	data, err := encodeData(s.entries)
+	if err != nil {
+		return fmt.Errorf("encode checkpoint %s: %w", path, err)
+	}
+	sum := checksum(data)
+	if sum == s.lastChecksum {
+		return nil
+	}
+	blob, err := json.Marshal(checkpointFile{Data: data, Checksum: sum})
+	if err != nil {
+		return fmt.Errorf("encode checkpoint %s: %w", path, err)
+	}
+	if err := writeFileAtomic(s.dir, s.file, blob); err != nil {
+		return err
+	}
+	s.lastChecksum = sum
+	return nil
+}
+
+// writeFileAtomic replaces dir/file with blob so that a crash leaves either
+// the old or the new file, never a torn one: it writes a temporary file in
+// the same directory, syncs it, renames it over the target and syncs the
+// directory so that the rename itself is durable.
+func writeFileAtomic(dir, file string, blob []byte) (err error) {
+	path := checkpointPath(dir, file)
+	tmp, err := os.CreateTemp(dir, "."+file+".tmp-")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(blob); err != nil {
+		return fmt.Errorf("write %s: %w", tmp.Name(), err)
+	}
+	if err = tmp.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", tmp.Name(), err)
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", tmp.Name(), err)
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("rename %s to %s: %w", tmp.Name(), path, err)
+	}
+	// The directory sync is best effort: some filesystems refuse fsync on
+	// a directory, and the file itself is already complete and in place.
+	if d, derr := os.Open(dir); derr == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	return nil
+}

@@ -1,0 +1,160 @@
+package allocation
+
+import (
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/resizelet/resizelet/qos"
+)
+
+// PendingResize is what the kubelet's pending-resize queue orders a pod by.
+// The kubelet reads these from the live pod each time it sorts; here the
+// driver records them when it pushes the pod.
+type PendingResize struct {
+	UID types.UID
+	// Increasing is IsResizeIncreasing(allocated, desired): resizes that
+	// increase no request go first.
+	Increasing bool
+	// Priority is spec.priority, nil counting as 0.
+	Priority int32
+	// Guaranteed is status.qosClass == Guaranteed.
+	Guaranteed bool
+	// DeferredAt is the lastTransitionTime of the pod's PodResizePending
+	// condition; nil means there is no such condition, which sorts last.
+	DeferredAt *time.Time
+}
+
+// IsResizeIncreasing is the kubelet's isResizeIncreasingRequests: whether
+// the desired pod requests more cpu or more memory than the allocated pod,
+// as qos.PodRequests counts them (pod-level requests only when podLevel, the
+// PodLevelResources gate, is on). A resize that raises one container and
+// lowers another by as much is not increasing.
+func IsResizeIncreasing(allocated, desired *v1.Pod, podLevel bool) bool {
+	opts := qos.Options{SkipPodLevelResources: !podLevel}
+	oldReq := qos.PodRequests(allocated, opts)
+	newReq := qos.PodRequests(desired, opts)
+	return newReq.Memory().Cmp(*oldReq.Memory()) > 0 || newReq.Cpu().Cmp(*oldReq.Cpu()) > 0
+}
+
+// Less is the comparator of the kubelet's sortPendingResizes (§1.6): a
+// resize that increases no request first; then higher priority; then
+// Guaranteed before other QoS classes; then the longer-deferred (older
+// PodResizePending transition time), with a pod without the condition last.
+//
+// It keeps the kubelet's quirk: the first key answers "a first" whenever a
+// is non-increasing, without looking at b, so Less(a, b) and Less(b, a) are
+// both true for two non-increasing resizes, and each re-sort swaps such a
+// pair when they are adjacent. Equal transition times, or two pods without
+// the condition, are not less (the kubelet's comparator answers 1).
+func Less(a, b PendingResize) bool {
+	if !a.Increasing {
+		return true
+	}
+	if !b.Increasing {
+		return false
+	}
+	if a.Priority != b.Priority {
+		return a.Priority > b.Priority
+	}
+	if a.Guaranteed != b.Guaranteed {
+		return a.Guaranteed
+	}
+	if a.DeferredAt == nil {
+		return false
+	}
+	if b.DeferredAt == nil {
+		return true
+	}
+	return a.DeferredAt.Before(*b.DeferredAt)
+}
+
+// Queue is the kubelet's podsWithPendingResizes: an ordered set of pending
+// resizes by UID. The zero value is an empty queue; it is safe for
+// concurrent use.
+type Queue struct {
+	mu    sync.Mutex
+	items []PendingResize
+}
+
+// Push adds a pending resize, or replaces the record of one already queued.
+//
+// Like the kubelet's PushPendingResize, only the insertion of a new UID
+// re-sorts the queue: a UID already queued keeps its place (the kubelet
+// returns early), and its new record takes effect at the next sort. The
+// sort is an insertion sort with Less, which is what the kubelet's
+// slices.SortFunc does for up to 12 pods, so the quirk of Less moves pods
+// exactly as in the kubelet; it is also stable for longer queues, so equal
+// pods keep the order in which they were queued (detail 8).
+func (q *Queue) Push(p PendingResize) {
+	p = p.copy()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for i := range q.items {
+		if q.items[i].UID == p.UID {
+			q.items[i] = p
+			return
+		}
+	}
+	q.items = append(q.items, p)
+	for i := 1; i < len(q.items); i++ {
+		for j := i; j > 0 && Less(q.items[j], q.items[j-1]); j-- {
+			q.items[j], q.items[j-1] = q.items[j-1], q.items[j]
+		}
+	}
+}
+
+// Remove drops the pod's pending resize, keeping the order of the rest (the
+// kubelet rebuilds its queue in order after a retry).
+func (q *Queue) Remove(uid types.UID) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for i := range q.items {
+		if q.items[i].UID == uid {
+			q.items = append(q.items[:i], q.items[i+1:]...)
+			return
+		}
+	}
+}
+
+// Has reports whether the pod is queued.
+func (q *Queue) Has(uid types.UID) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for i := range q.items {
+		if q.items[i].UID == uid {
+			return true
+		}
+	}
+	return false
+}
+
+// Items returns a copy of the queue in retry order.
+func (q *Queue) Items() []PendingResize {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := make([]PendingResize, len(q.items))
+	for i := range q.items {
+		out[i] = q.items[i].copy()
+	}
+	return out
+}
+
+// Len returns the number of queued resizes.
+func (q *Queue) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items)
+}
+
+// copy returns p with its own DeferredAt, so that neither the caller nor the
+// queue can change the other's record.
+func (p PendingResize) copy() PendingResize {
+	if p.DeferredAt != nil {
+		t := *p.DeferredAt
+		p.DeferredAt = &t
+	}
+	return p
+}

@@ -1,0 +1,305 @@
+package allocation
+
+import (
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// scalarAmount is one scalar resource (extended resources, hugepages,
+// attachable volumes) in whole units.
+type scalarAmount struct {
+	name  v1.ResourceName
+	value int64
+}
+
+// resVec is an amount of every resource the scheduler's Fits check looks
+// at, in its units: cpu in millicores, memory and ephemeral storage in
+// bytes, scalar resources in whole units. It replaces the ResourceLists the
+// scheduler builds so that adding up a hundred pods allocates nothing unless
+// a pod asks for scalar resources.
+type resVec struct {
+	milliCPU  int64
+	memory    int64
+	ephemeral int64
+	scalars   []scalarAmount
+}
+
+// isScalarResource reports whether the scheduler keeps the resource in
+// Resource.ScalarResources (schedutil.IsScalarResourceName): extended
+// resources, hugepages, kubernetes.io-prefixed resources and attachable
+// volumes. Other names (cpu, memory, ephemeral-storage, pods, and native
+// names it does not know) are not scalar.
+func isScalarResource(name v1.ResourceName) bool {
+	s := string(name)
+	return isExtendedResource(name) ||
+		strings.HasPrefix(s, v1.ResourceHugePagesPrefix) ||
+		strings.Contains(s, v1.ResourceDefaultNamespacePrefix) ||
+		strings.HasPrefix(s, v1.ResourceAttachableVolumesPrefix)
+}
+
+// isExtendedResource is v1helper.IsExtendedResourceName without the
+// qualified-name validation (the API server has validated the names): a
+// name with a domain that is not kubernetes.io and not a quota "requests."
+// name.
+func isExtendedResource(name v1.ResourceName) bool {
+	s := string(name)
+	if !strings.Contains(s, "/") || strings.Contains(s, v1.ResourceDefaultNamespacePrefix) {
+		return false
+	}
+	return !strings.HasPrefix(s, v1.DefaultResourceRequestsPrefix)
+}
+
+// isPodLevelResource reports whether spec.resources may set the resource
+// (resourcehelper.IsSupportedPodLevelResource).
+func isPodLevelResource(name v1.ResourceName) bool {
+	return name == v1.ResourceCPU || name == v1.ResourceMemory ||
+		strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix)
+}
+
+func (v *resVec) scalar(name v1.ResourceName) int64 {
+	for i := range v.scalars {
+		if v.scalars[i].name == name {
+			return v.scalars[i].value
+		}
+	}
+	return 0
+}
+
+// op is how apply combines a resource's current amount with a new one.
+type op int
+
+const (
+	opAdd op = iota // cur + a
+	opMax           // max(cur, a)
+	opSet           // a
+)
+
+func (o op) combine(cur, a int64) int64 {
+	switch o {
+	case opAdd:
+		return cur + a
+	case opMax:
+		return max(cur, a)
+	}
+	return a
+}
+
+// apply combines the resource's current amount with a. Resources the
+// scheduler does not count (pods, unknown native names) are ignored.
+func (v *resVec) apply(name v1.ResourceName, a int64, o op) {
+	switch name {
+	case v1.ResourceCPU:
+		v.milliCPU = o.combine(v.milliCPU, a)
+	case v1.ResourceMemory:
+		v.memory = o.combine(v.memory, a)
+	case v1.ResourceEphemeralStorage:
+		v.ephemeral = o.combine(v.ephemeral, a)
+	default:
+		if !isScalarResource(name) {
+			return
+		}
+		for i := range v.scalars {
+			if v.scalars[i].name == name {
+				v.scalars[i].value = o.combine(v.scalars[i].value, a)
+				return
+			}
+		}
+		v.scalars = append(v.scalars, scalarAmount{name: name, value: o.combine(0, a)})
+	}
+}
+
+// amount converts a quantity to the scheduler's unit for the resource.
+func amount(name v1.ResourceName, q *resource.Quantity) int64 {
+	if name == v1.ResourceCPU {
+		return q.MilliValue()
+	}
+	return q.Value()
+}
+
+// addList adds every resource of rl, skipping those keep rejects (nil keeps
+// all).
+func (v *resVec) addList(rl v1.ResourceList, keep func(v1.ResourceName) bool) {
+	for name, q := range rl {
+		if keep != nil && !keep(name) {
+			continue
+		}
+		v.apply(name, amount(name, &q), opAdd)
+	}
+}
+
+// maxList raises every resource to its amount in rl where that is larger
+// (resourcehelper's maxResourceList; a zero vector starts it as max(rl)).
+func (v *resVec) maxList(rl v1.ResourceList) {
+	for name, q := range rl {
+		v.apply(name, amount(name, &q), opMax)
+	}
+}
+
+// setList replaces every pod-level resource with its amount in rl
+// (pod-level requests replace the container aggregate).
+func (v *resVec) setList(rl v1.ResourceList) {
+	for name, q := range rl {
+		if !isPodLevelResource(name) {
+			continue
+		}
+		v.apply(name, amount(name, &q), opSet)
+	}
+}
+
+func (v *resVec) add(w *resVec) {
+	v.milliCPU += w.milliCPU
+	v.memory += w.memory
+	v.ephemeral += w.ephemeral
+	for _, s := range w.scalars {
+		v.apply(s.name, s.value, opAdd)
+	}
+}
+
+func (v *resVec) maxWith(w *resVec) {
+	v.milliCPU = max(v.milliCPU, w.milliCPU)
+	v.memory = max(v.memory, w.memory)
+	v.ephemeral = max(v.ephemeral, w.ephemeral)
+	for _, s := range w.scalars {
+		v.apply(s.name, s.value, opMax)
+	}
+}
+
+// copyFrom makes v equal to w without sharing w's scalar slice.
+func (v *resVec) copyFrom(w *resVec) {
+	v.milliCPU, v.memory, v.ephemeral = w.milliCPU, w.memory, w.ephemeral
+	v.scalars = append(v.scalars[:0], w.scalars...)
+}
+
+// requestOptions say how podRequests counts a pod.
+type requestOptions struct {
+	// useStatus counts each container at max(spec, status resources,
+	// allocated resources), as the scheduler does for pods already on the
+	// node (detail 4; resourcehelper UseStatusResources).
+	useStatus bool
+	// podLevel honours spec.resources (the PodLevelResources gate).
+	podLevel bool
+	// keep, if set, drops container requests it rejects (the predicate
+	// handler's removeMissingExtendedResources for the pod being admitted).
+	keep func(v1.ResourceName) bool
+}
+
+// podRequests is resourcehelper.PodRequests as the scheduler's NodeInfo and
+// Fits use it, overhead included: regular containers and sidecars add up, a
+// non-sidecar init container needs its own request plus the sidecars
+// started before it, and the pod needs the larger of the two; pod-level
+// requests replace the aggregate for the resources they set.
+//
+// With useStatus, each container whose status carries resources counts at
+// the per-container max(spec, status.resources.requests,
+// status.allocatedResources), or max(status, allocated) while the pod's
+// resize is Infeasible (determineContainerReqs). Init containers take their
+// status into account only if they are sidecars.
+//
+// Amounts are converted per container and then added, where the scheduler
+// adds quantities and converts the sum; the two differ only for quantities
+// finer than the unit (a cpu request below 1m), which round up here once per
+// container.
+func podRequests(pod *v1.Pod, opts requestOptions) resVec {
+	var total, sidecars, initMax, c, use resVec
+	infeasible := opts.useStatus && isResizeInfeasible(pod)
+	for i := range pod.Spec.Containers {
+		ctr := &pod.Spec.Containers[i]
+		containerRequests(&c, pod, ctr, pod.Status.ContainerStatuses, opts, infeasible, true)
+		total.add(&c)
+	}
+	for i := range pod.Spec.InitContainers {
+		ctr := &pod.Spec.InitContainers[i]
+		sidecar := isSidecar(ctr)
+		containerRequests(&c, pod, ctr, pod.Status.InitContainerStatuses, opts, infeasible, sidecar)
+		if sidecar {
+			total.add(&c)
+			sidecars.add(&c)
+			initMax.maxWith(&sidecars)
+			continue
+		}
+		use.copyFrom(&c)
+		use.add(&sidecars)
+		initMax.maxWith(&use)
+	}
+	total.maxWith(&initMax)
+	if opts.podLevel && podLevelRequestsSet(pod) {
+		total.setList(pod.Spec.Resources.Requests)
+	}
+	total.addList(pod.Spec.Overhead, nil)
+	return total
+}
+
+// containerRequests sets c to one container's effective requests.
+func containerRequests(c *resVec, pod *v1.Pod, ctr *v1.Container, statuses []v1.ContainerStatus,
+	opts requestOptions, infeasible, statusApplies bool) {
+	c.milliCPU, c.memory, c.ephemeral = 0, 0, 0
+	c.scalars = c.scalars[:0]
+	if opts.useStatus && statusApplies {
+		if cs := findStatus(statuses, ctr.Name); cs != nil && cs.Resources != nil {
+			if !infeasible {
+				c.maxList(ctr.Resources.Requests)
+			}
+			c.maxList(cs.Resources.Requests)
+			c.maxList(cs.AllocatedResources)
+			return
+		}
+	}
+	c.addList(ctr.Resources.Requests, opts.keep)
+}
+
+func findStatus(statuses []v1.ContainerStatus, name string) *v1.ContainerStatus {
+	for i := range statuses {
+		if statuses[i].Name == name {
+			return &statuses[i]
+		}
+	}
+	return nil
+}
+
+func isSidecar(c *v1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
+}
+
+// podLevelRequestsSet is resourcehelper.IsPodLevelRequestsSet.
+func podLevelRequestsSet(pod *v1.Pod) bool {
+	if pod.Spec.Resources == nil {
+		return false
+	}
+	for name := range pod.Spec.Resources.Requests {
+		if isPodLevelResource(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// podLevelResourcesSet is resourcehelper.IsPodLevelResourcesSet: requests or
+// limits of a pod-level resource.
+func podLevelResourcesSet(pod *v1.Pod) bool {
+	if podLevelRequestsSet(pod) {
+		return true
+	}
+	if pod.Spec.Resources == nil {
+		return false
+	}
+	for name := range pod.Spec.Resources.Limits {
+		if isPodLevelResource(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// isResizeInfeasible reports whether the pod's PodResizePending condition
+// says Infeasible (resourcehelper.IsPodResizeInfeasible: the first such
+// condition decides).
+func isResizeInfeasible(pod *v1.Pod) bool {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == v1.PodResizePending {
+			return pod.Status.Conditions[i].Reason == v1.PodReasonInfeasible
+		}
+	}
+	return false
+}

@@ -1,0 +1,55 @@
+package allocation
+
+import (
+	"sync"
+	"time"
+)
+
+// The periodic retry of pending resizes (allocation_manager.go).
+const (
+	// InitialRetryDelay is the first period after the kubelet starts.
+	InitialRetryDelay = 30 * time.Second
+	// RetryDelay is the period after every retry.
+	RetryDelay = 3 * time.Minute
+)
+
+// Retry triggers: the retry_trigger label of the kubelet's
+// kubelet_pod_deferred_accepted_resizes_total metric, one per caller of
+// RetryPendingResizes.
+const (
+	TriggerPodResized    = "pod_resized"    // a resize completed and the pod's status requests went down
+	TriggerPodUpdated    = "pod_updated"    // a pod update reached the kubelet
+	TriggerPodsAdded     = "pods_added"     // pods were added
+	TriggerPodsRemoved   = "pods_removed"   // pods were removed
+	TriggerPeriodicRetry = "periodic_retry" // the RetryTimer fired
+	TriggerPodTerminated = "pod_terminated" // a pod terminated (1.36 and later)
+)
+
+// RetryTimer is the kubelet's pending-resize ticker on a virtual clock: due
+// InitialRetryDelay after start, and RetryDelay after every retry of any
+// trigger (detail 3), since the kubelet resets its ticker at the top of
+// every retryPendingResizes. It is safe for concurrent use.
+type RetryTimer struct {
+	mu  sync.Mutex
+	due time.Time
+}
+
+// NewRetryTimer returns a timer first due at start+InitialRetryDelay.
+func NewRetryTimer(start time.Time) *RetryTimer {
+	return &RetryTimer{due: start.Add(InitialRetryDelay)}
+}
+
+// Due returns when the periodic retry fires next.
+func (t *RetryTimer) Due() time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.due
+}
+
+// Reset records a retry at now, whatever its trigger: the next periodic
+// retry is due at now+RetryDelay.
+func (t *RetryTimer) Reset(now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.due = now.Add(RetryDelay)
+}
