@@ -1,6 +1,6 @@
 // Package cgroup holds what the kubelet knows about Linux control groups for
 // in-place pod resize: the formulas that turn CPU millicores and memory bytes
-// into cgroup values (shares.go, quota.go, weight.go), the pod cgroup
+// into cgroup values (formulas.go), the pod cgroup
 // configuration the kubelet derives from a pod (podconfig.go), pod cgroup
 // names for the cgroupfs and systemd drivers (names.go), and the Manager
 // interface through which the rest of resizelet reads and writes cgroups.
@@ -9,7 +9,9 @@
 // tests and simulations share: it keeps files by name for cgroup v1 and v2,
 // records every write in order, and answers like the kernel where a resize
 // can tell the difference (EBUSY on v1, an OOM kill on v2). FS (fs.go) is the
-// implementation over a real cgroup filesystem.
+// implementation over a real cgroup filesystem. FaultInjector (fault.go)
+// and Recorder (recorder.go) wrap any Manager to fail chosen writes and to
+// keep the writes made, for tests and transcripts.
 package cgroup
 
 import (
@@ -60,7 +62,7 @@ const Unlimited int64 = -1
 // CPUShares is cpu.shares and is used on cgroup v1 only; CPUWeight is
 // cpu.weight and is used on cgroup v2 only. The caller converts shares to a
 // weight (the kubelet linearly for pod cgroups, the OCI runtime by its own
-// formula for container cgroups; see weight.go), because the conversion is a
+// formula for container cgroups; see WeightFunc), because the conversion is a
 // property of the writer, not of the cgroup.
 type Values struct {
 	CPUShares   *uint64

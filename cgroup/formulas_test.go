@@ -1,0 +1,228 @@
+package cgroup
+
+import "testing"
+
+// TestWorkedValues pins the "Worked values" table of kubelet-resize.md §4.5
+// row by row: default period 100000 µs.
+func TestWorkedValues(t *testing.T) {
+	tests := []struct {
+		milli       int64
+		shares      uint64
+		linear      uint64
+		quadratic   uint64
+		quota       int64
+		sharesMilli int64
+	}{
+		{1, 2, 1, 1, 1000, 2},
+		{10, 10, 1, 4, 1000, 10},
+		{15, 15, 1, 5, 1500, 15},
+		{20, 20, 1, 6, 2000, 20},
+		{25, 25, 1, 6, 2500, 25},
+		{30, 30, 2, 7, 3000, 30},
+		{100, 102, 4, 17, 10000, 100},
+		{250, 256, 10, 35, 25000, 250},
+		{500, 512, 20, 59, 50000, 500},
+		{1000, 1024, 39, 100, 100000, 1000},
+		{2000, 2048, 79, 174, 200000, 2000},
+		{4000, 4096, 157, 303, 400000, 4000},
+	}
+	for _, tt := range tests {
+		shares := MilliCPUToShares(tt.milli)
+		if shares != tt.shares {
+			t.Errorf("MilliCPUToShares(%d) = %d, want %d", tt.milli, shares, tt.shares)
+		}
+		if got := LinearWeight(tt.shares); got != tt.linear {
+			t.Errorf("LinearWeight(%d) = %d, want %d", tt.shares, got, tt.linear)
+		}
+		if got := QuadraticWeight(tt.shares); got != tt.quadratic {
+			t.Errorf("QuadraticWeight(%d) = %d, want %d", tt.shares, got, tt.quadratic)
+		}
+		if got := MilliCPUToQuota(tt.milli, QuotaPeriod); got != tt.quota {
+			t.Errorf("MilliCPUToQuota(%d, %d) = %d, want %d", tt.milli, QuotaPeriod, got, tt.quota)
+		}
+		if got := SharesToMilliCPU(int64(tt.shares)); got != tt.sharesMilli {
+			t.Errorf("SharesToMilliCPU(%d) = %d, want %d", tt.shares, got, tt.sharesMilli)
+		}
+	}
+}
+
+// TestWeightFormulasTable pins the shares → weight table of
+// runtimes-and-cgroups.md B.3 (old = linear, new = quadratic) and the runc
+// issue #4896 values: --cpu-shares 2000 gives 77 before, 170 after.
+func TestWeightFormulasTable(t *testing.T) {
+	tests := []struct {
+		shares, linear, quadratic uint64
+	}{
+		{2, 1, 1},
+		{10, 1, 4},
+		{51, 2, 11},
+		{102, 4, 17},
+		{256, 10, 35},
+		{512, 20, 59},
+		{1024, 39, 100},
+		{2000, 77, 170},
+		{2048, 79, 174},
+		{4096, 157, 303},
+		{10240, 391, 639},
+		{262144, 10000, 10000},
+	}
+	for _, tt := range tests {
+		if got := LinearWeight(tt.shares); got != tt.linear {
+			t.Errorf("LinearWeight(%d) = %d, want %d", tt.shares, got, tt.linear)
+		}
+		if got := QuadraticWeight(tt.shares); got != tt.quadratic {
+			t.Errorf("QuadraticWeight(%d) = %d, want %d", tt.shares, got, tt.quadratic)
+		}
+	}
+}
+
+// TestFormulaClamps pins the edges of each formula: shares 0 → 2 and the
+// ceiling of 262144, the quota floor of 1000 µs, weight 10000 at and above
+// 262144 shares, and 0 meaning "unset" for the weights.
+func TestFormulaClamps(t *testing.T) {
+	sharesTests := []struct {
+		milli int64
+		want  uint64
+	}{
+		{0, 2},
+		{1, 2},
+		{2, 2},
+		{3, 3},
+		{256000, 262144},
+		{300000, 262144},
+	}
+	for _, tt := range sharesTests {
+		if got := MilliCPUToShares(tt.milli); got != tt.want {
+			t.Errorf("MilliCPUToShares(%d) = %d, want %d", tt.milli, got, tt.want)
+		}
+	}
+	quotaTests := []struct {
+		milli, period, want int64
+	}{
+		{0, QuotaPeriod, 0}, // no limit
+		{1, QuotaPeriod, 1000},
+		{9, QuotaPeriod, 1000},
+		{10, QuotaPeriod, 1000},
+		{11, QuotaPeriod, 1100},
+		{500, 50000, 25000},
+		{10, 50000, 1000}, // 500 µs raised to the floor
+		{1500, 200000, 300000},
+	}
+	for _, tt := range quotaTests {
+		if got := MilliCPUToQuota(tt.milli, tt.period); got != tt.want {
+			t.Errorf("MilliCPUToQuota(%d, %d) = %d, want %d", tt.milli, tt.period, got, tt.want)
+		}
+	}
+	weightTests := []struct {
+		shares            uint64
+		linear, quadratic uint64
+	}{
+		{0, 0, 0},
+		{1, 1, 1},
+		{262143, 9999, 10000},
+		{262144, 10000, 10000},
+		{1 << 20, 10000, 10000},
+	}
+	for _, tt := range weightTests {
+		if got := LinearWeight(tt.shares); got != tt.linear {
+			t.Errorf("LinearWeight(%d) = %d, want %d", tt.shares, got, tt.linear)
+		}
+		if got := QuadraticWeight(tt.shares); got != tt.quadratic {
+			t.Errorf("QuadraticWeight(%d) = %d, want %d", tt.shares, got, tt.quadratic)
+		}
+	}
+	if got := SharesToMilliCPU(1); got != 0 {
+		t.Errorf("SharesToMilliCPU(1) = %d, want 0", got)
+	}
+	reverseQuota := []struct {
+		quota, period, want int64
+	}{
+		{-1, QuotaPeriod, 0},
+		{0, QuotaPeriod, 0},
+		{1000, QuotaPeriod, 10},
+		{50000, QuotaPeriod, 500},
+		{25000, 50000, 500},
+	}
+	for _, tt := range reverseQuota {
+		if got := QuotaToMilliCPU(tt.quota, tt.period); got != tt.want {
+			t.Errorf("QuotaToMilliCPU(%d, %d) = %d, want %d", tt.quota, tt.period, got, tt.want)
+		}
+	}
+}
+
+// TestWeightsMonotonic checks that both shares → weight mappings never
+// decrease and stay within [1, 10000] over every shares value.
+func TestWeightsMonotonic(t *testing.T) {
+	for name, f := range map[string]WeightFunc{"linear": LinearWeight, "quadratic": QuadraticWeight} {
+		prev := uint64(1)
+		for s := uint64(MinShares); s <= MaxShares; s++ {
+			w := f(s)
+			if w < prev || w < 1 || w > MaxWeight {
+				t.Fatalf("%s(%d) = %d after %d: not monotonic within [1, %d]", name, s, w, prev, MaxWeight)
+			}
+			prev = w
+		}
+	}
+}
+
+// TestWeightToSharesRoundTrip pins the kubelet's lossy read-back of
+// cpu.weight as shares: ((w-1)*262142)/9999 + 2. Reading back never gives
+// more shares than were written, and turning the read-back shares into a
+// weight again gives the same weight only at the ends (1 and 10000): every
+// other weight comes back one lower, which is why the kubelet's comparison
+// can see a change where cpu.weight has none.
+func TestWeightToSharesRoundTrip(t *testing.T) {
+	for _, tt := range []struct{ weight, shares uint64 }{{0, 0}, {1, 2}, {28, 709}, {39, 998}, {100, 2597}, {10000, 262144}} {
+		if got := WeightToShares(tt.weight); got != tt.shares {
+			t.Errorf("WeightToShares(%d) = %d, want %d", tt.weight, got, tt.shares)
+		}
+	}
+	for s := uint64(MinShares); s <= MaxShares; s++ {
+		if back := WeightToShares(LinearWeight(s)); back > s {
+			t.Fatalf("WeightToShares(LinearWeight(%d)) = %d, more than written", s, back)
+		}
+	}
+	for w := uint64(1); w <= MaxWeight; w++ {
+		want := w - 1
+		if w == 1 || w == MaxWeight {
+			want = w
+		}
+		if got := LinearWeight(WeightToShares(w)); got != want {
+			t.Fatalf("LinearWeight(WeightToShares(%d)) = %d, want %d", w, got, want)
+		}
+	}
+}
+
+// TestLossyReadBack pins detail 7 of kubelet-resize.md: 700m gives weight
+// 28; resized to 693m the linear formula gives 27, but the kubelet reads
+// 28 back as shares equal to MilliCPUToShares(693), so it writes nothing
+// and cpu.weight stays 28.
+func TestLossyReadBack(t *testing.T) {
+	w700 := LinearWeight(MilliCPUToShares(700))
+	if w700 != 28 {
+		t.Fatalf("LinearWeight(MilliCPUToShares(700)) = %d, want 28", w700)
+	}
+	want693 := MilliCPUToShares(693)
+	if got := LinearWeight(want693); got != 27 {
+		t.Errorf("LinearWeight(MilliCPUToShares(693)) = %d, want 27", got)
+	}
+	if got := WeightToShares(w700); got != want693 {
+		t.Errorf("WeightToShares(28) = %d, want MilliCPUToShares(693) = %d (no write)", got, want693)
+	}
+
+	// The same through a cgroup: the kubelet compares the read-back
+	// shares, so the pod cgroup keeps weight 28.
+	m := NewMemory(V2)
+	mtCreate(t, m, "kubepods/burstable/pod1")
+	mtSet(t, m, "kubepods/burstable/pod1", Values{CPUWeight: mtPtr(w700)})
+	cur, err := m.Get("kubepods/burstable/pod1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if WeightToShares(*cur.CPUWeight) != want693 {
+		t.Fatalf("read-back shares %d differ from the 693m shares %d", WeightToShares(*cur.CPUWeight), want693)
+	}
+	if got := m.Files("kubepods/burstable/pod1")["cpu.weight"]; got != "28" {
+		t.Errorf("cpu.weight = %q, want 28", got)
+	}
+}

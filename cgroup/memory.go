@@ -1,0 +1,1012 @@
+package cgroup
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// Kernel constants the in-memory model enforces. They are the Linux values
+// (kernel/sched/core.c, mm/page_counter.c) that a write can run into. The
+// v1 ones were checked on this project's v1 host (kernel 6.18), the v2
+// ones are those of real-hosts.md §3.
+const (
+	// memPageSize is the page size: the kernel keeps memory limits in pages,
+	// so a limit reads back rounded down to a multiple of it.
+	memPageSize = 4096
+	// memV1Unlimited is the largest limit a page counter holds
+	// (PAGE_COUNTER_MAX pages): cgroup v1 reads it back for an unlimited
+	// memory.limit_in_bytes, and cgroup v2 shows it as "max".
+	memV1Unlimited int64 = (1<<63 - 1) / memPageSize * memPageSize
+	// memMinCFSUS is the smallest CFS quota and period in microseconds (1 ms).
+	memMinCFSUS = 1000
+	// memMaxCFSPeriodUS is the largest CFS period in microseconds (1 s).
+	memMaxCFSPeriodUS = 1000000
+	// memMaxCFSQuotaUS is the largest CFS quota in microseconds (MAX_BW).
+	memMaxCFSQuotaUS = 1<<44 - 1
+	// memBWShift is the fixed-point shift of the kernel's bandwidth ratios.
+	memBWShift = 20
+	// memMaxNameLen is the longest cgroup directory name (NAME_MAX).
+	memMaxNameLen = 255
+	// memDefaultHostMemory is the memory an unlimited hierarchy can use when
+	// WithHostMemory is not given: 64Gi, the scenario runner's default
+	// node capacity.
+	memDefaultHostMemory = 64 << 30
+)
+
+// The file names the model keeps.
+const (
+	memFileWeight    = "cpu.weight"
+	memFileMax       = "cpu.max"
+	memFileMemMax    = "memory.max"
+	memFileCurrent   = "memory.current"
+	memFileEvents    = "memory.events"
+	memFileShares    = "cpu.shares"
+	memFilePeriod    = "cpu.cfs_period_us"
+	memFileQuota     = "cpu.cfs_quota_us"
+	memFileLimit     = "memory.limit_in_bytes"
+	memFileUsage     = "memory.usage_in_bytes"
+	memFileMaxUsage  = "memory.max_usage_in_bytes"
+	memFileOOMCtl    = "memory.oom_control"
+	memDefaultMaxStr = "max 100000"
+)
+
+// memErrMissing is the error for a cgroup that does not exist: ErrNotExist
+// for callers of this package, ENOENT as the kernel would say it.
+var memErrMissing = fmt.Errorf("%w (%w)", ErrNotExist, syscall.ENOENT)
+
+// memErrNoFile is the error for a file the cgroup does not have, such as a
+// cgroup v1 file on a v2 hierarchy.
+var memErrNoFile = fmt.Errorf("%w (%w)", ErrNotSupported, syscall.ENOENT)
+
+// Memory is an in-memory cgroup hierarchy that implements Manager the way
+// the kernel would answer: it keeps each cgroup's files by name with the
+// kernel's content, validates and rounds values as the kernel does, and
+// models memory usage so that lowering a limit below usage fails with EBUSY
+// on cgroup v1 and OOM-kills on cgroup v2. Tests and simulations share it.
+//
+// The root cgroup has the path "" and always exists. Memory is safe for
+// concurrent use: one mutex guards the hierarchy, and OnOOMKill callbacks
+// run after it is released.
+type Memory struct {
+	mu         sync.Mutex
+	version    Version
+	hostMemory int64
+	nodes      map[string]*memNode
+	writes     []Write
+	oomFns     []func(path string)
+}
+
+// memNode is one cgroup of the model.
+type memNode struct {
+	path     string
+	parent   *memNode
+	children map[string]*memNode // by path
+	files    map[string]string   // trimmed content by file name
+	own      int64               // memory charged to this cgroup itself
+	hier     int64               // own plus every descendant's own
+	peak     int64               // highest hier seen (v1 memory.max_usage_in_bytes)
+	limit    int64               // memory limit in bytes as the kernel holds it
+	oom      int64               // v2 memory.events "oom"
+	oomKill  int64               // v2 memory.events / v1 memory.oom_control "oom_kill"
+}
+
+// MemoryOption configures a Memory.
+type MemoryOption func(*Memory)
+
+// WithHostMemory sets the memory of the simulated host in bytes: what a
+// hierarchy without limits can use before the host runs out and the model
+// OOM-kills (a global OOM). It defaults to 64Gi; a value <= 0 keeps the
+// default.
+func WithHostMemory(bytes int64) MemoryOption {
+	return func(m *Memory) {
+		if bytes > 0 {
+			m.hostMemory = bytes
+		}
+	}
+}
+
+// NewMemory returns an in-memory hierarchy of the given cgroup version that
+// holds only the root cgroup. It panics on a version other than V1 or V2,
+// which is a programming error.
+func NewMemory(version Version, opts ...MemoryOption) *Memory {
+	if version != V1 && version != V2 {
+		panic(fmt.Sprintf("cgroup.NewMemory: unknown cgroup version %d", int(version)))
+	}
+	m := &Memory{
+		version:    version,
+		hostMemory: memDefaultHostMemory,
+		nodes:      make(map[string]*memNode),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	m.nodes[""] = m.newNode("", nil)
+	return m
+}
+
+// newNode makes a cgroup with the kernel's default files for m's version.
+func (m *Memory) newNode(path string, parent *memNode) *memNode {
+	n := &memNode{
+		path:     path,
+		parent:   parent,
+		children: make(map[string]*memNode),
+		limit:    memV1Unlimited,
+	}
+	if m.version == V2 {
+		n.files = map[string]string{
+			memFileWeight:  "100",
+			memFileMax:     memDefaultMaxStr,
+			memFileMemMax:  "max",
+			memFileCurrent: "0",
+		}
+	} else {
+		n.files = map[string]string{
+			memFileShares:   "1024",
+			memFilePeriod:   "100000",
+			memFileQuota:    "-1",
+			memFileLimit:    strconv.FormatInt(memV1Unlimited, 10),
+			memFileUsage:    "0",
+			memFileMaxUsage: "0",
+		}
+	}
+	n.renderEvents(m.version)
+	return n
+}
+
+// renderEvents refreshes the file that counts OOM events: memory.events on
+// v2 (in the kernel's field order), memory.oom_control on v1.
+func (n *memNode) renderEvents(version Version) {
+	if version == V2 {
+		n.files[memFileEvents] = "low 0\nhigh 0\nmax 0\noom " + strconv.FormatInt(n.oom, 10) +
+			"\noom_kill " + strconv.FormatInt(n.oomKill, 10) + "\noom_group_kill 0"
+		return
+	}
+	n.files[memFileOOMCtl] = "oom_kill_disable 0\nunder_oom 0\noom_kill " + strconv.FormatInt(n.oomKill, 10)
+}
+
+// memCheckPath reports whether path names a cgroup below the root: "" for
+// the root itself, otherwise "/"-separated names that are not empty, ".",
+// "..", longer than NAME_MAX or hold a NUL, with no leading or trailing "/".
+func memCheckPath(path string) error {
+	if path == "" {
+		return nil
+	}
+	rest := path
+	for {
+		name := rest
+		i := strings.IndexByte(rest, '/')
+		if i >= 0 {
+			name = rest[:i]
+		}
+		if name == "" || name == "." || name == ".." || len(name) > memMaxNameLen || strings.IndexByte(name, 0) >= 0 {
+			return fmt.Errorf("cgroup path %q: %w", path, ErrInvalidPath)
+		}
+		if i < 0 {
+			return nil
+		}
+		rest = rest[i+1:]
+	}
+}
+
+// memParent returns the path of a cgroup's parent ("" for the root's
+// children).
+func memParent(path string) string {
+	if i := strings.LastIndexByte(path, '/'); i >= 0 {
+		return path[:i]
+	}
+	return ""
+}
+
+// Version reports the hierarchy's cgroup version.
+func (m *Memory) Version() Version { return m.version }
+
+// Create makes the cgroup and any missing parent with the kernel's default
+// files. Creating a cgroup that exists is not an error.
+func (m *Memory) Create(path string) error {
+	if err := memCheckPath(path); err != nil {
+		return fmt.Errorf("create: %w", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ensure(path)
+	return nil
+}
+
+// ensure returns the cgroup at path, creating it and its parents.
+func (m *Memory) ensure(path string) *memNode {
+	if n, ok := m.nodes[path]; ok {
+		return n
+	}
+	parent := m.ensure(memParent(path))
+	n := m.newNode(path, parent)
+	parent.children[path] = n
+	m.nodes[path] = n
+	return n
+}
+
+// Delete removes the cgroup. Like rmdir on a cgroup it fails with EBUSY
+// while the cgroup has children or memory charged to it (processes), and
+// for the root. Deleting a cgroup that does not exist is not an error.
+func (m *Memory) Delete(path string) error {
+	if err := memCheckPath(path); err != nil {
+		return fmt.Errorf("delete: %w", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, ok := m.nodes[path]
+	if !ok {
+		return nil
+	}
+	if n.parent == nil || len(n.children) > 0 || n.own > 0 {
+		return fmt.Errorf("delete %s: %w", path, syscall.EBUSY)
+	}
+	delete(n.parent.children, path)
+	delete(m.nodes, path)
+	return nil
+}
+
+// Exists reports whether the cgroup exists; an invalid path does not.
+func (m *Memory) Exists(path string) bool {
+	if memCheckPath(path) != nil {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.nodes[path]
+	return ok
+}
+
+// lookup returns the cgroup at path or an error that names op and path.
+// The caller holds m.mu.
+func (m *Memory) lookup(op, path string) (*memNode, error) {
+	if err := memCheckPath(path); err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	n, ok := m.nodes[path]
+	if !ok {
+		return nil, fmt.Errorf("%s %s: %w", op, path, memErrMissing)
+	}
+	return n, nil
+}
+
+// Get reads the cgroup's CPU and memory values back from its files. On v1
+// a quota of -1 and a memory limit at or above the page counter maximum
+// are Unlimited; on v2 "max" is.
+func (m *Memory) Get(path string) (Values, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, err := m.lookup("get", path)
+	if err != nil {
+		return Values{}, err
+	}
+	v, err := parseValues(m.version, func(file string) (string, bool) {
+		s, ok := n.files[file]
+		return s, ok
+	})
+	if err != nil {
+		return Values{}, fmt.Errorf("get %s: %w", path, err)
+	}
+	return v, nil
+}
+
+// parseValues turns the content of a cgroup's files, as the kernel shows
+// them, into Values. A file read does not return leaves its field nil.
+func parseValues(version Version, read func(file string) (string, bool)) (Values, error) {
+	var v Values
+	uintFile := func(file string) (*uint64, error) {
+		s, ok := read(file)
+		if !ok {
+			return nil, nil
+		}
+		x, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("parse %s %q: %w", file, s, err)
+		}
+		return &x, nil
+	}
+	var err error
+	if version == V2 {
+		if v.CPUWeight, err = uintFile(memFileWeight); err != nil {
+			return Values{}, err
+		}
+		if s, ok := read(memFileMax); ok {
+			quota, period, ok := strings.Cut(s, " ")
+			if !ok {
+				return Values{}, fmt.Errorf("parse %s %q: want \"<quota|max> <period>\"", memFileMax, s)
+			}
+			q := Unlimited
+			if quota != "max" {
+				if q, err = strconv.ParseInt(quota, 10, 64); err != nil {
+					return Values{}, fmt.Errorf("parse %s %q: %w", memFileMax, s, err)
+				}
+			}
+			p, err := strconv.ParseUint(period, 10, 64)
+			if err != nil {
+				return Values{}, fmt.Errorf("parse %s %q: %w", memFileMax, s, err)
+			}
+			v.CPUQuota, v.CPUPeriod = &q, &p
+		}
+		if s, ok := read(memFileMemMax); ok {
+			l := Unlimited
+			if s != "max" {
+				if l, err = strconv.ParseInt(s, 10, 64); err != nil {
+					return Values{}, fmt.Errorf("parse %s %q: %w", memFileMemMax, s, err)
+				}
+			}
+			v.MemoryLimit = &l
+		}
+		return v, nil
+	}
+	if v.CPUShares, err = uintFile(memFileShares); err != nil {
+		return Values{}, err
+	}
+	if v.CPUPeriod, err = uintFile(memFilePeriod); err != nil {
+		return Values{}, err
+	}
+	if s, ok := read(memFileQuota); ok {
+		q, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return Values{}, fmt.Errorf("parse %s %q: %w", memFileQuota, s, err)
+		}
+		if q < 0 {
+			q = Unlimited
+		}
+		v.CPUQuota = &q
+	}
+	if s, ok := read(memFileLimit); ok {
+		l, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return Values{}, fmt.Errorf("parse %s %q: %w", memFileLimit, s, err)
+		}
+		if l >= memV1Unlimited {
+			l = Unlimited
+		}
+		v.MemoryLimit = &l
+	}
+	return v, nil
+}
+
+// setFile is one file Set would write and the content it writes.
+type setFile struct {
+	file, content string
+}
+
+// planSet lists, in Set's order, the file contents v asks for on version:
+// memory first, then CPU (v2 cpu.weight, cpu.max; v1 cpu.shares,
+// cpu.cfs_period_us, cpu.cfs_quota_us). read returns a file's current
+// content; v2 cpu.max takes the current quota or period from it when v
+// gives only the other. It does not compare with the current content.
+func planSet(version Version, v Values, read func(file string) (string, bool)) (plan [4]setFile, n int) {
+	add := func(file, content string) {
+		plan[n] = setFile{file, content}
+		n++
+	}
+	if version == V2 {
+		if v.MemoryLimit != nil {
+			s := "max"
+			if *v.MemoryLimit != Unlimited {
+				s = strconv.FormatInt(*v.MemoryLimit, 10)
+			}
+			add(memFileMemMax, s)
+		}
+		if v.CPUWeight != nil {
+			add(memFileWeight, strconv.FormatUint(*v.CPUWeight, 10))
+		}
+		if v.CPUQuota != nil || v.CPUPeriod != nil {
+			cur, _ := read(memFileMax)
+			quota, period, ok := strings.Cut(cur, " ")
+			if !ok {
+				quota, period = "max", "100000"
+			}
+			// Build "<quota|max> <period>" in one allocation.
+			var buf [48]byte
+			b := buf[:0]
+			switch {
+			case v.CPUQuota == nil:
+				b = append(b, quota...)
+			case *v.CPUQuota == Unlimited:
+				b = append(b, "max"...)
+			default:
+				b = strconv.AppendInt(b, *v.CPUQuota, 10)
+			}
+			b = append(b, ' ')
+			if v.CPUPeriod != nil {
+				b = strconv.AppendUint(b, *v.CPUPeriod, 10)
+			} else {
+				b = append(b, period...)
+			}
+			add(memFileMax, string(b))
+		}
+		return plan, n
+	}
+	if v.MemoryLimit != nil {
+		add(memFileLimit, strconv.FormatInt(*v.MemoryLimit, 10))
+	}
+	if v.CPUShares != nil {
+		add(memFileShares, strconv.FormatUint(*v.CPUShares, 10))
+	}
+	if v.CPUPeriod != nil {
+		add(memFilePeriod, strconv.FormatUint(*v.CPUPeriod, 10))
+	}
+	if v.CPUQuota != nil {
+		add(memFileQuota, strconv.FormatInt(*v.CPUQuota, 10))
+	}
+	return plan, n
+}
+
+// memParseU64 parses an unsigned decimal as kstrtoull does, which also
+// takes a leading "+".
+func memParseU64(s string) (uint64, error) {
+	if len(s) > 1 && s[0] == '+' {
+		s = s[1:]
+	}
+	return strconv.ParseUint(s, 10, 64)
+}
+
+// memNumErr is the errno the kernel's number parsers (kstrtoull, kstrtoll)
+// return for err: ERANGE on overflow, EINVAL for anything that is not a
+// number.
+func memNumErr(err error) error {
+	if errors.Is(err, strconv.ErrRange) {
+		return syscall.ERANGE
+	}
+	return syscall.EINVAL
+}
+
+// memParseLimit parses a memory limit as page_counter_memparse does: the
+// unlimited token (v2 "max", v1 "-1") or a decimal byte count, rounded down
+// to whole pages and capped at the page counter maximum. It returns the
+// limit in bytes.
+func memParseLimit(content, unlimited string) (int64, error) {
+	if content == unlimited {
+		return memV1Unlimited, nil
+	}
+	b, err := strconv.ParseUint(content, 10, 64)
+	if err != nil {
+		// memparse stops at the first non-digit, and the kernel rejects
+		// what is left over: EINVAL, never ERANGE.
+		return 0, syscall.EINVAL
+	}
+	if b >= uint64(memV1Unlimited) {
+		return memV1Unlimited, nil
+	}
+	return int64(b / memPageSize * memPageSize), nil
+}
+
+// memParseCPUMax parses a v2 cpu.max write, "<quota|max> [period]", as
+// cpu_max_write does; a missing period keeps the one in old. It returns the
+// quota (-1 for max) and the period in microseconds.
+func memParseCPUMax(content, old string) (int64, uint64, error) {
+	first, second, two := strings.Cut(strings.TrimSpace(content), " ")
+	second = strings.TrimSpace(second)
+	if first == "" || (two && (second == "" || strings.ContainsAny(second, " \t\n"))) {
+		return 0, 0, syscall.EINVAL
+	}
+	var period uint64
+	var err error
+	if two {
+		if period, err = strconv.ParseUint(second, 10, 64); err != nil {
+			return 0, 0, syscall.EINVAL
+		}
+	} else {
+		_, p, _ := strings.Cut(old, " ")
+		if period, err = strconv.ParseUint(p, 10, 64); err != nil {
+			period = QuotaPeriod
+		}
+	}
+	quota := Unlimited
+	if first != "max" {
+		q, err := strconv.ParseUint(first, 10, 64)
+		if err != nil {
+			return 0, 0, syscall.EINVAL
+		}
+		if q < memMinCFSUS || q > memMaxCFSQuotaUS {
+			return 0, 0, syscall.EINVAL
+		}
+		quota = int64(q)
+	}
+	if period < memMinCFSUS || period > memMaxCFSPeriodUS {
+		return 0, 0, syscall.EINVAL
+	}
+	return quota, period, nil
+}
+
+// memDecimal reports whether s is a number as strconv formats it: digits
+// with no sign or leading zero, so the kernel reads it back unchanged.
+func memDecimal(s string) bool {
+	if s == "" || (s[0] == '0' && len(s) > 1) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// memFormat returns content if it is already the decimal form of x, so
+// that a value written as the kernel shows it costs no allocation, and
+// the decimal form otherwise.
+func memFormat(content string, x uint64) string {
+	if memDecimal(content) {
+		return content
+	}
+	return strconv.FormatUint(x, 10)
+}
+
+// memFormatLimit is memFormat for a memory limit, which the kernel may
+// have rounded down to whole pages: content is kept only if it is exactly
+// the limit.
+func memFormatLimit(content string, limit int64) string {
+	if memDecimal(content) {
+		if b, err := strconv.ParseUint(content, 10, 64); err == nil && b == uint64(limit) {
+			return content
+		}
+	}
+	return strconv.FormatInt(limit, 10)
+}
+
+// memCanonical returns what the kernel stores, and reads back, when content
+// is written to file on version, or the errno a write of it fails with
+// before any check that depends on other cgroups. old is the file's
+// current content.
+func memCanonical(version Version, file, content, old string) (string, error) {
+	switch {
+	case version == V2 && file == memFileWeight:
+		w, err := memParseU64(content)
+		if err != nil {
+			return "", memNumErr(err)
+		}
+		if w < 1 || w > MaxWeight {
+			return "", syscall.ERANGE
+		}
+		return memFormat(content, w), nil
+	case version == V2 && file == memFileMax:
+		q, p, err := memParseCPUMax(content, old)
+		if err != nil {
+			return "", err
+		}
+		if qs, ps, ok := strings.Cut(content, " "); ok && (qs == "max" || memDecimal(qs)) && memDecimal(ps) {
+			return content, nil
+		}
+		s := "max"
+		if q != Unlimited {
+			s = strconv.FormatInt(q, 10)
+		}
+		return s + " " + strconv.FormatUint(p, 10), nil
+	case version == V2 && file == memFileMemMax:
+		l, err := memParseLimit(content, "max")
+		if err != nil {
+			return "", err
+		}
+		if l >= memV1Unlimited {
+			return "max", nil
+		}
+		return memFormatLimit(content, l), nil
+	case version == V1 && file == memFileLimit:
+		l, err := memParseLimit(content, "-1")
+		if err != nil {
+			return "", err
+		}
+		return memFormatLimit(content, l), nil
+	case version == V1 && file == memFileShares:
+		s, err := memParseU64(content)
+		if err != nil {
+			return "", memNumErr(err)
+		}
+		// The v1 kernel clamps shares instead of rejecting them.
+		c := min(max(s, MinShares), MaxShares)
+		if c != s {
+			return strconv.FormatUint(c, 10), nil
+		}
+		return memFormat(content, s), nil
+	case version == V1 && file == memFilePeriod:
+		p, err := memParseU64(content)
+		if err != nil {
+			return "", memNumErr(err)
+		}
+		if p < memMinCFSUS || p > memMaxCFSPeriodUS {
+			return "", syscall.EINVAL
+		}
+		return memFormat(content, p), nil
+	case version == V1 && file == memFileQuota:
+		q, err := strconv.ParseInt(content, 10, 64)
+		if err != nil {
+			return "", memNumErr(err)
+		}
+		// Any negative quota means no limit and reads back as -1.
+		if q < 0 {
+			return "-1", nil
+		}
+		if q < memMinCFSUS || q > memMaxCFSQuotaUS {
+			return "", syscall.EINVAL
+		}
+		return memFormat(content, uint64(q)), nil
+	}
+	// A read-only file (usage, events) has no write handler: EINVAL.
+	return "", syscall.EINVAL
+}
+
+// Set writes the fields of v that are set and whose content differs from
+// what the files hold, in Manager's order, and stops at the first write the
+// kernel model rejects. Fields of the other cgroup version (CPUShares on
+// v2, CPUWeight on v1) are ignored. Unlimited is written as "max" on v2 and
+// as -1 on v1. It returns the writes made, the failed one last with Err
+// set, and records every attempted write for Writes.
+//
+// Kernel behaviour: v2 cpu.weight outside 1..10000 fails with ERANGE; a
+// CFS quota below 1000 µs or a period outside 1000..1000000 µs with EINVAL;
+// v1 cpu.shares is clamped to [2, 262144]; memory limits are rounded down
+// to whole pages. On v1 a CFS bandwidth (quota/period) above an ancestor's,
+// or below a descendant's, fails with EINVAL, and a memory limit below the
+// cgroup's usage fails with EBUSY and keeps the old limit. On v2 a memory
+// limit below usage is written and then the model OOM-kills (see
+// OnOOMKill).
+func (m *Memory) Set(path string, v Values) ([]Write, error) {
+	m.mu.Lock()
+	n, err := m.lookup("set", path)
+	if err != nil {
+		m.mu.Unlock()
+		return nil, err
+	}
+	plan, count := planSet(m.version, v, func(file string) (string, bool) {
+		s, ok := n.files[file]
+		return s, ok
+	})
+	var writes []Write
+	var killed []string
+	var failed error
+	for _, w := range plan[:count] {
+		old := n.files[w.file]
+		canon, err := memCanonical(m.version, w.file, w.content, old)
+		if err == nil && canon == old {
+			continue
+		}
+		if err == nil {
+			killed, err = m.apply(n, w.file, canon, killed)
+		}
+		rec := Write{Path: path, File: w.file, Old: old, New: w.content, Err: err}
+		m.writes = append(m.writes, rec)
+		writes = append(writes, rec)
+		if err != nil {
+			failed = fmt.Errorf("write %s/%s: %w", path, w.file, err)
+			break
+		}
+	}
+	fns := m.oomFns
+	m.mu.Unlock()
+	notify(fns, killed)
+	return writes, failed
+}
+
+// apply stores a canonical value in a cgroup file after the checks that
+// depend on the rest of the hierarchy, and OOM-kills on v2 when a memory
+// limit falls below usage. It appends the paths of killed cgroups to
+// killed. The caller holds m.mu.
+func (m *Memory) apply(n *memNode, file, canon string, killed []string) ([]string, error) {
+	switch file {
+	case memFileLimit:
+		l, _ := strconv.ParseInt(canon, 10, 64)
+		if n.hier > l {
+			return killed, syscall.EBUSY
+		}
+		n.files[file] = canon
+		n.limit = l
+	case memFileMemMax:
+		l := memV1Unlimited
+		if canon != "max" {
+			l, _ = strconv.ParseInt(canon, 10, 64)
+		}
+		n.files[file] = canon
+		n.limit = l
+		killed = m.resolveOOM(n, nil, killed)
+	case memFileQuota, memFilePeriod:
+		quota, period := memV1Bandwidth(n)
+		if file == memFileQuota {
+			quota, _ = strconv.ParseInt(canon, 10, 64)
+		} else {
+			period, _ = strconv.ParseUint(canon, 10, 64)
+		}
+		if err := memCheckV1Bandwidth(n, quota, period); err != nil {
+			return killed, err
+		}
+		n.files[file] = canon
+	default:
+		n.files[file] = canon
+	}
+	return killed, nil
+}
+
+// memV1Bandwidth returns a v1 cgroup's CFS quota (-1 for none) and period.
+func memV1Bandwidth(n *memNode) (int64, uint64) {
+	q, err := strconv.ParseInt(n.files[memFileQuota], 10, 64)
+	if err != nil {
+		q = Unlimited
+	}
+	p, err := strconv.ParseUint(n.files[memFilePeriod], 10, 64)
+	if err != nil {
+		p = QuotaPeriod
+	}
+	return q, p
+}
+
+// memRatio is the kernel's normalised CFS bandwidth (to_ratio): quota per
+// period in 1/2^20 units, and false for no quota.
+func memRatio(quota int64, period uint64) (uint64, bool) {
+	if quota < 0 || period == 0 {
+		return 0, false
+	}
+	return uint64(quota) << memBWShift / period, true
+}
+
+// memCheckV1Bandwidth is the cgroup v1 rule of tg_cfs_schedulable_down: a
+// cgroup's bandwidth may not exceed the nearest limited ancestor's, so a
+// new quota or period for n fails with EINVAL if it would put n above an
+// ancestor or below a limited descendant. (cgroup v2 takes the minimum
+// instead and never fails.)
+func memCheckV1Bandwidth(n *memNode, quota int64, period uint64) error {
+	var parent uint64
+	limited := false
+	for a := n.parent; a != nil; a = a.parent {
+		if parent, limited = memRatio(memV1Bandwidth(a)); limited {
+			break
+		}
+	}
+	own, ownLimited := memRatio(quota, period)
+	if ownLimited {
+		if limited && own > parent {
+			return syscall.EINVAL
+		}
+		parent, limited = own, true
+	}
+	return memCheckBelow(n, parent, limited)
+}
+
+// memCheckBelow checks n's descendants against the bandwidth they inherit.
+func memCheckBelow(n *memNode, inherited uint64, limited bool) error {
+	for _, c := range n.children {
+		r, ok := memRatio(memV1Bandwidth(c))
+		eff, effLimited := inherited, limited
+		if ok {
+			if limited && r > inherited {
+				return syscall.EINVAL
+			}
+			eff, effLimited = r, true
+		}
+		if err := memCheckBelow(c, eff, effLimited); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// effLimit is the memory a cgroup may use: its limit, and for the root
+// also the host's memory.
+func (m *Memory) effLimit(n *memNode) int64 {
+	if n.parent == nil {
+		return min(n.limit, m.hostMemory)
+	}
+	return n.limit
+}
+
+// resolveOOM OOM-kills until no cgroup from n up to the root uses more
+// than its limit, always in the lowest cgroup over its limit, as a charge
+// that fails at that level would. charged is the cgroup whose usage grew
+// (nil for a limit write); on v1 it is the victim, as the task that
+// allocates is the one the v1 OOM killer meets. It appends the killed
+// cgroups' paths to killed. The caller holds m.mu.
+func (m *Memory) resolveOOM(n, charged *memNode, killed []string) []string {
+	for {
+		var domain *memNode
+		for a := n; a != nil; a = a.parent {
+			if a.hier > m.effLimit(a) {
+				domain = a
+				break
+			}
+		}
+		if domain == nil {
+			return killed
+		}
+		victim := charged
+		if m.version != V1 || victim == nil || victim.own == 0 || !memWithin(victim, domain) {
+			victim = memLargest(domain, nil)
+		}
+		if victim == nil || victim.own == 0 {
+			return killed
+		}
+		m.addUsage(victim, -victim.own)
+		if m.version == V2 {
+			// memory.events counts hierarchically, up to but not in the
+			// root: "oom" where the limit was hit, "oom_kill" where the
+			// killed task lived.
+			for a := domain; a != nil && a.parent != nil; a = a.parent {
+				a.oom++
+				a.renderEvents(m.version)
+			}
+			for a := victim; a != nil && a.parent != nil; a = a.parent {
+				a.oomKill++
+				a.renderEvents(m.version)
+			}
+		} else {
+			// memory.oom_control counts only the victim's own kills.
+			victim.oomKill++
+			victim.renderEvents(m.version)
+		}
+		killed = append(killed, victim.path)
+	}
+}
+
+// memWithin reports whether n is root or one of its descendants.
+func memWithin(n, root *memNode) bool {
+	for a := n; a != nil; a = a.parent {
+		if a == root {
+			return true
+		}
+	}
+	return false
+}
+
+// memLargest returns the cgroup in n's subtree with the largest own usage,
+// the first by path on a tie; best is the best found so far.
+func memLargest(n, best *memNode) *memNode {
+	if best == nil || n.own > best.own || (n.own == best.own && n.path < best.path) {
+		best = n
+	}
+	for _, c := range n.children {
+		best = memLargest(c, best)
+	}
+	return best
+}
+
+// addUsage changes a cgroup's own usage by delta and keeps the
+// hierarchical usage files of it and its ancestors current. The caller
+// holds m.mu.
+func (m *Memory) addUsage(n *memNode, delta int64) {
+	n.own += delta
+	file := memFileCurrent
+	if m.version == V1 {
+		file = memFileUsage
+	}
+	for a := n; a != nil; a = a.parent {
+		a.hier += delta
+		a.files[file] = strconv.FormatInt(a.hier, 10)
+	}
+}
+
+// updatePeaks raises memory.max_usage_in_bytes (v1) of n and its ancestors
+// to their usage. It runs after OOM kills have brought usage back under
+// the limits, because the kernel never lets a charge past a limit.
+func (m *Memory) updatePeaks(n *memNode) {
+	if m.version != V1 {
+		return
+	}
+	for a := n; a != nil; a = a.parent {
+		if a.hier > a.peak {
+			a.peak = a.hier
+			a.files[memFileMaxUsage] = strconv.FormatInt(a.peak, 10)
+		}
+	}
+}
+
+// SetUsage sets the memory charged to the cgroup itself (its processes) in
+// bytes. If that puts the cgroup or an ancestor over its memory limit, or
+// the whole hierarchy over the host's memory, the model OOM-kills as the
+// kernel would: on v2 the cgroup with the largest own usage below the
+// lowest cgroup over its limit; on v1 the cgroup whose usage grew.
+func (m *Memory) SetUsage(path string, bytes int64) error {
+	if bytes < 0 {
+		return fmt.Errorf("set usage of %s to %d: %w", path, bytes, syscall.EINVAL)
+	}
+	m.mu.Lock()
+	n, err := m.lookup("set usage of", path)
+	if err != nil {
+		m.mu.Unlock()
+		return err
+	}
+	m.addUsage(n, bytes-n.own)
+	killed := m.resolveOOM(n, n, nil)
+	m.updatePeaks(n)
+	fns := m.oomFns
+	m.mu.Unlock()
+	notify(fns, killed)
+	return nil
+}
+
+// notify calls every OOM callback for every killed cgroup, in kill order.
+// The caller holds no lock.
+func notify(fns []func(string), killed []string) {
+	for _, path := range killed {
+		for _, fn := range fns {
+			fn(path)
+		}
+	}
+}
+
+// OnOOMKill registers fn to be called with the path of each cgroup the
+// model OOM-kills (its own usage drops to 0). Callbacks run in
+// registration order, after the Memory's lock is released, so they may
+// call back into it.
+func (m *Memory) OnOOMKill(fn func(path string)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	// Copy on append, so a callback list handed to notify never changes.
+	fns := make([]func(string), len(m.oomFns), len(m.oomFns)+1)
+	copy(fns, m.oomFns)
+	m.oomFns = append(fns, fn)
+}
+
+// Writes returns every write attempted through Set, in order, failed ones
+// with Err set.
+func (m *Memory) Writes() []Write {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]Write, len(m.writes))
+	copy(out, m.writes)
+	return out
+}
+
+// Files returns a copy of all files of a cgroup by name, with trimmed
+// content, or nil if the cgroup does not exist.
+func (m *Memory) Files(path string) map[string]string {
+	if memCheckPath(path) != nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, ok := m.nodes[path]
+	if !ok {
+		return nil
+	}
+	out := make(map[string]string, len(n.files))
+	for k, v := range n.files {
+		out[k] = v
+	}
+	return out
+}
+
+// Paths returns the paths of every cgroup, the root ("") first, sorted.
+func (m *Memory) Paths() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]string, 0, len(m.nodes))
+	for p := range m.nodes {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ReadFile returns the trimmed content of one file of the cgroup. A file
+// the cgroup does not have (such as a v1 file on v2) gives an error that
+// wraps ErrNotSupported and ENOENT.
+func (m *Memory) ReadFile(path, file string) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, err := m.lookup("read", path)
+	if err != nil {
+		return "", err
+	}
+	s, ok := n.files[file]
+	if !ok {
+		return "", fmt.Errorf("read %s/%s: %w", path, file, memErrNoFile)
+	}
+	return s, nil
+}
+
+// MemoryUsage returns the memory charged to the cgroup and its
+// descendants, in bytes.
+func (m *Memory) MemoryUsage(path string) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, err := m.lookup("memory usage of", path)
+	if err != nil {
+		return 0, err
+	}
+	return n.hier, nil
+}
