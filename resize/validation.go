@@ -1,0 +1,529 @@
+package resize
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/resizelet/resizelet/qos"
+)
+
+// The API server's messages for a rejected resize
+// (pkg/apis/core/validation/validation.go, ValidatePodResize), exact.
+const (
+	msgPodLevelResources   = "pods with pod-level resources cannot be resized"
+	msgPodLevelGateOff     = "resize of pods with pod-level resources is forbidden when InPlacePodLevelResourcesVerticalScalingEnabled feature gate is disabled"
+	msgStaticPod           = "static pods cannot be resized"
+	msgWindowsPod          = "windows pods cannot be resized"
+	msgQOSChange           = "Pod QOS Class may not change as a result of resizing"
+	msgNoResizeSupport     = "Pod running on node without support for resize"
+	msgRequestsRemoved     = "resource requests cannot be removed"
+	msgLimitsRemoved       = "resource limits cannot be removed"
+	msgOnlyCPUMemory       = "only cpu and memory resources are mutable"
+	msgOnlyCPUMemorySide   = "only cpu and memory resources for sidecar containers are mutable"
+	msgOnlyCPUMemoryInit   = "only cpu and memory resources for init or sidecar containers are mutable"
+	msgInitImmutable       = "resources for non-sidecar init containers are immutable"
+	msgMemLimitDecrease    = "memory limits cannot be decreased unless resizePolicy is RestartContainer"
+	msgMemLimitAdd         = "memory limits cannot be added unless resizePolicy is RestartContainer"
+	msgContainersReordered = "containers may not be renamed or reordered on resize"
+	msgContainersAdded     = "containers may not be added or removed on resize"
+	msgInitReordered       = "initContainers may not be renamed or reordered on resize"
+	msgInitAdded           = "initContainers may not be added or removed on resize"
+	msgPodLevelRemoved     = "pod-level resources cannot be removed"
+	msgPodLevelReqRemoved  = "pod-level resource requests cannot be removed"
+	msgPodLevelLimRemoved  = "pod-level resource limits cannot be removed"
+	msgPodLevelOnlyCPUMem  = "only cpu and memory resources are mutable at pod-level"
+	msgEphemeralField      = "cannot be set for an Ephemeral Container"
+	msgInitResizePolicy    = "must not be set for init containers"
+	msgResizePolicyNever   = "must be 'NotRequired' when `restartPolicy` is 'Never'"
+	msgNegativeQuantity    = "must be greater than or equal to 0"
+	msgNotInteger          = "must be an integer"
+	msgNotStandardResource = "must be a standard resource for containers"
+	msgNotExtendedResource = "doesn't follow extended resource name standard"
+	msgLimitRequired       = "Limit must be set for non overcommitable resources"
+)
+
+// ValidateResize returns the errors the API server's ValidatePodResize
+// gives for newPod replacing oldPod through the resize subresource, in its
+// order. The order per version, as read in the validation source:
+//
+//   - 1.33 and 1.34: pod-level resources (alone), static pod (alone),
+//     windows pod (alone), then the pod spec errors of newPod (ValidatePod),
+//     QoS class, node support, container order (stopping there), removals,
+//     then what else changed.
+//   - 1.35 and later: static pod (alone), windows pod (alone), then the pod
+//     spec errors, QoS class, node support, pod-level resources (stopping
+//     there when their resize is off), container order (stopping there),
+//     removals, then what else changed.
+//
+// The QoS class check therefore comes before the removal checks (reference
+// detail 6). Messages that are "alone" replace every other error, as they
+// do in the API server.
+func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList {
+	m := opts.minor()
+	root := field.NewPath("")
+	specPath := field.NewPath("spec")
+	podLevel := hasPodLevelResources(oldPod) || hasPodLevelResources(newPod)
+
+	if m <= 34 && podLevel {
+		return field.ErrorList{field.Forbidden(root, msgPodLevelResources)}
+	}
+	if _, ok := oldPod.Annotations[v1.MirrorPodAnnotationKey]; ok {
+		return field.ErrorList{field.Forbidden(root, msgStaticPod)}
+	}
+	if oldPod.Spec.OS != nil && oldPod.Spec.OS.Name == v1.Windows {
+		return field.ErrorList{field.Forbidden(root, msgWindowsPod)}
+	}
+
+	allErrs := ValidatePod(newPod, opts)
+	if oldQOSClass(oldPod) != qos.PodQOSClass(newPod) {
+		// The API server reports the pod's current (status) class as the
+		// bad value, as an Invalid error rather than a Forbidden one.
+		allErrs = append(allErrs, field.Invalid(specPath, newPod.Status.QOSClass, msgQOSChange))
+	}
+	if !resizeSupported(oldPod) {
+		allErrs = append(allErrs, field.Forbidden(specPath, msgNoResizeSupport))
+	}
+
+	// newSpec is newPod's spec with every allowed change undone, so that
+	// comparing it with oldPod's spec finds the changes that are not.
+	newSpec := newPod.Spec.DeepCopy()
+	if m >= 35 && podLevel {
+		if !opts.enabled(GateInPlacePodLevelResourcesVerticalScaling) {
+			return append(allErrs, field.Forbidden(root, msgPodLevelGateOff))
+		}
+		allErrs = append(allErrs, validatePodLevelResize(newPod, oldPod, newSpec, specPath)...)
+	}
+
+	// The rest compares containers index by index, so it needs the same
+	// containers in the same order.
+	if orderErrs := validateContainerOrder(newPod, oldPod, specPath); len(orderErrs) > 0 {
+		return append(allErrs, orderErrs...)
+	}
+
+	initResizable := m >= 35 && opts.enabled(GateInPlacePodVerticalScalingInitContainers)
+	for i := range oldPod.Spec.InitContainers {
+		if !initResizable && !qos.IsSidecar(&oldPod.Spec.InitContainers[i]) {
+			continue
+		}
+		allErrs = append(allErrs, validateContainerResize(&newPod.Spec.InitContainers[i], &oldPod.Spec.InitContainers[i],
+			specPath.Child("initContainers").Index(i).Child("resources"), m)...)
+	}
+	for i := range oldPod.Spec.Containers {
+		allErrs = append(allErrs, validateContainerResize(&newPod.Spec.Containers[i], &oldPod.Spec.Containers[i],
+			specPath.Child("containers").Index(i).Child("resources"), m)...)
+	}
+
+	for i := range newSpec.Containers {
+		c, o := &newSpec.Containers[i], &oldPod.Spec.Containers[i]
+		undoCPUMemoryChanges(c, o, m)
+		if !apiequality.Semantic.DeepEqual(*c, *o) {
+			allErrs = append(allErrs, field.Forbidden(specPath, msgOnlyCPUMemory))
+		}
+	}
+	for i := range newSpec.InitContainers {
+		c, o := &newSpec.InitContainers[i], &oldPod.Spec.InitContainers[i]
+		modified := !apiequality.Semantic.DeepEqual(*c, *o)
+		if qos.IsSidecar(c) || initResizable {
+			undoCPUMemoryChanges(c, o, m)
+			if !apiequality.Semantic.DeepEqual(*c, *o) {
+				if m >= 36 {
+					allErrs = append(allErrs, field.Forbidden(specPath.Child("initContainers").Index(i), msgOnlyCPUMemoryInit))
+				} else {
+					allErrs = append(allErrs, field.Forbidden(specPath, msgOnlyCPUMemorySide))
+				}
+			}
+		} else if modified {
+			allErrs = append(allErrs, field.Forbidden(specPath, msgInitImmutable))
+		}
+	}
+	if len(allErrs) > 0 {
+		return allErrs
+	}
+	if !apiequality.Semantic.DeepEqual(*newSpec, oldPod.Spec) {
+		allErrs = append(allErrs, field.Forbidden(specPath, msgOnlyCPUMemory))
+	}
+	return allErrs
+}
+
+// hasPodLevelResources reports whether the pod sets any pod-level request
+// or limit.
+func hasPodLevelResources(pod *v1.Pod) bool {
+	r := pod.Spec.Resources
+	return r != nil && len(r.Requests)+len(r.Limits) > 0
+}
+
+// oldQOSClass is the class the API server holds for the stored pod: its
+// status.qosClass, or the computed class when status has none.
+func oldQOSClass(pod *v1.Pod) v1.PodQOSClass {
+	if pod.Status.QOSClass != "" {
+		return pod.Status.QOSClass
+	}
+	return qos.PodQOSClass(pod)
+}
+
+// resizeSupported is the version-skew check: a running container whose
+// status has no resources means the node's kubelet predates resize. The
+// first running container decides; with none running, resize is allowed.
+func resizeSupported(pod *v1.Pod) bool {
+	for i := range pod.Status.ContainerStatuses {
+		if s := &pod.Status.ContainerStatuses[i]; s.State.Running != nil {
+			return s.Resources != nil
+		}
+	}
+	return true
+}
+
+// validateContainerOrder rejects a resize that adds, removes, renames or
+// reorders containers or init containers.
+func validateContainerOrder(newPod, oldPod *v1.Pod, specPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	check := func(newList, oldList []v1.Container, name, msgAdded, msgReordered string) {
+		path := specPath.Child(name)
+		if len(newList) != len(oldList) {
+			errs = append(errs, field.Forbidden(path, msgAdded))
+			return
+		}
+		for i := range oldList {
+			if newList[i].Name != oldList[i].Name {
+				errs = append(errs, field.Forbidden(path.Index(i).Child("name"), msgReordered))
+			}
+		}
+	}
+	check(newPod.Spec.Containers, oldPod.Spec.Containers, "containers", msgContainersAdded, msgContainersReordered)
+	check(newPod.Spec.InitContainers, oldPod.Spec.InitContainers, "initContainers", msgInitAdded, msgInitReordered)
+	return errs
+}
+
+// validateContainerResize checks one container's resources against its old
+// ones: requests and limits may be added or changed but not removed, and
+// (1.33 only) a memory limit may not be lowered or added unless the memory
+// resizePolicy is RestartContainer.
+func validateContainerResize(newC, oldC *v1.Container, path *field.Path, minor int) field.ErrorList {
+	var errs field.ErrorList
+	if resourcesRemoved(newC.Resources.Requests, oldC.Resources.Requests) {
+		errs = append(errs, field.Forbidden(path.Child("requests"), msgRequestsRemoved))
+	}
+	if resourcesRemoved(newC.Resources.Limits, oldC.Resources.Limits) {
+		errs = append(errs, field.Forbidden(path.Child("limits"), msgLimitsRemoved))
+	}
+	if minor != 33 || memoryResizePolicy(newC) == v1.RestartContainer {
+		return errs
+	}
+	newLimit, hasNew := newC.Resources.Limits[v1.ResourceMemory]
+	oldLimit, hasOld := oldC.Resources.Limits[v1.ResourceMemory]
+	memPath := path.Child("limits").Key(string(v1.ResourceMemory))
+	switch {
+	case hasNew && hasOld && newLimit.Cmp(oldLimit) < 0:
+		errs = append(errs, field.Forbidden(memPath, msgMemLimitDecrease))
+	case hasNew && !hasOld:
+		// Adding a limit lowers it from unlimited.
+		errs = append(errs, field.Forbidden(memPath, msgMemLimitAdd))
+	}
+	return errs
+}
+
+// memoryResizePolicy returns the container's memory resize policy; unset
+// means NotRequired.
+func memoryResizePolicy(c *v1.Container) v1.ResourceResizeRestartPolicy {
+	for _, p := range c.ResizePolicy {
+		if p.ResourceName == v1.ResourceMemory {
+			return p.RestartPolicy
+		}
+	}
+	return v1.NotRequired
+}
+
+// resourcesRemoved reports whether a resource in oldList is missing from
+// newList.
+func resourcesRemoved(newList, oldList v1.ResourceList) bool {
+	if len(oldList) > len(newList) {
+		return true
+	}
+	for name := range oldList {
+		if _, ok := newList[name]; !ok {
+			return true
+		}
+	}
+	return false
+}
+
+// undoCPUMemoryChanges sets c's cpu and memory requests and limits back to
+// o's, so that what remains different is a change the resize may not make.
+// Like the API server it rebuilds Resources from limits and requests only.
+// Up to 1.34 a list o does not have is dropped whole, so adding a list of
+// other resources to a container that had none goes unnoticed there; from
+// 1.35 (where the API server's helper was rewritten for pod-level resize)
+// such a list is kept and compared.
+func undoCPUMemoryChanges(c, o *v1.Container, minor int) {
+	c.Resources = v1.ResourceRequirements{
+		Limits:   undoCPUMemoryList(c.Resources.Limits, o.Resources.Limits, minor),
+		Requests: undoCPUMemoryList(c.Resources.Requests, o.Resources.Requests, minor),
+	}
+}
+
+// undoCPUMemoryList returns a copy of list with cpu and memory taken from
+// old (or absent when old lacks them).
+func undoCPUMemoryList(list, old v1.ResourceList, minor int) v1.ResourceList {
+	if old == nil && (minor <= 34 || list == nil) {
+		return nil
+	}
+	out := make(v1.ResourceList, len(list)+2)
+	for name, q := range list {
+		if name != v1.ResourceCPU && name != v1.ResourceMemory {
+			out[name] = q
+		}
+	}
+	if q, ok := old[v1.ResourceCPU]; ok {
+		out[v1.ResourceCPU] = q
+	}
+	if q, ok := old[v1.ResourceMemory]; ok {
+		out[v1.ResourceMemory] = q
+	}
+	return out
+}
+
+// validatePodLevelResize checks a change of spec.resources when pod-level
+// resize is on: nothing may be removed and only cpu and memory may change.
+// It undoes the allowed changes in newSpec.Resources.
+func validatePodLevelResize(newPod, oldPod *v1.Pod, newSpec *v1.PodSpec, specPath *field.Path) field.ErrorList {
+	oldR, newR := oldPod.Spec.Resources, newPod.Spec.Resources
+	if oldR != nil && newR == nil {
+		return field.ErrorList{field.Forbidden(specPath.Child("resources"), msgPodLevelRemoved)}
+	}
+	var errs field.ErrorList
+	if oldR != nil {
+		if resourcesRemoved(newR.Requests, oldR.Requests) {
+			errs = append(errs, field.Forbidden(specPath.Child("resources").Child("requests"), msgPodLevelReqRemoved))
+		}
+		if resourcesRemoved(newR.Limits, oldR.Limits) {
+			errs = append(errs, field.Forbidden(specPath.Child("resources").Child("limits"), msgPodLevelLimRemoved))
+		}
+	}
+	if r := newSpec.Resources; r != nil {
+		var oldReqs, oldLims v1.ResourceList
+		if oldR != nil {
+			oldReqs, oldLims = oldR.Requests, oldR.Limits
+		}
+		r.Requests = undoCPUMemoryList(r.Requests, oldReqs, 35)
+		r.Limits = undoCPUMemoryList(r.Limits, oldLims, 35)
+		if oldR == nil && len(r.Requests) == 0 && len(r.Limits) == 0 && len(r.Claims) == 0 {
+			newSpec.Resources = nil
+		}
+	}
+	if !apiequality.Semantic.DeepEqual(newSpec.Resources, oldR) {
+		errs = append(errs, field.Forbidden(specPath, msgPodLevelOnlyCPUMem))
+	}
+	return errs
+}
+
+// ValidatePod is the part of the API server's pod validation this library
+// needs, with its messages and field paths: metadata.name set; containers
+// present, named (DNS-1123 labels) and unique across regular, init and
+// ephemeral containers; resources well formed (known names, non-negative,
+// integer extended resources, requests at most limits, requests equal to
+// limits where overcommit is not allowed); resizePolicy valid (cpu or
+// memory, no duplicates, NotRequired or RestartContainer, NotRequired only
+// when the pod's restartPolicy is Never); init containers may set
+// resizePolicy only while InPlacePodVerticalScaling is on (the API server's
+// AllowSidecarResizePolicy, which despite its name admits any init
+// container); ephemeral containers may set neither resources nor
+// resizePolicy. Resource names are checked in sorted order, so the errors
+// come in a stable order (the API server walks maps at random).
+func ValidatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
+	var errs field.ErrorList
+	if pod.Name == "" {
+		errs = append(errs, field.Required(field.NewPath("metadata", "name"), "name or generateName is required"))
+	}
+	spec := field.NewPath("spec")
+	never := pod.Spec.RestartPolicy == v1.RestartPolicyNever
+
+	names := make(map[string]bool, len(pod.Spec.Containers)+len(pod.Spec.InitContainers))
+	path := spec.Child("containers")
+	if len(pod.Spec.Containers) == 0 {
+		errs = append(errs, field.Required(path, ""))
+	}
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		idx := path.Index(i)
+		errs = append(errs, validateContainerCommon(c, idx, never)...)
+		if names[c.Name] {
+			errs = append(errs, field.Duplicate(idx.Child("name"), c.Name))
+		} else {
+			names[c.Name] = true
+		}
+	}
+
+	path = spec.Child("initContainers")
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		idx := path.Index(i)
+		errs = append(errs, validateContainerCommon(c, idx, never)...)
+		if names[c.Name] {
+			errs = append(errs, field.Duplicate(idx.Child("name"), c.Name))
+		} else if c.Name != "" {
+			names[c.Name] = true
+		}
+		if !opts.enabled(GateInPlacePodVerticalScaling) && len(c.ResizePolicy) > 0 {
+			errs = append(errs, field.Invalid(idx.Child("resizePolicy"), c.ResizePolicy, msgInitResizePolicy))
+		}
+	}
+
+	path = spec.Child("ephemeralContainers")
+	for i := range pod.Spec.EphemeralContainers {
+		c := (*v1.Container)(&pod.Spec.EphemeralContainers[i].EphemeralContainerCommon)
+		idx := path.Index(i)
+		errs = append(errs, validateContainerCommon(c, idx, never)...)
+		if names[c.Name] {
+			errs = append(errs, field.Duplicate(idx.Child("name"), c.Name))
+		} else {
+			names[c.Name] = true
+		}
+		if r := c.Resources; r.Limits != nil || r.Requests != nil || r.Claims != nil {
+			errs = append(errs, field.Forbidden(idx.Child("resources"), msgEphemeralField))
+		}
+		if c.ResizePolicy != nil {
+			errs = append(errs, field.Forbidden(idx.Child("resizePolicy"), msgEphemeralField))
+		}
+	}
+
+	if pod.Spec.Resources != nil {
+		errs = append(errs, validateResourceRequirements(pod.Spec.Resources, spec.Child("resources"), false)...)
+	}
+	return errs
+}
+
+// validateContainerCommon checks what every kind of container shares: its
+// name, resources and resizePolicy.
+func validateContainerCommon(c *v1.Container, path *field.Path, restartNever bool) field.ErrorList {
+	var errs field.ErrorList
+	namePath := path.Child("name")
+	if c.Name == "" {
+		errs = append(errs, field.Required(namePath, ""))
+	} else {
+		for _, msg := range validation.IsDNS1123Label(c.Name) {
+			errs = append(errs, field.Invalid(namePath, c.Name, msg))
+		}
+	}
+	errs = append(errs, validateResourceRequirements(&c.Resources, path.Child("resources"), true)...)
+	errs = append(errs, validateResizePolicy(c.ResizePolicy, path.Child("resizePolicy"), restartNever)...)
+	return errs
+}
+
+// validateResizePolicy checks a container's resizePolicy list, with the
+// API server's field paths (the list itself, not the entry, except for
+// duplicates).
+func validateResizePolicy(list []v1.ContainerResizePolicy, path *field.Path, restartNever bool) field.ErrorList {
+	var errs field.ErrorList
+	seen := make(map[v1.ResourceName]bool, len(list))
+	for i, p := range list {
+		if seen[p.ResourceName] {
+			errs = append(errs, field.Duplicate(path.Index(i), p.ResourceName))
+		}
+		seen[p.ResourceName] = true
+		switch p.ResourceName {
+		case v1.ResourceCPU, v1.ResourceMemory:
+		case "":
+			errs = append(errs, field.Required(path, ""))
+		default:
+			errs = append(errs, field.NotSupported(path, p.ResourceName, []string{string(v1.ResourceCPU), string(v1.ResourceMemory)}))
+		}
+		switch p.RestartPolicy {
+		case v1.NotRequired, v1.RestartContainer:
+		case "":
+			errs = append(errs, field.Required(path, ""))
+		default:
+			errs = append(errs, field.NotSupported(path, p.RestartPolicy, []string{string(v1.NotRequired), string(v1.RestartContainer)}))
+		}
+		if restartNever && p.RestartPolicy != v1.NotRequired {
+			errs = append(errs, field.Invalid(path, p.RestartPolicy, msgResizePolicyNever))
+		}
+	}
+	return errs
+}
+
+// validateResourceRequirements checks requests and limits. For a container
+// (container true) resource names are checked too; for pod-level resources
+// they are not.
+func validateResourceRequirements(r *v1.ResourceRequirements, path *field.Path, container bool) field.ErrorList {
+	var errs field.ErrorList
+	limPath, reqPath := path.Child("limits"), path.Child("requests")
+	for _, name := range sortedNames(r.Limits) {
+		q := r.Limits[name]
+		p := limPath.Key(string(name))
+		if container {
+			errs = append(errs, validateContainerResourceName(name, p)...)
+		}
+		errs = append(errs, validateQuantityValue(name, q, p)...)
+	}
+	for _, name := range sortedNames(r.Requests) {
+		q := r.Requests[name]
+		p := reqPath.Key(string(name))
+		if container {
+			errs = append(errs, validateContainerResourceName(name, p)...)
+		}
+		errs = append(errs, validateQuantityValue(name, q, p)...)
+		limit, ok := r.Limits[name]
+		switch {
+		case ok && q.Cmp(limit) != 0 && !overcommitAllowed(name):
+			errs = append(errs, field.Invalid(reqPath, q.String(), fmt.Sprintf("must be equal to %s limit of %s", name, limit.String())))
+		case ok && q.Cmp(limit) > 0:
+			errs = append(errs, field.Invalid(reqPath, q.String(), fmt.Sprintf("must be less than or equal to %s limit of %s", name, limit.String())))
+		case !ok && !overcommitAllowed(name):
+			errs = append(errs, field.Required(limPath, msgLimitRequired))
+		}
+	}
+	return errs
+}
+
+// validateContainerResourceName checks that a container resource is a
+// standard one (cpu, memory, ephemeral-storage, hugepages-*) or a
+// well-formed extended resource.
+func validateContainerResourceName(name v1.ResourceName, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range validation.IsQualifiedName(string(name)) {
+		errs = append(errs, field.Invalid(path, name, msg))
+	}
+	if !strings.Contains(string(name), "/") {
+		switch {
+		case name == v1.ResourceCPU, name == v1.ResourceMemory, name == v1.ResourceEphemeralStorage, isHugePages(name):
+		default:
+			errs = append(errs, field.Invalid(path, name, msgNotStandardResource))
+		}
+	} else if !isNativeResource(name) && strings.HasPrefix(string(name), v1.DefaultResourceRequestsPrefix) {
+		errs = append(errs, field.Invalid(path, name, msgNotExtendedResource))
+	}
+	return errs
+}
+
+// validateQuantityValue checks that a quantity is not negative, and whole
+// for extended resources (which count devices).
+func validateQuantityValue(name v1.ResourceName, q resource.Quantity, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if q.Sign() < 0 {
+		errs = append(errs, field.Invalid(path, q.String(), msgNegativeQuantity))
+	}
+	if !isNativeResource(name) && q.MilliValue()%1000 != 0 {
+		errs = append(errs, field.Invalid(path, q.String(), msgNotInteger))
+	}
+	return errs
+}
+
+// sortedNames returns the list's resource names in order.
+func sortedNames(list v1.ResourceList) []v1.ResourceName {
+	if len(list) == 0 {
+		return nil
+	}
+	names := make([]v1.ResourceName, 0, len(list))
+	for name := range list {
+		names = append(names, name)
+	}
+	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
+	return names
+}
