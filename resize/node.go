@@ -81,6 +81,12 @@ type Node struct {
 }
 
 // podState is what the kubelet keeps in memory of one pod.
+//
+// The pod's sync holds mu for its whole run. The fields that Node.Pod
+// reports (admitted, podCgroup, sandboxID, containers) are written with
+// both mu and the node's lock held and read by Pod with the node's lock
+// only, so that a decorator under the node (a fault injector resolving
+// names, say) can ask the node about a pod in the middle of its sync.
 type podState struct {
 	// mu is the pod worker: one sync of the pod at a time.
 	mu         sync.Mutex
@@ -291,7 +297,7 @@ func (n *Node) admitPod(pod *v1.Pod, ps *podState) {
 		_ = n.cluster.UpdatePodStatus(pod.Namespace, pod.Name, pod.UID, *status)
 		return
 	}
-	if err := n.allocated.Set(pod.UID, allocationFromPod(allocatedPod)); err != nil {
+	if err := n.allocated.Set(pod.UID, allocationFromPod(allocatedPod, n.Gate(GateInPlacePodVerticalScalingInitContainers))); err != nil {
 		n.event(pod, v1.EventTypeWarning, ReasonFailed, err.Error())
 	}
 	qosClass := pod.Status.QOSClass
@@ -325,15 +331,16 @@ func trimSlashes(s string) string {
 }
 
 // allocationFromPod is what the allocation checkpoint records of a pod:
-// the resources of every regular container and sidecar, and the
+// the resources of every regular container and sidecar (and, where
+// non-sidecar init containers are resizable, of those too), and the
 // pod-level resources when set.
-func allocationFromPod(pod *v1.Pod) allocation.PodResources {
+func allocationFromPod(pod *v1.Pod, initContainers bool) allocation.PodResources {
 	r := allocation.PodResources{ContainerResources: map[string]v1.ResourceRequirements{}}
 	for i := range pod.Spec.Containers {
 		r.ContainerResources[pod.Spec.Containers[i].Name] = *pod.Spec.Containers[i].Resources.DeepCopy()
 	}
 	for i := range pod.Spec.InitContainers {
-		if qos.IsSidecar(&pod.Spec.InitContainers[i]) {
+		if initContainers || qos.IsSidecar(&pod.Spec.InitContainers[i]) {
 			r.ContainerResources[pod.Spec.InitContainers[i].Name] = *pod.Spec.InitContainers[i].Resources.DeepCopy()
 		}
 	}
@@ -412,7 +419,7 @@ func (n *Node) otherPods(uid types.UID) []*v1.Pod {
 	out := make([]*v1.Pod, 0, len(states))
 	for _, ps := range states {
 		pod, ok := n.cluster.peekPod(ps.namespace, ps.name)
-		if !ok || pod.UID != ps.uid {
+		if !ok || pod.UID != ps.uid || isTerminal(pod) {
 			continue
 		}
 		p, _ := n.overlay(pod)
@@ -725,7 +732,7 @@ func (n *Node) handlePodResourcesResize(pod *v1.Pod) (bool, allocation.Outcome) 
 	decision := allocation.AdmitResize(pod, allocatedPod, n.otherPods(pod.UID), n.admitCfg, isStaticPod(pod))
 	now := n.now()
 	if decision.Outcome == allocation.Admitted {
-		if err := n.allocated.Set(pod.UID, allocationFromPod(pod)); err != nil {
+		if err := n.allocated.Set(pod.UID, allocationFromPod(pod, n.Gate(GateInPlacePodVerticalScalingInitContainers))); err != nil {
 			n.event(pod, v1.EventTypeWarning, ReasonFailed, err.Error())
 			return false, allocation.Deferred
 		}
@@ -887,8 +894,7 @@ func (n *Node) Pod(namespace, name string) (PodInfo, error) {
 	if !ok {
 		return PodInfo{}, fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
 	}
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
+	n.mu.Lock()
 	info := PodInfo{
 		Admitted:         ps.admitted,
 		PodCgroup:        ps.podCgroup,
@@ -900,6 +906,7 @@ func (n *Node) Pod(namespace, name string) (PodInfo, error) {
 		info.ContainerIDs[name] = rec.id
 		info.ContainerCgroups[name] = cgroup.ContainerCgroupName(ps.podCgroup, rec.id, n.cfg.CgroupDriver)
 	}
+	n.mu.Unlock()
 	if a, ok := n.allocated.Get(ps.uid); ok {
 		info.Allocated = a.ContainerResources
 	}
@@ -922,8 +929,8 @@ func (n *Node) AllocatedTotal() v1.ResourceList {
 	}
 	n.mu.Unlock()
 	for _, ps := range states {
-		pod, err := n.cluster.GetPod(ps.namespace, ps.name)
-		if err != nil {
+		pod, ok := n.cluster.peekPod(ps.namespace, ps.name)
+		if !ok || pod.UID != ps.uid || isTerminal(pod) {
 			continue
 		}
 		p, _ := n.overlay(pod)

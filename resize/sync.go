@@ -102,7 +102,9 @@ func (n *Node) syncPodLocked(ctx context.Context, ps *podState) error {
 			n.writeStatus(ctx, ps, pod, allocatedPod, nil, nil)
 			return err
 		}
+		n.mu.Lock()
 		ps.sandboxID = id
+		n.mu.Unlock()
 	}
 	states, _, err := n.containerStates(ctx, ps)
 	if err != nil {
@@ -174,6 +176,14 @@ func (n *Node) syncPodLocked(ctx context.Context, ps *podState) error {
 	newStatus := n.writeStatus(ctx, ps, pod, allocatedPod, states, statuses)
 	if completed && statusRequestsDecreased(&oldStatus, newStatus) {
 		n.retryPendingResizes(allocation.TriggerPodResized)
+	}
+	if !isTerminal(&v1.Pod{Status: oldStatus}) && (newStatus.Phase == v1.PodSucceeded || newStatus.Phase == v1.PodFailed) {
+		// A finished pod frees its resources. Only 1.36 and later retry
+		// pending resizes for it (pod_terminated); 1.35 waits for the
+		// periodic retry.
+		if n.cfg.Profile == Profile136 {
+			n.retryPendingResizes(allocation.TriggerPodTerminated)
+		}
 	}
 	return errors.Join(syncErrs...)
 }
@@ -327,7 +337,9 @@ func (n *Node) startContainer(ctx context.Context, ps *podState, pod, allocatedP
 		n.event(pod, v1.EventTypeWarning, ReasonFailed, fmt.Sprintf("Error: %v", err))
 		return fmt.Errorf("create container %s: %w", name, err)
 	}
+	n.mu.Lock()
 	ps.containers[name] = &containerRecord{id: id, attempt: attempt}
+	n.mu.Unlock()
 	if err := n.actuated.SetContainer(ps.uid, name, *c.Resources.DeepCopy()); err != nil {
 		return fmt.Errorf("checkpoint actuated resources of %s: %w", name, err)
 	}
@@ -682,10 +694,7 @@ func (n *Node) writeStatus(ctx context.Context, ps *podState, pod, allocatedPod 
 		}
 		status.ContainerStatuses = append(status.ContainerStatuses, cs)
 	}
-	status.Phase = v1.PodPending
-	if running > 0 {
-		status.Phase = v1.PodRunning
-	}
+	status.Phase = podPhase(allocatedPod, status.ContainerStatuses, running)
 	for _, cs := range append(append([]v1.ContainerStatus(nil), status.InitContainerStatuses...), status.ContainerStatuses...) {
 		ps.lastStatus[cs.Name] = cs
 	}
@@ -699,4 +708,39 @@ func timeFromNanos(ns int64) time.Time {
 		return time.Unix(0, 0).UTC()
 	}
 	return time.Unix(0, ns).UTC()
+}
+
+// podPhase is the pod's phase from its regular containers: Running while
+// any runs; Succeeded or Failed once all have exited and the restart policy
+// will not start them again; Pending otherwise.
+func podPhase(pod *v1.Pod, statuses []v1.ContainerStatus, running int) v1.PodPhase {
+	if running > 0 {
+		return v1.PodRunning
+	}
+	if len(statuses) == 0 {
+		return v1.PodPending
+	}
+	failed := false
+	for _, cs := range statuses {
+		t := cs.State.Terminated
+		if t == nil {
+			return v1.PodPending
+		}
+		if shouldRestart(pod.Spec.RestartPolicy, ContainerState{Exited: true, ExitCode: t.ExitCode}) {
+			return v1.PodRunning // about to be restarted
+		}
+		if t.ExitCode != 0 {
+			failed = true
+		}
+	}
+	if failed {
+		return v1.PodFailed
+	}
+	return v1.PodSucceeded
+}
+
+// isTerminal reports whether a pod has finished: it no longer counts as
+// an active pod for admission.
+func isTerminal(pod *v1.Pod) bool {
+	return pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed
 }
