@@ -472,6 +472,10 @@ func (n *Node) podStateByName(namespace, name string) (*podState, bool) {
 // that is not an error), starts its containers, retries pending resizes
 // (pods_added) and runs until quiet.
 func (n *Node) AddPod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
+	if pod.CreationTimestamp.IsZero() {
+		pod = pod.DeepCopy()
+		pod.CreationTimestamp = n.now()
+	}
 	created, err := n.cluster.CreatePod(pod)
 	if err != nil {
 		return nil, err

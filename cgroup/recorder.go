@@ -1,0 +1,57 @@
+package cgroup
+
+import "sync"
+
+// Recorder is a Manager decorator that keeps every Write that Set returned,
+// in the order the Sets returned them. Wrapping the manager a node and its
+// runtime share gives one ordered log of the cgroup writes of a resize,
+// whatever the Manager underneath (the in-memory model or a real
+// filesystem), which is what a transcript of a scenario prints.
+//
+// Recorder holds its lock only while appending, never across the inner
+// Manager's calls, so it adds no ordering the inner Manager does not have.
+type Recorder struct {
+	Manager
+
+	mu     sync.Mutex
+	writes []Write
+}
+
+// NewRecorder returns a Recorder over m.
+func NewRecorder(m Manager) *Recorder {
+	return &Recorder{Manager: m}
+}
+
+// Set calls the inner Manager's Set and records the writes it returned, the
+// failed one included, before returning them unchanged.
+func (r *Recorder) Set(path string, v Values) ([]Write, error) {
+	ws, err := r.Manager.Set(path, v)
+	if len(ws) > 0 {
+		r.mu.Lock()
+		r.writes = append(r.writes, ws...)
+		r.mu.Unlock()
+	}
+	return ws, err
+}
+
+// Writes returns a copy of the recorded writes, oldest first.
+func (r *Recorder) Writes() []Write {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]Write, len(r.writes))
+	copy(out, r.writes)
+	return out
+}
+
+// Reset forgets the recorded writes, so that the next Writes returns only
+// what was written after it.
+func (r *Recorder) Reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.writes = nil
+}
+
+// Unwrap returns the wrapped Manager, so that code looking for a capability
+// of the Manager underneath (the in-memory model's usage and OOM hooks) can
+// find it through the Recorder.
+func (r *Recorder) Unwrap() Manager { return r.Manager }

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestEmbeddedWalkthroughIsTheSuiteCopy(t *testing.T) {
+	suite, err := os.ReadFile("../../testdata/scenarios/walkthrough.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(suite, walkthrough) {
+		t.Error("examples/resizesim/walkthrough.yaml differs from testdata/scenarios/walkthrough.yaml; copy it over")
+	}
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+const wrongExpectation = `
+name: wrong
+pods:
+- metadata: {name: web}
+  spec:
+    containers:
+    - name: app
+      resources: {requests: {cpu: 100m}}
+steps:
+- resize: {pod: web, patch: '{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"200m"}}}]}}'}
+- expect:
+    pod: web
+    containers:
+      app: {resources: {requests: {cpu: 300m}}}
+`
+
+const badDuration = `
+name: bad
+steps:
+- advance: 30s
+- advance: soon
+`
+
+func TestRun(t *testing.T) {
+	good := writeFile(t, "good.yaml", strings.Replace(wrongExpectation, "cpu: 300m", "cpu: 200m", 1))
+	wrong := writeFile(t, "wrong.yaml", wrongExpectation)
+	bad := writeFile(t, "bad.yaml", badDuration)
+	notYAML := writeFile(t, "notyaml.yaml", "name: [\n")
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStdout []string
+		wantStderr []string
+	}{
+		{
+			name:     "no arguments runs the walkthrough",
+			wantCode: exitOK,
+			wantStdout: []string{
+				"Scenario: walkthrough",
+				"Pod resize started: {\"containers\":[{\"name\":\"pause\",\"resources\":{\"limits\":{\"cpu\":\"800m\",\"memory\":\"200Mi\"},\"requests\":{\"cpu\":\"800m\",\"memory\":\"200Mi\"}}}],\"generation\":2}",
+				"Container pause resize requires restart",
+				"Node didn't have enough capacity: cpu, requested: 1000000, capacity: 16000",
+				"NAME", "READY", "STATUS", "RESTARTS", "AGE",
+				"PASS walkthrough.yaml",
+			},
+		},
+		{name: "passing file", args: []string{"run", good}, wantCode: exitOK, wantStdout: []string{"PASS " + good}},
+		{
+			name:     "wrong expectation",
+			args:     []string{"run", wrong},
+			wantCode: exitMismatch,
+			wantStdout: []string{
+				"FAIL " + wrong,
+				wrong + ": steps[1]: expect.containers.app.resources.requests.cpu",
+				"- want: 300m",
+				"+ got:  200m",
+			},
+		},
+		{name: "invalid step", args: []string{"run", bad}, wantCode: exitInvalid, wantStderr: []string{bad + ": steps[1]: advance: malformed duration"}},
+		{name: "not YAML", args: []string{"run", notYAML}, wantCode: exitInvalid, wantStderr: []string{notYAML + ": not valid YAML"}},
+		{name: "worst status wins", args: []string{"run", good, wrong, bad}, wantCode: exitInvalid, wantStdout: []string{"PASS " + good, "FAIL " + wrong}},
+		{name: "missing file", args: []string{"run", filepath.Join(t.TempDir(), "none.yaml")}, wantCode: exitInvalid, wantStderr: []string{"none.yaml"}},
+		{name: "run without files", args: []string{"run"}, wantCode: exitInvalid, wantStderr: []string{"at least one scenario file"}},
+		{name: "unknown command", args: []string{"walk"}, wantCode: exitInvalid, wantStderr: []string{`unknown command "walk"`}},
+		{name: "real cgroups", args: []string{"--cgroup-root", "/sys/fs/cgroup", "run", good}, wantCode: exitInvalid, wantStderr: []string{"needs the real backends"}},
+		{name: "real runtime after the files", args: []string{"run", good, "--cri-endpoint", "unix:///run/x.sock", "--image", "busybox"}, wantCode: exitInvalid, wantStderr: []string{"needs the real backends"}},
+		{name: "runtime without image", args: []string{"--cri-endpoint", "unix:///run/x.sock"}, wantCode: exitInvalid, wantStderr: []string{"needs --image"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), tt.args, &stdout, &stderr)
+			if code != tt.wantCode {
+				t.Errorf("exit status %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, stdout.String(), stderr.String())
+			}
+			for _, want := range tt.wantStdout {
+				if !strings.Contains(stdout.String(), want) {
+					t.Errorf("stdout lacks %q:\n%s", want, stdout.String())
+				}
+			}
+			for _, want := range tt.wantStderr {
+				if !strings.Contains(stderr.String(), want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,37 @@
+// Package scenario loads, validates and runs resize scenarios: YAML files
+// that describe a node, its pods and a sequence of steps (resizes, pod
+// arrivals and departures, memory usage, container exits, faults, clock
+// ticks, kubelet restarts) interleaved with expectations. The format is the
+// contract in /work/shared/spec/scenario-format.md; Load and Parse
+// implement it and reject anything else with an *Error naming the file,
+// the step index and the field. Run drives a resize.Node over simulated or
+// real cgroups and runtime, checks every expect step and returns the
+// transcript and the mismatches. The command examples/resizesim is a thin
+// wrapper around this package.
+//
+// Additions to the format, all optional:
+//
+//   - kubelet may be written as a YAML number (kubelet: 1.35).
+//   - node.capacity keeps the defaults (cpu 16, memory 64Gi, pods 110) for
+//     the resources it does not name, and node.allocatable takes the
+//     capacity's value for the resources it does not name.
+//   - A pod may be named "namespace/name" wherever a step names a pod; a
+//     bare name means namespace default, or the only pod of that name.
+//   - Containers without an image get DefaultImage.
+//   - fault.call also accepts CreateContainer and RunPodSandbox; fault.error
+//     defaults to "injected fault". A CgroupWrite fault with only a pod
+//     matches writes of the pod's own cgroup; with a container, writes of
+//     that container's cgroup (paths are resolved when the write happens, so
+//     they follow container restarts). A fault step arms the fault and does
+//     not run the node.
+//   - expect resources lists: a list that is given but empty ({}) asserts
+//     that there are no entries; otherwise only the listed resources are
+//     compared (by value).
+//   - cgroups file values may be YAML numbers; files that are in neither
+//     version's list are checked on both.
+//   - A pod in pods: or add: may not carry a status (status is computed).
+//
+// Errors of an action step other than resize are kept for the next
+// expect's error key like a resize's; a malformed patch that only the API
+// server detects makes Run return an *Error.
+package scenario

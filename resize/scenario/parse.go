@@ -1,0 +1,887 @@
+package scenario
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/yaml"
+
+	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/resize"
+)
+
+// Error is an invalid scenario: it names the file, the step (its index in
+// steps, or -1 for the parts of the file before the steps) and the field.
+type Error struct {
+	File  string
+	Step  int    // index in steps; -1 when the error is not in a step
+	Field string // the key path, e.g. "resize.patch" in a step, "node.capacity.cpu" outside
+	Msg   string
+}
+
+// Error reads "FILE: steps[3]: resize.patch: MSG", or "FILE: FIELD: MSG"
+// outside the steps.
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Step >= 0 {
+		fmt.Fprintf(&b, ": steps[%d]", e.Step)
+	}
+	if e.Field != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Field)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Defaults of the node section.
+var (
+	defaultCapacity = v1.ResourceList{
+		v1.ResourceCPU:    resource.MustParse("16"),
+		v1.ResourceMemory: resource.MustParse("64Gi"),
+		v1.ResourcePods:   resource.MustParse("110"),
+	}
+	// DefaultImage is the image given to containers whose manifest names
+	// none, so that a scenario may leave images out.
+	DefaultImage = "registry.k8s.io/pause:3.10"
+)
+
+const defaultNodeName = "node-1"
+
+// Load reads and parses the scenario file at path.
+func Load(path string) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &Error{File: path, Step: -1, Msg: err.Error()}
+	}
+	return Parse(path, data)
+}
+
+// parser carries the file name and the pods known at the current step, so
+// that steps can be checked against the pods that exist when they run.
+type parser struct {
+	file string
+	step int
+	// live are the pods on the node at the current step, by namespace/name.
+	live map[PodRef]*v1.Pod
+	// ever are all pods the file has named so far (for expect, which may
+	// check a deleted or rejected pod), with every container name each
+	// manifest gave them.
+	ever map[PodRef]map[string]bool
+}
+
+func (p *parser) errf(field, format string, args ...any) *Error {
+	return &Error{File: p.file, Step: p.step, Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Parse parses and validates a scenario; name is used in errors. Unknown
+// keys, a step with other than one action key, malformed quantities,
+// durations and patches, and pods or containers the scenario does not have
+// are errors of type *Error.
+func Parse(name string, data []byte) (*Scenario, error) {
+	p := &parser{file: name, step: -1, live: map[PodRef]*v1.Pod{}, ever: map[PodRef]map[string]bool{}}
+	js, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return nil, p.errf("", "not valid YAML: %v", err)
+	}
+	top, err := p.object(js, "")
+	if err != nil {
+		return nil, err
+	}
+	if err := p.keys(top, "", "name", "description", "kubelet", "node", "pods", "steps"); err != nil {
+		return nil, err
+	}
+	s := &Scenario{File: name}
+	if s.Name, err = p.requiredString(top, "name", ""); err != nil {
+		return nil, err
+	}
+	if s.Description, err = p.optString(top, "description", ""); err != nil {
+		return nil, err
+	}
+	profile := resize.Profile135
+	if raw, ok := top["kubelet"]; ok {
+		v, err := p.versionString(raw, "kubelet")
+		if err != nil {
+			return nil, err
+		}
+		switch resize.Profile(v) {
+		case resize.Profile133, resize.Profile134, resize.Profile135, resize.Profile136:
+			profile = resize.Profile(v)
+		default:
+			return nil, p.errf("kubelet", "unknown kubelet version %q: want 1.33, 1.34, 1.35 or 1.36", v)
+		}
+	}
+	if err := p.node(top["node"], s); err != nil {
+		return nil, err
+	}
+	s.Node.Profile = profile
+	if raw, ok := top["pods"]; ok && !isNull(raw) {
+		var list []json.RawMessage
+		if err := json.Unmarshal(raw, &list); err != nil {
+			return nil, p.errf("pods", "want a list of pod manifests")
+		}
+		for i, item := range list {
+			pod, err := p.manifest(item, fmt.Sprintf("pods[%d]", i))
+			if err != nil {
+				return nil, err
+			}
+			s.Pods = append(s.Pods, pod)
+		}
+	}
+	raw, ok := top["steps"]
+	if !ok || isNull(raw) {
+		return nil, p.errf("steps", "required: at least one step")
+	}
+	var steps []json.RawMessage
+	if err := json.Unmarshal(raw, &steps); err != nil {
+		return nil, p.errf("steps", "want a list of steps")
+	}
+	if len(steps) == 0 {
+		return nil, p.errf("steps", "required: at least one step")
+	}
+	for i, item := range steps {
+		p.step = i
+		st, err := p.parseStep(item)
+		if err != nil {
+			return nil, err
+		}
+		s.Steps = append(s.Steps, st)
+	}
+	return s, nil
+}
+
+// object decodes raw as a JSON object.
+func (p *parser) object(raw json.RawMessage, field string) (map[string]json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if isNull(raw) {
+		return map[string]json.RawMessage{}, nil
+	}
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return nil, p.errf(field, "want a map, got %s", describe(raw))
+	}
+	return m, nil
+}
+
+// keys rejects any key of m not in allowed, naming the first unknown key in
+// sorted order so the error is the same on every run.
+func (p *parser) keys(m map[string]json.RawMessage, field string, allowed ...string) error {
+	var unknown []string
+	for k := range m {
+		if !slices.Contains(allowed, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	return p.errf(join(field, unknown[0]), "unknown key (want one of %s)", strings.Join(allowed, ", "))
+}
+
+func join(field, key string) string {
+	if field == "" {
+		return key
+	}
+	return field + "." + key
+}
+
+func isNull(raw json.RawMessage) bool {
+	return len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null"
+}
+
+// describe names the JSON type of raw for error messages.
+func describe(raw json.RawMessage) string {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 {
+		return "nothing"
+	}
+	switch t[0] {
+	case '{':
+		return "a map"
+	case '[':
+		return "a list"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+func (p *parser) str(raw json.RawMessage, field string) (string, error) {
+	var v string
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return "", p.errf(field, "want a string, got %s", describe(raw))
+	}
+	return v, nil
+}
+
+func (p *parser) optString(m map[string]json.RawMessage, key, field string) (string, error) {
+	raw, ok := m[key]
+	if !ok || isNull(raw) {
+		return "", nil
+	}
+	return p.str(raw, join(field, key))
+}
+
+func (p *parser) requiredString(m map[string]json.RawMessage, key, field string) (string, error) {
+	raw, ok := m[key]
+	if !ok || isNull(raw) {
+		return "", p.errf(join(field, key), "required")
+	}
+	v, err := p.str(raw, join(field, key))
+	if err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(v) == "" {
+		return "", p.errf(join(field, key), "must not be empty")
+	}
+	return v, nil
+}
+
+// versionString accepts "1.35" and, since YAML reads an unquoted 1.35 as a
+// number, 1.35 too.
+func (p *parser) versionString(raw json.RawMessage, field string) (string, error) {
+	var f json.Number
+	if err := json.Unmarshal(raw, &f); err == nil {
+		return f.String(), nil
+	}
+	return p.str(raw, field)
+}
+
+func (p *parser) boolean(raw json.RawMessage, field string) (bool, error) {
+	var v bool
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return false, p.errf(field, "want true or false, got %s", describe(raw))
+	}
+	return v, nil
+}
+
+func (p *parser) integer(raw json.RawMessage, field string, min, max int64) (int64, error) {
+	var n json.Number
+	if err := json.Unmarshal(raw, &n); err != nil {
+		return 0, p.errf(field, "want an integer, got %s", describe(raw))
+	}
+	v, err := strconv.ParseInt(n.String(), 10, 64)
+	if err != nil {
+		return 0, p.errf(field, "want an integer, got %s", n)
+	}
+	if v < min || v > max {
+		return 0, p.errf(field, "%d out of range [%d, %d]", v, min, max)
+	}
+	return v, nil
+}
+
+// quantity accepts a Kubernetes quantity as a string or a YAML number.
+func (p *parser) quantity(raw json.RawMessage, field string) (resource.Quantity, error) {
+	var text string
+	var n json.Number
+	if err := json.Unmarshal(raw, &n); err == nil {
+		text = n.String()
+	} else if err := json.Unmarshal(raw, &text); err != nil {
+		return resource.Quantity{}, p.errf(field, "want a quantity, got %s", describe(raw))
+	}
+	q, err := resource.ParseQuantity(strings.TrimSpace(text))
+	if err != nil {
+		return resource.Quantity{}, p.errf(field, "malformed quantity %q: %v", text, err)
+	}
+	return q, nil
+}
+
+func (p *parser) resourceList(raw json.RawMessage, field string) (v1.ResourceList, error) {
+	m, err := p.object(raw, field)
+	if err != nil {
+		return nil, err
+	}
+	out := v1.ResourceList{}
+	for _, k := range sortedKeys(m) {
+		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+			return nil, p.errf(join(field, k), "invalid resource name: %s", strings.Join(errs, "; "))
+		}
+		q, err := p.quantity(m[k], join(field, k))
+		if err != nil {
+			return nil, err
+		}
+		out[v1.ResourceName(k)] = q
+	}
+	return out, nil
+}
+
+func (p *parser) duration(raw json.RawMessage, field string) (time.Duration, error) {
+	text, err := p.str(raw, field)
+	if err != nil {
+		return 0, p.errf(field, "want a duration such as \"30s\" or \"3m\", got %s", describe(raw))
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(text))
+	if err != nil {
+		return 0, p.errf(field, "malformed duration %q: want a number with a unit such as \"30s\" or \"3m\"", text)
+	}
+	if d <= 0 {
+		return 0, p.errf(field, "duration %q must be positive", text)
+	}
+	return d, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (p *parser) oneOf(raw json.RawMessage, field string, allowed ...string) (string, error) {
+	v, err := p.str(raw, field)
+	if err != nil {
+		return "", err
+	}
+	if !slices.Contains(allowed, v) {
+		return "", p.errf(field, "%q is not one of %s", v, strings.Join(allowed, ", "))
+	}
+	return v, nil
+}
+
+var gateName = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
+
+func (p *parser) node(raw json.RawMessage, s *Scenario) error {
+	const f = "node"
+	m, err := p.object(raw, f)
+	if err != nil {
+		return err
+	}
+	if err := p.keys(m, f, "name", "capacity", "allocatable", "os", "cgroupVersion", "cgroupDriver",
+		"cpuManagerPolicy", "memoryManagerPolicy", "swapBehavior", "cpuCFSQuota", "cpuCFSQuotaPeriod",
+		"containerCPUWeight", "featureGates"); err != nil {
+		return err
+	}
+	n := resize.NodeConfig{
+		Name:                defaultNodeName,
+		OS:                  "linux",
+		CgroupVersion:       cgroup.V2,
+		CgroupDriver:        cgroup.DriverCgroupfs,
+		CPUManagerPolicy:    "none",
+		MemoryManagerPolicy: "None",
+		SwapBehavior:        "NoSwap",
+		CPUCFSQuotaPeriod:   100 * time.Millisecond,
+	}
+	s.ContainerWeight = "quadratic"
+	if v, err := p.optString(m, "name", f); err != nil {
+		return err
+	} else if v != "" {
+		if errs := validation.IsDNS1123Subdomain(v); len(errs) > 0 {
+			return p.errf(f+".name", "invalid node name %q: %s", v, strings.Join(errs, "; "))
+		}
+		n.Name = v
+	}
+	// Capacity keeps the defaults for the resources the file leaves out,
+	// so that "capacity: {cpu: 4}" still has memory and pods.
+	n.Capacity = defaultCapacity.DeepCopy()
+	if raw, ok := m["capacity"]; ok {
+		c, err := p.resourceList(raw, f+".capacity")
+		if err != nil {
+			return err
+		}
+		for k, q := range c {
+			n.Capacity[k] = q
+		}
+	}
+	n.Allocatable = n.Capacity.DeepCopy()
+	if raw, ok := m["allocatable"]; ok {
+		a, err := p.resourceList(raw, f+".allocatable")
+		if err != nil {
+			return err
+		}
+		for k, q := range a {
+			n.Allocatable[k] = q
+		}
+	}
+	type choice struct {
+		key     string
+		allowed []string
+		set     func(string)
+	}
+	for _, c := range []choice{
+		{"os", []string{"linux", "windows"}, func(v string) { n.OS = v }},
+		{"cgroupVersion", []string{"v1", "v2"}, func(v string) {
+			n.CgroupVersion = map[string]cgroup.Version{"v1": cgroup.V1, "v2": cgroup.V2}[v]
+		}},
+		{"cgroupDriver", []string{"cgroupfs", "systemd"}, func(v string) { n.CgroupDriver = cgroup.Driver(v) }},
+		{"cpuManagerPolicy", []string{"none", "static"}, func(v string) { n.CPUManagerPolicy = v }},
+		{"memoryManagerPolicy", []string{"None", "Static"}, func(v string) { n.MemoryManagerPolicy = v }},
+		{"swapBehavior", []string{"NoSwap", "LimitedSwap"}, func(v string) { n.SwapBehavior = v }},
+		{"containerCPUWeight", []string{"quadratic", "linear"}, func(v string) { s.ContainerWeight = v }},
+	} {
+		raw, ok := m[c.key]
+		if !ok {
+			continue
+		}
+		v, err := p.oneOf(raw, f+"."+c.key, c.allowed...)
+		if err != nil {
+			return err
+		}
+		c.set(v)
+	}
+	if raw, ok := m["cpuCFSQuota"]; ok {
+		b, err := p.boolean(raw, f+".cpuCFSQuota")
+		if err != nil {
+			return err
+		}
+		n.CPUCFSQuota = &b
+	}
+	if raw, ok := m["cpuCFSQuotaPeriod"]; ok {
+		d, err := p.duration(raw, f+".cpuCFSQuotaPeriod")
+		if err != nil {
+			return err
+		}
+		// The kernel accepts periods of 1ms to 1s (cpu.max, cpu.cfs_period_us).
+		if d < time.Millisecond || d > time.Second {
+			return p.errf(f+".cpuCFSQuotaPeriod", "%s is outside 1ms..1s", d)
+		}
+		n.CPUCFSQuotaPeriod = d
+	}
+	if raw, ok := m["featureGates"]; ok {
+		gates, err := p.object(raw, f+".featureGates")
+		if err != nil {
+			return err
+		}
+		n.FeatureGates = map[string]bool{}
+		for _, k := range sortedKeys(gates) {
+			if !gateName.MatchString(k) {
+				return p.errf(f+".featureGates."+k, "not a feature gate name")
+			}
+			b, err := p.boolean(gates[k], f+".featureGates."+k)
+			if err != nil {
+				return err
+			}
+			n.FeatureGates[k] = b
+		}
+	}
+	s.Node = n
+	return nil
+}
+
+// manifest decodes and defaults a pod manifest strictly (unknown fields are
+// errors, as kubectl's strict field validation makes them), and records the
+// pod as live.
+func (p *parser) manifest(raw json.RawMessage, field string) (*v1.Pod, error) {
+	m, err := p.object(raw, field)
+	if err != nil {
+		return nil, err
+	}
+	if raw, ok := m["apiVersion"]; ok {
+		if v, err := p.str(raw, field+".apiVersion"); err != nil {
+			return nil, err
+		} else if v != "v1" {
+			return nil, p.errf(field+".apiVersion", "want v1, got %q", v)
+		}
+	}
+	if raw, ok := m["kind"]; ok {
+		if v, err := p.str(raw, field+".kind"); err != nil {
+			return nil, err
+		} else if v != "Pod" {
+			return nil, p.errf(field+".kind", "want Pod, got %q", v)
+		}
+	}
+	if _, ok := m["status"]; ok {
+		return nil, p.errf(field+".status", "status is computed and may not be given")
+	}
+	pod := &v1.Pod{}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(pod); err != nil {
+		return nil, p.errf(field, "not a valid Pod manifest: %v", err)
+	}
+	if pod.Name == "" {
+		return nil, p.errf(field+".metadata.name", "required")
+	}
+	if errs := validation.IsDNS1123Subdomain(pod.Name); len(errs) > 0 {
+		return nil, p.errf(field+".metadata.name", "invalid pod name %q: %s", pod.Name, strings.Join(errs, "; "))
+	}
+	if pod.Namespace == "" {
+		pod.Namespace = "default"
+	} else if errs := validation.IsDNS1123Label(pod.Namespace); len(errs) > 0 {
+		return nil, p.errf(field+".metadata.namespace", "invalid namespace %q: %s", pod.Namespace, strings.Join(errs, "; "))
+	}
+	if pod.Generation == 0 {
+		pod.Generation = 1
+	}
+	if len(pod.Spec.Containers) == 0 {
+		return nil, p.errf(field+".spec.containers", "required: at least one container")
+	}
+	names := map[string]bool{}
+	check := func(list string, cs []v1.Container) error {
+		for i := range cs {
+			c := &cs[i]
+			cf := fmt.Sprintf("%s.spec.%s[%d].name", field, list, i)
+			if c.Name == "" {
+				return p.errf(cf, "required")
+			}
+			if errs := validation.IsDNS1123Label(c.Name); len(errs) > 0 {
+				return p.errf(cf, "invalid container name %q: %s", c.Name, strings.Join(errs, "; "))
+			}
+			if names[c.Name] {
+				return p.errf(cf, "duplicate container name %q", c.Name)
+			}
+			names[c.Name] = true
+			if c.Image == "" {
+				c.Image = DefaultImage
+			}
+		}
+		return nil
+	}
+	if err := check("initContainers", pod.Spec.InitContainers); err != nil {
+		return nil, err
+	}
+	if err := check("containers", pod.Spec.Containers); err != nil {
+		return nil, err
+	}
+	for i := range pod.Spec.EphemeralContainers {
+		c := &pod.Spec.EphemeralContainers[i]
+		if c.Name == "" {
+			return nil, p.errf(fmt.Sprintf("%s.spec.ephemeralContainers[%d].name", field, i), "required")
+		}
+		names[c.Name] = true
+	}
+	ref := PodRef{Namespace: pod.Namespace, Name: pod.Name}
+	if _, ok := p.live[ref]; ok {
+		return nil, p.errf(field+".metadata.name", "pod %s already exists", ref)
+	}
+	p.live[ref] = pod
+	if p.ever[ref] == nil {
+		p.ever[ref] = map[string]bool{}
+	}
+	for n := range names {
+		p.ever[ref][n] = true
+	}
+	return pod, nil
+}
+
+// podRef resolves a pod name of a step: "namespace/name", or a name, which
+// means the pod of that name in namespace default, or else the only pod of
+// that name. Live pods are searched when live is set, otherwise every pod
+// the file has named.
+func (p *parser) podRef(raw json.RawMessage, field string, live bool) (PodRef, error) {
+	v, err := p.str(raw, field)
+	if err != nil {
+		return PodRef{}, err
+	}
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return PodRef{}, p.errf(field, "required: a pod name")
+	}
+	exists := func(r PodRef) bool {
+		if live {
+			_, ok := p.live[r]
+			return ok
+		}
+		_, ok := p.ever[r]
+		return ok
+	}
+	if ns, name, ok := strings.Cut(v, "/"); ok {
+		r := PodRef{Namespace: ns, Name: name}
+		if !exists(r) {
+			return PodRef{}, p.errf(field, "no pod %s in this scenario%s", r, liveNote(live))
+		}
+		return r, nil
+	}
+	if r := (PodRef{Namespace: "default", Name: v}); exists(r) {
+		return r, nil
+	}
+	var found []PodRef
+	for r := range p.ever {
+		if r.Name == v && exists(r) {
+			found = append(found, r)
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return PodRef{}, p.errf(field, "no pod %q in this scenario%s", v, liveNote(live))
+	}
+	return PodRef{}, p.errf(field, "pod name %q is ambiguous: write namespace/name", v)
+}
+
+func liveNote(live bool) string {
+	if live {
+		return " at this step"
+	}
+	return ""
+}
+
+// container checks that the pod has a container of that name.
+func (p *parser) container(raw json.RawMessage, field string, pod PodRef) (string, error) {
+	v, err := p.str(raw, field)
+	if err != nil {
+		return "", err
+	}
+	if v == "" {
+		return "", p.errf(field, "required: a container name")
+	}
+	if !p.ever[pod][v] {
+		return "", p.errf(field, "pod %s has no container %q", pod, v)
+	}
+	return v, nil
+}
+
+func (p *parser) parseStep(raw json.RawMessage) (Step, error) {
+	m, err := p.object(raw, "")
+	if err != nil {
+		return Step{}, err
+	}
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	names := make([]string, len(actions))
+	for i, a := range actions {
+		names[i] = string(a)
+	}
+	if len(keys) != 1 {
+		if len(keys) == 0 {
+			return Step{}, p.errf("", "empty step: want exactly one of %s", strings.Join(names, ", "))
+		}
+		return Step{}, p.errf(keys[1], "a step has exactly one action key, got %s", strings.Join(keys, ", "))
+	}
+	key := keys[0]
+	body := m[key]
+	st := Step{Action: Action(key)}
+	switch st.Action {
+	case ActionResize:
+		err = p.resizeStep(body, &st)
+	case ActionAdd:
+		err = p.addStep(body, &st)
+	case ActionDelete:
+		err = p.deleteStep(body, &st)
+	case ActionUsage:
+		err = p.usageStep(body, &st)
+	case ActionExit:
+		err = p.exitStep(body, &st)
+	case ActionFault:
+		err = p.faultStep(body, &st)
+	case ActionAdvance:
+		st.Duration, err = p.duration(body, "advance")
+	case ActionRestartKubelet:
+		var mm map[string]json.RawMessage
+		if mm, err = p.object(body, "restartKubelet"); err == nil && len(mm) > 0 {
+			err = p.keys(mm, "restartKubelet")
+		}
+	case ActionExpect:
+		st.Expect, err = p.expect(body)
+	default:
+		return Step{}, p.errf(key, "unknown step: want one of %s", strings.Join(names, ", "))
+	}
+	return st, err
+}
+
+func (p *parser) resizeStep(raw json.RawMessage, st *Step) error {
+	m, err := p.object(raw, "resize")
+	if err != nil {
+		return err
+	}
+	if err := p.keys(m, "resize", "pod", "patch"); err != nil {
+		return err
+	}
+	podRaw, ok := m["pod"]
+	if !ok {
+		return p.errf("resize.pod", "required")
+	}
+	if st.Pod, err = p.podRef(podRaw, "resize.pod", true); err != nil {
+		return err
+	}
+	patchRaw, ok := m["patch"]
+	if !ok || isNull(patchRaw) {
+		return p.errf("resize.patch", "required")
+	}
+	st.Patch, err = p.patch(patchRaw, "resize.patch")
+	return err
+}
+
+// patch turns a patch given as a JSON or YAML string, or as YAML, into JSON,
+// and checks that it is a map that decodes into a Pod (so a malformed
+// quantity or a list where a map belongs is caught here). Strategic merge
+// directives ($patch, $setElementOrder) are allowed through.
+func (p *parser) patch(raw json.RawMessage, field string) ([]byte, error) {
+	js := []byte(raw)
+	if text, err := p.str(raw, field); err == nil {
+		js, err = yaml.YAMLToJSONStrict([]byte(text))
+		if err != nil {
+			return nil, p.errf(field, "malformed patch: %v", err)
+		}
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(js, &obj); err != nil || obj == nil {
+		return nil, p.errf(field, "malformed patch: want a map, got %s", describe(js))
+	}
+	var pod v1.Pod
+	if err := json.Unmarshal(js, &pod); err != nil {
+		return nil, p.errf(field, "malformed patch: %v", err)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, js); err != nil {
+		return nil, p.errf(field, "malformed patch: %v", err)
+	}
+	return buf.Bytes(), nil
+}
+
+func (p *parser) addStep(raw json.RawMessage, st *Step) error {
+	m, err := p.object(raw, "add")
+	if err != nil {
+		return err
+	}
+	if err := p.keys(m, "add", "pod"); err != nil {
+		return err
+	}
+	podRaw, ok := m["pod"]
+	if !ok || isNull(podRaw) {
+		return p.errf("add.pod", "required: a pod manifest")
+	}
+	st.Manifest, err = p.manifest(podRaw, "add.pod")
+	return err
+}
+
+func (p *parser) deleteStep(raw json.RawMessage, st *Step) error {
+	m, err := p.object(raw, "delete")
+	if err != nil {
+		return err
+	}
+	if err := p.keys(m, "delete", "pod"); err != nil {
+		return err
+	}
+	podRaw, ok := m["pod"]
+	if !ok {
+		return p.errf("delete.pod", "required")
+	}
+	if st.Pod, err = p.podRef(podRaw, "delete.pod", true); err != nil {
+		return err
+	}
+	delete(p.live, st.Pod)
+	return nil
+}
+
+func (p *parser) podAndContainer(m map[string]json.RawMessage, field string, st *Step) error {
+	podRaw, ok := m["pod"]
+	if !ok {
+		return p.errf(field+".pod", "required")
+	}
+	var err error
+	if st.Pod, err = p.podRef(podRaw, field+".pod", true); err != nil {
+		return err
+	}
+	cRaw, ok := m["container"]
+	if !ok {
+		return p.errf(field+".container", "required")
+	}
+	st.Container, err = p.container(cRaw, field+".container", st.Pod)
+	return err
+}
+
+func (p *parser) usageStep(raw json.RawMessage, st *Step) error {
+	m, err := p.object(raw, "usage")
+	if err != nil {
+		return err
+	}
+	if err := p.keys(m, "usage", "pod", "container", "memory"); err != nil {
+		return err
+	}
+	if err := p.podAndContainer(m, "usage", st); err != nil {
+		return err
+	}
+	memRaw, ok := m["memory"]
+	if !ok {
+		return p.errf("usage.memory", "required")
+	}
+	if st.Memory, err = p.quantity(memRaw, "usage.memory"); err != nil {
+		return err
+	}
+	if st.Memory.Sign() < 0 {
+		return p.errf("usage.memory", "must not be negative")
+	}
+	return nil
+}
+
+func (p *parser) exitStep(raw json.RawMessage, st *Step) error {
+	m, err := p.object(raw, "exit")
+	if err != nil {
+		return err
+	}
+	if err := p.keys(m, "exit", "pod", "container", "exitCode"); err != nil {
+		return err
+	}
+	if err := p.podAndContainer(m, "exit", st); err != nil {
+		return err
+	}
+	if codeRaw, ok := m["exitCode"]; ok {
+		code, err := p.integer(codeRaw, "exit.exitCode", 0, 255)
+		if err != nil {
+			return err
+		}
+		st.ExitCode = int32(code)
+	}
+	return nil
+}
+
+func (p *parser) faultStep(raw json.RawMessage, st *Step) error {
+	m, err := p.object(raw, "fault")
+	if err != nil {
+		return err
+	}
+	if err := p.keys(m, "fault", "call", "pod", "container", "error", "times"); err != nil {
+		return err
+	}
+	callRaw, ok := m["call"]
+	if !ok {
+		return p.errf("fault.call", "required")
+	}
+	if st.Call, err = p.oneOf(callRaw, "fault.call", faultCalls...); err != nil {
+		return err
+	}
+	if podRaw, ok := m["pod"]; ok {
+		if st.Pod, err = p.podRef(podRaw, "fault.pod", true); err != nil {
+			return err
+		}
+		st.HasPod = true
+	}
+	if cRaw, ok := m["container"]; ok {
+		if !st.HasPod {
+			return p.errf("fault.container", "a container needs the pod it belongs to")
+		}
+		if st.Container, err = p.container(cRaw, "fault.container", st.Pod); err != nil {
+			return err
+		}
+	}
+	st.Error = "injected fault"
+	if eRaw, ok := m["error"]; ok {
+		if st.Error, err = p.str(eRaw, "fault.error"); err != nil {
+			return err
+		}
+		if st.Error == "" {
+			return p.errf("fault.error", "must not be empty")
+		}
+	}
+	st.Times = 1
+	if tRaw, ok := m["times"]; ok {
+		n, err := p.integer(tRaw, "fault.times", 1, 1<<20)
+		if err != nil {
+			return err
+		}
+		st.Times = int(n)
+	}
+	return nil
+}

@@ -1,0 +1,461 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cri"
+	"github.com/resizelet/resizelet/resize"
+)
+
+// Options choose what the scenario runs on. The zero value is the simulated
+// node: in-memory cgroups and an in-memory runtime.
+type Options struct {
+	// CgroupRoot, when set, puts pod and container cgroups in the real
+	// cgroup filesystem mounted there; its version overrides the file's
+	// node.cgroupVersion.
+	CgroupRoot string
+	// CRIEndpoint, when set, runs containers in the CRI runtime at that
+	// socket ("unix:///run/containerd/containerd.sock"), with Image.
+	CRIEndpoint string
+	Image       string
+}
+
+// ErrNeedsRealBackends is returned by Run when Options ask for a real
+// cgroup filesystem or runtime that this build cannot construct.
+var ErrNeedsRealBackends = errors.New("needs the real backends")
+
+// Start is the virtual clock's time when a scenario starts.
+var Start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Result is the outcome of a run: the transcript, and every expectation
+// that did not hold (none means the scenario passed).
+type Result struct {
+	Transcript []byte
+	Mismatches []Mismatch
+}
+
+// Mismatch is one expectation that did not hold.
+type Mismatch struct {
+	Step int    // index in steps
+	Path string // key path below expect, e.g. "containers.pause.resources.requests.cpu"
+	Want string
+	Got  string
+}
+
+// String renders the mismatch as a readable diff.
+func (m Mismatch) String() string {
+	return fmt.Sprintf("steps[%d]: expect.%s\n  - want: %s\n  + got:  %s", m.Step, m.Path, m.Want, m.Got)
+}
+
+// backends are the parts a node drives, each wrapped so the runner can
+// inject faults and record what happened. The node and the runtime share
+// cgroups, so all writes land in one log in the order they happened.
+type backends struct {
+	version  cgroup.Version
+	cgroups  *cgroup.Recorder      // outermost: what the node and the runtime write through
+	cgFaults *cgroup.FaultInjector // below the recorder, so failed writes are recorded
+	runtime  *cri.Recorder         // outermost runtime: what the node calls
+	rtFaults *cri.FaultInjector
+	// base is the innermost runtime: usage steps go to it directly.
+	base cri.Runtime
+	// exiter ends a container's process; only the in-memory runtime can.
+	exiter interface {
+		Exit(containerID string, exitCode int32, reason string) error
+	}
+}
+
+// newBackends builds the cgroup manager and runtime for s. It is the one
+// place that knows how to construct them, so that wiring the real
+// backends (cgroup.NewFS, cri.NewRemote) is a change here only.
+func newBackends(s *Scenario, opts Options) (*backends, error) {
+	if opts.CgroupRoot != "" {
+		return nil, fmt.Errorf("--cgroup-root %s: %w", opts.CgroupRoot, ErrNeedsRealBackends)
+	}
+	if opts.CRIEndpoint != "" {
+		return nil, fmt.Errorf("--cri-endpoint %s: %w", opts.CRIEndpoint, ErrNeedsRealBackends)
+	}
+	version := s.Node.CgroupVersion
+	var inner cgroup.Manager = cgroup.NewMemory(version)
+	cgFaults := cgroup.NewFaultInjector(inner)
+	rec := cgroup.NewRecorder(cgFaults)
+	weight := cgroup.QuadraticWeight
+	if s.ContainerWeight == "linear" {
+		weight = cgroup.LinearWeight
+	}
+	mem := cri.NewMemory(rec, cri.WithContainerWeight(weight), cri.WithDriver(s.Node.CgroupDriver))
+	rtFaults := cri.NewFaultInjector(mem)
+	return &backends{
+		version:  version,
+		cgroups:  rec,
+		cgFaults: cgFaults,
+		runtime:  cri.NewRecorder(rtFaults),
+		rtFaults: rtFaults,
+		base:     mem,
+		exiter:   mem,
+	}, nil
+}
+
+// runner holds the state of one run.
+type runner struct {
+	s       *Scenario
+	b       *backends
+	cfg     resize.NodeConfig
+	deps    resize.Deps
+	cluster *resize.Cluster
+	clock   *resize.FakeClock
+
+	mu   sync.Mutex
+	node *resize.Node
+
+	t       *transcript
+	step    int
+	lastErr error
+	cursor  map[PodRef]int // per pod: index in Cluster.Events() after the last expect naming it
+	// created is when the runner added each pod, on the virtual clock: the
+	// AGE of kubectl get pods when the cluster sets no creation timestamp.
+	created    map[PodRef]time.Time
+	mismatches []Mismatch
+}
+
+// Run runs the scenario and checks its expectations. An invalid scenario
+// that could only be detected by running it (a pod in pods: that does not
+// fit, a patch the API server cannot decode) is an *Error; a failure of
+// the engine or the backends is another error.
+func Run(ctx context.Context, s *Scenario, opts Options) (*Result, error) {
+	b, err := newBackends(s, opts)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "resizesim-")
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint dir: %w", err)
+	}
+	defer os.RemoveAll(dir)
+
+	cfg := s.Node
+	cfg.CgroupVersion = b.version
+	if opts.Image != "" {
+		cfg.Image = opts.Image
+	}
+	r := &runner{
+		s:       s,
+		b:       b,
+		cfg:     cfg,
+		clock:   resize.NewFakeClock(Start),
+		cursor:  map[PodRef]int{},
+		created: map[PodRef]time.Time{},
+		t:       newTranscript(),
+		step:    -1,
+	}
+	r.cluster = resize.NewCluster(resize.ClusterOptions{Profile: cfg.Profile, FeatureGates: cfg.FeatureGates})
+	r.deps = resize.Deps{
+		Cluster:       r.cluster,
+		Cgroups:       b.cgroups,
+		Runtime:       b.runtime,
+		Clock:         r.clock,
+		CheckpointDir: dir,
+	}
+	r.t.header(s, cfg)
+	if err := r.start(ctx); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if n := r.currentNode(); n != nil {
+			n.Close()
+		}
+	}()
+	for i, st := range s.Steps {
+		r.step = i
+		if err := r.run(ctx, st); err != nil {
+			return nil, err
+		}
+	}
+	r.t.final(r)
+	return &Result{Transcript: r.t.bytes(), Mismatches: r.mismatches}, nil
+}
+
+func (r *runner) currentNode() *resize.Node {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.node
+}
+
+func (r *runner) setNode(n *resize.Node) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.node = n
+}
+
+// start starts the kubelet and admits the file's pods in order.
+func (r *runner) start(ctx context.Context) error {
+	snap := r.snapshot()
+	n, err := resize.NewNode(ctx, r.cfg, r.deps)
+	if err != nil {
+		return fmt.Errorf("start kubelet: %w", err)
+	}
+	r.setNode(n)
+	r.t.section("kubelet started")
+	r.report(snap)
+
+	rejectable := map[PodRef]bool{}
+	for _, st := range r.s.Steps {
+		if e := st.Expect; e != nil && e.Pod != nil && e.Admitted != nil && !*e.Admitted {
+			rejectable[*e.Pod] = true
+		}
+	}
+	for i, pod := range r.s.Pods {
+		snap := r.snapshot()
+		ref := PodRef{Namespace: pod.Namespace, Name: pod.Name}
+		r.t.section(fmt.Sprintf("pods[%d]: add %s", i, ref))
+		r.created[ref] = r.clock.Now()
+		if _, err := n.AddPod(ctx, pod.DeepCopy()); err != nil {
+			r.t.line("error: %v", err)
+			return &Error{File: r.s.File, Step: -1, Field: fmt.Sprintf("pods[%d]", i), Msg: fmt.Sprintf("pod %s was not created: %v", ref, err)}
+		}
+		r.admission(ref)
+		r.report(snap)
+		if info, err := n.Pod(ref.Namespace, ref.Name); (err != nil || !info.Admitted) && !rejectable[ref] {
+			why := ""
+			if p, err := r.cluster.GetPod(ref.Namespace, ref.Name); err == nil && p.Status.Message != "" {
+				why = fmt.Sprintf(" (%s: %s)", p.Status.Reason, p.Status.Message)
+			}
+			return &Error{File: r.s.File, Step: -1, Field: fmt.Sprintf("pods[%d]", i),
+				Msg: fmt.Sprintf("pod %s does not fit the node%s; a pod in pods: must be admitted unless a later expect names it with admitted: false", ref, why)}
+		}
+	}
+	return nil
+}
+
+// run runs one step and writes what it did to the transcript.
+func (r *runner) run(ctx context.Context, st Step) error {
+	r.t.section(fmt.Sprintf("steps[%d]: %s", r.step, st))
+	if st.Action == ActionExpect {
+		r.expect(st.Expect)
+		return nil
+	}
+	snap := r.snapshot()
+	n := r.currentNode()
+	var err error
+	switch st.Action {
+	case ActionResize:
+		err = n.Resize(ctx, st.Pod.Namespace, st.Pod.Name, st.Patch)
+		var pe *resize.PatchError
+		if errors.As(err, &pe) {
+			return &Error{File: r.s.File, Step: r.step, Field: "resize.patch", Msg: err.Error()}
+		}
+	case ActionAdd:
+		ref := PodRef{Namespace: st.Manifest.Namespace, Name: st.Manifest.Name}
+		r.created[ref] = r.clock.Now()
+		if _, err = n.AddPod(ctx, st.Manifest.DeepCopy()); err == nil {
+			r.admission(ref)
+		}
+	case ActionDelete:
+		err = n.DeletePod(ctx, st.Pod.Namespace, st.Pod.Name)
+	case ActionUsage:
+		err = r.usage(ctx, n, st)
+	case ActionExit:
+		err = r.exit(ctx, n, st)
+	case ActionFault:
+		r.fault(st)
+	case ActionAdvance:
+		err = n.Advance(ctx, st.Duration)
+	case ActionRestartKubelet:
+		n.Close()
+		r.t.line("kubelet stopped")
+		var nn *resize.Node
+		nn, err = resize.NewNode(ctx, r.cfg, r.deps)
+		if err != nil {
+			return fmt.Errorf("steps[%d]: restart kubelet: %w", r.step, err)
+		}
+		r.setNode(nn)
+		r.t.line("kubelet started (state recovered from checkpoints and the runtime)")
+	}
+	r.lastErr = err
+	if err != nil {
+		r.t.line("error: %v", err)
+	}
+	r.report(snap)
+	return nil
+}
+
+func (r *runner) containerID(n *resize.Node, st Step) (string, error) {
+	info, err := n.Pod(st.Pod.Namespace, st.Pod.Name)
+	if err != nil {
+		return "", err
+	}
+	id := info.ContainerIDs[st.Container]
+	if id == "" {
+		return "", fmt.Errorf("pod %s has no running container %q", st.Pod, st.Container)
+	}
+	return id, nil
+}
+
+func (r *runner) usage(ctx context.Context, n *resize.Node, st Step) error {
+	id, err := r.containerID(n, st)
+	if err != nil {
+		return err
+	}
+	if err := cri.SetMemoryUsage(ctx, r.b.base, id, st.Memory.Value()); err != nil {
+		return fmt.Errorf("set memory usage of %s/%s: %w", st.Pod, st.Container, err)
+	}
+	return n.Sync(ctx)
+}
+
+func (r *runner) exit(ctx context.Context, n *resize.Node, st Step) error {
+	if r.b.exiter == nil {
+		return fmt.Errorf("exit steps need the in-memory runtime")
+	}
+	id, err := r.containerID(n, st)
+	if err != nil {
+		return err
+	}
+	reason := "Error"
+	if st.ExitCode == 0 {
+		reason = "Completed"
+	}
+	if err := r.b.exiter.Exit(id, st.ExitCode, reason); err != nil {
+		return fmt.Errorf("exit %s/%s: %w", st.Pod, st.Container, err)
+	}
+	return n.Sync(ctx)
+}
+
+// fault arms a fault. It does not run the node: a fault changes nothing
+// until a matching call comes.
+func (r *runner) fault(st Step) {
+	err := errors.New(st.Error)
+	if st.Call != CallCgroupWrite {
+		f := cri.Fault{Method: st.Call, Err: err, Times: st.Times}
+		if st.HasPod {
+			f.PodName, f.PodNamespace = st.Pod.Name, st.Pod.Namespace
+			f.ContainerName = st.Container
+		}
+		r.b.rtFaults.Inject(f)
+		return
+	}
+	// The cgroup paths are resolved at call time: container IDs and even
+	// the pod's QoS directory can change between now and the write.
+	match := func(string) bool { return true }
+	if st.HasPod {
+		ref, container := st.Pod, st.Container
+		match = func(path string) bool {
+			n := r.currentNode()
+			if n == nil {
+				return false
+			}
+			info, err := n.Pod(ref.Namespace, ref.Name)
+			if err != nil {
+				return false
+			}
+			if container == "" {
+				return path == info.PodCgroup
+			}
+			return path == info.ContainerCgroups[container]
+		}
+	}
+	r.b.cgFaults.Inject(match, err, st.Times)
+}
+
+// snapshot is the state a step's report compares against.
+type snapshot struct {
+	events     int
+	conditions map[PodRef][]v1.PodCondition
+	restarts   map[PodRef]map[string]int32
+}
+
+func (r *runner) snapshot() snapshot {
+	s := snapshot{
+		events:     len(r.cluster.Events()),
+		conditions: map[PodRef][]v1.PodCondition{},
+		restarts:   map[PodRef]map[string]int32{},
+	}
+	for _, p := range r.cluster.ListPods() {
+		ref := PodRef{Namespace: p.Namespace, Name: p.Name}
+		s.conditions[ref] = resizeConditions(p)
+		s.restarts[ref] = restartCounts(p)
+	}
+	return s
+}
+
+func resizeConditions(p *v1.Pod) []v1.PodCondition {
+	var out []v1.PodCondition
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.PodResizePending || c.Type == v1.PodResizeInProgress {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func restartCounts(p *v1.Pod) map[string]int32 {
+	out := map[string]int32{}
+	for _, cs := range p.Status.InitContainerStatuses {
+		out[cs.Name] = cs.RestartCount
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		out[cs.Name] = cs.RestartCount
+	}
+	return out
+}
+
+// admission writes the admission decision for a pod just added.
+func (r *runner) admission(ref PodRef) {
+	info, err := r.currentNode().Pod(ref.Namespace, ref.Name)
+	p, perr := r.cluster.GetPod(ref.Namespace, ref.Name)
+	switch {
+	case err == nil && info.Admitted:
+		qos := ""
+		if perr == nil {
+			qos = string(p.Status.QOSClass)
+		}
+		r.t.line("admitted: %s (%s), pod cgroup %s", ref, qos, info.PodCgroup)
+	case perr == nil:
+		r.t.line("rejected: %s: phase %s, reason %s: %s", ref, p.Status.Phase, p.Status.Reason, p.Status.Message)
+	default:
+		r.t.line("rejected: %s", ref)
+	}
+}
+
+// report writes what changed since snap: condition changes, restarts,
+// events, cgroup writes and CRI calls, then forgets the recorded writes
+// and calls.
+func (r *runner) report(snap snapshot) {
+	now := r.snapshot()
+	pods := r.cluster.ListPods()
+	for _, p := range pods {
+		ref := PodRef{Namespace: p.Namespace, Name: p.Name}
+		r.t.conditionChanges(ref, snap.conditions[ref], now.conditions[ref])
+		old := snap.restarts[ref]
+		for _, name := range containerNames(p) {
+			if c, o := now.restarts[ref][name], old[name]; c != o {
+				r.t.line("restart: %s container %s restartCount %d -> %d", ref, name, o, c)
+			}
+		}
+	}
+	events := r.cluster.Events()
+	if snap.events < len(events) {
+		r.t.events(events[snap.events:], r.clock.Now())
+	}
+	r.t.writes(r.b.cgroups.Writes())
+	r.b.cgroups.Reset()
+	r.t.calls(r.b.runtime.Calls())
+	r.b.runtime.Reset()
+}
+
+func containerNames(p *v1.Pod) []string {
+	var out []string
+	for _, c := range p.Spec.InitContainers {
+		out = append(out, c.Name)
+	}
+	for _, c := range p.Spec.Containers {
+		out = append(out, c.Name)
+	}
+	return out
+}

@@ -1,0 +1,188 @@
+package scenario_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/resizelet/resizelet/resize/scenario"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden transcripts in testdata/scenarios")
+
+// scenarioDir holds the scenario suite and its golden transcripts.
+const scenarioDir = "../../testdata/scenarios"
+
+// TestScenarios runs every scenario of the suite against the engine: every
+// expectation must hold, and the transcript must equal the golden file
+// beside the scenario (go test ./resize/scenario/ -update rewrites them).
+func TestScenarios(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(scenarioDir, "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no scenarios in %s", scenarioDir)
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			s, err := scenario.Load(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.File = filepath.Base(file) // the transcript names the file, not where the test runs from
+			res, err := scenario.Run(context.Background(), s, scenario.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range res.Mismatches {
+				t.Errorf("%s", m)
+			}
+			golden := strings.TrimSuffix(file, ".yaml") + ".golden"
+			if *update {
+				if err := os.WriteFile(golden, res.Transcript, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if diff := cmp.Diff(string(want), string(res.Transcript)); diff != "" {
+				t.Errorf("transcript differs from %s (-golden +got):\n%s", golden, diff)
+			}
+		})
+	}
+}
+
+// TestTranscriptIsStable runs the same scenario twice: the transcripts must
+// be the same bytes, so that they can be golden files.
+func TestTranscriptIsStable(t *testing.T) {
+	s, err := scenario.Load(filepath.Join(scenarioDir, "walkthrough.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := scenario.Run(context.Background(), s, scenario.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := scenario.Run(context.Background(), s, scenario.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(first.Transcript, second.Transcript) {
+		t.Errorf("two runs of the same scenario gave different transcripts:\n%s", cmp.Diff(string(first.Transcript), string(second.Transcript)))
+	}
+}
+
+// TestRunReportsMismatches checks that a wrong expectation is a Mismatch
+// naming the step, the key path, the wanted and the found value, and that
+// a right one is not.
+func TestRunReportsMismatches(t *testing.T) {
+	s, err := scenario.Parse("wrong.yaml", []byte(`
+name: wrong-expectations
+pods:
+- metadata: {name: web}
+  spec:
+    containers:
+    - name: app
+      resources: {requests: {cpu: 100m, memory: 64Mi}}
+steps:
+- expect:
+    pod: web
+    qosClass: Burstable
+    containers:
+      app:
+        resources: {requests: {cpu: 900m, memory: 64Mi}}
+- resize: {pod: web, patch: '{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"200m"}}}]}}'}
+- expect:
+    pod: web
+    generation: 5
+    error: "something"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := scenario.Run(context.Background(), s, scenario.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []scenario.Mismatch{
+		{Step: 0, Path: "containers.app.resources.requests.cpu", Want: "900m", Got: "100m"},
+		{Step: 2, Path: "error", Want: `an error containing "something"`, Got: "no error"},
+		{Step: 2, Path: "generation", Want: "5", Got: "2"},
+	}
+	if diff := cmp.Diff(want, res.Mismatches); diff != "" {
+		t.Errorf("mismatches (-want +got):\n%s", diff)
+	}
+	if !bytes.Contains(res.Transcript, []byte("MISMATCH expect.generation: want 5, got 2")) {
+		t.Errorf("the transcript does not show the generation mismatch:\n%s", res.Transcript)
+	}
+}
+
+// TestRunRejectsPodThatDoesNotFit checks the rule of pods: a pod that is
+// not admitted makes the scenario invalid unless an expect names it with
+// admitted: false.
+func TestRunRejectsPodThatDoesNotFit(t *testing.T) {
+	const pods = `
+node: {capacity: {cpu: "1"}}
+pods:
+- metadata: {name: big}
+  spec:
+    containers:
+    - name: app
+      resources: {requests: {cpu: "2"}}
+`
+	tests := []struct {
+		name    string
+		steps   string
+		invalid bool
+	}{
+		{"not expected", "steps: [{expect: {pod: big, qosClass: Burstable}}]\n", true},
+		{"expected rejected", "steps: [{expect: {pod: big, admitted: false}}]\n", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := scenario.Parse("fit.yaml", []byte("name: fit\n"+pods+tt.steps))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := scenario.Run(context.Background(), s, scenario.Options{})
+			var se *scenario.Error
+			if tt.invalid {
+				if !errorsAs(err, &se) || se.Field != "pods[0]" {
+					t.Fatalf("Run error = %v, want a *scenario.Error for pods[0]", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Mismatches) != 0 {
+				t.Errorf("mismatches: %v", res.Mismatches)
+			}
+		})
+	}
+}
+
+// TestRunNeedsRealBackends checks the answer to the real-host options while
+// this build has no real backends wired in.
+func TestRunNeedsRealBackends(t *testing.T) {
+	s, err := scenario.Parse("x.yaml", []byte("name: x\nsteps: [{advance: 1s}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, opts := range []scenario.Options{{CgroupRoot: "/sys/fs/cgroup"}, {CRIEndpoint: "unix:///run/x.sock", Image: "busybox"}} {
+		if _, err := scenario.Run(context.Background(), s, opts); !errorsIs(err, scenario.ErrNeedsRealBackends) {
+			t.Errorf("Run with %+v: error %v, want ErrNeedsRealBackends", opts, err)
+		}
+	}
+}
