@@ -145,7 +145,7 @@ func ResizeRequested(desired, allocated *v1.Pod, node NodeConfig) bool {
 	for _, list := range [2][]v1.Container{desired.Spec.Containers, desired.Spec.InitContainers} {
 		for i := range list {
 			a := findContainer(allocated, list[i].Name)
-			if a != nil && !sameRequirements(&list[i].Resources, &a.Resources) {
+			if a != nil && !SameResources(&list[i].Resources, &a.Resources) {
 				return true
 			}
 		}
@@ -476,9 +476,10 @@ func findContainer(pod *v1.Pod, name string) *v1.Container {
 	return nil
 }
 
-// sameRequirements is apiequality.Semantic.DeepEqual for resource
-// requirements: quantities compare by value, nil and empty lists are equal.
-func sameRequirements(a, b *v1.ResourceRequirements) bool {
+// SameResources is apiequality.Semantic.DeepEqual for resource
+// requirements, without reflection: quantities compare by value, nil and
+// empty lists are equal. It decides whether a resize is pending.
+func SameResources(a, b *v1.ResourceRequirements) bool {
 	return sameList(a.Requests, b.Requests) && sameList(a.Limits, b.Limits) &&
 		slices.Equal(a.Claims, b.Claims)
 }
@@ -487,7 +488,7 @@ func samePodLevel(a, b *v1.ResourceRequirements) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return sameRequirements(a, b)
+	return SameResources(a, b)
 }
 
 func sameList(a, b v1.ResourceList) bool {

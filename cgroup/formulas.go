@@ -83,16 +83,24 @@ type WeightFunc func(shares uint64) uint64
 // LinearWeight is the kubelet's mapping of [2, 262144] shares onto
 // [1, 10000] weight: 1 + (shares-2)*9999/262142. 0 gives 0 (unset).
 func LinearWeight(shares uint64) uint64 {
-	if shares == 0 {
-		return 0
-	}
-	if shares <= MinShares {
-		return 1
-	}
-	if shares >= MaxShares {
-		return MaxWeight
+	if w, ok := weightAtBounds(shares); ok {
+		return w
 	}
 	return 1 + ((shares-2)*9999)/262142
+}
+
+// weightAtBounds gives the weight both formulas agree on: 0 for unset
+// shares, 1 at or below MinShares, MaxWeight at or above MaxShares.
+func weightAtBounds(shares uint64) (uint64, bool) {
+	switch {
+	case shares == 0:
+		return 0, true
+	case shares <= MinShares:
+		return 1, true
+	case shares >= MaxShares:
+		return MaxWeight, true
+	}
+	return 0, false
 }
 
 // QuadraticWeight is the mapping of runc >= 1.3.2, crun >= 1.23 and
@@ -100,14 +108,8 @@ func LinearWeight(shares uint64) uint64 {
 // ceil(10^((l^2 + 125*l)/612 - 7/34)). It meets the linear one at 2 and
 // 262144 and gives one CPU (1024 shares) the systemd default weight of 100.
 func QuadraticWeight(shares uint64) uint64 {
-	if shares == 0 {
-		return 0
-	}
-	if shares <= MinShares {
-		return 1
-	}
-	if shares >= MaxShares {
-		return MaxWeight
+	if w, ok := weightAtBounds(shares); ok {
+		return w
 	}
 	l := math.Log2(float64(shares))
 	exponent := (l*l+125*l)/612.0 - 7.0/34.0

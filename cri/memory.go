@@ -400,17 +400,7 @@ func (m *Memory) sandboxContainersLocked(podSandboxID string) []*memContainer {
 // LabelSelector), in creation order.
 func (m *Memory) ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
 	m.mu.Lock()
-	var sbs []*memSandbox
-	if id := filter.GetId(); id != "" {
-		if sb, ok := m.sandboxes[id]; ok {
-			sbs = append(sbs, sb)
-		}
-	} else {
-		sbs = make([]*memSandbox, 0, len(m.sandboxes))
-		for _, sb := range m.sandboxes {
-			sbs = append(sbs, sb)
-		}
-	}
+	sbs := byIDOrAll(m.sandboxes, filter.GetId())
 	out := make([]*runtimeapi.PodSandbox, 0, len(sbs))
 	for _, sb := range sbs {
 		if st := filter.GetState(); st != nil && st.State != sb.state {
@@ -812,17 +802,7 @@ func (m *Memory) removeContainer(c *memContainer) error {
 // PodSandboxId, State, LabelSelector), in creation order.
 func (m *Memory) ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
 	m.mu.Lock()
-	var cs []*memContainer
-	if id := filter.GetId(); id != "" {
-		if c, ok := m.containers[id]; ok {
-			cs = append(cs, c)
-		}
-	} else {
-		cs = make([]*memContainer, 0, len(m.containers))
-		for _, c := range m.containers {
-			cs = append(cs, c)
-		}
-	}
+	cs := byIDOrAll(m.containers, filter.GetId())
 	out := make([]*runtimeapi.Container, 0, len(cs))
 	for _, c := range cs {
 		if sb := filter.GetPodSandboxId(); sb != "" && sb != c.sandboxID {
@@ -1175,4 +1155,20 @@ func cloneSandboxRequest(r *runtimeapi.UpdatePodSandboxResourcesRequest) *runtim
 		Overhead:     cloneLinuxOrNil(r.Overhead),
 		Resources:    cloneLinuxOrNil(r.Resources),
 	}
+}
+
+// byIDOrAll returns the entry with the given ID, or every entry when id is
+// empty: how a CRI list filter's Id narrows a list.
+func byIDOrAll[T any](m map[string]T, id string) []T {
+	if id != "" {
+		if v, ok := m[id]; ok {
+			return []T{v}
+		}
+		return nil
+	}
+	out := make([]T, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
 }

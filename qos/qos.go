@@ -33,48 +33,23 @@ func podQOSClass(pod *v1.Pod, podLevel bool) v1.PodQOSClass {
 	requests := v1.ResourceList{}
 	limits := v1.ResourceList{}
 	guaranteed := true
-	account := func(r v1.ResourceRequirements) {
-		for name, q := range r.Requests {
-			if isQOSResource(name) && q.Sign() > 0 {
-				addQuantity(requests, name, q)
-			}
-		}
-		found := 0
-		for name, q := range r.Limits {
-			if isQOSResource(name) && q.Sign() > 0 {
-				found++
-				addQuantity(limits, name, q)
-			}
-		}
-		if found != 2 {
+	// account adds one set of requirements; a set whose limits do not
+	// cover both cpu and memory rules Guaranteed out. Pod-level resources
+	// without limits leave that to the requests-equal-limits check.
+	account := func(r v1.ResourceRequirements, limitsOptional bool) {
+		addQOSResources(requests, r.Requests)
+		if found := addQOSResources(limits, r.Limits); found != 2 && !(limitsOptional && len(r.Limits) == 0) {
 			guaranteed = false
 		}
 	}
 	if podLevel && pod.Spec.Resources != nil {
-		r := *pod.Spec.Resources
-		for name, q := range r.Requests {
-			if isQOSResource(name) && q.Sign() > 0 {
-				addQuantity(requests, name, q)
-			}
-		}
-		if len(r.Limits) > 0 {
-			found := 0
-			for name, q := range r.Limits {
-				if isQOSResource(name) && q.Sign() > 0 {
-					found++
-					addQuantity(limits, name, q)
-				}
-			}
-			if found != 2 {
-				guaranteed = false
-			}
-		}
+		account(*pod.Spec.Resources, true)
 	} else {
 		for i := range pod.Spec.Containers {
-			account(pod.Spec.Containers[i].Resources)
+			account(pod.Spec.Containers[i].Resources, false)
 		}
 		for i := range pod.Spec.InitContainers {
-			account(pod.Spec.InitContainers[i].Resources)
+			account(pod.Spec.InitContainers[i].Resources, false)
 		}
 	}
 	if len(requests) == 0 && len(limits) == 0 {
@@ -92,6 +67,19 @@ func podQOSClass(pod *v1.Pod, podLevel bool) v1.PodQOSClass {
 		return v1.PodQOSGuaranteed
 	}
 	return v1.PodQOSBurstable
+}
+
+// addQOSResources adds the positive cpu and memory quantities of from to
+// list and returns how many it added.
+func addQOSResources(list, from v1.ResourceList) int {
+	found := 0
+	for name, q := range from {
+		if isQOSResource(name) && q.Sign() > 0 {
+			found++
+			addQuantity(list, name, q)
+		}
+	}
+	return found
 }
 
 func addQuantity(list v1.ResourceList, name v1.ResourceName, q resource.Quantity) {

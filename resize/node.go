@@ -367,41 +367,22 @@ func (n *Node) overlay(pod *v1.Pod) (*v1.Pod, bool) {
 		}
 	}
 	for i := range pod.Spec.Containers {
-		if r, ok := alloc.ContainerResources[pod.Spec.Containers[i].Name]; ok && !sameRequirements(pod.Spec.Containers[i].Resources, r) {
+		if r, ok := alloc.ContainerResources[pod.Spec.Containers[i].Name]; ok && !allocation.SameResources(&pod.Spec.Containers[i].Resources, &r) {
 			copyOnce()
 			out.Spec.Containers[i].Resources = *r.DeepCopy()
 		}
 	}
 	for i := range pod.Spec.InitContainers {
-		if r, ok := alloc.ContainerResources[pod.Spec.InitContainers[i].Name]; ok && !sameRequirements(pod.Spec.InitContainers[i].Resources, r) {
+		if r, ok := alloc.ContainerResources[pod.Spec.InitContainers[i].Name]; ok && !allocation.SameResources(&pod.Spec.InitContainers[i].Resources, &r) {
 			copyOnce()
 			out.Spec.InitContainers[i].Resources = *r.DeepCopy()
 		}
 	}
-	if alloc.PodLevelResources != nil && pod.Spec.Resources != nil && !sameRequirements(*pod.Spec.Resources, *alloc.PodLevelResources) {
+	if alloc.PodLevelResources != nil && pod.Spec.Resources != nil && !allocation.SameResources(pod.Spec.Resources, alloc.PodLevelResources) {
 		copyOnce()
 		out.Spec.Resources = alloc.PodLevelResources.DeepCopy()
 	}
 	return out, changed
-}
-
-// sameRequirements compares requests and limits by value, as
-// apiequality.Semantic does for quantities, without reflection.
-func sameRequirements(a, b v1.ResourceRequirements) bool {
-	return sameList(a.Requests, b.Requests) && sameList(a.Limits, b.Limits)
-}
-
-func sameList(a, b v1.ResourceList) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for name, qa := range a {
-		qb, ok := b[name]
-		if !ok || qa.Cmp(qb) != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // otherPods are the admitted, active pods other than uid, each overlaid
