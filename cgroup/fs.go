@@ -1,0 +1,365 @@
+package cgroup
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// FS is a Manager over a real cgroup filesystem: the unified hierarchy
+// (cgroup v2) mounted at a root directory, or the per-controller hierarchies
+// of cgroup v1 (cpu and memory) found below a root directory. It writes
+// through github.com/containerd/cgroups/v3 (cgroup2.Manager.Update,
+// cgroup1.Cgroup.Update) and reads values back itself, because that library
+// has no reader for cpu.max or cpu.weight.
+//
+// The root may also be an ordinary directory laid out like a cgroup
+// filesystem (a temp-dir tree with its files pre-created), which is how the
+// tests exercise both versions on any host. The kernel's own checks (EBUSY,
+// EINVAL, ERANGE) then do not apply.
+//
+// FS keeps no state besides its configuration, so it is safe for concurrent
+// use; two writers of one cgroup race as they would on the kernel.
+//
+// FS is implemented on Linux only; elsewhere NewFS returns ErrNotSupported.
+type FS struct {
+	root    string
+	version Version
+	// mounts maps a v1 controller name ("cpu", "memory", "cpuacct", ...) to
+	// the directory of its hierarchy. It is nil on v2.
+	mounts map[string]string
+	// cgroupfs is true when the root is a kernel cgroup filesystem rather
+	// than a tree of ordinary files; it changes only how Delete removes a
+	// directory.
+	cgroupfs bool
+	// afterMkdir, when set, runs after Create makes a directory. Tests use it
+	// to fill a temp-dir tree with the files the kernel would show.
+	afterMkdir func(dir string) error
+	// usage holds the processes SetUsage keeps in cgroups.
+	usage usageState
+}
+
+// FSOption configures NewFS.
+type FSOption func(*fsConfig)
+
+type fsConfig struct {
+	version   Version
+	v1Mounts  map[string]string
+	mountinfo string
+}
+
+// WithVersion makes NewFS use cgroup version v instead of detecting it from
+// the root. NewFS still fails with ErrNotSupported when the root does not
+// offer that version with the cpu and memory controllers.
+func WithVersion(v Version) FSOption {
+	return func(c *fsConfig) { c.version = v }
+}
+
+// WithV1Mounts gives the directories of the cgroup v1 hierarchies, by
+// controller name ("cpu", "memory", and optionally others such as
+// "cpuacct" for ReadFile), instead of looking them up in
+// /proc/self/mountinfo and below the root. Paths are then relative to these
+// directories. It has no effect on cgroup v2.
+func WithV1Mounts(mounts map[string]string) FSOption {
+	return func(c *fsConfig) {
+		c.v1Mounts = make(map[string]string, len(mounts))
+		for k, v := range mounts {
+			c.v1Mounts[k] = v
+		}
+	}
+}
+
+// withMountInfo makes NewFS read the mount table from file instead of
+// /proc/self/mountinfo; tests use it.
+func withMountInfo(file string) FSOption {
+	return func(c *fsConfig) { c.mountinfo = file }
+}
+
+// Version reports the cgroup version of the hierarchy the manager writes.
+func (f *FS) Version() Version { return f.version }
+
+// Root returns the absolute root directory the manager was built on.
+func (f *FS) Root() string { return f.root }
+
+// Dir returns the absolute directory of the cgroup at path for controller
+// ("cpu" or "memory"; on v2 the controller is ignored). It validates path
+// like every other method.
+func (f *FS) Dir(path, controller string) (string, error) {
+	if err := validatePath(path); err != nil {
+		return "", err
+	}
+	if f.version == V2 {
+		return join(f.root, path), nil
+	}
+	m, ok := f.mounts[controller]
+	if !ok {
+		return "", fmt.Errorf("cgroup v1 controller %q: %w", controller, ErrNotSupported)
+	}
+	return join(m, path), nil
+}
+
+// join returns the directory of the cgroup at path below dir.
+func join(dir, path string) string {
+	if path == "" {
+		return dir
+	}
+	return dir + "/" + path
+}
+
+// v1UnlimitedMemory is what cgroup v1 reads back from memory.limit_in_bytes
+// after -1 was written: the page counter maximum in bytes with 4 KiB pages.
+// Get maps it, and anything above it, to Unlimited.
+const v1UnlimitedMemory int64 = 9223372036854771712
+
+// validatePath checks a cgroup path relative to a manager's root: "" for
+// the root itself, else "/" separated, no leading or trailing "/", no empty, "." or ".."
+// component, no component longer than a file name may be, and no control
+// character (the kernel refuses a newline in a cgroup name). Every pod UID
+// and container ID that reaches a file path passes through here, so no
+// write can land outside the root.
+func validatePath(path string) error {
+	if path == "" {
+		return nil // the root itself
+	}
+	start := 0
+	for i := 0; i <= len(path); i++ {
+		if i < len(path) && path[i] != '/' {
+			if c := path[i]; c < 0x20 || c == 0x7f {
+				return fmt.Errorf("%w %q: control character", ErrInvalidPath, path)
+			}
+			continue
+		}
+		comp := path[start:i]
+		switch {
+		case comp == "":
+			return fmt.Errorf("%w %q: empty component", ErrInvalidPath, path)
+		case comp == "." || comp == "..":
+			return fmt.Errorf("%w %q: %q component", ErrInvalidPath, path, comp)
+		case len(comp) > 255:
+			return fmt.Errorf("%w %q: component longer than 255 bytes", ErrInvalidPath, path)
+		}
+		start = i + 1
+	}
+	return nil
+}
+
+// validateFile checks the name of one file of a cgroup.
+func validateFile(file string) error {
+	if file == "" || file == "." || file == ".." || strings.ContainsAny(file, "/\x00\n") {
+		return fmt.Errorf("%w: file name %q", ErrInvalidPath, file)
+	}
+	return nil
+}
+
+// formatV2Max is the content of memory.max, or the quota half of cpu.max,
+// on cgroup v2: "max" for Unlimited, else the number. Other negative values
+// are written as they are so that the kernel rejects them with EINVAL.
+func formatV2Max(v int64) string {
+	if v == Unlimited {
+		return "max"
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+// parseV2Max parses memory.max or the quota half of cpu.max.
+func parseV2Max(s string) (int64, error) {
+	if s == "max" {
+		return Unlimited, nil
+	}
+	return strconv.ParseInt(s, 10, 64)
+}
+
+// parseCPUMax parses cpu.max: "<quota|max> <period>" (the period may be
+// missing, meaning the default).
+func parseCPUMax(s string) (quota int64, period uint64, err error) {
+	q, p, found := strings.Cut(s, " ")
+	if quota, err = parseV2Max(q); err != nil {
+		return 0, 0, err
+	}
+	if !found {
+		return quota, QuotaPeriod, nil
+	}
+	period, err = strconv.ParseUint(p, 10, 64)
+	return quota, period, err
+}
+
+// parseV1Limit parses memory.limit_in_bytes, mapping the read-back of -1
+// (and anything at or above it) to Unlimited.
+func parseV1Limit(s string) (int64, error) {
+	u, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		// The kernel never shows a negative limit, but a fake tree may hold
+		// the "-1" that was written.
+		n, nerr := strconv.ParseInt(s, 10, 64)
+		if nerr != nil {
+			return 0, err
+		}
+		if n < 0 {
+			return Unlimited, nil
+		}
+		return n, nil
+	}
+	if u >= uint64(v1UnlimitedMemory) || u > math.MaxInt64 {
+		return Unlimited, nil
+	}
+	return int64(u), nil
+}
+
+// parseV1Quota parses cpu.cfs_quota_us; any negative value means no limit.
+func parseV1Quota(s string) (int64, error) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	if n < 0 {
+		return Unlimited, nil
+	}
+	return n, nil
+}
+
+// pageSize is the unit in which the kernel keeps memory limits: a limit
+// reads back rounded down to a multiple of it.
+const pageSize = 4096
+
+// canonical returns the content the kernel would show after want is
+// written to file, for the files where that differs from what is written
+// (clamped shares, page-rounded limits, -1 for any negative v1 quota), so
+// that Set skips a write that would change nothing, exactly as the
+// in-memory Manager does. ok is false when want does not parse; the kernel
+// then decides.
+func canonical(file, want string) (string, bool) {
+	switch file {
+	case "cpu.shares":
+		n, err := strconv.ParseUint(want, 10, 64)
+		if err != nil {
+			return "", false
+		}
+		n = min(max(n, MinShares), MaxShares)
+		return strconv.FormatUint(n, 10), true
+	case "cpu.cfs_quota_us":
+		n, err := strconv.ParseInt(want, 10, 64)
+		if err != nil {
+			return "", false
+		}
+		if n < 0 {
+			return "-1", true
+		}
+		return want, true
+	case "memory.limit_in_bytes":
+		n, err := parseV1Limit(want)
+		if err != nil {
+			return "", false
+		}
+		if n == Unlimited {
+			return strconv.FormatInt(v1UnlimitedMemory, 10), true
+		}
+		return strconv.FormatInt(n/pageSize*pageSize, 10), true
+	case "memory.max":
+		n, err := parseV2Max(want)
+		if err != nil || n < Unlimited {
+			return "", false
+		}
+		if n == Unlimited {
+			return "max", true
+		}
+		return strconv.FormatInt(n/pageSize*pageSize, 10), true
+	}
+	return want, true
+}
+
+// same reports whether a file whose content is old already holds what
+// writing want would leave in it.
+func same(file, old, want string) bool {
+	if old == want {
+		return true
+	}
+	c, ok := canonical(file, want)
+	if !ok {
+		return false
+	}
+	if c == old {
+		return true
+	}
+	if file == "memory.limit_in_bytes" {
+		// A temp-dir tree may hold the -1 that was written.
+		o, err := parseV1Limit(old)
+		return err == nil && o == Unlimited && c == strconv.FormatInt(v1UnlimitedMemory, 10)
+	}
+	return false
+}
+
+// errParse marks content the manager could not parse.
+var errParse = errors.New("unexpected content")
+
+func parseErr(path, file, content string, err error) error {
+	return fmt.Errorf("read %s/%s: %w %q: %w", path, file, errParse, content, err)
+}
+
+// parseMountInfo returns the cgroup v1 hierarchies of a mount table (the
+// content of /proc/self/mountinfo) whose mount point is a direct child of
+// root, by controller name. A hierarchy that carries several controllers
+// (cpu,cpuacct) appears under each of them; named hierarchies
+// (name=systemd) are left out.
+func parseMountInfo(content, root string) map[string]string {
+	out := map[string]string{}
+	for _, line := range strings.Split(content, "\n") {
+		pre, post, ok := strings.Cut(line, " - ")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(pre)
+		tail := strings.Fields(post)
+		if len(fields) < 5 || len(tail) < 3 || tail[0] != "cgroup" {
+			continue
+		}
+		mnt := unescapeMount(fields[4])
+		i := strings.LastIndexByte(mnt, '/')
+		if i < 0 || (mnt[:i] != root && !(i == 0 && root == "/")) {
+			continue
+		}
+		for _, opt := range strings.Split(tail[2], ",") {
+			if opt == "rw" || opt == "ro" || strings.Contains(opt, "=") {
+				continue
+			}
+			if _, dup := out[opt]; !dup {
+				out[opt] = mnt
+			}
+		}
+	}
+	return out
+}
+
+// unescapeMount undoes the octal escapes (\040 for a space) of a mountinfo
+// path field.
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// controllerOf returns the v1 controller whose hierarchy holds file: the
+// part of the name before the first dot ("memory.stat" → "memory"). Files
+// of no controller (cgroup.procs, tasks) are read from the cpu hierarchy.
+func controllerOf(file string) string {
+	c, _, ok := strings.Cut(file, ".")
+	if !ok || c == "cgroup" {
+		return "cpu"
+	}
+	return c
+}
+
+var _ Manager = (*FS)(nil)

@@ -1,0 +1,13 @@
+// Package realhost holds the scripts and tests that run resizelet on real
+// Linux parts instead of the simulation: a private containerd with runc
+// (containerd.sh), real cgroup v1 on the host, and real cgroup v2 in a small
+// qemu VM (vm.sh). The tests read what the scripts set up from environment
+// variables and skip with a reason when it is missing, except under CI=true,
+// where a missing real part is a failure:
+//
+//	RESIZELET_CRI_ENDPOINT  unix:///PATH of a CRI runtime (containerd.sh start prints it)
+//	RESIZELET_IMAGE         an image the runtime has whose sleep keeps running
+//	RESIZELET_VM_KERNEL     a vmlinuz for vm.sh (vm.sh kernel DIR prints it)
+//
+// See the project README for the commands, and .ci/run for CI.
+package realhost

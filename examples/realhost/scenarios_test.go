@@ -1,0 +1,129 @@
+package realhost_test
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/resizelet/resizelet/cgroup"
+)
+
+// scenarioFiles returns the scenario suite, relative to the module root,
+// and the seed walkthrough.
+func scenarioFiles(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(repoRoot, "testdata", "scenarios", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenario files in testdata/scenarios: %v", err)
+	}
+	for i, f := range files {
+		files[i], _ = filepath.Rel(repoRoot, f)
+	}
+	return append(files, "examples/resizesim/walkthrough.yaml")
+}
+
+// runResizesim builds resizesim and runs it from the module root with args.
+// A build whose runner has no real backends wired in is not available
+// (a failure in CI).
+func runResizesim(t *testing.T, args ...string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "resizesim")
+	buildStatic(t, "./examples/resizesim", bin, false)
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = repoRoot
+	b, err := cmd.CombinedOutput()
+	out := string(b)
+	if strings.Contains(out, "needs the real backends") {
+		unavailable(t, "resizesim has no real backends wired in yet:\n%s", lastLines(out, 5))
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		t.Fatalf("resizesim %s: exit %d\n%s", strings.Join(args, " "), ee.ExitCode(), out)
+	} else if err != nil {
+		t.Fatalf("resizesim: %v", err)
+	}
+	return out
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// cleanNewKubepods removes the kubepods cgroup tree when the test ends if
+// it did not exist when the test started (a runner on the real hierarchy
+// root creates it).
+func cleanNewKubepods(t *testing.T) {
+	existed := false
+	for _, m := range cgroupMounts(t) {
+		if _, err := os.Stat(filepath.Join(m, "kubepods")); err == nil {
+			existed = true
+		}
+	}
+	t.Cleanup(func() {
+		if !existed {
+			removeCgroupTree(t, "kubepods")
+		}
+	})
+}
+
+// TestScenariosOnRealCgroupV1 runs the scenario suite with the host's real
+// cgroup v1 hierarchy: the same expectations must hold as in simulation.
+func TestScenariosOnRealCgroupV1(t *testing.T) {
+	needRoot(t)
+	fs, err := cgroup.NewFS("/sys/fs/cgroup")
+	if err != nil || fs.Version() != cgroup.V1 {
+		unavailable(t, "the host's /sys/fs/cgroup is not usable cgroup v1: %v", err)
+	}
+	cleanNewKubepods(t)
+	args := append([]string{"--cgroup-root", "/sys/fs/cgroup", "run"}, scenarioFiles(t)...)
+	out := runResizesim(t, args...)
+	t.Logf("scenario suite passed on real cgroup v1:\n%s", lastLines(out, 3))
+}
+
+// TestScenariosOnContainerd runs the scenario suite on the real runtime
+// (and the host's real cgroups), then logs the seed walkthrough's
+// transcript: the container keeps its PID on the CPU resize and gets a new
+// one on the memory resize (RestartContainer policy).
+func TestScenariosOnContainerd(t *testing.T) {
+	how := "run: eval $(examples/realhost/containerd.sh start /tmp/rl-ctrd | sed 's/^/export /')"
+	endpoint := env(t, "RESIZELET_CRI_ENDPOINT", how)
+	image := env(t, "RESIZELET_IMAGE", how)
+	needRoot(t)
+	cleanNewKubepods(t)
+	base := []string{"--cgroup-root", "/sys/fs/cgroup", "--cri-endpoint", endpoint, "--image", image}
+	out := runResizesim(t, append(append(base, "run"), scenarioFiles(t)...)...)
+	t.Logf("scenario suite passed on containerd:\n%s", lastLines(out, 3))
+	walk := runResizesim(t, append(base, "run", "examples/resizesim/walkthrough.yaml")...)
+	t.Logf("seed walkthrough on containerd:\n%s", walk)
+}
+
+// TestScenariosInVM runs the scenario suite on real cgroup v2 inside the
+// VM, with --cgroup-root /sys/fs/cgroup.
+func TestScenariosInVM(t *testing.T) {
+	kernel := vmKernel(t)
+	bin := filepath.Join(t.TempDir(), "resizesim")
+	buildStatic(t, "./examples/resizesim", bin, false)
+	// The VM gets testdata/scenarios and the walkthrough's directory under
+	// /work, by their base names.
+	var rel []string
+	for _, f := range scenarioFiles(t) {
+		rel = append(rel, filepath.Join(filepath.Base(filepath.Dir(f)), filepath.Base(f)))
+	}
+	args := []string{"-C", filepath.Join(repoRoot, "testdata", "scenarios"), "-C", filepath.Join(repoRoot, "examples", "resizesim"),
+		kernel, bin, "--cgroup-root", "/sys/fs/cgroup", "run"}
+	out, err := runVM(t, append(args, rel...)...)
+	if strings.Contains(out, "needs the real backends") {
+		unavailable(t, "resizesim has no real backends wired in yet:\n%s", lastLines(out, 5))
+	}
+	if err != nil {
+		t.Fatalf("scenario suite in the VM: %v\n%s", err, out)
+	}
+	t.Logf("scenario suite passed on real cgroup v2 in the VM:\n%s", lastLines(out, 3))
+}
