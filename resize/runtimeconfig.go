@@ -24,7 +24,6 @@ const (
 func (n *Node) sandboxConfig(pod *v1.Pod, podCgroup string) *runtimeapi.PodSandboxConfig {
 	return &runtimeapi.PodSandboxConfig{
 		Metadata: &runtimeapi.PodSandboxMetadata{Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID)},
-		Hostname: pod.Name,
 		Labels: map[string]string{
 			cri.LabelPodName:      pod.Name,
 			cri.LabelPodNamespace: pod.Namespace,

@@ -26,8 +26,6 @@ func scenarioFiles(t *testing.T) []string {
 }
 
 // runResizesim builds resizesim and runs it from the module root with args.
-// A build whose runner has no real backends wired in is not available
-// (a failure in CI).
 func runResizesim(t *testing.T, args ...string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "resizesim")
@@ -36,9 +34,6 @@ func runResizesim(t *testing.T, args ...string) string {
 	cmd.Dir = repoRoot
 	b, err := cmd.CombinedOutput()
 	out := string(b)
-	if strings.Contains(out, "needs the real backends") {
-		unavailable(t, "resizesim has no real backends wired in yet:\n%s", lastLines(out, 5))
-	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		t.Fatalf("resizesim %s: exit %d\n%s", strings.Join(args, " "), ee.ExitCode(), out)
@@ -119,9 +114,6 @@ func TestScenariosInVM(t *testing.T) {
 	args := []string{"-C", filepath.Join(repoRoot, "testdata", "scenarios"), "-C", filepath.Join(repoRoot, "examples", "resizesim"),
 		kernel, bin, "--cgroup-root", "/sys/fs/cgroup", "run"}
 	out, err := runVM(t, append(args, rel...)...)
-	if strings.Contains(out, "needs the real backends") {
-		unavailable(t, "resizesim has no real backends wired in yet:\n%s", lastLines(out, 5))
-	}
 	if err != nil {
 		t.Fatalf("scenario suite in the VM: %v\n%s", err, out)
 	}

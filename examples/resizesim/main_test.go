@@ -93,8 +93,8 @@ func TestRun(t *testing.T) {
 		{name: "missing file", args: []string{"run", filepath.Join(t.TempDir(), "none.yaml")}, wantCode: exitInvalid, wantStderr: []string{"none.yaml"}},
 		{name: "run without files", args: []string{"run"}, wantCode: exitInvalid, wantStderr: []string{"at least one scenario file"}},
 		{name: "unknown command", args: []string{"walk"}, wantCode: exitInvalid, wantStderr: []string{`unknown command "walk"`}},
-		{name: "real cgroups", args: []string{"--cgroup-root", "/sys/fs/cgroup", "run", good}, wantCode: exitInvalid, wantStderr: []string{"needs the real backends"}},
-		{name: "real runtime after the files", args: []string{"run", good, "--cri-endpoint", "unix:///run/x.sock", "--image", "busybox"}, wantCode: exitInvalid, wantStderr: []string{"needs the real backends"}},
+		{name: "cgroup root that is no cgroup filesystem", args: []string{"--cgroup-root", t.TempDir(), "run", good}, wantCode: exitInvalid, wantStderr: []string{"--cgroup-root", "not supported on this host"}},
+		{name: "runtime socket that is not there, flags after the files", args: []string{"run", good, "--cri-endpoint", "unix:///nonexistent/x.sock", "--image", "busybox"}, wantCode: exitInvalid, wantStderr: []string{"--cri-endpoint unix:///nonexistent/x.sock", "no such file"}},
 		{name: "runtime without image", args: []string{"--cri-endpoint", "unix:///run/x.sock"}, wantCode: exitInvalid, wantStderr: []string{"needs --image"}},
 	}
 	for _, tt := range tests {

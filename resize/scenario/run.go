@@ -5,7 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
+	"sort"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -28,9 +32,13 @@ type Options struct {
 	Image       string
 }
 
-// ErrNeedsRealBackends is returned by Run when Options ask for a real
-// cgroup filesystem or runtime that this build cannot construct.
-var ErrNeedsRealBackends = errors.New("needs the real backends")
+// ErrNotApplicable is returned by Run for a scenario that cannot run on
+// the real parts Options name (see NotApplicable).
+var ErrNotApplicable = errors.New("does not apply to these backends")
+
+// runSeq numbers runs within a process, for private cgroup parents.
+var runSeq atomic.Int64
+
 
 // Start is the virtual clock's time when a scenario starts.
 var Start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -70,37 +78,96 @@ type backends struct {
 	exiter interface {
 		Exit(containerID string, exitCode int32, reason string) error
 	}
+	// real is set when cgroups are the host's: the run keeps its cgroups
+	// under a private parent and removes them at the end.
+	real bool
+	// remote is set when the runtime is a real one.
+	remote bool
+	closer func() error
 }
 
 // newBackends builds the cgroup manager and runtime for s. It is the one
-// place that knows how to construct them, so that wiring the real
-// backends (cgroup.NewFS, cri.NewRemote) is a change here only.
-func newBackends(s *Scenario, opts Options) (*backends, error) {
-	if opts.CgroupRoot != "" {
-		return nil, fmt.Errorf("--cgroup-root %s: %w", opts.CgroupRoot, ErrNeedsRealBackends)
-	}
-	if opts.CRIEndpoint != "" {
-		return nil, fmt.Errorf("--cri-endpoint %s: %w", opts.CRIEndpoint, ErrNeedsRealBackends)
-	}
+// place that knows how to construct them. Without options both are
+// simulated. --cgroup-root puts pod and container cgroups on the real
+// hierarchy at that root (cgroup.FS; the in-memory runtime then writes
+// container cgroups there and makes usage real with holder processes).
+// --cri-endpoint drives a real CRI runtime over its socket; its containers
+// live in the host's real cgroups, so the root defaults to /sys/fs/cgroup.
+func newBackends(ctx context.Context, s *Scenario, opts Options) (*backends, error) {
 	version := s.Node.CgroupVersion
-	var inner cgroup.Manager = cgroup.NewMemory(version)
+	root := opts.CgroupRoot
+	if opts.CRIEndpoint != "" && root == "" {
+		root = "/sys/fs/cgroup"
+	}
+	var inner cgroup.Manager
+	if root != "" {
+		fs, err := cgroup.NewFS(root)
+		if err != nil {
+			return nil, fmt.Errorf("--cgroup-root %s: %w", root, err)
+		}
+		inner, version = fs, fs.Version()
+	} else {
+		inner = cgroup.NewMemory(version)
+	}
 	cgFaults := cgroup.NewFaultInjector(inner)
 	rec := cgroup.NewRecorder(cgFaults)
-	weight := cgroup.QuadraticWeight
-	if s.ContainerWeight == "linear" {
-		weight = cgroup.LinearWeight
+	b := &backends{version: version, cgroups: rec, cgFaults: cgFaults, real: root != ""}
+	if opts.CRIEndpoint != "" {
+		if opts.Image == "" {
+			return nil, fmt.Errorf("--cri-endpoint %s: --image is required: the image the containers run", opts.CRIEndpoint)
+		}
+		remote, err := cri.NewRemote(ctx, opts.CRIEndpoint, cri.WithCallTimeout(30*time.Second))
+		if err != nil {
+			return nil, fmt.Errorf("--cri-endpoint %s: %w", opts.CRIEndpoint, err)
+		}
+		b.base, b.closer, b.remote = remote, remote.Close, true
+	} else {
+		weight := cgroup.QuadraticWeight
+		if s.ContainerWeight == "linear" {
+			weight = cgroup.LinearWeight
+		}
+		mem := cri.NewMemory(rec, cri.WithContainerWeight(weight), cri.WithDriver(s.Node.CgroupDriver))
+		b.base, b.exiter = mem, mem
 	}
-	mem := cri.NewMemory(rec, cri.WithContainerWeight(weight), cri.WithDriver(s.Node.CgroupDriver))
-	rtFaults := cri.NewFaultInjector(mem)
-	return &backends{
-		version:  version,
-		cgroups:  rec,
-		cgFaults: cgFaults,
-		runtime:  cri.NewRecorder(rtFaults),
-		rtFaults: rtFaults,
-		base:     mem,
-		exiter:   mem,
-	}, nil
+	b.rtFaults = cri.NewFaultInjector(b.base)
+	b.runtime = cri.NewRecorder(b.rtFaults)
+	return b, nil
+}
+
+// realRuntimeCommand keeps a container running on a real runtime and
+// makes it stop at once on SIGTERM (a bare sleep as PID 1 ignores it, and
+// every stop would wait out the grace period).
+var realRuntimeCommand = []string{"sh", "-c", "trap 'exit 0' TERM; sleep 86400 & wait"}
+
+// maxRealUsage is the most memory a usage step can make a container on a
+// real runtime use: it writes a file to the pod's /dev/shm, which
+// containerd sizes at 64 MiB.
+const maxRealUsage = 60 << 20
+
+// NotApplicable returns why s cannot run on the real parts opts name, or
+// "" if it can. On a real runtime, exit steps (only the in-memory runtime
+// can end a container's process with a chosen code), faults in container
+// cgroup writes (runc writes those itself), the systemd cgroup driver (the
+// private containerd uses cgroupfs) and usage beyond what a pod's /dev/shm
+// holds do not apply.
+func NotApplicable(s *Scenario, opts Options) string {
+	if opts.CRIEndpoint == "" {
+		return ""
+	}
+	if s.Node.CgroupDriver == cgroup.DriverSystemd {
+		return "the systemd cgroup driver (the runtime is set up for cgroupfs)"
+	}
+	for i, st := range s.Steps {
+		switch {
+		case st.Action == ActionExit:
+			return fmt.Sprintf("steps[%d]: exit steps need the in-memory runtime", i)
+		case st.Action == ActionFault && st.Call == CallCgroupWrite && st.Container != "":
+			return fmt.Sprintf("steps[%d]: the real runtime writes container cgroups itself, not through the node's cgroup manager", i)
+		case st.Action == ActionUsage && st.Memory.Value() > maxRealUsage:
+			return fmt.Sprintf("steps[%d]: usage %s is more than a pod's /dev/shm holds", i, st.Memory.String())
+		}
+	}
+	return ""
 }
 
 // runner holds the state of one run.
@@ -130,9 +197,20 @@ type runner struct {
 // fit, a patch the API server cannot decode) is an *Error; a failure of
 // the engine or the backends is another error.
 func Run(ctx context.Context, s *Scenario, opts Options) (*Result, error) {
-	b, err := newBackends(s, opts)
+	if why := NotApplicable(s, opts); why != "" {
+		return nil, fmt.Errorf("%w: %s", ErrNotApplicable, why)
+	}
+	b, err := newBackends(ctx, s, opts)
 	if err != nil {
 		return nil, err
+	}
+	if b.closer != nil {
+		defer b.closer()
+	}
+	if s.Node.SwapBehavior == "LimitedSwap" && b.version == cgroup.V1 {
+		// The kubelet gives containers swap only on cgroup v2, so a swap
+		// story cannot be told on a v1 host.
+		return nil, fmt.Errorf("%w: swap (LimitedSwap) needs cgroup v2, the host has v1", ErrNotApplicable)
 	}
 	dir, err := os.MkdirTemp("", "resizesim-")
 	if err != nil {
@@ -144,6 +222,13 @@ func Run(ctx context.Context, s *Scenario, opts Options) (*Result, error) {
 	cfg.CgroupVersion = b.version
 	if opts.Image != "" {
 		cfg.Image = opts.Image
+	}
+	if b.remote {
+		cfg.Command = realRuntimeCommand
+	}
+	if b.real && cfg.CgroupRoot == "" {
+		// A private parent: the run never writes into a real kubepods.
+		cfg.CgroupRoot = fmt.Sprintf("resizelet-%d-%d", os.Getpid(), runSeq.Add(1))
 	}
 	r := &runner{
 		s:       s,
@@ -169,6 +254,9 @@ func Run(ctx context.Context, s *Scenario, opts Options) (*Result, error) {
 	}
 	defer func() {
 		if n := r.currentNode(); n != nil {
+			if b.real {
+				r.cleanup(ctx, n)
+			}
 			n.Close()
 		}
 	}()
@@ -458,4 +546,30 @@ func containerNames(p *v1.Pod) []string {
 		out = append(out, c.Name)
 	}
 	return out
+}
+
+// cleanup removes what a run on real parts left on the host: every pod
+// (its containers, sandbox and cgroup) and then the parents the node
+// created under its private cgroup root, deepest first.
+func (r *runner) cleanup(ctx context.Context, n *resize.Node) {
+	parents := map[string]bool{}
+	for _, p := range r.cluster.ListPods() {
+		if info, err := n.Pod(p.Namespace, p.Name); err == nil && info.PodCgroup != "" {
+			for dir := path.Dir(info.PodCgroup); dir != "." && dir != "/"; dir = path.Dir(dir) {
+				parents[dir] = true
+			}
+		}
+		_ = n.DeletePod(ctx, p.Namespace, p.Name)
+	}
+	if root := r.cfg.CgroupRoot; root != "" {
+		parents[root] = true
+	}
+	dirs := make([]string, 0, len(parents))
+	for d := range parents {
+		dirs = append(dirs, d)
+	}
+	sort.Slice(dirs, func(i, j int) bool { return strings.Count(dirs[i], "/") > strings.Count(dirs[j], "/") })
+	for _, d := range dirs {
+		_ = r.b.cgroups.Delete(d)
+	}
 }

@@ -173,16 +173,35 @@ pods:
 	}
 }
 
-// TestRunNeedsRealBackends checks the answer to the real-host options while
-// this build has no real backends wired in.
-func TestRunNeedsRealBackends(t *testing.T) {
-	s, err := scenario.Parse("x.yaml", []byte("name: x\nsteps: [{advance: 1s}]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, opts := range []scenario.Options{{CgroupRoot: "/sys/fs/cgroup"}, {CRIEndpoint: "unix:///run/x.sock", Image: "busybox"}} {
-		if _, err := scenario.Run(context.Background(), s, opts); !errorsIs(err, scenario.ErrNeedsRealBackends) {
-			t.Errorf("Run with %+v: error %v, want ErrNeedsRealBackends", opts, err)
+// TestNotApplicable: on a real runtime, files that need the in-memory
+// runtime are refused with ErrNotApplicable and a reason, before anything
+// is started; in simulation every file applies.
+func TestNotApplicable(t *testing.T) {
+	real := scenario.Options{CRIEndpoint: "unix:///nonexistent.sock", Image: "busybox"}
+	for _, tc := range []struct {
+		yaml string
+		why  string
+	}{
+		{"name: x\nsteps: [{advance: 1s}]\n", ""},
+		{"name: x\nnode: {cgroupDriver: systemd}\nsteps: [{advance: 1s}]\n", "systemd"},
+		{"name: x\npods: [{metadata: {name: p}, spec: {containers: [{name: c}]}}]\nsteps: [{exit: {pod: p, container: c, exitCode: 1}}]\n", "exit steps"},
+		{"name: x\npods: [{metadata: {name: p}, spec: {containers: [{name: c}]}}]\nsteps: [{usage: {pod: p, container: c, memory: 200Mi}}]\n", "/dev/shm"},
+	} {
+		s, err := scenario.Parse("x.yaml", []byte(tc.yaml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if why := scenario.NotApplicable(s, scenario.Options{}); why != "" {
+			t.Errorf("%q: not applicable in simulation: %s", tc.yaml, why)
+		}
+		why := scenario.NotApplicable(s, real)
+		if (why == "") != (tc.why == "") || !strings.Contains(why, tc.why) {
+			t.Errorf("%q: NotApplicable = %q, want it to mention %q", tc.yaml, why, tc.why)
+		}
+		if tc.why != "" {
+			if _, err := scenario.Run(context.Background(), s, real); !errorsIs(err, scenario.ErrNotApplicable) {
+				t.Errorf("%q: Run error %v, want ErrNotApplicable", tc.yaml, err)
+			}
 		}
 	}
 }
