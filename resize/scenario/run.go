@@ -39,7 +39,6 @@ var ErrNotApplicable = errors.New("does not apply to these backends")
 // runSeq numbers runs within a process, for private cgroup parents.
 var runSeq atomic.Int64
 
-
 // Start is the virtual clock's time when a scenario starts.
 var Start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
