@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -97,6 +98,16 @@ func TestScenariosOnContainerd(t *testing.T) {
 	t.Logf("scenario suite passed on containerd:\n%s", lastLines(out, 3))
 	walk := runResizesim(t, append(base, "run", "examples/resizesim/walkthrough.yaml")...)
 	t.Logf("seed walkthrough on containerd:\n%s", walk)
+	// The CPU resize is in place (same process); the memory resize under
+	// RestartContainer replaces the process.
+	for _, want := range []string{
+		"container pause pid %d (same process, resized in place)",
+		"container pause pid %d -> %d (new process)",
+	} {
+		if !containsPattern(walk, want) {
+			t.Errorf("walkthrough transcript lacks a line like %q", want)
+		}
+	}
 }
 
 // TestScenariosInVM runs the scenario suite on real cgroup v2 inside the
@@ -118,4 +129,11 @@ func TestScenariosInVM(t *testing.T) {
 		t.Fatalf("scenario suite in the VM: %v\n%s", err, out)
 	}
 	t.Logf("scenario suite passed on real cgroup v2 in the VM:\n%s", lastLines(out, 3))
+}
+
+// containsPattern reports whether some line of out matches format, where
+// each %d stands for a number.
+func containsPattern(out, format string) bool {
+	re := regexp.MustCompile(strings.ReplaceAll(regexp.QuoteMeta(format), "%d", `[0-9]+`))
+	return re.MatchString(out)
 }

@@ -455,6 +455,8 @@ type snapshot struct {
 	events     int
 	conditions map[PodRef][]v1.PodCondition
 	restarts   map[PodRef]map[string]int32
+	// pids are the containers' main process IDs, where the runtime tells.
+	pids map[PodRef]map[string]int
 }
 
 func (r *runner) snapshot() snapshot {
@@ -462,11 +464,25 @@ func (r *runner) snapshot() snapshot {
 		events:     len(r.cluster.Events()),
 		conditions: map[PodRef][]v1.PodCondition{},
 		restarts:   map[PodRef]map[string]int32{},
+		pids:       map[PodRef]map[string]int{},
 	}
+	n := r.currentNode()
 	for _, p := range r.cluster.ListPods() {
 		ref := PodRef{Namespace: p.Namespace, Name: p.Name}
 		s.conditions[ref] = resizeConditions(p)
 		s.restarts[ref] = restartCounts(p)
+		if n == nil {
+			continue
+		}
+		if info, err := n.Pod(p.Namespace, p.Name); err == nil {
+			pids := map[string]int{}
+			for name, id := range info.ContainerIDs {
+				if pid, ok := cri.ContainerPID(context.Background(), r.b.base, id); ok {
+					pids[name] = pid
+				}
+			}
+			s.pids[ref] = pids
+		}
 	}
 	return s
 }
@@ -526,14 +542,50 @@ func (r *runner) report(snap snapshot) {
 			}
 		}
 	}
+	calls := r.b.runtime.Calls()
+	r.processes(snap, now, calls)
 	events := r.cluster.Events()
 	if snap.events < len(events) {
 		r.t.events(events[snap.events:], r.clock.Now())
 	}
 	r.t.writes(r.b.cgroups.Writes())
 	r.b.cgroups.Reset()
-	r.t.calls(r.b.runtime.Calls())
+	r.t.calls(calls)
 	r.b.runtime.Reset()
+}
+
+// processes reports, for each container that was updated in place or
+// replaced in this step, whether its main process stayed the same: an
+// in-place resize keeps the PID, a restart gets a new one.
+func (r *runner) processes(before, after snapshot, calls []cri.Call) {
+	updated := map[string]bool{}
+	for _, c := range calls {
+		if c.Method == "UpdateContainerResources" && c.Err == nil {
+			updated[c.Pod+"/"+c.Container] = true
+		}
+	}
+	refs := make([]PodRef, 0, len(after.pids))
+	for ref := range after.pids {
+		refs = append(refs, ref)
+	}
+	sort.Slice(refs, func(i, j int) bool { return refs[i].String() < refs[j].String() })
+	for _, ref := range refs {
+		names := make([]string, 0, len(after.pids[ref]))
+		for name := range after.pids[ref] {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			now := after.pids[ref][name]
+			old, had := before.pids[ref][name]
+			switch {
+			case had && old != now:
+				r.t.line("process: %s container %s pid %d -> %d (new process)", ref, name, old, now)
+			case had && updated[ref.String()+"/"+name]:
+				r.t.line("process: %s container %s pid %d (same process, resized in place)", ref, name, now)
+			}
+		}
+	}
 }
 
 func containerNames(p *v1.Pod) []string {
