@@ -78,6 +78,20 @@ func (s *Store) Get(uid types.UID) (PodResources, bool) {
 	return r.DeepCopy(), true
 }
 
+// View calls fn with the pod's record, if there is one, under the store's
+// lock and without copying it: fn must neither keep nor change what it is
+// given, and must not call the store. It is for hot paths that only read,
+// such as comparing an allocation with a pod spec on every admission.
+func (s *Store) View(uid types.UID, fn func(r PodResources)) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.entries[uid]
+	if ok {
+		fn(r)
+	}
+	return ok
+}
+
 // Set replaces the pod's record with a copy of r and persists the store. If
 // the write fails the new record stays in memory and the error is returned,
 // as the v1.35 kubelet does; the next successful write persists it.

@@ -354,10 +354,6 @@ func allocationFromPod(pod *v1.Pod, initContainers bool) allocation.PodResources
 // allocation in place of the desired resources, and whether that differs
 // from the spec (a resize is pending).
 func (n *Node) overlay(pod *v1.Pod) (*v1.Pod, bool) {
-	alloc, ok := n.allocated.Get(pod.UID)
-	if !ok {
-		return pod, false
-	}
 	out := pod
 	changed := false
 	copyOnce := func() {
@@ -366,22 +362,26 @@ func (n *Node) overlay(pod *v1.Pod) (*v1.Pod, bool) {
 			changed = true
 		}
 	}
-	for i := range pod.Spec.Containers {
-		if r, ok := alloc.ContainerResources[pod.Spec.Containers[i].Name]; ok && !allocation.SameResources(&pod.Spec.Containers[i].Resources, &r) {
-			copyOnce()
-			out.Spec.Containers[i].Resources = *r.DeepCopy()
+	// The allocation is only read here, so it is compared in place and
+	// copied only where it differs from the spec.
+	n.allocated.View(pod.UID, func(alloc allocation.PodResources) {
+		for i := range pod.Spec.Containers {
+			if r, ok := alloc.ContainerResources[pod.Spec.Containers[i].Name]; ok && !allocation.SameResources(&pod.Spec.Containers[i].Resources, &r) {
+				copyOnce()
+				out.Spec.Containers[i].Resources = *r.DeepCopy()
+			}
 		}
-	}
-	for i := range pod.Spec.InitContainers {
-		if r, ok := alloc.ContainerResources[pod.Spec.InitContainers[i].Name]; ok && !allocation.SameResources(&pod.Spec.InitContainers[i].Resources, &r) {
-			copyOnce()
-			out.Spec.InitContainers[i].Resources = *r.DeepCopy()
+		for i := range pod.Spec.InitContainers {
+			if r, ok := alloc.ContainerResources[pod.Spec.InitContainers[i].Name]; ok && !allocation.SameResources(&pod.Spec.InitContainers[i].Resources, &r) {
+				copyOnce()
+				out.Spec.InitContainers[i].Resources = *r.DeepCopy()
+			}
 		}
-	}
-	if alloc.PodLevelResources != nil && pod.Spec.Resources != nil && !allocation.SameResources(pod.Spec.Resources, alloc.PodLevelResources) {
-		copyOnce()
-		out.Spec.Resources = alloc.PodLevelResources.DeepCopy()
-	}
+		if alloc.PodLevelResources != nil && pod.Spec.Resources != nil && !allocation.SameResources(pod.Spec.Resources, alloc.PodLevelResources) {
+			copyOnce()
+			out.Spec.Resources = alloc.PodLevelResources.DeepCopy()
+		}
+	})
 	return out, changed
 }
 
