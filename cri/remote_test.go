@@ -365,18 +365,23 @@ func TestRemoteMapsErrors(t *testing.T) {
 func TestRemotePerCallTimeout(t *testing.T) {
 	r, _, srv := newRemoteOverMemory(t, cgroup.V2, WithCallTimeout(50*time.Millisecond))
 	sawDeadline := make(chan bool, 1)
+	release := make(chan struct{})
 	srv.hook = func(ctx context.Context, method string) error {
 		if method != "ListContainers" {
 			return nil
 		}
 		_, ok := ctx.Deadline()
 		sawDeadline <- ok
-		<-ctx.Done()
+		// Hold the call until the client has given up, so that the answer
+		// the client sees is its own deadline and never the server's
+		// error (which would race with it).
+		<-release
 		return ctx.Err()
 	}
 	// The caller's context has no deadline: the one the server sees is the
 	// Remote's own.
 	_, err := r.ListContainers(context.Background(), nil)
+	close(release)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("ListContainers past the call timeout: %v, want DeadlineExceeded", err)
 	}
