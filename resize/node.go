@@ -424,7 +424,11 @@ func (n *Node) event(pod *v1.Pod, eventType, reason, message string) {
 func (n *Node) now() metav1.Time { return metav1.NewTime(n.clock.Now()) }
 
 // resizeEvents reports whether the profile emits the resize events other
-// than ResizeCompleted; they arrived with 1.35 (reference §1.8, §6).
+// than ResizeCompleted. The reference places them in 1.35 and marks the
+// release of each event UNVERIFIED (§1.8, §6); resizelet chooses what a
+// user upgrading to 1.35 sees: ResizeStarted, ResizeDeferred,
+// ResizeInfeasible and ResizeError appear with 1.35, 1.34 sends only the
+// generation-less ResizeCompleted, and 1.33 sends none.
 func (n *Node) resizeEvents() bool {
 	return n.cfg.Profile != Profile133 && n.cfg.Profile != Profile134
 }
