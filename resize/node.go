@@ -810,8 +810,8 @@ func (n *Node) Advance(ctx context.Context, d time.Duration) error {
 	}
 	target := fc.Now().Add(d)
 	for {
-		next, ok := n.nextTimer()
-		if !ok || next.After(target) {
+		next := n.nextTimer()
+		if next.After(target) {
 			break
 		}
 		if next.After(fc.Now()) {
@@ -826,7 +826,7 @@ func (n *Node) Advance(ctx context.Context, d time.Duration) error {
 }
 
 // nextTimer is the earliest due time of any timer.
-func (n *Node) nextTimer() (time.Time, bool) {
+func (n *Node) nextTimer() time.Time {
 	n.allocMu.Lock()
 	next := n.retry.Due()
 	n.allocMu.Unlock()
@@ -837,7 +837,7 @@ func (n *Node) nextTimer() (time.Time, bool) {
 			next = t
 		}
 	}
-	return next, true
+	return next
 }
 
 // Tick fires every timer that is due at the clock's current time and runs

@@ -92,14 +92,14 @@ func (n *Node) syncPodLocked(ctx context.Context, ps *podState) error {
 
 	if err := n.ensurePodCgroup(ps, allocatedPod); err != nil {
 		n.event(pod, v1.EventTypeWarning, ReasonFailed, err.Error())
-		n.writeStatus(ctx, ps, pod, allocatedPod, nil, nil)
+		n.writeStatus(ps, pod, allocatedPod, nil, nil)
 		return err
 	}
 	if ps.sandboxID == "" {
 		id, err := n.rt.RunPodSandbox(ctx, n.sandboxConfig(allocatedPod, ps.podCgroup), "")
 		if err != nil {
 			n.event(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", fmt.Sprintf("Failed to create pod sandbox: %v", err))
-			n.writeStatus(ctx, ps, pod, allocatedPod, nil, nil)
+			n.writeStatus(ps, pod, allocatedPod, nil, nil)
 			return err
 		}
 		n.mu.Lock()
@@ -173,7 +173,7 @@ func (n *Node) syncPodLocked(ctx context.Context, ps *podState) error {
 		}
 	}
 	oldStatus := pod.Status
-	newStatus := n.writeStatus(ctx, ps, pod, allocatedPod, states, statuses)
+	newStatus := n.writeStatus(ps, pod, allocatedPod, states, statuses)
 	if completed && statusRequestsDecreased(&oldStatus, newStatus) {
 		n.retryPendingResizes(allocation.TriggerPodResized)
 	}
@@ -203,9 +203,9 @@ func (n *Node) emitCompleted(pod, allocatedPod *v1.Pod, generation int64) {
 
 func removeName(names []string, name string) []string {
 	out := names[:0]
-	for _, n := range names {
-		if n != name {
-			out = append(out, n)
+	for _, other := range names {
+		if other != name {
+			out = append(out, other)
 		}
 	}
 	return out
@@ -627,7 +627,7 @@ func (n *Node) updateContainers(ctx context.Context, ps *podState, pod *v1.Pod, 
 
 // writeStatus generates the pod's API status from the allocation, the
 // runtime's view and the resize conditions, and writes it to the cluster.
-func (n *Node) writeStatus(ctx context.Context, ps *podState, pod, allocatedPod *v1.Pod, states map[string]ContainerState, statuses map[string]*runtimeapi.ContainerStatus) *v1.PodStatus {
+func (n *Node) writeStatus(ps *podState, pod, allocatedPod *v1.Pod, states map[string]ContainerState, statuses map[string]*runtimeapi.ContainerStatus) *v1.PodStatus {
 	status := pod.Status.DeepCopy()
 	status.ObservedGeneration = pod.Generation
 	status.Conditions = n.conditionsOf(ps.uid)
@@ -699,7 +699,6 @@ func (n *Node) writeStatus(ctx context.Context, ps *podState, pod, allocatedPod 
 		ps.lastStatus[cs.Name] = cs
 	}
 	_ = n.cluster.UpdatePodStatus(ps.namespace, ps.name, ps.uid, *status)
-	_ = ctx
 	return status
 }
 
