@@ -127,3 +127,36 @@ func TestMemoryDecreaseBelowUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestKillFailureStopsTheSync: when the container a RestartContainer
+// resize must restart cannot be stopped, the sync ends there (nothing is
+// resized or started), and a later sync finishes the resize.
+func TestKillFailureStopsTheSync(t *testing.T) {
+	tn, faults := newFaultyNode(t, NodeConfig{})
+	if _, err := tn.node.AddPod(tn.ctx, demoPod()); err != nil {
+		t.Fatal(err)
+	}
+	faults.Inject(cri.Fault{Method: "StopContainer", PodName: "resize-demo", Err: errors.New("stop timed out"), Times: 1})
+	writes := len(tn.cg.Writes())
+	tn.calls.Reset()
+	mustResize(t, tn, "resize-demo", `{"spec":{"containers":[{"name":"pause","resources":{"requests":{"memory":"300Mi"},"limits":{"memory":"300Mi"}}}]}}`)
+	for _, c := range tn.calls.Calls() {
+		if c.Method == "CreateContainer" || c.Method == "UpdatePodSandboxResources" {
+			t.Fatalf("%s called after the kill failed", c.Method)
+		}
+	}
+	if got := len(tn.cg.Writes()); got != writes {
+		t.Fatalf("%d cgroup writes after the kill failed", got-writes)
+	}
+	p := tn.pod("resize-demo")
+	if statusOf(t, p, "pause").RestartCount != 0 || len(p.Status.Conditions) != 1 || p.Status.Conditions[0].Type != v1.PodResizeInProgress {
+		t.Fatalf("after the failed kill: restartCount %d, conditions %+v", statusOf(t, p, "pause").RestartCount, p.Status.Conditions)
+	}
+	if err := tn.node.Advance(tn.ctx, BackOffPeriod); err != nil {
+		t.Fatal(err)
+	}
+	p = tn.pod("resize-demo")
+	if statusOf(t, p, "pause").RestartCount != 1 || len(p.Status.Conditions) != 0 {
+		t.Fatalf("after the retry: restartCount %d, conditions %+v", statusOf(t, p, "pause").RestartCount, p.Status.Conditions)
+	}
+}

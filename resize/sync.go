@@ -124,10 +124,10 @@ func (n *Node) syncPodLocked(ctx context.Context, ps *podState) error {
 	for _, k := range actions.Kill {
 		n.event(pod, v1.EventTypeNormal, ReasonKilling, k.Message)
 		if err := n.rt.StopContainer(ctx, k.ID, terminationGrace(pod)); err != nil {
-			syncErrs = append(syncErrs, fmt.Errorf("kill container %s: %w", k.Name, err))
-			// A container that could not be stopped must not be started twice.
-			actions.Start = removeName(actions.Start, k.Name)
-			continue
+			// SyncPod returns at the first container it cannot kill:
+			// nothing is resized or started, and the next sync tries again.
+			n.writeStatus(ps, pod, allocatedPod, states, nil)
+			return fmt.Errorf("kill container %s: %w", k.Name, err)
 		}
 		ps.dead = append(ps.dead, k.ID)
 	}
@@ -201,15 +201,6 @@ func (n *Node) emitCompleted(pod, allocatedPod *v1.Pod, generation int64) {
 	}
 }
 
-func removeName(names []string, name string) []string {
-	out := names[:0]
-	for _, other := range names {
-		if other != name {
-			out = append(out, other)
-		}
-	}
-	return out
-}
 
 func (n *Node) actuatedLookup(uid types.UID) actuatedLookup {
 	rec, _ := n.actuated.Get(uid)
