@@ -201,7 +201,6 @@ func (n *Node) emitCompleted(pod, allocatedPod *v1.Pod, generation int64) {
 	}
 }
 
-
 func (n *Node) actuatedLookup(uid types.UID) actuatedLookup {
 	rec, _ := n.actuated.Get(uid)
 	return func(name string) (v1.ResourceRequirements, bool) {
