@@ -229,7 +229,7 @@ func TestWalkthrough(t *testing.T) {
 				t.Fatalf("after memory resize: restartCount %d, resources %v", cs.RestartCount, cs.Resources)
 			}
 			got := tn.events(mark)
-			if !containsInOrder(got, "Normal ResizeStarted", "Normal Killing Container pause resize requires restart", "Normal Created Created container: pause", "Normal Started Started container pause", "Normal ResizeCompleted") {
+			if !containsInOrder(got, "Normal ResizeStarted", "Normal Killing Container pause resize requires restart", "Normal Created Container created", "Normal Started Container started", "Normal ResizeCompleted") {
 				t.Fatalf("memory resize events:\n%s", strings.Join(got, "\n"))
 			}
 			newID := tn.info("resize-demo").ContainerIDs["pause"]

@@ -102,3 +102,24 @@ func TestProfile133MemoryCheck(t *testing.T) {
 }
 
 func cgroupConfigWithMemory(m *int64) cgroup.ResourceConfig { return cgroup.ResourceConfig{Memory: m} }
+
+// TestContainerEventMessages: 1.35 dropped the container name from the
+// Created and Started messages (kubernetes/kubernetes#134043).
+func TestContainerEventMessages(t *testing.T) {
+	for _, tc := range []struct {
+		profile          Profile
+		created, started string
+	}{
+		{Profile134, "Created container: c", "Started container c"},
+		{Profile135, "Container created", "Container started"},
+	} {
+		tn := newTestNode(t, NodeConfig{Profile: tc.profile})
+		if _, err := tn.node.AddPod(tn.ctx, cpuPod("p", "100m")); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"Normal Created " + tc.created, "Normal Started " + tc.started}
+		if got := tn.events(0); strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("%s: events %q, want %q", tc.profile, got, want)
+		}
+	}
+}

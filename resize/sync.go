@@ -333,13 +333,23 @@ func (n *Node) startContainer(ctx context.Context, ps *podState, pod, allocatedP
 	if err := n.actuated.SetContainer(ps.uid, name, *c.Resources.DeepCopy()); err != nil {
 		return fmt.Errorf("checkpoint actuated resources of %s: %w", name, err)
 	}
-	n.event(pod, v1.EventTypeNormal, ReasonCreated, fmt.Sprintf("Created container: %s", name))
+	n.event(pod, v1.EventTypeNormal, ReasonCreated, n.containerEventMessage("Created container: %s", "Container created", name))
 	if err := n.rt.StartContainer(ctx, id); err != nil {
 		n.event(pod, v1.EventTypeWarning, ReasonFailed, fmt.Sprintf("Error: %v", err))
 		return fmt.Errorf("start container %s: %w", name, err)
 	}
-	n.event(pod, v1.EventTypeNormal, ReasonStarted, fmt.Sprintf("Started container %s", name))
+	n.event(pod, v1.EventTypeNormal, ReasonStarted, n.containerEventMessage("Started container %s", "Container started", name))
 	return nil
+}
+
+// containerEventMessage is the message of a Created or Started event. From
+// 1.35 it no longer names the container, which the event's involved object
+// already does (kubernetes/kubernetes#134043); before, it did.
+func (n *Node) containerEventMessage(before135, from135, name string) string {
+	if n.cfg.Profile == Profile133 || n.cfg.Profile == Profile134 {
+		return fmt.Sprintf(before135, name)
+	}
+	return from135
 }
 
 func containsID(ids []string, id string) bool {
