@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -152,6 +153,44 @@ func (cfg NodeConfig) WithDefaults() NodeConfig {
 	return cfg
 }
 
+// Validate checks a defaulted NodeConfig and names the first field that
+// holds a value the kubelet would not start with.
+func (cfg NodeConfig) Validate() error {
+	oneOf := func(field, value string, allowed ...string) error {
+		for _, a := range allowed {
+			if value == a {
+				return nil
+			}
+		}
+		return fmt.Errorf("node config: %s: %q is not one of %s", field, value, strings.Join(allowed, ", "))
+	}
+	for _, check := range []error{
+		oneOf("profile", string(cfg.Profile), string(Profile133), string(Profile134), string(Profile135), string(Profile136)),
+		oneOf("os", cfg.OS, "linux", "windows"),
+		oneOf("cgroupVersion", cfg.CgroupVersion.String(), "v1", "v2"),
+		oneOf("cgroupDriver", string(cfg.CgroupDriver), string(cgroup.DriverCgroupfs), string(cgroup.DriverSystemd)),
+		oneOf("cpuManagerPolicy", cfg.CPUManagerPolicy, "none", "static"),
+		oneOf("memoryManagerPolicy", cfg.MemoryManagerPolicy, "None", "Static"),
+		oneOf("swapBehavior", cfg.SwapBehavior, "NoSwap", "LimitedSwap"),
+	} {
+		if check != nil {
+			return check
+		}
+	}
+	if cfg.CPUCFSQuotaPeriod < time.Millisecond || cfg.CPUCFSQuotaPeriod > time.Second {
+		return fmt.Errorf("node config: cpuCFSQuotaPeriod: %s is outside 1ms..1s", cfg.CPUCFSQuotaPeriod)
+	}
+	for name, q := range cfg.Allocatable {
+		if c, ok := cfg.Capacity[name]; ok && q.Cmp(c) > 0 {
+			return fmt.Errorf("node config: allocatable %s %s is more than the capacity %s", name, q.String(), c.String())
+		}
+		if q.Sign() < 0 {
+			return fmt.Errorf("node config: allocatable %s %s is negative", name, q.String())
+		}
+	}
+	return nil
+}
+
 // Gate reports a feature gate of the node.
 func (n *Node) Gate(name string) bool { return gateEnabled(n.cfg.Profile, n.cfg.FeatureGates, name) }
 
@@ -161,8 +200,8 @@ func (n *Node) Gate(name string) bool { return gateEnabled(n.cfg.Profile, n.cfg.
 // every pod until quiet. A kubelet restart is NewNode on the same deps.
 func NewNode(ctx context.Context, cfg NodeConfig, deps Deps) (*Node, error) {
 	cfg = cfg.WithDefaults()
-	if !validProfile(cfg.Profile) {
-		return nil, fmt.Errorf("new node: unknown kubelet profile %q (want 1.33, 1.34, 1.35 or 1.36)", cfg.Profile)
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("new node: %w", err)
 	}
 	if deps.Cluster == nil || deps.Cgroups == nil || deps.Runtime == nil {
 		return nil, errors.New("new node: Deps.Cluster, Deps.Cgroups and Deps.Runtime are required")

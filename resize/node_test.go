@@ -277,3 +277,36 @@ func containsInOrder(lines []string, prefixes ...string) bool {
 	}
 	return i == len(prefixes)
 }
+
+// TestNodeConfigValidation: a node config the kubelet would refuse is an
+// error that names the field, and nothing is started.
+func TestNodeConfigValidation(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  NodeConfig
+		want string
+	}{
+		{NodeConfig{Profile: "1.99"}, "profile"},
+		{NodeConfig{OS: "plan9"}, "os"},
+		{NodeConfig{CgroupDriver: "openrc"}, "cgroupDriver"},
+		{NodeConfig{CPUManagerPolicy: "Static"}, "cpuManagerPolicy"},
+		{NodeConfig{MemoryManagerPolicy: "static"}, "memoryManagerPolicy"},
+		{NodeConfig{SwapBehavior: "UnlimitedSwap"}, "swapBehavior"},
+		{NodeConfig{CPUCFSQuotaPeriod: 2 * time.Second}, "cpuCFSQuotaPeriod"},
+		{NodeConfig{Capacity: v1.ResourceList{v1.ResourceCPU: resource.MustParse("2")}, Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse("3")}}, "allocatable cpu"},
+	} {
+		err := tc.cfg.WithDefaults().Validate()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: error %v, want one naming %q", tc.cfg, err, tc.want)
+		}
+		cg := cgroup.NewMemory(cgroup.V2)
+		if _, err := NewNode(context.Background(), tc.cfg, Deps{Cluster: NewCluster(ClusterOptions{}), Cgroups: cg, Runtime: cri.NewMemory(cg)}); err == nil {
+			t.Errorf("%+v: NewNode accepted it", tc.cfg)
+		}
+		if paths := cg.Paths(); len(paths) > 1 {
+			t.Errorf("%+v: NewNode created cgroups %v", tc.cfg, paths)
+		}
+	}
+	if err := (NodeConfig{}).WithDefaults().Validate(); err != nil {
+		t.Errorf("the defaults do not validate: %v", err)
+	}
+}
