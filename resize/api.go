@@ -73,7 +73,8 @@ type Event struct {
 	Type      string // v1.EventTypeNormal or v1.EventTypeWarning
 	Reason    string
 	Message   string
-	Source    string // the component and host, "kubelet, node-1"
+	Source    string // the reporting component, "kubelet", as kubectl describe shows it under From
+	Host      string // the node the component runs on
 }
 
 // Clock is the node's source of time. Resize timers (the pending-resize

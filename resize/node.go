@@ -456,7 +456,8 @@ func (n *Node) event(pod *v1.Pod, eventType, reason, message string) {
 		Type:      eventType,
 		Reason:    reason,
 		Message:   message,
-		Source:    "kubelet, " + n.cfg.Name,
+		Source:    "kubelet",
+		Host:      n.cfg.Name,
 	})
 }
 
