@@ -13,15 +13,8 @@ import (
 // transcript show that an in-place resize kept the process and a restart
 // replaced it.
 func ContainerPID(ctx context.Context, rt Runtime, containerID string) (int, bool) {
-	for r, i := rt, 0; r != nil && i < 16; i++ {
-		if p, ok := r.(interface{ PID(string) (int, bool) }); ok {
-			return p.PID(containerID)
-		}
-		w, ok := r.(interface{ Unwrap() Runtime })
-		if !ok {
-			break
-		}
-		r = w.Unwrap()
+	if p, ok := findRuntime[interface{ PID(string) (int, bool) }](rt); ok {
+		return p.PID(containerID)
 	}
 	resp, err := rt.ContainerStatus(ctx, containerID, true)
 	if err != nil {
@@ -34,4 +27,23 @@ func ContainerPID(ctx context.Context, rt Runtime, containerID string) (int, boo
 		return 0, false
 	}
 	return info.PID, true
+}
+
+// findRuntime returns the first runtime in the chain of decorators rooted
+// at rt (followed through their Unwrap() Runtime methods) that implements
+// T, so that a capability of the innermost runtime is reachable through a
+// Recorder or a FaultInjector.
+func findRuntime[T any](rt Runtime) (T, bool) {
+	for r, i := rt, 0; r != nil && i < 16; i++ {
+		if t, ok := r.(T); ok {
+			return t, true
+		}
+		w, ok := r.(interface{ Unwrap() Runtime })
+		if !ok {
+			break
+		}
+		r = w.Unwrap()
+	}
+	var zero T
+	return zero, false
 }

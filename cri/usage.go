@@ -43,15 +43,8 @@ func SetMemoryUsage(ctx context.Context, rt Runtime, containerID string, bytes i
 	if bytes < 0 {
 		return fmt.Errorf("set memory usage of container %q to %d: negative usage: %w", containerID, bytes, ErrInvalidArgument)
 	}
-	for r, i := rt, 0; r != nil && i < 16; i++ {
-		if u, ok := r.(memoryUser); ok {
-			return u.SetMemoryUsage(containerID, bytes)
-		}
-		w, ok := r.(interface{ Unwrap() Runtime })
-		if !ok {
-			break
-		}
-		r = w.Unwrap()
+	if u, ok := findRuntime[memoryUser](rt); ok {
+		return u.SetMemoryUsage(containerID, bytes)
 	}
 	_, stderr, err := rt.ExecSync(ctx, containerID, usageCommand(containerID, bytes), usageExecTimeout)
 	if err != nil {

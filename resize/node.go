@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -990,15 +989,5 @@ func allContainers(pod *v1.Pod) []*v1.Container {
 	for i := range pod.Spec.Containers {
 		out = append(out, &pod.Spec.Containers[i])
 	}
-	return out
-}
-
-// sortedKeys returns the keys of m in order, for stable iteration.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/resizelet/resizelet/allocation"
 )
 
 // TestRandomResizes drives a small node with random resizes, deletions
@@ -83,8 +85,8 @@ func checkInvariants(t *testing.T, tn *testNode, live map[string]bool, step int)
 		alloc := info.Allocated["c"]
 		spec := p.Spec.Containers[0].Resources
 		pending := pendingOf(t, p) != nil
-		if !pending && !sameList(spec.Requests, alloc.Requests) {
-			t.Fatalf("step %d: %s has no pending resize but spec %v != allocation %v", step, name, spec.Requests, alloc.Requests)
+		if !pending && !allocation.SameResources(&spec, &alloc) {
+			t.Fatalf("step %d: %s has no pending resize but spec %v != allocation %v", step, name, spec, alloc)
 		}
 		if len(p.Status.Conditions) == 0 {
 			got := statusOf(t, p, "c").Resources
@@ -100,16 +102,4 @@ func checkInvariants(t *testing.T, tn *testNode, live map[string]bool, step int)
 			}
 		}
 	}
-}
-
-func sameList(a, b v1.ResourceList) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for n, q := range a {
-		if o, ok := b[n]; !ok || o.Cmp(q) != 0 {
-			return false
-		}
-	}
-	return true
 }

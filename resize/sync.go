@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -38,7 +40,7 @@ func (n *Node) resizeAllowed(pod *v1.Pod) bool {
 func (n *Node) containerStates(ctx context.Context, ps *podState) (map[string]ContainerState, map[string]*runtimeapi.ContainerStatus, error) {
 	states := map[string]ContainerState{}
 	statuses := map[string]*runtimeapi.ContainerStatus{}
-	for _, name := range sortedKeys(ps.containers) {
+	for _, name := range slices.Sorted(maps.Keys(ps.containers)) {
 		rec := ps.containers[name]
 		resp, err := n.rt.ContainerStatus(ctx, rec.id, false)
 		if err != nil {

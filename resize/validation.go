@@ -2,7 +2,8 @@ package resize
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -454,7 +455,7 @@ func validateResizePolicy(list []v1.ContainerResizePolicy, path *field.Path, res
 func validateResourceRequirements(r *v1.ResourceRequirements, path *field.Path, container bool) field.ErrorList {
 	var errs field.ErrorList
 	limPath, reqPath := path.Child("limits"), path.Child("requests")
-	for _, name := range sortedNames(r.Limits) {
+	for _, name := range slices.Sorted(maps.Keys(r.Limits)) {
 		q := r.Limits[name]
 		p := limPath.Key(string(name))
 		if container {
@@ -462,7 +463,7 @@ func validateResourceRequirements(r *v1.ResourceRequirements, path *field.Path, 
 		}
 		errs = append(errs, validateQuantityValue(name, q, p)...)
 	}
-	for _, name := range sortedNames(r.Requests) {
+	for _, name := range slices.Sorted(maps.Keys(r.Requests)) {
 		q := r.Requests[name]
 		p := reqPath.Key(string(name))
 		if container {
@@ -513,17 +514,4 @@ func validateQuantityValue(name v1.ResourceName, q resource.Quantity, path *fiel
 		errs = append(errs, field.Invalid(path, q.String(), msgNotInteger))
 	}
 	return errs
-}
-
-// sortedNames returns the list's resource names in order.
-func sortedNames(list v1.ResourceList) []v1.ResourceName {
-	if len(list) == 0 {
-		return nil
-	}
-	names := make([]v1.ResourceName, 0, len(list))
-	for name := range list {
-		names = append(names, name)
-	}
-	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
-	return names
 }

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -403,7 +404,7 @@ func (r *runner) checkEvents(want []EventExpect, none []string, window []resize.
 func (r *runner) checkCgroups(ce *CgroupsExpect, info resize.PodInfo, infoErr error) int {
 	checks := 0
 	files := func(base, path string, want map[string]string) {
-		for _, file := range sortedKeys(want) {
+		for _, file := range slices.Sorted(maps.Keys(want)) {
 			v := fileVersion(file)
 			if v != 0 && v != int(r.b.version) {
 				r.t.line("%s.%s: skipped (v%d file on a %s node)", base, file, v, r.b.version)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -308,7 +309,7 @@ func (p *parser) resourceList(raw json.RawMessage, field string) (v1.ResourceLis
 		return nil, err
 	}
 	out := v1.ResourceList{}
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
 			return nil, p.errf(join(field, k), "invalid resource name: %s", strings.Join(errs, "; "))
 		}
@@ -334,15 +335,6 @@ func (p *parser) duration(raw json.RawMessage, field string) (time.Duration, err
 		return 0, p.errf(field, "duration %q must be positive", text)
 	}
 	return d, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 func (p *parser) oneOf(raw json.RawMessage, field string, allowed ...string) (string, error) {
@@ -460,7 +452,7 @@ func (p *parser) node(raw json.RawMessage, s *Scenario) error {
 			return err
 		}
 		n.FeatureGates = map[string]bool{}
-		for _, k := range sortedKeys(gates) {
+		for _, k := range slices.Sorted(maps.Keys(gates)) {
 			if !gateName.MatchString(k) {
 				return p.errf(f+".featureGates."+k, "not a feature gate name")
 			}

@@ -3,7 +3,9 @@ package scenario
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -73,7 +75,7 @@ func (p *parser) expect(raw json.RawMessage) (*Expect, error) {
 			return nil, err
 		}
 		e.Containers = map[string]ContainerExpect{}
-		for _, name := range sortedKeys(cm) {
+		for _, name := range slices.Sorted(maps.Keys(cm)) {
 			cf := f + ".containers." + name
 			if !p.ever[ref][name] {
 				return nil, p.errf(cf, "pod %s has no container %q", ref, name)
@@ -289,7 +291,7 @@ func (p *parser) cgroupFiles(raw json.RawMessage, field string) (map[string]stri
 		return nil, err
 	}
 	out := map[string]string{}
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !cgroupFile.MatchString(k) {
 			return nil, p.errf(field+"."+k, "not a cgroup file name")
 		}
@@ -327,7 +329,7 @@ func (p *parser) cgroups(raw json.RawMessage, field string, ref PodRef) (*Cgroup
 			return nil, err
 		}
 		ce.Containers = map[string]map[string]string{}
-		for _, name := range sortedKeys(cm) {
+		for _, name := range slices.Sorted(maps.Keys(cm)) {
 			cf := field + ".containers." + name
 			if !p.ever[ref][name] {
 				return nil, p.errf(cf, "pod %s has no container %q", ref, name)

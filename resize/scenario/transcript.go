@@ -3,6 +3,7 @@ package scenario
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,7 +59,7 @@ func (t *transcript) header(s *Scenario, cfg resize.NodeConfig) {
 		cfg.SwapBehavior, quota, cfg.CPUCFSQuotaPeriod)
 	if len(cfg.FeatureGates) > 0 {
 		var gates []string
-		for _, k := range sortedKeys(cfg.FeatureGates) {
+		for _, k := range slices.Sorted(maps.Keys(cfg.FeatureGates)) {
 			gates = append(gates, fmt.Sprintf("%s=%t", k, cfg.FeatureGates[k]))
 		}
 		fmt.Fprintf(&t.buf, "  feature gates: %s\n", strings.Join(gates, ", "))
