@@ -1,9 +1,7 @@
-// Package cgroup holds what the kubelet knows about Linux control groups for
-// in-place pod resize: the formulas that turn CPU millicores and memory bytes
-// into cgroup values (formulas.go), the pod cgroup
-// configuration the kubelet derives from a pod (podconfig.go), pod cgroup
-// names for the cgroupfs and systemd drivers (names.go), and the Manager
-// interface through which the rest of resizelet reads and writes cgroups.
+// Package cgroup is how resizelet reads and writes Linux control groups:
+// the Manager interface and its implementations. What the kubelet computes
+// for cgroups (the formulas, the pod cgroup configuration, cgroup names)
+// is in the pure package cgconfig.
 //
 // Start with Manager. Memory (memory.go) is the in-memory implementation that
 // tests and simulations share: it keeps files by name for cgroup v1 and v2,
@@ -16,61 +14,29 @@ package cgroup
 
 import (
 	"errors"
+
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
 )
 
-// Version is the cgroup hierarchy version of a host.
-type Version int
+// The value types and constants live in package cgconfig, which the
+// resize core uses without importing any manager; these aliases keep them
+// reachable under their old names.
+type (
+	// Version is cgconfig.Version: the cgroup hierarchy version of a host.
+	Version = cgconfig.Version
+	// Driver is cgconfig.Driver: the kubelet's cgroup driver.
+	Driver = cgconfig.Driver
+	// Values is cgconfig.Values: one cgroup's CPU and memory files.
+	Values = cgconfig.Values
+)
 
 const (
-	// V1 is the legacy hierarchy: one mount per controller.
-	V1 Version = 1
-	// V2 is the unified hierarchy.
-	V2 Version = 2
+	V1             = cgconfig.V1
+	V2             = cgconfig.V2
+	DriverCgroupfs = cgconfig.DriverCgroupfs
+	DriverSystemd  = cgconfig.DriverSystemd
+	Unlimited      = cgconfig.Unlimited
 )
-
-// String returns "v1" or "v2".
-func (v Version) String() string {
-	switch v {
-	case V1:
-		return "v1"
-	case V2:
-		return "v2"
-	}
-	return "unknown"
-}
-
-// Driver is the kubelet's cgroup driver; it decides how cgroups are named.
-type Driver string
-
-const (
-	// DriverCgroupfs names cgroups as plain paths: kubepods/burstable/pod<uid>.
-	DriverCgroupfs Driver = "cgroupfs"
-	// DriverSystemd names cgroups as systemd slices:
-	// kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod<uid>.slice.
-	DriverSystemd Driver = "systemd"
-)
-
-// Unlimited is the value of Values.CPUQuota and Values.MemoryLimit that means
-// "no limit": -1 in the kubelet's and OCI's terms, written as "max" on cgroup v2
-// and as -1 on cgroup v1.
-const Unlimited int64 = -1
-
-// Values is the CPU and memory configuration of one cgroup, in the units of
-// the files themselves. A nil field is not set: Set leaves that file alone,
-// and Get returns nil for a file the cgroup does not have.
-//
-// CPUShares is cpu.shares and is used on cgroup v1 only; CPUWeight is
-// cpu.weight and is used on cgroup v2 only. The caller converts shares to a
-// weight (the kubelet linearly for pod cgroups, the OCI runtime by its own
-// formula for container cgroups; see WeightFunc), because the conversion is a
-// property of the writer, not of the cgroup.
-type Values struct {
-	CPUShares   *uint64
-	CPUWeight   *uint64
-	CPUQuota    *int64 // microseconds per period; Unlimited for no limit
-	CPUPeriod   *uint64
-	MemoryLimit *int64 // bytes; Unlimited for no limit
-}
 
 // Write is one cgroup file write: what a Manager changed, or (with Err set)
 // what it tried to change.

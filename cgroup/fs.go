@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
 )
 
 // FS is a Manager over a real cgroup filesystem: the unified hierarchy
@@ -111,7 +113,7 @@ func join(dir, path string) string {
 // v1UnlimitedMemory is what cgroup v1 reads back from memory.limit_in_bytes
 // after -1 was written: the page counter maximum in bytes with 4 KiB pages.
 // Get maps it, and anything above it, to Unlimited.
-const v1UnlimitedMemory int64 = 9223372036854771712
+const v1UnlimitedMemory = cgconfig.V1UnlimitedMemory
 
 // validatePath checks a cgroup path relative to a manager's root: "" for
 // the root itself, else "/" separated, no leading or trailing "/", no empty, "." or ".."
@@ -179,7 +181,7 @@ func parseCPUMax(s string) (quota int64, period uint64, err error) {
 		return 0, 0, err
 	}
 	if !found {
-		return quota, QuotaPeriod, nil
+		return quota, cgconfig.QuotaPeriod, nil
 	}
 	period, err = strconv.ParseUint(p, 10, 64)
 	return quota, period, err
@@ -221,7 +223,7 @@ func parseV1Quota(s string) (int64, error) {
 
 // pageSize is the unit in which the kernel keeps memory limits: a limit
 // reads back rounded down to a multiple of it.
-const pageSize = 4096
+const pageSize = cgconfig.PageSize
 
 // canonical returns the content the kernel would show after want is
 // written to file, for the files where that differs from what is written
@@ -236,7 +238,7 @@ func canonical(file, want string) (string, bool) {
 		if err != nil {
 			return "", false
 		}
-		n = min(max(n, MinShares), MaxShares)
+		n = min(max(n, cgconfig.MinShares), cgconfig.MaxShares)
 		return strconv.FormatUint(n, 10), true
 	case "cpu.cfs_quota_us":
 		n, err := strconv.ParseInt(want, 10, 64)

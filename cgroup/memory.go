@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
 )
 
 // Kernel constants the in-memory model enforces. They are the Linux values
@@ -496,7 +498,7 @@ func memParseCPUMax(content, old string) (int64, uint64, error) {
 	} else {
 		_, p, _ := strings.Cut(old, " ")
 		if period, err = strconv.ParseUint(p, 10, 64); err != nil {
-			period = QuotaPeriod
+			period = cgconfig.QuotaPeriod
 		}
 	}
 	quota := Unlimited
@@ -563,7 +565,7 @@ func memCanonical(version Version, file, content, old string) (string, error) {
 		if err != nil {
 			return "", memNumErr(err)
 		}
-		if w < 1 || w > MaxWeight {
+		if w < 1 || w > cgconfig.MaxWeight {
 			return "", syscall.ERANGE
 		}
 		return memFormat(content, w), nil
@@ -601,7 +603,7 @@ func memCanonical(version Version, file, content, old string) (string, error) {
 			return "", memNumErr(err)
 		}
 		// The v1 kernel clamps shares instead of rejecting them.
-		c := min(max(s, MinShares), MaxShares)
+		c := min(max(s, cgconfig.MinShares), cgconfig.MaxShares)
 		if c != s {
 			return strconv.FormatUint(c, 10), nil
 		}
@@ -731,7 +733,7 @@ func memV1Bandwidth(n *memNode) (int64, uint64) {
 	}
 	p, err := strconv.ParseUint(n.files[memFilePeriod], 10, 64)
 	if err != nil {
-		p = QuotaPeriod
+		p = cgconfig.QuotaPeriod
 	}
 	return q, p
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
 )
 
 // mtPtr returns a pointer to v.
@@ -1034,5 +1036,27 @@ func TestMemoryCanonicalForms(t *testing.T) {
 		if err != nil || got != tt.want {
 			t.Errorf("%v %s %q = %q, %v; want %q", tt.version, tt.file, tt.content, got, err, tt.want)
 		}
+	}
+}
+
+// TestLossyReadBackThroughCgroup pins detail 7 of the behaviour reference
+// through a cgroup: 700m gives weight 28, and the kubelet compares the
+// read-back shares of 28 with MilliCPUToShares(693), finds them equal and
+// writes nothing, so the pod cgroup keeps weight 28.
+func TestLossyReadBackThroughCgroup(t *testing.T) {
+	w700 := cgconfig.LinearWeight(cgconfig.MilliCPUToShares(700))
+	want693 := cgconfig.MilliCPUToShares(693)
+	m := NewMemory(V2)
+	mtCreate(t, m, "kubepods/burstable/pod1")
+	mtSet(t, m, "kubepods/burstable/pod1", Values{CPUWeight: mtPtr(w700)})
+	cur, err := m.Get("kubepods/burstable/pod1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cgconfig.WeightToShares(*cur.CPUWeight) != want693 {
+		t.Fatalf("read-back shares %d differ from the 693m shares %d", cgconfig.WeightToShares(*cur.CPUWeight), want693)
+	}
+	if got := m.Files("kubepods/burstable/pod1")["cpu.weight"]; got != "28" {
+		t.Errorf("cpu.weight = %q, want 28", got)
 	}
 }

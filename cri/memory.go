@@ -17,6 +17,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
 )
 
 // Errors of the in-memory runtime beyond those every Runtime shares, for
@@ -72,14 +73,14 @@ type CgroupModel interface {
 type MemoryOption func(*Memory)
 
 // WithContainerWeight sets how the runtime turns cpu shares into a cgroup v2
-// cpu.weight for container cgroups. The default is cgroup.QuadraticWeight,
-// the formula of runc >= 1.3.2; cgroup.LinearWeight is older runc's.
-func WithContainerWeight(f cgroup.WeightFunc) MemoryOption {
+// cpu.weight for container cgroups. The default is cgconfig.QuadraticWeight,
+// the formula of runc >= 1.3.2; cgconfig.LinearWeight is older runc's.
+func WithContainerWeight(f cgconfig.WeightFunc) MemoryOption {
 	return func(m *Memory) { m.weight = f }
 }
 
 // WithDriver sets the cgroup driver, which decides how container cgroups
-// are named below the pod cgroup (cgroup.ContainerCgroupName). The default
+// are named below the pod cgroup (cgconfig.ContainerCgroupName). The default
 // is cgroup.DriverCgroupfs.
 func WithDriver(d cgroup.Driver) MemoryOption {
 	return func(m *Memory) { m.driver = d }
@@ -131,7 +132,7 @@ func WithSwapController(on bool) MemoryOption {
 type Memory struct {
 	cg     cgroup.Manager
 	model  CgroupModel
-	weight cgroup.WeightFunc
+	weight cgconfig.WeightFunc
 	driver cgroup.Driver
 	now    func() time.Time
 	swap   bool
@@ -214,7 +215,7 @@ const (
 func NewMemory(cg cgroup.Manager, opts ...MemoryOption) *Memory {
 	m := &Memory{
 		cg:         cg,
-		weight:     cgroup.QuadraticWeight,
+		weight:     cgconfig.QuadraticWeight,
 		driver:     cgroup.DriverCgroupfs,
 		sandboxes:  map[string]*memSandbox{},
 		containers: map[string]*memContainer{},
@@ -480,7 +481,7 @@ func (m *Memory) SandboxResources(podSandboxID string) *runtimeapi.UpdatePodSand
 }
 
 // CreateContainer creates the container in the sandbox: it creates the
-// container cgroup (cgroup.ContainerCgroupName below the sandbox's cgroup
+// container cgroup (cgconfig.ContainerCgroupName below the sandbox's cgroup
 // parent) and writes config.Linux.Resources to it the way runc does, then
 // stores those resources as the container's spec. The container is CREATED,
 // with the attempt of config.Metadata.
@@ -510,7 +511,7 @@ func (m *Memory) CreateContainer(ctx context.Context, podSandboxID string, confi
 	m.nextContainer++
 	seq := m.nextContainer
 	id := "ctr-" + strconv.Itoa(seq)
-	path := strings.TrimPrefix(cgroup.ContainerCgroupName(sb.cgroupParent, id, m.driver), "/")
+	path := strings.TrimPrefix(cgconfig.ContainerCgroupName(sb.cgroupParent, id, m.driver), "/")
 	m.names[name] = id
 	m.mu.Unlock()
 
@@ -988,7 +989,7 @@ func (m *Memory) values(r *runtimeapi.LinuxContainerResources) cgroup.Values {
 			if quota <= 0 {
 				quota = cgroup.Unlimited
 			}
-			p := uint64(cgroup.QuotaPeriod)
+			p := uint64(cgconfig.QuotaPeriod)
 			if period > 0 {
 				p = uint64(period)
 			}

@@ -13,6 +13,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
 )
 
 // tctx is the context of every call the tests make.
@@ -37,11 +38,11 @@ func TestCreateContainerWritesCgroupFiles(t *testing.T) {
 			"cpu.shares": "1024", "cpu.cfs_quota_us": "-1"}},
 		{"v2 quadratic 102 shares", cgroup.V2, nil, full, map[string]string{
 			"cpu.weight": "17", "cpu.max": "50000 100000", "memory.max": "209715200"}},
-		{"v2 linear 102 shares", cgroup.V2, []MemoryOption{WithContainerWeight(cgroup.LinearWeight)}, full, map[string]string{
+		{"v2 linear 102 shares", cgroup.V2, []MemoryOption{WithContainerWeight(cgconfig.LinearWeight)}, full, map[string]string{
 			"cpu.weight": "4", "cpu.max": "50000 100000", "memory.max": "209715200"}},
 		{"v2 quadratic 1 CPU", cgroup.V2, nil, &runtimeapi.LinuxContainerResources{CpuShares: 1024}, map[string]string{
 			"cpu.weight": "100", "cpu.max": "max 100000", "memory.max": "max"}},
-		{"v2 linear 1 CPU", cgroup.V2, []MemoryOption{WithContainerWeight(cgroup.LinearWeight)}, &runtimeapi.LinuxContainerResources{CpuShares: 1024}, map[string]string{
+		{"v2 linear 1 CPU", cgroup.V2, []MemoryOption{WithContainerWeight(cgconfig.LinearWeight)}, &runtimeapi.LinuxContainerResources{CpuShares: 1024}, map[string]string{
 			"cpu.weight": "39"}},
 		{"v2 quadratic 2048 shares", cgroup.V2, nil, &runtimeapi.LinuxContainerResources{CpuShares: 2048}, map[string]string{
 			"cpu.weight": "174"}},

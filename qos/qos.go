@@ -29,6 +29,17 @@ func PodQOSClass(pod *v1.Pod) v1.PodQOSClass {
 	return podQOSClass(pod, true)
 }
 
+// GetPodQOS is the kubelet's v1qos.GetPodQOS: the class the API server
+// recorded in status.qosClass, or the computed one for a pod that has none
+// yet. The kubelet and admission read the class this way, so a resize can
+// never move a pod between QoS cgroups.
+func GetPodQOS(pod *v1.Pod) v1.PodQOSClass {
+	if pod.Status.QOSClass != "" {
+		return pod.Status.QOSClass
+	}
+	return PodQOSClass(pod)
+}
+
 func podQOSClass(pod *v1.Pod, podLevel bool) v1.PodQOSClass {
 	requests := v1.ResourceList{}
 	limits := v1.ResourceList{}

@@ -2,6 +2,7 @@ package qos
 
 import (
 	v1 "k8s.io/api/core/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
 )
 
 // IsSidecar reports whether an init container is a sidecar (a restartable
@@ -19,109 +20,36 @@ type Options struct {
 	SkipPodLevelResources bool
 }
 
-// podLevelResource reports whether spec.resources may set this resource.
-func podLevelResource(name v1.ResourceName) bool {
-	return name == v1.ResourceCPU || name == v1.ResourceMemory
-}
-
-// PodRequests returns the pod's effective requests, as
-// k8s.io/component-helpers/resource.PodRequests computes them: the sum over
-// regular containers and sidecars, raised to what any init container needs
-// while it runs (its own request plus the sidecars started before it),
-// replaced by spec.resources.requests for cpu and memory where the pod sets
-// them, plus spec.overhead.
+// PodRequests returns the pod's effective requests as the kubelet computes
+// them for its spec: k8s.io/component-helpers/resource.PodRequests, the one
+// copy of the KEP-753 rules (regular containers and sidecars add up; an
+// init container needs its own request plus the sidecars started before
+// it; the pod needs the larger of the two), with spec.resources replacing
+// the aggregate for the resources it sets (cpu, memory, hugepages) and
+// spec.overhead added.
 func PodRequests(pod *v1.Pod, opts Options) v1.ResourceList {
-	reqs := aggregate(pod, func(c *v1.Container) v1.ResourceList { return c.Resources.Requests })
-	if !opts.SkipPodLevelResources && pod.Spec.Resources != nil {
-		for name, q := range pod.Spec.Resources.Requests {
-			if podLevelResource(name) {
-				reqs[name] = q.DeepCopy()
-			}
-		}
-	}
-	if !opts.ExcludeOverhead {
-		for name, q := range pod.Spec.Overhead {
-			addQuantity(reqs, name, q)
-		}
-	}
-	return reqs
+	return resourcehelper.PodRequests(pod, helperOptions(opts))
 }
 
-// PodLimits returns the pod's effective limits by the same rules as
-// PodRequests, except that overhead is added only to limits that are set.
-// A resource missing from the result has no limit for at least the
-// aggregate: callers that need "every container declares a limit" check
-// that themselves (see AllContainersHaveLimit).
+// PodLimits returns the pod's effective limits by the same rules
+// (resourcehelper.PodLimits): overhead is added only to limits that are set
+// and not zero. A resource missing from the result has no limit for at
+// least the aggregate: callers that need "every container declares a
+// limit" check that themselves (see AllContainersHaveLimit).
 func PodLimits(pod *v1.Pod, opts Options) v1.ResourceList {
-	limits := aggregate(pod, func(c *v1.Container) v1.ResourceList { return c.Resources.Limits })
-	if !opts.SkipPodLevelResources && pod.Spec.Resources != nil {
-		for name, q := range pod.Spec.Resources.Limits {
-			if podLevelResource(name) {
-				limits[name] = q.DeepCopy()
-			}
-		}
-	}
-	if !opts.ExcludeOverhead {
-		for name, q := range pod.Spec.Overhead {
-			if cur, ok := limits[name]; ok {
-				cur.Add(q)
-				limits[name] = cur
-			}
-		}
-	}
-	return limits
+	return resourcehelper.PodLimits(pod, helperOptions(opts))
 }
 
-// aggregate applies KEP-753's rule to one side (requests or limits) of
-// every container: regular containers and sidecars add up; a non-sidecar
-// init container needs its own value plus the sidecars before it; the pod
-// needs the larger of the two.
-func aggregate(pod *v1.Pod, side func(*v1.Container) v1.ResourceList) v1.ResourceList {
-	total := v1.ResourceList{}
-	for i := range pod.Spec.Containers {
-		for name, q := range side(&pod.Spec.Containers[i]) {
-			addQuantity(total, name, q)
-		}
-	}
-	sidecars := v1.ResourceList{}
-	initMax := v1.ResourceList{}
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		var use v1.ResourceList
-		if IsSidecar(c) {
-			for name, q := range side(c) {
-				addQuantity(total, name, q)
-				addQuantity(sidecars, name, q)
-			}
-			use = sidecars
-		} else {
-			use = v1.ResourceList{}
-			for name, q := range side(c) {
-				addQuantity(use, name, q)
-			}
-			for name, q := range sidecars {
-				addQuantity(use, name, q)
-			}
-		}
-		maxInto(initMax, use)
-	}
-	maxInto(total, initMax)
-	return total
-}
-
-// maxInto raises each resource of dst to the value in src where src is
-// larger or dst lacks it.
-func maxInto(dst, src v1.ResourceList) {
-	for name, q := range src {
-		if cur, ok := dst[name]; !ok || q.Cmp(cur) > 0 {
-			dst[name] = q.DeepCopy()
-		}
+func helperOptions(opts Options) resourcehelper.PodResourcesOptions {
+	return resourcehelper.PodResourcesOptions{
+		ExcludeOverhead:       opts.ExcludeOverhead,
+		SkipPodLevelResources: opts.SkipPodLevelResources,
 	}
 }
 
 // AllContainersHaveLimit reports whether every regular and init container
 // declares a limit for the resource: the kubelet sets a pod cgroup limit for
-// a Burstable pod only then (or when the pod sets a pod-level limit).
+// a Burstable pod only then (or when the pod sets a pod-level one).
 func AllContainersHaveLimit(pod *v1.Pod, name v1.ResourceName) bool {
 	for i := range pod.Spec.Containers {
 		if q, ok := pod.Spec.Containers[i].Resources.Limits[name]; !ok || q.IsZero() {

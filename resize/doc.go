@@ -15,7 +15,7 @@
 // (allocation.AdmitResize, allocation.AdmitPod), the plan of a pod sync
 // (planPod: which containers restart, which update, decreases first), the
 // status a container reports (statusResources) and the pod cgroup values
-// (cgroup.PodConfig). Node is the thin driver that carries them out through
+// (cgconfig.PodConfig). Node is the thin driver that carries them out through
 // the interfaces in the kubelet's order (sync.go, doPodResizeAction), and
 // that never holds a node-wide lock across a runtime call or a cgroup
 // write. NodeConfig.Profile selects the kubelet version to behave as

@@ -17,6 +17,7 @@ import (
 
 	"github.com/resizelet/resizelet/allocation"
 	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/cri"
 	"github.com/resizelet/resizelet/qos"
 )
@@ -47,7 +48,7 @@ const maxSyncRounds = 10000
 // Cluster.
 //
 // Decisions are pure functions (allocation.AdmitResize, planPod,
-// statusResources, cgroup.PodConfig); Node is the driver that performs what
+// statusResources, cgconfig.PodConfig); Node is the driver that performs what
 // they decide. It is safe for concurrent use: a pod's sync holds only that
 // pod's lock (as a pod worker would), the allocation mutex guards admission
 // decisions and the pending queue, and no node-wide lock is held across a
@@ -234,7 +235,7 @@ func NewNode(ctx context.Context, cfg NodeConfig, deps Deps) (*Node, error) {
 		queue:     &allocation.Queue{},
 	}
 	n.enforceCPULimits = *cfg.CPUCFSQuota
-	n.cpuPeriod = cgroup.QuotaPeriod
+	n.cpuPeriod = cgconfig.QuotaPeriod
 	if n.Gate(GateCustomCPUCFSQuotaPeriod) {
 		n.cpuPeriod = uint64(cfg.CPUCFSQuotaPeriod / time.Microsecond)
 	}
@@ -351,7 +352,7 @@ func (n *Node) admitPod(pod *v1.Pod, ps *podState) {
 
 // podCgroupName is the pod's cgroup path below the hierarchy root.
 func (n *Node) podCgroupName(qosClass v1.PodQOSClass, uid types.UID) string {
-	name := cgroup.PodCgroupName(qosClass, uid, n.cfg.CgroupDriver)
+	name := cgconfig.PodCgroupName(qosClass, uid, n.cfg.CgroupDriver)
 	if n.cfg.CgroupRoot != "" && n.cfg.CgroupRoot != "/" {
 		name = trimSlashes(n.cfg.CgroupRoot) + "/" + name
 	}
@@ -932,7 +933,7 @@ func (n *Node) Pod(namespace, name string) (PodInfo, error) {
 	}
 	for name, rec := range ps.containers {
 		info.ContainerIDs[name] = rec.id
-		info.ContainerCgroups[name] = cgroup.ContainerCgroupName(ps.podCgroup, rec.id, n.cfg.CgroupDriver)
+		info.ContainerCgroups[name] = cgconfig.ContainerCgroupName(ps.podCgroup, rec.id, n.cfg.CgroupDriver)
 	}
 	n.mu.Unlock()
 	if a, ok := n.allocated.Get(ps.uid); ok {

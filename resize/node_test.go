@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/cri"
 )
 
@@ -34,7 +35,7 @@ func newTestNode(t *testing.T, cfg NodeConfig) *testNode {
 	cfg = cfg.WithDefaults()
 	tn := &testNode{t: t, ctx: context.Background(), cfg: cfg}
 	tn.cg = cgroup.NewMemory(cfg.CgroupVersion)
-	tn.rt = cri.NewMemory(tn.cg, cri.WithContainerWeight(cgroup.QuadraticWeight))
+	tn.rt = cri.NewMemory(tn.cg, cri.WithContainerWeight(cgconfig.QuadraticWeight))
 	tn.calls = cri.NewRecorder(tn.rt)
 	tn.clock = NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	tn.cluster = NewCluster(ClusterOptions{Profile: cfg.Profile, FeatureGates: cfg.FeatureGates})
@@ -205,11 +206,11 @@ func TestWalkthrough(t *testing.T) {
 					t.Fatalf("pod cpu.max = %q", got)
 				}
 				// 800m -> 819 shares -> linear weight 32.
-				if got := tn.file(info.PodCgroup, "cpu.weight"); got != fmt.Sprint(cgroup.LinearWeight(819)) || got != "32" {
+				if got := tn.file(info.PodCgroup, "cpu.weight"); got != fmt.Sprint(cgconfig.LinearWeight(819)) || got != "32" {
 					t.Fatalf("pod cpu.weight = %q, want 32", got)
 				}
-				if got := tn.file(info.ContainerCgroups["pause"], "cpu.weight"); got != fmt.Sprint(cgroup.QuadraticWeight(819)) {
-					t.Fatalf("container cpu.weight = %q, want %d", got, cgroup.QuadraticWeight(819))
+				if got := tn.file(info.ContainerCgroups["pause"], "cpu.weight"); got != fmt.Sprint(cgconfig.QuadraticWeight(819)) {
+					t.Fatalf("container cpu.weight = %q, want %d", got, cgconfig.QuadraticWeight(819))
 				}
 			} else {
 				if got := tn.file(info.PodCgroup, "cpu.cfs_quota_us"); got != "80000" {

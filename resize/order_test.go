@@ -12,6 +12,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/cri"
 )
 
@@ -82,7 +83,7 @@ func newJournalNode(t *testing.T, version cgroup.Version) (*testNode, *journal) 
 	tn := &testNode{t: t, ctx: context.Background(), cfg: NodeConfig{CgroupVersion: version}.WithDefaults()}
 	tn.cg = cgroup.NewMemory(version)
 	jc := journalCgroups{Memory: tn.cg, j: j}
-	tn.rt = cri.NewMemory(jc, cri.WithContainerWeight(cgroup.QuadraticWeight), cri.WithCgroupModel(tn.cg))
+	tn.rt = cri.NewMemory(jc, cri.WithContainerWeight(cgconfig.QuadraticWeight), cri.WithCgroupModel(tn.cg))
 	tn.clock = NewFakeClock(metav1.Now().Time)
 	tn.cluster = NewCluster(ClusterOptions{})
 	tn.deps = Deps{Cluster: tn.cluster, Cgroups: jc, Runtime: journalRuntime{Runtime: tn.rt, j: j}, Clock: tn.clock, CheckpointDir: t.TempDir()}
@@ -108,7 +109,7 @@ func twoContainerPod() *v1.Pod {
 // lowered after them; shares likewise, requests lowered before limits;
 // decreases first among the containers.
 func TestResizeOrder(t *testing.T) {
-	q := func(milli int64) uint64 { return cgroup.QuadraticWeight(cgroup.MilliCPUToShares(milli)) }
+	q := func(milli int64) uint64 { return cgconfig.QuadraticWeight(cgconfig.MilliCPUToShares(milli)) }
 	for _, tc := range []struct {
 		name  string
 		patch string

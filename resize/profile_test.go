@@ -3,9 +3,9 @@ package resize
 import (
 	"strings"
 
-	"github.com/resizelet/resizelet/cgroup"
 	"testing"
 
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -101,7 +101,9 @@ func TestProfile133MemoryCheck(t *testing.T) {
 	}
 }
 
-func cgroupConfigWithMemory(m *int64) cgroup.ResourceConfig { return cgroup.ResourceConfig{Memory: m} }
+func cgroupConfigWithMemory(m *int64) cgconfig.ResourceConfig {
+	return cgconfig.ResourceConfig{Memory: m}
+}
 
 // TestContainerEventMessages: 1.35 dropped the container name from the
 // Created and Started messages (kubernetes/kubernetes#134043).

@@ -9,6 +9,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/cri"
 	"github.com/resizelet/resizelet/qos"
 )
@@ -92,16 +93,16 @@ func (n *Node) containerResources(pod *v1.Pod, c *v1.Container) *runtimeapi.Linu
 func (n *Node) linuxResources(cpuRequest, cpuLimit, memoryLimit *resource.Quantity) *runtimeapi.LinuxContainerResources {
 	lcr := &runtimeapi.LinuxContainerResources{}
 	if cpuRequest.IsZero() && !cpuLimit.IsZero() {
-		lcr.CpuShares = int64(cgroup.MilliCPUToShares(cpuLimit.MilliValue()))
+		lcr.CpuShares = int64(cgconfig.MilliCPUToShares(cpuLimit.MilliValue()))
 	} else {
-		lcr.CpuShares = int64(cgroup.MilliCPUToShares(cpuRequest.MilliValue()))
+		lcr.CpuShares = int64(cgconfig.MilliCPUToShares(cpuRequest.MilliValue()))
 	}
 	if m := memoryLimit.Value(); m != 0 {
 		lcr.MemoryLimitInBytes = m
 	}
 	if n.enforceCPULimits {
 		period := int64(n.cpuPeriod)
-		lcr.CpuQuota = cgroup.MilliCPUToQuota(cpuLimit.MilliValue(), period)
+		lcr.CpuQuota = cgconfig.MilliCPUToQuota(cpuLimit.MilliValue(), period)
 		lcr.CpuPeriod = period
 	}
 	return lcr
@@ -141,14 +142,14 @@ func (n *Node) oomScoreAdj(pod *v1.Pod, c *v1.Container) int64 {
 
 // sandboxResourcesRequest is generateUpdatePodSandboxResourcesRequest: the
 // overhead, and the pod cgroup values minus the overhead.
-func (n *Node) sandboxResourcesRequest(sandboxID string, pod *v1.Pod, rc cgroup.ResourceConfig) *runtimeapi.UpdatePodSandboxResourcesRequest {
+func (n *Node) sandboxResourcesRequest(sandboxID string, pod *v1.Pod, rc cgconfig.ResourceConfig) *runtimeapi.UpdatePodSandboxResourcesRequest {
 	if cpu, ok := pod.Spec.Overhead[v1.ResourceCPU]; ok {
 		if rc.CPUPeriod != nil && rc.CPUQuota != nil {
-			q := *rc.CPUQuota - cgroup.MilliCPUToQuota(cpu.MilliValue(), int64(*rc.CPUPeriod))
+			q := *rc.CPUQuota - cgconfig.MilliCPUToQuota(cpu.MilliValue(), int64(*rc.CPUPeriod))
 			rc.CPUQuota = &q
 		}
 		if rc.CPUShares != nil {
-			s := cgroup.MilliCPUToShares(cgroup.SharesToMilliCPU(int64(*rc.CPUShares)) - cpu.MilliValue())
+			s := cgconfig.MilliCPUToShares(cgconfig.SharesToMilliCPU(int64(*rc.CPUShares)) - cpu.MilliValue())
 			rc.CPUShares = &s
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
 )
 
 // runtimeResources are the limits and request a runtime reports for a
@@ -22,12 +22,12 @@ func fromRuntime(r *runtimeapi.ContainerResources) runtimeResources {
 		return out
 	}
 	if linux.CpuPeriod > 0 {
-		if m := cgroup.QuotaToMilliCPU(linux.CpuQuota, linux.CpuPeriod); m > 0 {
+		if m := cgconfig.QuotaToMilliCPU(linux.CpuQuota, linux.CpuPeriod); m > 0 {
 			out.cpuLimit = resource.NewMilliQuantity(m, resource.DecimalSI)
 		}
 	}
 	if linux.CpuShares > 0 {
-		if m := cgroup.SharesToMilliCPU(linux.CpuShares); m > 0 {
+		if m := cgconfig.SharesToMilliCPU(linux.CpuShares); m > 0 {
 			out.cpuRequest = resource.NewMilliQuantity(m, resource.DecimalSI)
 		}
 	}
@@ -66,7 +66,7 @@ func statusResources(alloc v1.ResourceRequirements, running bool, reported *runt
 	}
 	if res.Limits != nil {
 		if rt.cpuLimit != nil {
-			if rt.cpuLimit.MilliValue() > cgroup.MinMilliCPULimit || res.Limits.Cpu().MilliValue() > cgroup.MinMilliCPULimit {
+			if rt.cpuLimit.MilliValue() > cgconfig.MinMilliCPULimit || res.Limits.Cpu().MilliValue() > cgconfig.MinMilliCPULimit {
 				res.Limits[v1.ResourceCPU] = rt.cpuLimit.DeepCopy()
 			}
 		} else if prevRes != nil {
@@ -80,7 +80,7 @@ func statusResources(alloc v1.ResourceRequirements, running bool, reported *runt
 	}
 	if res.Requests != nil {
 		if rt.cpuRequest != nil {
-			if rt.cpuRequest.MilliValue() > cgroup.MinShares || res.Requests.Cpu().MilliValue() > cgroup.MinShares {
+			if rt.cpuRequest.MilliValue() > cgconfig.MinShares || res.Requests.Cpu().MilliValue() > cgconfig.MinShares {
 				res.Requests[v1.ResourceCPU] = rt.cpuRequest.DeepCopy()
 			}
 		} else if prevRes != nil {

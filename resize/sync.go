@@ -16,6 +16,7 @@ import (
 
 	"github.com/resizelet/resizelet/allocation"
 	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/qos"
 )
 
@@ -291,14 +292,14 @@ func (n *Node) ensurePodCgroup(ps *podState, allocatedPod *v1.Pod) error {
 		return fmt.Errorf("create pod cgroup %s: %w", ps.podCgroup, err)
 	}
 	rc := n.podConfig(allocatedPod)
-	if _, err := n.cg.Set(ps.podCgroup, rc.Values(n.cfg.CgroupVersion, cgroup.LinearWeight)); err != nil {
+	if _, err := n.cg.Set(ps.podCgroup, rc.Values(n.cfg.CgroupVersion, cgconfig.LinearWeight)); err != nil {
 		return fmt.Errorf("configure pod cgroup %s: %w", ps.podCgroup, err)
 	}
 	return nil
 }
 
-func (n *Node) podConfig(allocatedPod *v1.Pod) cgroup.ResourceConfig {
-	return cgroup.PodConfig(allocatedPod, cgroup.PodConfigOptions{
+func (n *Node) podConfig(allocatedPod *v1.Pod) cgconfig.ResourceConfig {
+	return cgconfig.PodConfig(allocatedPod, cgconfig.PodConfigOptions{
 		EnforceCPULimits:  n.enforceCPULimits,
 		CPUPeriod:         n.cpuPeriod,
 		PodLevelResources: n.Gate(GatePodLevelResources),
@@ -377,7 +378,7 @@ func (n *Node) readPodCgroup(pod *v1.Pod, path string) (podCgroupReading, error)
 	if err != nil {
 		return podCgroupReading{}, fmt.Errorf("unable to get pod cgroup memory config for pod %q: %w", formatPod(pod), err)
 	}
-	r := podCgroupReading{memory: cgroup.Unlimited, quota: cgroup.Unlimited, period: cgroup.QuotaPeriod}
+	r := podCgroupReading{memory: cgroup.Unlimited, quota: cgroup.Unlimited, period: cgconfig.QuotaPeriod}
 	if v.MemoryLimit != nil {
 		r.memory = *v.MemoryLimit
 		if r.memory == cgroup.Unlimited && n.cfg.CgroupVersion == cgroup.V1 {
@@ -392,7 +393,7 @@ func (n *Node) readPodCgroup(pod *v1.Pod, path string) (podCgroupReading, error)
 	}
 	if n.cfg.CgroupVersion == cgroup.V2 {
 		if v.CPUWeight != nil {
-			r.shares = cgroup.WeightToShares(*v.CPUWeight)
+			r.shares = cgconfig.WeightToShares(*v.CPUWeight)
 		}
 	} else if v.CPUShares != nil {
 		r.shares = *v.CPUShares
@@ -412,7 +413,7 @@ func (n *Node) doPodResizeAction(ctx context.Context, ps *podState, allocatedPod
 	if err != nil {
 		return err
 	}
-	current := cgroup.ResourceConfig{Memory: &cur.memory, CPUQuota: &cur.quota, CPUPeriod: &cur.period, CPUShares: &cur.shares}
+	current := cgconfig.ResourceConfig{Memory: &cur.memory, CPUQuota: &cur.quota, CPUPeriod: &cur.period, CPUShares: &cur.shares}
 	memoryPass := len(a.UpdateMemory) > 0 || a.UpdatePodResources
 	cpuPass := len(a.UpdateCPU) > 0 || a.UpdatePodResources
 	if memoryPass {
@@ -422,7 +423,7 @@ func (n *Node) doPodResizeAction(ctx context.Context, ps *podState, allocatedPod
 	}
 
 	setPodCgroup := func(name v1.ResourceName, limit bool) error {
-		var rc cgroup.ResourceConfig
+		var rc cgconfig.ResourceConfig
 		switch {
 		case name == v1.ResourceCPU && limit:
 			rc.CPUQuota, rc.CPUPeriod = desired.CPUQuota, desired.CPUPeriod
@@ -433,7 +434,7 @@ func (n *Node) doPodResizeAction(ctx context.Context, ps *podState, allocatedPod
 		default:
 			return nil // memory requests are not written to cgroups
 		}
-		if _, err := n.cg.Set(ps.podCgroup, rc.Values(n.cfg.CgroupVersion, cgroup.LinearWeight)); err != nil {
+		if _, err := n.cg.Set(ps.podCgroup, rc.Values(n.cfg.CgroupVersion, cgconfig.LinearWeight)); err != nil {
 			return err
 		}
 		if rc.CPUQuota != nil {
@@ -508,7 +509,7 @@ func (n *Node) doPodResizeAction(ctx context.Context, ps *podState, allocatedPod
 // validateMemoryResize is the usage check before a memory limit goes down
 // (§3.2). From 1.34 it checks the pod and each container whose limit is
 // added or lowered; 1.33 checks the pod only, with its own message.
-func (n *Node) validateMemoryResize(ctx context.Context, ps *podState, pod *v1.Pod, cur podCgroupReading, desired cgroup.ResourceConfig, a *PodActions) error {
+func (n *Node) validateMemoryResize(ctx context.Context, ps *podState, pod *v1.Pod, cur podCgroupReading, desired cgconfig.ResourceConfig, a *PodActions) error {
 	if n.cfg.Profile == Profile133 {
 		if desired.Memory == nil {
 			return nil

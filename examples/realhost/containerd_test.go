@@ -13,6 +13,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/cri"
 )
 
@@ -104,7 +105,7 @@ func runPod(t *testing.T, rt *cri.Remote, image string, fs *cgroup.FS, res *runt
 	if err := rt.StartContainer(ctx, p.container); err != nil {
 		t.Fatalf("StartContainer: %v", err)
 	}
-	p.cgroup = cgroup.ContainerCgroupName(podCgroup, p.container, cgroup.DriverCgroupfs)
+	p.cgroup = cgconfig.ContainerCgroupName(podCgroup, p.container, cgroup.DriverCgroupfs)
 	return p
 }
 

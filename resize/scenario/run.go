@@ -15,6 +15,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/cri"
 	"github.com/resizelet/resizelet/resize"
 )
@@ -121,9 +122,9 @@ func newBackends(ctx context.Context, s *Scenario, opts Options) (*backends, err
 		}
 		b.base, b.closer, b.remote = remote, remote.Close, true
 	} else {
-		weight := cgroup.QuadraticWeight
+		weight := cgconfig.QuadraticWeight
 		if s.ContainerWeight == "linear" {
-			weight = cgroup.LinearWeight
+			weight = cgconfig.LinearWeight
 		}
 		mem := cri.NewMemory(rec, cri.WithContainerWeight(weight), cri.WithDriver(s.Node.CgroupDriver))
 		b.base, b.exiter = mem, mem

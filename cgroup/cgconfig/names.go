@@ -1,4 +1,4 @@
-package cgroup
+package cgconfig
 
 import (
 	"strings"

@@ -1,4 +1,4 @@
-package cgroup
+package cgconfig
 
 import "testing"
 
@@ -208,21 +208,5 @@ func TestLossyReadBack(t *testing.T) {
 	}
 	if got := WeightToShares(w700); got != want693 {
 		t.Errorf("WeightToShares(28) = %d, want MilliCPUToShares(693) = %d (no write)", got, want693)
-	}
-
-	// The same through a cgroup: the kubelet compares the read-back
-	// shares, so the pod cgroup keeps weight 28.
-	m := NewMemory(V2)
-	mtCreate(t, m, "kubepods/burstable/pod1")
-	mtSet(t, m, "kubepods/burstable/pod1", Values{CPUWeight: mtPtr(w700)})
-	cur, err := m.Get("kubepods/burstable/pod1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if WeightToShares(*cur.CPUWeight) != want693 {
-		t.Fatalf("read-back shares %d differ from the 693m shares %d", WeightToShares(*cur.CPUWeight), want693)
-	}
-	if got := m.Files("kubepods/burstable/pod1")["cpu.weight"]; got != "28" {
-		t.Errorf("cpu.weight = %q, want 28", got)
 	}
 }

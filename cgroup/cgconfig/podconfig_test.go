@@ -1,7 +1,6 @@
-package cgroup
+package cgconfig
 
 import (
-	"sort"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -259,10 +258,10 @@ func TestResourceConfigValues(t *testing.T) {
 		weight  WeightFunc
 		want    Values
 	}{
-		{"v2 linear", full, V2, LinearWeight, Values{CPUWeight: mtPtr(uint64(39)), CPUQuota: &quota, CPUPeriod: &period, MemoryLimit: &mem}},
-		{"v2 quadratic", full, V2, QuadraticWeight, Values{CPUWeight: mtPtr(uint64(100)), CPUQuota: &quota, CPUPeriod: &period, MemoryLimit: &mem}},
+		{"v2 linear", full, V2, LinearWeight, Values{CPUWeight: ptr(uint64(39)), CPUQuota: &quota, CPUPeriod: &period, MemoryLimit: &mem}},
+		{"v2 quadratic", full, V2, QuadraticWeight, Values{CPUWeight: ptr(uint64(100)), CPUQuota: &quota, CPUPeriod: &period, MemoryLimit: &mem}},
 		{"v1 shares", full, V1, LinearWeight, Values{CPUShares: &shares, CPUQuota: &quota, CPUPeriod: &period, MemoryLimit: &mem}},
-		{"zero quota is unlimited", ResourceConfig{CPUQuota: &zeroQuota}, V2, LinearWeight, Values{CPUQuota: mtPtr(Unlimited)}},
+		{"zero quota is unlimited", ResourceConfig{CPUQuota: &zeroQuota}, V2, LinearWeight, Values{CPUQuota: ptr(Unlimited)}},
 		{"zero memory is unset", ResourceConfig{Memory: &zeroMem}, V1, LinearWeight, Values{}},
 		{"nil stays nil", ResourceConfig{}, V2, LinearWeight, Values{}},
 	}
@@ -275,67 +274,4 @@ func TestResourceConfigValues(t *testing.T) {
 	}
 }
 
-// TestDoPodResizeActionPodWrites pins the pod-cgroup side of the
-// TestDoPodResizeAction rows D1-D7 of kubelet-resize.md §4.3: the pod
-// cgroup is created with the current pod's config, then given the desired
-// pod's config; which kinds of write that makes (cpu req, cpu lim, mem lim)
-// is the table's "pod cgroup writes" column, on both cgroup versions.
-func TestDoPodResizeActionPodWrites(t *testing.T) {
-	withLimits := pcContainer("other", "100m", "200m", "100Mi", "200Mi")
-	noLimits := pcContainer("other", "100m", "", "100Mi", "")
-	tests := []struct {
-		name             string
-		current, desired v1.Container
-		other            v1.Container
-		want             []string
-	}{
-		{"D1 increase cpu+mem req & lim, computed pod limits",
-			pcContainer("c", "100m", "100m", "100Mi", "100Mi"), pcContainer("c", "200m", "200m", "200Mi", "200Mi"),
-			withLimits, []string{"cpu lim", "cpu req", "mem lim"}},
-		{"D2 same, pod has no limits",
-			pcContainer("c", "100m", "100m", "100Mi", "100Mi"), pcContainer("c", "200m", "200m", "200Mi", "200Mi"),
-			noLimits, []string{"cpu req"}},
-		{"D3 increase requests only",
-			pcContainer("c", "100m", "200m", "100Mi", "200Mi"), pcContainer("c", "150m", "200m", "150Mi", "200Mi"),
-			noLimits, []string{"cpu req"}},
-		{"D4 memory request, no limits",
-			pcContainer("c", "100m", "", "100Mi", ""), pcContainer("c", "100m", "", "200Mi", ""),
-			noLimits, nil},
-		{"D5 cpu request, no limits",
-			pcContainer("c", "100m", "", "100Mi", ""), pcContainer("c", "200m", "", "100Mi", ""),
-			noLimits, []string{"cpu req"}},
-		{"D6 add limits",
-			pcContainer("c", "100m", "", "100Mi", ""), pcContainer("c", "100m", "100m", "100Mi", "100Mi"),
-			noLimits, nil},
-		{"D7 add limits and pod limits",
-			pcContainer("c", "100m", "", "100Mi", ""), pcContainer("c", "100m", "100m", "100Mi", "100Mi"),
-			withLimits, []string{"cpu lim", "mem lim"}},
-	}
-	kind := map[string]string{
-		"cpu.weight": "cpu req", "cpu.shares": "cpu req",
-		"cpu.max": "cpu lim", "cpu.cfs_quota_us": "cpu lim", "cpu.cfs_period_us": "cpu lim",
-		"memory.max": "mem lim", "memory.limit_in_bytes": "mem lim",
-	}
-	opts := PodConfigOptions{EnforceCPULimits: true}
-	for _, tt := range tests {
-		for _, version := range []Version{V1, V2} {
-			t.Run(tt.name+" "+version.String(), func(t *testing.T) {
-				m := NewMemory(version)
-				path := "kubepods/burstable/pod1"
-				mtCreate(t, m, path)
-				cur := PodConfig(pcPod([]v1.Container{tt.current, tt.other}), opts)
-				mtSet(t, m, path, cur.Values(version, LinearWeight))
-				des := PodConfig(pcPod([]v1.Container{tt.desired, tt.other}), opts)
-				ws := mtSet(t, m, path, des.Values(version, LinearWeight))
-				var got []string
-				for _, w := range ws {
-					got = append(got, kind[w.File])
-				}
-				sort.Strings(got)
-				if diff := cmp.Diff(tt.want, got); diff != "" {
-					t.Errorf("pod cgroup writes (-want +got):\n%s\nwrites: %v", diff, mtFiles(ws))
-				}
-			})
-		}
-	}
-}
+func ptr[T any](v T) *T { return &v }

@@ -1,4 +1,4 @@
-package cgroup
+package cgconfig
 
 import (
 	v1 "k8s.io/api/core/v1"
@@ -68,7 +68,7 @@ func PodConfig(pod *v1.Pod, opts PodConfigOptions) ResourceConfig {
 		quota = Unlimited
 	}
 	var cfg ResourceConfig
-	switch podQOS(pod, opts.PodLevelResources) {
+	switch qos.GetPodQOS(pod) {
 	case v1.PodQOSGuaranteed:
 		cfg.CPUShares, cfg.CPUQuota, cfg.CPUPeriod, cfg.Memory = &shares, &quota, &period, &memoryLimit
 	case v1.PodQOSBurstable:
@@ -84,18 +84,6 @@ func PodConfig(pod *v1.Pod, opts PodConfigOptions) ResourceConfig {
 		cfg.CPUShares = &minShares
 	}
 	return cfg
-}
-
-func podQOS(pod *v1.Pod, podLevel bool) v1.PodQOSClass {
-	if pod.Status.QOSClass != "" {
-		return pod.Status.QOSClass
-	}
-	if !podLevel {
-		p := *pod
-		p.Spec.Resources = nil
-		return qos.PodQOSClass(&p)
-	}
-	return qos.PodQOSClass(pod)
 }
 
 // Values turns a ResourceConfig into file values for a cgroup version:

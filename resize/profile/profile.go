@@ -1,0 +1,283 @@
+// Package profile is the one place where resizelet decides how Kubernetes
+// versions differ on the in-place resize path. A Profile is a version (1.33
+// to 1.36) with the node's feature gates applied; it answers one predicate
+// per behaviour difference, and every package (the API server's validation,
+// admission, the kubelet core) asks it instead of comparing versions.
+//
+// Start with New and the predicates below Gate. Each predicate names the
+// release where the behaviour changed and the kubelet or API server source
+// that shows it.
+package profile
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Version is a Kubernetes minor release whose behaviour a Profile
+// reproduces, written "1.35".
+type Version string
+
+// The versions resizelet reproduces. V135 is the version of record and the
+// default.
+const (
+	V133 Version = "1.33"
+	V134 Version = "1.34"
+	V135 Version = "1.35"
+	V136 Version = "1.36"
+)
+
+// Default is the version used when none is given.
+const Default = V135
+
+// Versions lists every known version, oldest first.
+func Versions() []Version { return []Version{V133, V134, V135, V136} }
+
+// Known reports whether v is one of Versions.
+func (v Version) Known() bool {
+	_, ok := defaultGates[v]
+	return ok
+}
+
+// Minor returns the minor number (35 for "1.35"), or 0 for a version that
+// does not parse.
+func (v Version) Minor() int {
+	m, ok := strings.CutPrefix(string(v), "1.")
+	if !ok {
+		return 0
+	}
+	n, err := strconv.Atoi(m)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// String returns the version as written.
+func (v Version) String() string { return string(v) }
+
+// ErrUnknownVersion is wrapped by Parse for a version resizelet does not
+// reproduce.
+var ErrUnknownVersion = fmt.Errorf("unknown Kubernetes version")
+
+// Parse returns the Version s names ("" gives Default).
+func Parse(s string) (Version, error) {
+	if s == "" {
+		return Default, nil
+	}
+	v := Version(s)
+	if !v.Known() {
+		return "", fmt.Errorf("%w %q: want one of %s", ErrUnknownVersion, s, joinVersions())
+	}
+	return v, nil
+}
+
+func joinVersions() string {
+	var parts []string
+	for _, v := range Versions() {
+		parts = append(parts, string(v))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Feature gate names that change the resize path.
+const (
+	GateInPlacePodVerticalScaling                = "InPlacePodVerticalScaling"
+	GateInPlacePodLevelResourcesVerticalScaling  = "InPlacePodLevelResourcesVerticalScaling"
+	GateInPlacePodVerticalScalingExclusiveCPUs   = "InPlacePodVerticalScalingExclusiveCPUs"
+	GateInPlacePodVerticalScalingExclusiveMemory = "InPlacePodVerticalScalingExclusiveMemory"
+	GateInPlacePodVerticalScalingInitContainers  = "InPlacePodVerticalScalingInitContainers"
+	GatePodLevelResources                        = "PodLevelResources"
+	GateMemoryManager                            = "MemoryManager"
+	GateCustomCPUCFSQuotaPeriod                  = "CustomCPUCFSQuotaPeriod"
+)
+
+// defaultGates are the gate defaults of each version for the gates that
+// change the resize path (pkg/features/kube_features.go of each release).
+var defaultGates = map[Version]map[string]bool{
+	V133: {
+		GateInPlacePodVerticalScaling: true,
+		GateMemoryManager:             true,
+	},
+	V134: {
+		GateInPlacePodVerticalScaling: true,
+		GatePodLevelResources:         true,
+		GateMemoryManager:             true,
+	},
+	V135: {
+		GateInPlacePodVerticalScaling: true,
+		GatePodLevelResources:         true,
+		GateMemoryManager:             true,
+	},
+	V136: {
+		GateInPlacePodVerticalScaling:               true,
+		GatePodLevelResources:                       true,
+		GateMemoryManager:                           true,
+		GateInPlacePodLevelResourcesVerticalScaling: true,
+		GateInPlacePodVerticalScalingInitContainers: true,
+	},
+}
+
+// Profile is one version's behaviour with a node's (or an API server's)
+// feature gates applied. The zero value is Default with default gates.
+// A Profile is an immutable value: copy it freely.
+type Profile struct {
+	version Version
+	// gates are explicit settings; they win over the version's defaults.
+	gates map[string]bool
+	// gateFunc, when set, answers instead of gates and the defaults.
+	gateFunc func(name string) bool
+}
+
+// New returns the profile of version v ("" means Default) with the
+// explicit gate settings in gates. An unknown version behaves as Default;
+// callers that take a version from users check it with Parse first.
+func New(v Version, gates map[string]bool) Profile {
+	if !v.Known() {
+		v = Default
+	}
+	var copied map[string]bool
+	if len(gates) > 0 {
+		copied = make(map[string]bool, len(gates))
+		for k, val := range gates {
+			copied[k] = val
+		}
+	}
+	return Profile{version: v, gates: copied}
+}
+
+// WithGateFunc returns p answering gates with f instead of its explicit
+// settings and defaults (gates locked on stay on).
+func (p Profile) WithGateFunc(f func(name string) bool) Profile {
+	p.gateFunc = f
+	return p
+}
+
+// Version returns the profile's version.
+func (p Profile) Version() Version {
+	if p.version == "" {
+		return Default
+	}
+	return p.version
+}
+
+func (p Profile) minor() int { return p.Version().Minor() }
+
+// Gate reports whether a feature gate is on: InPlacePodVerticalScaling is
+// GA and locked on from 1.35; otherwise an explicit setting wins over the
+// version's default.
+func (p Profile) Gate(name string) bool {
+	if name == GateInPlacePodVerticalScaling && p.ResizeGA() {
+		return true
+	}
+	if p.gateFunc != nil {
+		return p.gateFunc(name)
+	}
+	if v, ok := p.gates[name]; ok {
+		return v
+	}
+	return defaultGates[p.Version()][name]
+}
+
+// ResizeGA reports that in-place resize is GA and its gate locked on
+// (1.35 and later; kube_features.go).
+func (p Profile) ResizeGA() bool { return p.minor() >= 35 }
+
+// ResizeEvents reports whether the kubelet emits ResizeStarted,
+// ResizeDeferred, ResizeInfeasible and ResizeError (pkg/kubelet/events/
+// resize.go). The reference places them in 1.35 and marks the release of
+// each event UNVERIFIED; resizelet chooses what a user upgrading to 1.35
+// sees: they appear with 1.35.
+func (p Profile) ResizeEvents() bool { return p.minor() >= 35 }
+
+// ResizeCompletedEvent reports whether the kubelet emits ResizeCompleted:
+// from 1.34, whose allocation manager built podResizeCompletionMsg; 1.33
+// sent no resize events (UNVERIFIED release, as ResizeEvents).
+func (p Profile) ResizeCompletedEvent() bool { return p.minor() >= 34 }
+
+// ResizeCompletedGeneration reports whether the ResizeCompleted message
+// carries the generation: from 1.35 (events/resize.go
+// PodResizeCompletedMsg); the 1.34 message had only the containers.
+func (p Profile) ResizeCompletedGeneration() bool { return p.minor() >= 35 }
+
+// ContainerNameInLifecycleEvents reports whether the Created and Started
+// events name the container ("Created container: c", "Started container
+// c"): before 1.35. From 1.35 they read "Container created" and "Container
+// started" (kubernetes/kubernetes#134043).
+func (p Profile) ContainerNameInLifecycleEvents() bool { return p.minor() < 35 }
+
+// EarlyInfeasibleEvents reports whether the early Infeasible checks
+// (platform, static pod, swap, pod-level gate) emit a ResizeInfeasible
+// event: from 1.36, where every check runs in the resize admit handler
+// (pkg/kubelet/allocation/handlers.go). In 1.35 handlePodResourcesResize
+// returns from them before the event.
+func (p Profile) EarlyInfeasibleEvents() bool { return p.minor() >= 36 }
+
+// StaticMemoryManagerNeedsGate reports whether the "Guaranteed pod with the
+// Static memory manager" Infeasible check also requires the MemoryManager
+// gate: up to 1.35 (canResizePod); the 1.36 resize admit handler dropped it.
+func (p Profile) StaticMemoryManagerNeedsGate() bool { return p.minor() < 36 }
+
+// RetryOnPodTerminated reports whether a pod that finishes retries the
+// pending resizes (trigger pod_terminated): from 1.36. A 1.35 kubelet
+// waits for the periodic retry.
+func (p Profile) RetryOnPodTerminated() bool { return p.minor() >= 36 }
+
+// PodOnlyMemoryCheck reports whether the memory-usage check before a limit
+// decrease looks at the pod cgroup only, with the message "aborting attempt
+// to set pod memory limit less than current memory usage for pod <name>":
+// 1.33 (KEP version skew note). From 1.34 the pod and each container whose
+// limit goes down are checked.
+func (p Profile) PodOnlyMemoryCheck() bool { return p.minor() < 34 }
+
+// PodLevelResize reports whether pod-level resources may be resized: the
+// InPlacePodLevelResourcesVerticalScaling gate, which exists from 1.35
+// (alpha, off) and is on by default from 1.36. The API server validates
+// such a resize and the kubelet actuates pod-level changes only then.
+func (p Profile) PodLevelResize() bool {
+	return p.minor() >= 35 && p.Gate(GateInPlacePodLevelResourcesVerticalScaling)
+}
+
+// PodLevelResizeForbidden reports whether the API server refuses any resize
+// of a pod with pod-level resources ("pods with pod-level resources cannot
+// be resized"): up to 1.34.
+func (p Profile) PodLevelResizeForbidden() bool { return p.minor() < 35 }
+
+// PodLevelResources reports whether pod-level resources count where they
+// are set (the PodLevelResources gate: requests, limits, the pod cgroup).
+func (p Profile) PodLevelResources() bool { return p.Gate(GatePodLevelResources) }
+
+// InitContainersResizable reports whether non-sidecar init containers may
+// be resized (InPlacePodVerticalScalingInitContainers, from 1.35; beta and
+// on in 1.36): the API server accepts their resize and the kubelet
+// allocates them.
+func (p Profile) InitContainersResizable() bool {
+	return p.minor() >= 35 && p.Gate(GateInPlacePodVerticalScalingInitContainers)
+}
+
+// InitResizeErrorPerContainer reports whether the API server's "only cpu
+// and memory resources are mutable" error for an init or sidecar container
+// names the container's index (spec.initContainers[i]) with the 1.36 text;
+// before, it was reported on spec with the sidecar text.
+func (p Profile) InitResizeErrorPerContainer() bool { return p.minor() >= 36 }
+
+// MemoryLimitNeedsRestartPolicy reports whether the API server refuses to
+// lower or add a memory limit unless the memory resizePolicy is
+// RestartContainer: 1.33 only (allowed since 1.34, KEP history).
+func (p Profile) MemoryLimitNeedsRestartPolicy() bool { return p.minor() == 33 }
+
+// ComparesAddedResourceLists reports whether the API server's resize
+// validation keeps a requests or limits list the old container did not
+// have when it checks that only cpu and memory changed: from 1.35, where
+// the helper was rewritten for pod-level resize. Up to 1.34 such a list
+// was dropped, so adding other resources went unnoticed.
+func (p Profile) ComparesAddedResourceLists() bool { return p.minor() >= 35 }
+
+// String returns the version and the explicit gates, for logs.
+func (p Profile) String() string {
+	if len(p.gates) == 0 {
+		return string(p.Version())
+	}
+	return fmt.Sprintf("%s %v", p.Version(), p.gates)
+}
