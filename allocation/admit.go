@@ -3,14 +3,14 @@ package allocation
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/qos"
+	"github.com/resizelet/resizelet/resize/profile"
 )
 
 // Outcome is the result of an admission decision.
@@ -59,28 +59,16 @@ type NodeConfig struct {
 	// system- and kube-reserved). A missing "pods" entry means the
 	// kubelet's default maxPods, 110.
 	Allocatable         v1.ResourceList
-	OS                  string                 // "linux" (or ""), "windows", or another OS
-	CPUManagerPolicy    string                 // "none" | "static"
-	MemoryManagerPolicy string                 // "None" | "Static"
-	SwapBehavior        string                 // "NoSwap" (or "") | "LimitedSwap"
-	Gate                func(name string) bool // feature gate lookup; nil means the profile's defaults
-	Profile             string                 // "1.33" | "1.34" | "1.35" (or "") | "1.36"
-	// CgroupVersion is the node's cgroup version; 0 means cgroup.V2. Swap
-	// is only ever given on cgroup v2.
-	CgroupVersion cgroup.Version
+	OS                  string // "linux" (or ""), "windows", or another OS
+	CPUManagerPolicy    string // "none" | "static"
+	MemoryManagerPolicy string // "None" | "Static"
+	SwapBehavior        string // "NoSwap" (or "") | "LimitedSwap"
+	// Profile is the kubelet version with the node's feature gates.
+	Profile profile.Profile
+	// CgroupVersion is the node's cgroup version; 0 means cgconfig.V2.
+	// Swap is only ever given on cgroup v2.
+	CgroupVersion cgconfig.Version
 }
-
-// Feature gate names AdmitResize and AdmitPod consult (as in resize/api.go,
-// which this package cannot import).
-const (
-	gateInPlacePodVerticalScaling                = "InPlacePodVerticalScaling"
-	gateInPlacePodLevelResourcesVerticalScaling  = "InPlacePodLevelResourcesVerticalScaling"
-	gateInPlacePodVerticalScalingExclusiveCPUs   = "InPlacePodVerticalScalingExclusiveCPUs"
-	gateInPlacePodVerticalScalingExclusiveMemory = "InPlacePodVerticalScalingExclusiveMemory"
-	gateInPlacePodVerticalScalingInitContainers  = "InPlacePodVerticalScalingInitContainers"
-	gatePodLevelResources                        = "PodLevelResources"
-	gateMemoryManager                            = "MemoryManager"
-)
 
 // defaultMaxPods is the kubelet's default --max-pods, which the node reports
 // as its pods capacity.
@@ -103,34 +91,7 @@ const (
 	msgStaticMemManager = `Resize is infeasible for Guaranteed Pods alongside Memory Manager policy "Static"`
 )
 
-// minor returns the profile's minor version (35 for "1.35" or "").
-func (n *NodeConfig) minor() int {
-	if m, ok := strings.CutPrefix(n.Profile, "1."); ok {
-		if v, err := strconv.Atoi(m); err == nil {
-			return v
-		}
-	}
-	return 35
-}
-
-// gate looks a feature gate up, falling back to the profile's defaults.
-func (n *NodeConfig) gate(name string) bool {
-	if n.Gate != nil {
-		return n.Gate(name)
-	}
-	minor := n.minor()
-	switch name {
-	case gateInPlacePodVerticalScaling, gateMemoryManager:
-		return true
-	case gatePodLevelResources:
-		return minor >= 34
-	case gateInPlacePodLevelResourcesVerticalScaling, gateInPlacePodVerticalScalingInitContainers:
-		return minor >= 36
-	}
-	return false
-}
-
-func (n *NodeConfig) cgroupV1() bool { return n.CgroupVersion == cgroup.V1 }
+func (n *NodeConfig) cgroupV1() bool { return n.CgroupVersion == cgconfig.V1 }
 
 // ResizeRequested reports whether desired differs from allocated where the
 // kubelet's UpdatePodFromAllocation looks: the resources of every container
@@ -138,7 +99,7 @@ func (n *NodeConfig) cgroupV1() bool { return n.CgroupVersion == cgroup.V1 }
 // pod-level resources only while the InPlacePodLevelResourcesVerticalScaling
 // gate is on.
 func ResizeRequested(desired, allocated *v1.Pod, node NodeConfig) bool {
-	if node.gate(gateInPlacePodLevelResourcesVerticalScaling) &&
+	if node.Profile.PodLevelResize() &&
 		!samePodLevel(desired.Spec.Resources, allocated.Spec.Resources) {
 		return true
 	}
@@ -181,7 +142,7 @@ func AdmitResize(desired, allocated *v1.Pod, others []*v1.Pod, node NodeConfig, 
 		return Decision{Outcome: Admitted, Reason: ReasonUnchanged}
 	}
 	early := func(reason, msg string) Decision {
-		return Decision{Outcome: Infeasible, Reason: reason, Message: msg, Silent: node.minor() < 36}
+		return Decision{Outcome: Infeasible, Reason: reason, Message: msg, Silent: !node.Profile.EarlyInfeasibleEvents()}
 	}
 	switch node.OS {
 	case "", "linux":
@@ -190,7 +151,7 @@ func AdmitResize(desired, allocated *v1.Pod, others []*v1.Pod, node NodeConfig, 
 	default:
 		return early("unsupported_platform", msgUnsupportedOS)
 	}
-	if !node.gate(gateInPlacePodVerticalScaling) {
+	if !node.Profile.Gate(profile.GateInPlacePodVerticalScaling) {
 		return early("feature_gate_off", msgGateOff)
 	}
 	if isStatic {
@@ -200,20 +161,18 @@ func AdmitResize(desired, allocated *v1.Pod, others []*v1.Pod, node NodeConfig, 
 		return early("swap_limitation", msgSwap)
 	}
 	if !samePodLevel(desired.Spec.Resources, allocated.Spec.Resources) &&
-		!node.gate(gateInPlacePodLevelResourcesVerticalScaling) {
+		!node.Profile.PodLevelResize() {
 		return early("feature_gate_off", msgPodLevelGateOff)
 	}
 
-	if podQOS(desired) == v1.PodQOSGuaranteed {
-		if !node.gate(gateInPlacePodVerticalScalingExclusiveCPUs) &&
+	if qos.GetPodQOS(desired) == v1.PodQOSGuaranteed {
+		if !node.Profile.Gate(profile.GateInPlacePodVerticalScalingExclusiveCPUs) &&
 			node.CPUManagerPolicy == "static" &&
 			requestChanged(desired, allocated, v1.ResourceCPU, node) {
 			return Decision{Outcome: Infeasible, Reason: "guaranteed_pod_cpu_manager_static_policy", Message: msgStaticCPUManager}
 		}
-		// The v1.35 check also requires the MemoryManager gate; the 1.36
-		// resize admit handler dropped that condition.
-		if (node.minor() >= 36 || node.gate(gateMemoryManager)) &&
-			!node.gate(gateInPlacePodVerticalScalingExclusiveMemory) &&
+		if (!node.Profile.StaticMemoryManagerNeedsGate() || node.Profile.Gate(profile.GateMemoryManager)) &&
+			!node.Profile.Gate(profile.GateInPlacePodVerticalScalingExclusiveMemory) &&
 			node.MemoryManagerPolicy == "Static" &&
 			requestChanged(desired, allocated, v1.ResourceMemory, node) {
 			return Decision{Outcome: Infeasible, Reason: "guaranteed_pod_memory_manager_static_policy", Message: msgStaticMemManager}
@@ -255,8 +214,8 @@ func AdmitPod(pod *v1.Pod, others []*v1.Pod, node NodeConfig) Decision {
 // "Node didn't have enough resource: <resource>, requested: %d, used: %d,
 // capacity: %d". Others with the pod's own UID are skipped.
 func ResourcesFit(pod *v1.Pod, others []*v1.Pod, node NodeConfig) (ok bool, reason, message string) {
-	podLevel := node.gate(gatePodLevelResources)
-	onNode := requestOptions{useStatus: node.gate(gateInPlacePodVerticalScaling), podLevel: podLevel}
+	podLevel := node.Profile.PodLevelResources()
+	onNode := requestOptions{useStatus: node.Profile.Gate(profile.GateInPlacePodVerticalScaling), podLevel: podLevel}
 	var used resVec
 	var count int64
 	for _, o := range others {
@@ -345,7 +304,7 @@ func capacityFits(pod *v1.Pod, node NodeConfig) (string, bool) {
 // altogether (SkipContainerLevelResources).
 func resourceRequest(pod *v1.Pod, name v1.ResourceName, node NodeConfig) int64 {
 	var q resource.Quantity
-	if node.gate(gatePodLevelResources) && podLevelResourcesSet(pod) {
+	if node.Profile.PodLevelResources() && podLevelResourcesSet(pod) {
 		if pq, ok := pod.Spec.Resources.Requests[name]; ok {
 			q = pq.DeepCopy()
 		}
@@ -404,7 +363,7 @@ func hasSwap(pod *v1.Pod, c *v1.Container, node NodeConfig, isStatic bool) bool 
 	if node.SwapBehavior != "LimitedSwap" || node.cgroupV1() || isCritical(pod, isStatic) {
 		return false
 	}
-	if podQOS(pod) != v1.PodQOSBurstable {
+	if qos.GetPodQOS(pod) != v1.PodQOSBurstable {
 		return false
 	}
 	req, lim := c.Resources.Requests.Memory(), c.Resources.Limits.Memory()
@@ -426,14 +385,6 @@ func isCritical(pod *v1.Pod, isStatic bool) bool {
 	return pod.Spec.Priority != nil && *pod.Spec.Priority >= criticalPriority
 }
 
-// podQOS is v1qos.GetPodQOS: status.qosClass when set, else computed.
-func podQOS(pod *v1.Pod) v1.PodQOSClass {
-	if pod.Status.QOSClass != "" {
-		return pod.Status.QOSClass
-	}
-	return qos.PodQOSClass(pod)
-}
-
 // requestChanged is guaranteedPodResourceResizeRequired: whether any
 // resizable container's request for the resource differs from its
 // allocation (a container with no allocation counts as allocated zero).
@@ -450,7 +401,7 @@ func requestChanged(desired, allocated *v1.Pod, name v1.ResourceName, node NodeC
 	}
 	for i := range desired.Spec.InitContainers {
 		c := &desired.Spec.InitContainers[i]
-		if (isSidecar(c) || node.gate(gateInPlacePodVerticalScalingInitContainers)) && changed(c) {
+		if (qos.IsSidecar(c) || node.Profile.InitContainersResizable()) && changed(c) {
 			return true
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/qos"
+	"github.com/resizelet/resizelet/resize/profile"
 )
 
 // burstablePod is a one-container Burstable pod: requests cpu/mem, limits
@@ -97,7 +98,7 @@ func TestAdmitResizeMessages(t *testing.T) {
 		{
 			name: "feature gate off", desired: cpuUp, allocated: alloc,
 			node: with(linuxNode(bigNode), func(n *NodeConfig) {
-				n.Gate = gates(map[string]bool{"InPlacePodVerticalScaling": false})
+				n.Profile = profile.New(profile.V134, map[string]bool{"InPlacePodVerticalScaling": false})
 			}),
 			want: Decision{Outcome: Infeasible, Reason: "feature_gate_off", Message: "InPlacePodVerticalScaling is disabled", Silent: true},
 		},
@@ -107,7 +108,7 @@ func TestAdmitResizeMessages(t *testing.T) {
 		},
 		{
 			name: "static pod on 1.36 emits an event", desired: cpuUp, allocated: alloc,
-			node: with(linuxNode(bigNode), func(n *NodeConfig) { n.Profile = "1.36" }), static: true,
+			node: with(linuxNode(bigNode), func(n *NodeConfig) { n.Profile = profile.New(profile.V136, nil) }), static: true,
 			want: Decision{Outcome: Infeasible, Reason: "static_pod", Message: "In-place resize of static-pods is not supported"},
 		},
 		{
@@ -175,7 +176,7 @@ func TestAdmitResizeMessages(t *testing.T) {
 			name:    "pod-level change with the gate on",
 			desired: withPodLevel(alloc.DeepCopy(), rl("cpu=3")), allocated: withPodLevel(alloc.DeepCopy(), rl("cpu=2")),
 			node: with(linuxNode(bigNode), func(n *NodeConfig) {
-				n.Gate = gates(map[string]bool{"InPlacePodLevelResourcesVerticalScaling": true})
+				n.Profile = profile.New(profile.V135, map[string]bool{"InPlacePodLevelResourcesVerticalScaling": true})
 			}),
 			want: Decision{Outcome: Admitted},
 		},
@@ -194,7 +195,7 @@ func TestAdmitResizeMessages(t *testing.T) {
 		{
 			name: "static CPU manager with InPlacePodVerticalScalingExclusiveCPUs", desired: gCPUUp, allocated: gAlloc,
 			node: with(cpuStatic, func(n *NodeConfig) {
-				n.Gate = gates(map[string]bool{"InPlacePodVerticalScalingExclusiveCPUs": true})
+				n.Profile = profile.New(profile.V135, map[string]bool{"InPlacePodVerticalScalingExclusiveCPUs": true})
 			}),
 			want: Decision{Outcome: Admitted},
 		},
@@ -208,21 +209,20 @@ func TestAdmitResizeMessages(t *testing.T) {
 		},
 		{
 			name: "static memory manager, MemoryManager gate off on 1.35", desired: gMemUp, allocated: gAlloc,
-			node: with(memStatic, func(n *NodeConfig) { n.Gate = gates(map[string]bool{"MemoryManager": false}) }),
+			node: with(memStatic, func(n *NodeConfig) { n.Profile = profile.New(profile.V135, map[string]bool{"MemoryManager": false}) }),
 			want: Decision{Outcome: Admitted},
 		},
 		{
 			name: "static memory manager, MemoryManager gate off on 1.36", desired: gMemUp, allocated: gAlloc,
 			node: with(memStatic, func(n *NodeConfig) {
-				n.Profile = "1.36"
-				n.Gate = gates(map[string]bool{"MemoryManager": false})
+				n.Profile = profile.New(profile.V136, map[string]bool{"MemoryManager": false})
 			}),
 			want: Decision{Outcome: Infeasible, Reason: "guaranteed_pod_memory_manager_static_policy", Message: memMgrMsg},
 		},
 		{
 			name: "static memory manager with InPlacePodVerticalScalingExclusiveMemory", desired: gMemUp, allocated: gAlloc,
 			node: with(memStatic, func(n *NodeConfig) {
-				n.Gate = gates(map[string]bool{"InPlacePodVerticalScalingExclusiveMemory": true})
+				n.Profile = profile.New(profile.V135, map[string]bool{"InPlacePodVerticalScalingExclusiveMemory": true})
 			}),
 			want: Decision{Outcome: Admitted},
 		},
@@ -295,10 +295,10 @@ func TestAdmitResizeFirstFailingCheckWins(t *testing.T) {
 	}{
 		{"windows before gate and static", gBoth, gAlloc, nil, node(func(n *NodeConfig) {
 			n.OS = "windows"
-			n.Gate = gates(map[string]bool{"InPlacePodVerticalScaling": false})
+			n.Profile = profile.New(profile.V134, map[string]bool{"InPlacePodVerticalScaling": false})
 		}), true, "windows"},
 		{"gate before static", gBoth, gAlloc, nil, node(func(n *NodeConfig) {
-			n.Gate = gates(map[string]bool{"InPlacePodVerticalScaling": false})
+			n.Profile = profile.New(profile.V134, map[string]bool{"InPlacePodVerticalScaling": false})
 		}), true, "feature_gate_off"},
 		{"static before swap", bMemReqHuge, bAlloc, nil, node(func(*NodeConfig) {}), true, "static_pod"},
 		{"swap before pod-level gate", bPodLevel, bPodLevelAlloc, nil, node(func(*NodeConfig) {}), false, "swap_limitation"},
@@ -483,7 +483,7 @@ func TestRequestChangedSidecars(t *testing.T) {
 	node := linuxNode(bigNode)
 	node.CPUManagerPolicy = "static"
 	gated := node
-	gated.Gate = gates(map[string]bool{"InPlacePodVerticalScalingInitContainers": true})
+	gated.Profile = profile.New(profile.V135, map[string]bool{"InPlacePodVerticalScalingInitContainers": true})
 	tests := []struct {
 		name    string
 		sidecar bool
@@ -599,7 +599,7 @@ func TestPodRequestsStatus(t *testing.T) {
 func TestResizeRequested(t *testing.T) {
 	alloc := withPodLevel(burstablePod("p", "1", "1Gi", "2", "2Gi"), rl("cpu=2"))
 	on := linuxNode(bigNode)
-	on.Gate = gates(map[string]bool{"InPlacePodLevelResourcesVerticalScaling": true})
+	on.Profile = profile.New(profile.V135, map[string]bool{"InPlacePodLevelResourcesVerticalScaling": true})
 	tests := []struct {
 		name    string
 		desired *v1.Pod

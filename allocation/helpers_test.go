@@ -62,17 +62,6 @@ func resized(p *v1.Pod, i int, requests, limits v1.ResourceList) *v1.Pod {
 	return out
 }
 
-// gates returns a Gate func with the 1.35 defaults overridden by set.
-func gates(set map[string]bool) func(string) bool {
-	base := NodeConfig{Profile: "1.35"}
-	return func(name string) bool {
-		if v, ok := set[name]; ok {
-			return v
-		}
-		return base.gate(name)
-	}
-}
-
 func linuxNode(allocatable v1.ResourceList) NodeConfig {
 	return NodeConfig{Allocatable: allocatable, OS: "linux", CPUManagerPolicy: "none", MemoryManagerPolicy: "None", SwapBehavior: "NoSwap"}
 }

@@ -1,7 +1,6 @@
 package allocation
 
 import (
-	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -72,10 +71,10 @@ func Less(a, b PendingResize) bool {
 }
 
 // Queue is the kubelet's podsWithPendingResizes: an ordered set of pending
-// resizes by UID. The zero value is an empty queue; it is safe for
-// concurrent use.
+// resizes by UID. The zero value is an empty queue. It is a plain value
+// owned by the resize core, which is driven under one lock, so it has no
+// lock of its own.
 type Queue struct {
-	mu    sync.Mutex
 	items []PendingResize
 }
 
@@ -90,8 +89,6 @@ type Queue struct {
 // pods keep the order in which they were queued (detail 8).
 func (q *Queue) Push(p PendingResize) {
 	p = p.copy()
-	q.mu.Lock()
-	defer q.mu.Unlock()
 	for i := range q.items {
 		if q.items[i].UID == p.UID {
 			q.items[i] = p
@@ -109,8 +106,6 @@ func (q *Queue) Push(p PendingResize) {
 // Remove drops the pod's pending resize, keeping the order of the rest (the
 // kubelet rebuilds its queue in order after a retry).
 func (q *Queue) Remove(uid types.UID) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
 	for i := range q.items {
 		if q.items[i].UID == uid {
 			q.items = append(q.items[:i], q.items[i+1:]...)
@@ -121,8 +116,6 @@ func (q *Queue) Remove(uid types.UID) {
 
 // Has reports whether the pod is queued.
 func (q *Queue) Has(uid types.UID) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
 	for i := range q.items {
 		if q.items[i].UID == uid {
 			return true
@@ -133,8 +126,6 @@ func (q *Queue) Has(uid types.UID) bool {
 
 // Items returns a copy of the queue in retry order.
 func (q *Queue) Items() []PendingResize {
-	q.mu.Lock()
-	defer q.mu.Unlock()
 	out := make([]PendingResize, len(q.items))
 	for i := range q.items {
 		out[i] = q.items[i].copy()
@@ -144,8 +135,6 @@ func (q *Queue) Items() []PendingResize {
 
 // Len returns the number of queued resizes.
 func (q *Queue) Len() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
 	return len(q.items)
 }
 

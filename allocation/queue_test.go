@@ -206,30 +206,6 @@ func TestQueueItemsAreCopies(t *testing.T) {
 	}
 }
 
-func TestQueueConcurrentUse(t *testing.T) {
-	var q Queue
-	done := make(chan struct{})
-	for w := range 4 {
-		go func() {
-			defer func() { done <- struct{}{} }()
-			for i := range 50 {
-				uid := types.UID(fmt.Sprintf("%d-%d", w, i))
-				q.Push(PendingResize{UID: uid, Increasing: i%2 == 0})
-				_ = q.Items()
-				if i%3 == 0 {
-					q.Remove(uid)
-				}
-			}
-		}()
-	}
-	for range 4 {
-		<-done
-	}
-	if got := q.Len(); got != 4*(50-17) {
-		t.Errorf("Len() = %d, want %d", got, 4*(50-17))
-	}
-}
-
 func TestIsResizeIncreasing(t *testing.T) {
 	base := mkPod("p",
 		ctr("c1", rl("cpu=1", "memory=1Gi"), nil),

@@ -5,6 +5,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/resizelet/resizelet/qos"
 )
 
 // scalarAmount is one scalar resource (extended resources, hugepages,
@@ -211,7 +213,7 @@ func podRequests(pod *v1.Pod, opts requestOptions) resVec {
 	}
 	for i := range pod.Spec.InitContainers {
 		ctr := &pod.Spec.InitContainers[i]
-		sidecar := isSidecar(ctr)
+		sidecar := qos.IsSidecar(ctr)
 		containerRequests(&c, pod, ctr, pod.Status.InitContainerStatuses, opts, infeasible, sidecar)
 		if sidecar {
 			total.add(&c)
@@ -258,10 +260,6 @@ func findStatus(statuses []v1.ContainerStatus, name string) *v1.ContainerStatus 
 	return nil
 }
 
-func isSidecar(c *v1.Container) bool {
-	return c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
-}
-
 // podLevelRequestsSet is resourcehelper.IsPodLevelRequestsSet.
 func podLevelRequestsSet(pod *v1.Pod) bool {
 	if pod.Spec.Resources == nil {
@@ -302,4 +300,21 @@ func isResizeInfeasible(pod *v1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// Requests are a pod's cpu and memory requests in the scheduler's units.
+type Requests struct {
+	MilliCPU int64 // millicores
+	Memory   int64 // bytes
+}
+
+// StatusRequests is resourcehelper.PodRequests with UseStatusResources, as
+// the kubelet's HandlePodReconcile takes it: per container the largest of
+// the spec, the status resources and the allocated resources (the status
+// and allocated ones alone while the pod's resize is Infeasible), sidecar
+// and init-container rules, pod-level requests where the PodLevelResources
+// gate honours them, and the overhead.
+func StatusRequests(pod *v1.Pod, node NodeConfig) Requests {
+	r := podRequests(pod, requestOptions{useStatus: true, podLevel: node.Profile.PodLevelResources()})
+	return Requests{MilliCPU: r.milliCPU, Memory: r.memory}
 }

@@ -1,7 +1,6 @@
 package allocation
 
 import (
-	"sync"
 	"time"
 )
 
@@ -27,29 +26,25 @@ const (
 
 // RetryTimer is the kubelet's pending-resize ticker on a virtual clock: due
 // InitialRetryDelay after start, and RetryDelay after every retry of any
-// trigger (detail 3), since the kubelet resets its ticker at the top of
-// every retryPendingResizes. It is safe for concurrent use.
+// trigger, since the kubelet resets its ticker at the top of every
+// retryPendingResizes (allocation_manager.go). It is a plain value owned
+// by the resize core.
 type RetryTimer struct {
-	mu  sync.Mutex
 	due time.Time
 }
 
 // NewRetryTimer returns a timer first due at start+InitialRetryDelay.
-func NewRetryTimer(start time.Time) *RetryTimer {
-	return &RetryTimer{due: start.Add(InitialRetryDelay)}
+func NewRetryTimer(start time.Time) RetryTimer {
+	return RetryTimer{due: start.Add(InitialRetryDelay)}
 }
 
 // Due returns when the periodic retry fires next.
 func (t *RetryTimer) Due() time.Time {
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	return t.due
 }
 
 // Reset records a retry at now, whatever its trigger: the next periodic
 // retry is due at now+RetryDelay.
 func (t *RetryTimer) Reset(now time.Time) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	t.due = now.Add(RetryDelay)
 }

@@ -1,81 +1,107 @@
 package resize
 
 import (
-	"context"
 	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/resizelet/resizelet/allocation/state"
 	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/cri"
+	"github.com/resizelet/resizelet/resize/apiserver"
+	"github.com/resizelet/resizelet/resize/core"
+	"github.com/resizelet/resizelet/resize/profile"
 )
 
-// Profile is the kubelet version whose behaviour a Node reproduces. The
-// profiles differ only where the reference's version history says they do.
-type Profile string
+// Profile is the kubelet version whose behaviour a Node reproduces
+// (profile.Version). The profiles differ only where package profile says
+// they do.
+type Profile = profile.Version
 
 // The behaviour profiles. Profile135 is the default and the version of record.
 const (
-	Profile133 Profile = "1.33"
-	Profile134 Profile = "1.34"
-	Profile135 Profile = "1.35"
-	Profile136 Profile = "1.36"
+	Profile133 = profile.V133
+	Profile134 = profile.V134
+	Profile135 = profile.V135
+	Profile136 = profile.V136
 )
 
-// Feature gate names that change the resize path.
+// Feature gate names that change the resize path (package profile).
 const (
-	GateInPlacePodVerticalScaling                = "InPlacePodVerticalScaling"
-	GateInPlacePodLevelResourcesVerticalScaling  = "InPlacePodLevelResourcesVerticalScaling"
-	GateInPlacePodVerticalScalingExclusiveCPUs   = "InPlacePodVerticalScalingExclusiveCPUs"
-	GateInPlacePodVerticalScalingExclusiveMemory = "InPlacePodVerticalScalingExclusiveMemory"
-	GateInPlacePodVerticalScalingInitContainers  = "InPlacePodVerticalScalingInitContainers"
-	GatePodLevelResources                        = "PodLevelResources"
-	GateMemoryManager                            = "MemoryManager"
-	GateCustomCPUCFSQuotaPeriod                  = "CustomCPUCFSQuotaPeriod"
+	GateInPlacePodVerticalScaling                = profile.GateInPlacePodVerticalScaling
+	GateInPlacePodLevelResourcesVerticalScaling  = profile.GateInPlacePodLevelResourcesVerticalScaling
+	GateInPlacePodVerticalScalingExclusiveCPUs   = profile.GateInPlacePodVerticalScalingExclusiveCPUs
+	GateInPlacePodVerticalScalingExclusiveMemory = profile.GateInPlacePodVerticalScalingExclusiveMemory
+	GateInPlacePodVerticalScalingInitContainers  = profile.GateInPlacePodVerticalScalingInitContainers
+	GatePodLevelResources                        = profile.GatePodLevelResources
+	GateMemoryManager                            = profile.GateMemoryManager
+	GateCustomCPUCFSQuotaPeriod                  = profile.GateCustomCPUCFSQuotaPeriod
 )
 
-// NodeConfig describes the node a Node simulates or drives: its resources,
-// OS, cgroup setup, resource managers and feature gates, and the kubelet
-// version. The zero value of each field means the kubelet's default (see
-// WithDefaults).
-type NodeConfig struct {
-	Name                string
-	Capacity            v1.ResourceList
-	Allocatable         v1.ResourceList // defaults to Capacity
-	OS                  string          // "linux" (default) or "windows"
-	CgroupVersion       cgroup.Version  // default cgroup.V2
-	CgroupDriver        cgroup.Driver   // default cgroup.DriverCgroupfs
-	CPUManagerPolicy    string          // "none" (default) or "static"
-	MemoryManagerPolicy string          // "None" (default) or "Static"
-	SwapBehavior        string          // "NoSwap" (default) or "LimitedSwap"
-	CPUCFSQuota         *bool           // --cpu-cfs-quota; nil means true
-	CPUCFSQuotaPeriod   time.Duration   // default 100ms
-	// CgroupRoot is the kubelet's --cgroup-root: the cgroup, relative to the
-	// hierarchy root, under which "kubepods" lives. Empty means the root.
-	CgroupRoot   string
-	FeatureGates map[string]bool // explicit settings; the profile gives the defaults
-	Profile      Profile         // default Profile135
+// NodeConfig describes the node a Node simulates or drives (core.NodeConfig):
+// its resources, OS, cgroup setup, resource managers, feature gates and
+// kubelet version, each defaulting to the kubelet's default.
+type NodeConfig = core.NodeConfig
 
-	// Image and Command, when set, replace every container's image and
-	// command when the node creates containers: a real runtime needs an
-	// image it has and a command that keeps running.
-	Image   string
-	Command []string
+// PodInfo is what the node knows of one pod beyond its API object.
+type PodInfo = core.PodInfo
+
+// The API server side lives in package apiserver; these names keep it
+// reachable from here.
+type (
+	// Cluster is the in-memory API server (apiserver.Cluster).
+	Cluster = apiserver.Cluster
+	// ClusterOptions configure it.
+	ClusterOptions = apiserver.ClusterOptions
+	// Event is one Kubernetes event about a pod.
+	Event = apiserver.Event
+	// ResizeOptions are what the resize subresource depends on.
+	ResizeOptions = apiserver.ResizeOptions
+	// InvalidError is the API server's answer to an invalid resize.
+	InvalidError = apiserver.InvalidError
+	// PatchError is the answer to a malformed patch.
+	PatchError = apiserver.PatchError
+)
+
+// ErrPodNotFound is returned for a pod name the cluster or node does not know.
+var ErrPodNotFound = apiserver.ErrPodNotFound
+
+// NewCluster returns an empty in-memory API server.
+func NewCluster(opts ClusterOptions) *Cluster { return apiserver.NewCluster(opts) }
+
+// ApplyResize is the resize subresource on its own (apiserver.ApplyResize).
+func ApplyResize(old *v1.Pod, patch []byte, opts ResizeOptions) (*v1.Pod, error) {
+	return apiserver.ApplyResize(old, patch, opts)
 }
 
-// Event is one Kubernetes event the kubelet emitted about a pod.
-type Event struct {
-	Time      time.Time
-	Namespace string
-	Pod       string
-	Type      string // v1.EventTypeNormal or v1.EventTypeWarning
-	Reason    string
-	Message   string
-	Source    string // the reporting component, "kubelet", as kubectl describe shows it under From
-	Host      string // the node the component runs on
+// API is what a Node needs of the API server: the pods bound to it, the
+// resize subresource, pod status writes and events. *Cluster implements
+// it; an embedder can put a real API server behind it.
+//
+// Implementations must be safe for concurrent use. A Node never calls API
+// while it holds its own lock.
+type API interface {
+	// CreatePod stores a new pod, defaulted and validated, and returns it.
+	CreatePod(pod *v1.Pod) (*v1.Pod, error)
+	// GetPod returns a copy of the pod, or an error wrapping ErrPodNotFound.
+	GetPod(namespace, name string) (*v1.Pod, error)
+	// ListPods returns copies of all pods in creation order.
+	ListPods() []*v1.Pod
+	// ResizePod applies a resize patch through the resize subresource and
+	// returns the updated pod; on error nothing changes.
+	ResizePod(namespace, name string, patch []byte) (*v1.Pod, error)
+	// DeletePod removes the pod.
+	DeletePod(namespace, name string) error
+	// UpdatePodStatus replaces the pod's status; it fails if the pod is
+	// gone or its UID changed.
+	UpdatePodStatus(namespace, name string, uid types.UID, status v1.PodStatus) error
+	// RecordEvent stores an event.
+	RecordEvent(e Event)
 }
+
+var _ API = (*Cluster)(nil)
 
 // Clock is the node's source of time. Resize timers (the pending-resize
 // retry, the pod resync) run on it.
@@ -110,14 +136,17 @@ func (c *FakeClock) Set(t time.Time) {
 // required; they outlive a Node, so a kubelet restart is a new Node built
 // on the same Deps.
 type Deps struct {
-	Cluster *Cluster       // the API server side: pods, their status, events
+	Cluster API            // the API server side: pods, their status, events
 	Cgroups cgroup.Manager // the node's cgroup hierarchy
 	Runtime cri.Runtime    // the container runtime
 	Clock   Clock          // defaults to a FakeClock at the Unix epoch
 	// CheckpointDir holds allocated_pods_state and actuated_pods_state. An
-	// empty value keeps checkpoints in memory only (no restart survival).
+	// empty value keeps checkpoints in memory only (no restart survival),
+	// unless Allocated and Actuated are given.
 	CheckpointDir string
+	// Allocated and Actuated, when set, are the two checkpoints themselves
+	// (state.NewMemory gives ones that survive a restart within a process);
+	// they take precedence over CheckpointDir.
+	Allocated state.State
+	Actuated  state.State
 }
-
-var _ = context.Background
-var _ = resource.MustParse

@@ -1,4 +1,13 @@
-package allocation
+// Package state holds the kubelet's two resize checkpoints,
+// allocated_pods_state and actuated_pods_state, behind one interface, State
+// (as the kubelet's pkg/kubelet/allocation/state does): NewCheckpoint keeps
+// one in a file in the kubelet's V1 format with its checksum, written
+// atomically; NewMemory keeps one in memory only, for simulations that do
+// not need to survive the process.
+//
+// The resize core never calls a State: it returns checkpoint writes in its
+// Ready batches and the node driver performs them here.
+package state
 
 import (
 	"errors"
@@ -7,6 +16,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/resizelet/resizelet/allocation"
 )
 
 // Checkpoint file names in the kubelet's root directory.
@@ -18,40 +29,34 @@ const (
 	ActuatedStateFile = "actuated_pods_state"
 )
 
-// ErrCorruptCheckpoint is wrapped by the error NewStore returns for a
+// ErrCorruptCheckpoint is wrapped by the error NewCheckpoint returns for a
 // checkpoint file it cannot trust: bad JSON, a truncated file, a checksum
 // mismatch or entries that do not decode. The kubelet refuses to start on
 // such a file rather than silently dropping every allocation, and so does
-// NewStore.
+// NewCheckpoint.
 var ErrCorruptCheckpoint = errors.New("corrupt checkpoint")
 
-// PodResources is what one checkpoint holds for a pod: the resources of each
-// resizable container by name, and the pod-level resources if the pod sets
-// them.
-//
-// The field names are the JSON names: the kubelet's PodResourceInfo has no
-// json tags. PodLevelResources has no omitempty either, so a pod without
-// pod-level resources is written as "PodLevelResources":null, as a v1.35
-// kubelet writes it; both forms are read.
-type PodResources struct {
-	ContainerResources map[string]v1.ResourceRequirements
-	PodLevelResources  *v1.ResourceRequirements
+// State is one checkpoint as the node driver uses it: the kubelet's
+// state.State for resize. Implementations must be safe for concurrent use.
+type State interface {
+	// Get returns a copy of the pod's record and whether there is one.
+	Get(uid types.UID) (allocation.PodResources, bool)
+	// All returns a copy of every record, by pod UID.
+	All() map[types.UID]allocation.PodResources
+	// Set replaces the pod's record and persists it. If persisting fails
+	// the new record stays in memory and the error is returned, as the
+	// kubelet's checkpoint state does; the next successful write persists
+	// it.
+	Set(uid types.UID, r allocation.PodResources) error
+	// SetContainer replaces one container's record, creating the pod's
+	// record if there is none, and persists it like Set.
+	SetContainer(uid types.UID, name string, r v1.ResourceRequirements) error
+	// Delete forgets the pod. Like the kubelet's RemovePod it need not
+	// persist at once: the deletion reaches the disk with the next write.
+	Delete(uid types.UID)
 }
 
-// DeepCopy returns a copy of r that shares no memory with it.
-func (r PodResources) DeepCopy() PodResources {
-	var out PodResources
-	if r.ContainerResources != nil {
-		out.ContainerResources = make(map[string]v1.ResourceRequirements, len(r.ContainerResources))
-		for name, rr := range r.ContainerResources {
-			out.ContainerResources[name] = *rr.DeepCopy()
-		}
-	}
-	if r.PodLevelResources != nil {
-		out.PodLevelResources = r.PodLevelResources.DeepCopy()
-	}
-	return out
-}
+var _ State = (*Store)(nil)
 
 // Store is one checkpoint: the resources of each pod by UID, kept in memory
 // and, unless the store is in memory only, written to dir/file after every
@@ -60,7 +65,7 @@ type Store struct {
 	mu      sync.Mutex
 	dir     string // "" keeps the store in memory only
 	file    string
-	entries map[types.UID]PodResources
+	entries map[types.UID]allocation.PodResources
 	// lastChecksum is the checksum of the file on disk (or 0 before the
 	// first write), so that a write that would not change it is skipped,
 	// as the kubelet's storeState does.
@@ -68,12 +73,12 @@ type Store struct {
 }
 
 // Get returns a copy of the pod's record and whether there is one.
-func (s *Store) Get(uid types.UID) (PodResources, bool) {
+func (s *Store) Get(uid types.UID) (allocation.PodResources, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, ok := s.entries[uid]
 	if !ok {
-		return PodResources{}, false
+		return allocation.PodResources{}, false
 	}
 	return r.DeepCopy(), true
 }
@@ -82,7 +87,7 @@ func (s *Store) Get(uid types.UID) (PodResources, bool) {
 // lock and without copying it: fn must neither keep nor change what it is
 // given, and must not call the store. It is for hot paths that only read,
 // such as comparing an allocation with a pod spec on every admission.
-func (s *Store) View(uid types.UID, fn func(r PodResources)) bool {
+func (s *Store) View(uid types.UID, fn func(r allocation.PodResources)) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, ok := s.entries[uid]
@@ -95,7 +100,7 @@ func (s *Store) View(uid types.UID, fn func(r PodResources)) bool {
 // Set replaces the pod's record with a copy of r and persists the store. If
 // the write fails the new record stays in memory and the error is returned,
 // as the v1.35 kubelet does; the next successful write persists it.
-func (s *Store) Set(uid types.UID, r PodResources) error {
+func (s *Store) Set(uid types.UID, r allocation.PodResources) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.entries[uid] = r.DeepCopy()
@@ -123,6 +128,17 @@ func (s *Store) Delete(uid types.UID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.entries, uid)
+}
+
+// All returns a copy of every record, by pod UID.
+func (s *Store) All() map[types.UID]allocation.PodResources {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[types.UID]allocation.PodResources, len(s.entries))
+	for uid, r := range s.entries {
+		out[uid] = r.DeepCopy()
+	}
+	return out
 }
 
 // UIDs returns the UIDs of every pod with a record, sorted.

@@ -1,4 +1,4 @@
-package resize
+package core
 
 import (
 	"encoding/json"
@@ -10,16 +10,17 @@ import (
 
 // Event reasons the kubelet uses on the resize path (pkg/kubelet/events).
 const (
-	ReasonResizeStarted    = "ResizeStarted"
-	ReasonResizeCompleted  = "ResizeCompleted"
-	ReasonResizeDeferred   = "ResizeDeferred"
-	ReasonResizeInfeasible = "ResizeInfeasible"
-	ReasonResizeError      = "ResizeError"
-	ReasonKilling          = "Killing"
-	ReasonCreated          = "Created"
-	ReasonStarted          = "Started"
-	ReasonPulled           = "Pulled"
-	ReasonFailed           = "Failed"
+	ReasonResizeStarted          = "ResizeStarted"
+	ReasonResizeCompleted        = "ResizeCompleted"
+	ReasonResizeDeferred         = "ResizeDeferred"
+	ReasonResizeInfeasible       = "ResizeInfeasible"
+	ReasonResizeError            = "ResizeError"
+	ReasonKilling                = "Killing"
+	ReasonCreated                = "Created"
+	ReasonStarted                = "Started"
+	ReasonPulled                 = "Pulled"
+	ReasonFailed                 = "Failed"
+	ReasonFailedCreatePodSandBox = "FailedCreatePodSandBox"
 )
 
 // resizeSummaryContainer and resizeSummary give the JSON payload of the

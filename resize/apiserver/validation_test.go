@@ -1,4 +1,4 @@
-package resize
+package apiserver
 
 import (
 	"strings"
@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/resizelet/resizelet/qos"
+	"github.com/resizelet/resizelet/resize/profile"
 )
 
 // rl parses "cpu=100m,memory=1Gi" into a resource list; "" is nil.
@@ -57,16 +58,11 @@ func withInit(p *v1.Pod, cs ...v1.Container) *v1.Pod {
 
 // opts is ResizeOptions for a profile with some gates set explicitly and
 // the rest at the profile's defaults.
-func opts(p Profile, gates map[string]bool) ResizeOptions {
+func opts(p profile.Version, gates map[string]bool) ResizeOptions {
 	if gates == nil {
 		return ResizeOptions{Profile: p}
 	}
-	return ResizeOptions{Profile: p, Gate: func(name string) bool {
-		if v, ok := gates[name]; ok {
-			return v
-		}
-		return gateEnabled(p, nil, name)
-	}}
+	return ResizeOptions{Profile: p, Gate: profile.New(p, gates).Gate}
 }
 
 // wantErr is one expected validation error: field path, type and detail,
@@ -215,27 +211,27 @@ func TestValidateResize(t *testing.T) {
 		},
 		{
 			name: "non-sidecar init containers are resizable in 1.36",
-			opts: opts(Profile136, nil),
+			opts: opts(profile.V136, nil),
 			old:  withInit(twoBurstable(), initCtr("i1", "cpu=100m", "")),
 			edit: func(p *v1.Pod) { p.Spec.InitContainers[0].Resources.Requests = rl("cpu=200m") },
 		},
 		{
 			name: "non-sidecar init containers are immutable in 1.36 with the gate off",
-			opts: opts(Profile136, map[string]bool{GateInPlacePodVerticalScalingInitContainers: false}),
+			opts: opts(profile.V136, map[string]bool{profile.GateInPlacePodVerticalScalingInitContainers: false}),
 			old:  withInit(twoBurstable(), initCtr("i1", "cpu=100m", "")),
 			edit: func(p *v1.Pod) { p.Spec.InitContainers[0].Resources.Requests = rl("cpu=200m") },
 			want: []wantErr{{"spec", field.ErrorTypeForbidden, "resources for non-sidecar init containers are immutable"}},
 		},
 		{
 			name: "init container removals are checked in 1.36",
-			opts: opts(Profile136, nil),
+			opts: opts(profile.V136, nil),
 			old:  withInit(twoBurstable(), initCtr("i1", "cpu=100m", "cpu=200m")),
 			edit: func(p *v1.Pod) { p.Spec.InitContainers[0].Resources.Limits = nil },
 			want: []wantErr{{"spec.initContainers[0].resources.limits", field.ErrorTypeForbidden, "resource limits cannot be removed"}},
 		},
 		{
 			name: "only cpu and memory may change for init containers in 1.36",
-			opts: opts(Profile136, nil),
+			opts: opts(profile.V136, nil),
 			old:  withInit(twoBurstable(), initCtr("i1", "cpu=100m,ephemeral-storage=1Gi", "")),
 			edit: func(p *v1.Pod) { p.Spec.InitContainers[0].Resources.Requests = rl("cpu=100m,ephemeral-storage=2Gi") },
 			want: []wantErr{{"spec.initContainers[0]", field.ErrorTypeForbidden, "only cpu and memory resources for init or sidecar containers are mutable"}},
@@ -281,14 +277,14 @@ func TestValidateResize(t *testing.T) {
 		},
 		{
 			name: "pods with pod-level resources in 1.34, alone",
-			opts: opts(Profile134, nil),
+			opts: opts(profile.V134, nil),
 			old:  podLevel(),
 			edit: setReq(0, ""),
 			want: []wantErr{{"[]", field.ErrorTypeForbidden, "pods with pod-level resources cannot be resized"}},
 		},
 		{
 			name: "pods with pod-level resources in 1.34 even with the gate on",
-			opts: opts(Profile134, map[string]bool{GateInPlacePodLevelResourcesVerticalScaling: true}),
+			opts: opts(profile.V134, map[string]bool{profile.GateInPlacePodLevelResourcesVerticalScaling: true}),
 			old:  podLevel(),
 			edit: setReq(0, "cpu=200m"),
 			want: []wantErr{{"[]", field.ErrorTypeForbidden, "pods with pod-level resources cannot be resized"}},
@@ -301,26 +297,26 @@ func TestValidateResize(t *testing.T) {
 		},
 		{
 			name: "pod-level cpu resize in 1.35 with the gate on",
-			opts: opts(Profile135, map[string]bool{GateInPlacePodLevelResourcesVerticalScaling: true}),
+			opts: opts(profile.V135, map[string]bool{profile.GateInPlacePodLevelResourcesVerticalScaling: true}),
 			old:  podLevel(),
 			edit: func(p *v1.Pod) { p.Spec.Resources.Limits = rl("cpu=2,memory=1Gi") },
 		},
 		{
 			name: "pod-level resize in 1.36",
-			opts: opts(Profile136, nil),
+			opts: opts(profile.V136, nil),
 			old:  podLevel(),
 			edit: func(p *v1.Pod) { p.Spec.Resources.Requests = rl("cpu=700m,memory=600Mi") },
 		},
 		{
 			name: "pod-level limits cannot be removed",
-			opts: opts(Profile136, nil),
+			opts: opts(profile.V136, nil),
 			old:  podLevel(),
 			edit: func(p *v1.Pod) { p.Spec.Resources.Limits = rl("cpu=1") },
 			want: []wantErr{{"spec.resources.limits", field.ErrorTypeForbidden, "pod-level resource limits cannot be removed"}},
 		},
 		{
 			name: "pod-level resources cannot be removed",
-			opts: opts(Profile136, nil),
+			opts: opts(profile.V136, nil),
 			old:  podLevel(),
 			edit: func(p *v1.Pod) { p.Spec.Resources = nil },
 			// The pod stays Burstable (c1 has a request), so this is the
@@ -329,7 +325,7 @@ func TestValidateResize(t *testing.T) {
 		},
 		{
 			name: "only cpu and memory may change at pod level",
-			opts: opts(Profile136, nil),
+			opts: opts(profile.V136, nil),
 			old: func() *v1.Pod {
 				p := podLevel()
 				p.Spec.Resources.Limits["hugepages-2Mi"] = resource.MustParse("2Mi")
@@ -344,14 +340,14 @@ func TestValidateResize(t *testing.T) {
 		},
 		{
 			name: "1.33: memory limit decrease needs RestartContainer",
-			opts: opts(Profile133, nil),
+			opts: opts(profile.V133, nil),
 			old:  burstable(),
 			edit: setLim(0, "cpu=200m,memory=150Mi"),
 			want: []wantErr{{"spec.containers[0].resources.limits[memory]", field.ErrorTypeForbidden, "memory limits cannot be decreased unless resizePolicy is RestartContainer"}},
 		},
 		{
 			name: "1.33: memory limit decrease with RestartContainer is allowed",
-			opts: opts(Profile133, nil),
+			opts: opts(profile.V133, nil),
 			old: func() *v1.Pod {
 				p := burstable()
 				p.Spec.Containers[0].ResizePolicy = []v1.ContainerResizePolicy{{ResourceName: v1.ResourceMemory, RestartPolicy: v1.RestartContainer}}
@@ -361,20 +357,20 @@ func TestValidateResize(t *testing.T) {
 		},
 		{
 			name: "1.33: memory limit added needs RestartContainer",
-			opts: opts(Profile133, nil),
+			opts: opts(profile.V133, nil),
 			old:  twoBurstable(),
 			edit: setLim(0, "memory=1Gi"),
 			want: []wantErr{{"spec.containers[0].resources.limits[memory]", field.ErrorTypeForbidden, "memory limits cannot be added unless resizePolicy is RestartContainer"}},
 		},
 		{
 			name: "1.34: memory limit decrease is allowed",
-			opts: opts(Profile134, nil),
+			opts: opts(profile.V134, nil),
 			old:  burstable(),
 			edit: setLim(0, "cpu=200m,memory=150Mi"),
 		},
 		{
 			name: "1.34: a new list of other resources goes unnoticed",
-			opts: opts(Profile134, nil),
+			opts: opts(profile.V134, nil),
 			old:  twoBurstable(),
 			edit: setLim(0, "ephemeral-storage=1Gi"),
 		},
@@ -615,13 +611,13 @@ func TestValidatePod(t *testing.T) {
 		},
 		{
 			name: "init container resizePolicy with InPlacePodVerticalScaling off (1.33)",
-			opts: opts(Profile133, map[string]bool{GateInPlacePodVerticalScaling: false}),
+			opts: opts(profile.V133, map[string]bool{profile.GateInPlacePodVerticalScaling: false}),
 			pod:  withInit(testPod(ctr("c1", "", "")), policy(sidecar("s1", "", ""), cpuP(v1.NotRequired))),
 			want: []wantErr{{"spec.initContainers[0].resizePolicy", field.ErrorTypeInvalid, "must not be set for init containers"}},
 		},
 		{
 			name: "init container resizePolicy with the gate locked on (1.35)",
-			opts: opts(Profile135, map[string]bool{GateInPlacePodVerticalScaling: false}),
+			opts: opts(profile.V135, map[string]bool{profile.GateInPlacePodVerticalScaling: false}),
 			pod:  withInit(testPod(ctr("c1", "", "")), policy(initCtr("i1", "", ""), cpuP(v1.NotRequired))),
 		},
 		{

@@ -1,4 +1,4 @@
-package resize
+package apiserver
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -19,46 +18,29 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/resizelet/resizelet/resize/profile"
 )
 
 // ResizeOptions is what the API server's behaviour depends on: the
 // Kubernetes version and its feature gates.
 type ResizeOptions struct {
-	// Profile is the Kubernetes version ("1.33" to "1.36"); empty means
-	// Profile135. An unknown value is treated as Profile135 too.
-	Profile Profile
-	// Gate reports whether a feature gate (names in api.go) is on. nil means
-	// the profile's defaults (gates.go). Gates locked on in the profile stay
-	// on whatever Gate says.
+	// Profile is the Kubernetes version ("1.33" to "1.36"); empty or
+	// unknown means profile.Default.
+	Profile profile.Version
+	// Gate reports whether a feature gate (names in package profile) is
+	// on. nil means the version's defaults. Gates locked on in the version
+	// stay on whatever Gate says.
 	Gate func(name string) bool
 }
 
-// minor returns the profile's Kubernetes minor version, 35 for an empty or
-// unknown profile, so that version comparisons read as numbers.
-func (o ResizeOptions) minor() int {
-	s := strings.TrimPrefix(string(o.Profile), "1.")
-	if n, err := strconv.Atoi(s); err == nil && s != string(o.Profile) {
-		return n
-	}
-	return 35
-}
-
-// enabled reports whether the named gate is on for the API server: Gate's
-// answer, or the profile's default (gateEnabled, gates.go) when Gate is nil.
-// InPlacePodVerticalScaling is GA and locked on from 1.35, whatever Gate
-// says.
-func (o ResizeOptions) enabled(name string) bool {
-	if name == GateInPlacePodVerticalScaling && o.minor() >= 35 {
-		return true
-	}
+// profile is the version's behaviour with the options' gates.
+func (o ResizeOptions) profile() profile.Profile {
+	p := profile.New(o.Profile, nil)
 	if o.Gate != nil {
-		return o.Gate(name)
+		p = p.WithGateFunc(o.Gate)
 	}
-	p := o.Profile
-	if !validProfile(p) {
-		p = Profile135
-	}
-	return gateEnabled(p, nil, name)
+	return p
 }
 
 // podKind is the group and kind InvalidError reports, as the API server
@@ -339,7 +321,7 @@ func resizeStrategy(patched, old *v1.Pod, opts ResizeOptions) *v1.Pod {
 	out := old.DeepCopy()
 	out.Spec.Containers = containers
 	out.Spec.InitContainers = initContainers
-	if opts.minor() >= 35 && opts.enabled(GateInPlacePodLevelResourcesVerticalScaling) {
+	if opts.profile().PodLevelResize() {
 		out.Spec.Resources = patched.Spec.Resources
 	}
 	return out

@@ -1,4 +1,4 @@
-package allocation
+package state
 
 import (
 	"encoding/json"
@@ -11,6 +11,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/dump"
+
+	"github.com/resizelet/resizelet/allocation"
 )
 
 // checkpointFile is the V1 file format of pkg/kubelet/allocation/state
@@ -23,7 +25,7 @@ type checkpointFile struct {
 // checkpointData is what checkpointFile.Data holds (the kubelet's
 // PodResourceCheckpointInfo).
 type checkpointData struct {
-	Entries map[types.UID]PodResources `json:"entries,omitempty"`
+	Entries map[types.UID]allocation.PodResources `json:"entries,omitempty"`
 }
 
 // checksum is the kubelet's checksum.New(data) for a checkpoint's data
@@ -42,7 +44,7 @@ func checksum(data string) uint64 {
 
 // encodeData serializes the entries as the kubelet does (encoding/json,
 // which sorts map keys, so equal entries give equal bytes).
-func encodeData(entries map[types.UID]PodResources) (string, error) {
+func encodeData(entries map[types.UID]allocation.PodResources) (string, error) {
 	b, err := json.Marshal(checkpointData{Entries: entries})
 	if err != nil {
 		return "", err
@@ -51,13 +53,13 @@ func encodeData(entries map[types.UID]PodResources) (string, error) {
 }
 
 // decodeData parses a checkpoint's data string.
-func decodeData(data string) (map[types.UID]PodResources, error) {
+func decodeData(data string) (map[types.UID]allocation.PodResources, error) {
 	var d checkpointData
 	if err := json.Unmarshal([]byte(data), &d); err != nil {
 		return nil, err
 	}
 	if d.Entries == nil {
-		d.Entries = map[types.UID]PodResources{}
+		d.Entries = map[types.UID]allocation.PodResources{}
 	}
 	return d.Entries, nil
 }
@@ -65,7 +67,7 @@ func decodeData(data string) (map[types.UID]PodResources, error) {
 // decodeCheckpoint parses a checkpoint file's contents and verifies its
 // checksum. Every failure wraps ErrCorruptCheckpoint and names path and what
 // was wrong.
-func decodeCheckpoint(path string, blob []byte) (map[types.UID]PodResources, uint64, error) {
+func decodeCheckpoint(path string, blob []byte) (map[types.UID]allocation.PodResources, uint64, error) {
 	var cp checkpointFile
 	if err := json.Unmarshal(blob, &cp); err != nil {
 		return nil, 0, fmt.Errorf("%w %s: invalid JSON: %v", ErrCorruptCheckpoint, path, err)
@@ -83,16 +85,23 @@ func decodeCheckpoint(path string, blob []byte) (map[types.UID]PodResources, uin
 
 func checkpointPath(dir, file string) string { return filepath.Join(dir, file) }
 
-// NewStore opens the checkpoint dir/file. With dir "" the store lives in
-// memory only and never touches the disk. Otherwise dir is created if needed
-// and the file, if it exists, is loaded; a file that cannot be trusted is an
-// error wrapping ErrCorruptCheckpoint, never a silent reset (the kubelet
-// asks the operator to drain the node and delete the file).
-func NewStore(dir, file string) (*Store, error) {
-	s := &Store{dir: dir, file: file, entries: map[types.UID]PodResources{}}
-	if dir == "" {
-		return s, nil
+// NewMemory returns a checkpoint that lives in memory only and never
+// touches the disk. A kubelet restart in a simulation is a new node on the
+// same Store.
+func NewMemory() *Store {
+	return &Store{entries: map[types.UID]allocation.PodResources{}}
+}
+
+// NewCheckpoint opens the checkpoint dir/file (file is AllocatedStateFile
+// or ActuatedStateFile). dir is created if needed and the file, if it
+// exists, is loaded; a file that cannot be trusted is an error wrapping
+// ErrCorruptCheckpoint, never a silent reset (the kubelet asks the operator
+// to drain the node and delete the file).
+func NewCheckpoint(dir, file string) (*Store, error) {
+	if dir == "" || file == "" {
+		return nil, fmt.Errorf("new checkpoint: directory %q and file %q must both be set", dir, file)
 	}
+	s := &Store{dir: dir, file: file, entries: map[types.UID]allocation.PodResources{}}
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("create checkpoint directory %s: %w", dir, err)
 	}

@@ -1,4 +1,4 @@
-package resize
+package apiserver
 
 import (
 	"fmt"
@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/resizelet/resizelet/qos"
+	"github.com/resizelet/resizelet/resize/profile"
 )
 
 // The API server's messages for a rejected resize
@@ -67,12 +68,12 @@ const (
 // detail 6). Messages that are "alone" replace every other error, as they
 // do in the API server.
 func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList {
-	m := opts.minor()
+	p := opts.profile()
 	root := field.NewPath("")
 	specPath := field.NewPath("spec")
 	podLevel := hasPodLevelResources(oldPod) || hasPodLevelResources(newPod)
 
-	if m <= 34 && podLevel {
+	if p.PodLevelResizeForbidden() && podLevel {
 		return field.ErrorList{field.Forbidden(root, msgPodLevelResources)}
 	}
 	if _, ok := oldPod.Annotations[v1.MirrorPodAnnotationKey]; ok {
@@ -95,11 +96,11 @@ func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList 
 	// newSpec is newPod's spec with every allowed change undone, so that
 	// comparing it with oldPod's spec finds the changes that are not.
 	newSpec := newPod.Spec.DeepCopy()
-	if m >= 35 && podLevel {
-		if !opts.enabled(GateInPlacePodLevelResourcesVerticalScaling) {
+	if !p.PodLevelResizeForbidden() && podLevel {
+		if !p.PodLevelResize() {
 			return append(allErrs, field.Forbidden(root, msgPodLevelGateOff))
 		}
-		allErrs = append(allErrs, validatePodLevelResize(newPod, oldPod, newSpec, specPath)...)
+		allErrs = append(allErrs, validatePodLevelResize(newPod, oldPod, newSpec, specPath, p)...)
 	}
 
 	// The rest compares containers index by index, so it needs the same
@@ -108,22 +109,22 @@ func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList 
 		return append(allErrs, orderErrs...)
 	}
 
-	initResizable := m >= 35 && opts.enabled(GateInPlacePodVerticalScalingInitContainers)
+	initResizable := p.InitContainersResizable()
 	for i := range oldPod.Spec.InitContainers {
 		if !initResizable && !qos.IsSidecar(&oldPod.Spec.InitContainers[i]) {
 			continue
 		}
 		allErrs = append(allErrs, validateContainerResize(&newPod.Spec.InitContainers[i], &oldPod.Spec.InitContainers[i],
-			specPath.Child("initContainers").Index(i).Child("resources"), m)...)
+			specPath.Child("initContainers").Index(i).Child("resources"), p)...)
 	}
 	for i := range oldPod.Spec.Containers {
 		allErrs = append(allErrs, validateContainerResize(&newPod.Spec.Containers[i], &oldPod.Spec.Containers[i],
-			specPath.Child("containers").Index(i).Child("resources"), m)...)
+			specPath.Child("containers").Index(i).Child("resources"), p)...)
 	}
 
 	for i := range newSpec.Containers {
 		c, o := &newSpec.Containers[i], &oldPod.Spec.Containers[i]
-		undoCPUMemoryChanges(c, o, m)
+		undoCPUMemoryChanges(c, o, p)
 		if !apiequality.Semantic.DeepEqual(*c, *o) {
 			allErrs = append(allErrs, field.Forbidden(specPath, msgOnlyCPUMemory))
 		}
@@ -132,9 +133,9 @@ func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList 
 		c, o := &newSpec.InitContainers[i], &oldPod.Spec.InitContainers[i]
 		modified := !apiequality.Semantic.DeepEqual(*c, *o)
 		if qos.IsSidecar(c) || initResizable {
-			undoCPUMemoryChanges(c, o, m)
+			undoCPUMemoryChanges(c, o, p)
 			if !apiequality.Semantic.DeepEqual(*c, *o) {
-				if m >= 36 {
+				if p.InitResizeErrorPerContainer() {
 					allErrs = append(allErrs, field.Forbidden(specPath.Child("initContainers").Index(i), msgOnlyCPUMemoryInit))
 				} else {
 					allErrs = append(allErrs, field.Forbidden(specPath, msgOnlyCPUMemorySide))
@@ -206,7 +207,7 @@ func validateContainerOrder(newPod, oldPod *v1.Pod, specPath *field.Path) field.
 // ones: requests and limits may be added or changed but not removed, and
 // (1.33 only) a memory limit may not be lowered or added unless the memory
 // resizePolicy is RestartContainer.
-func validateContainerResize(newC, oldC *v1.Container, path *field.Path, minor int) field.ErrorList {
+func validateContainerResize(newC, oldC *v1.Container, path *field.Path, p profile.Profile) field.ErrorList {
 	var errs field.ErrorList
 	if resourcesRemoved(newC.Resources.Requests, oldC.Resources.Requests) {
 		errs = append(errs, field.Forbidden(path.Child("requests"), msgRequestsRemoved))
@@ -214,7 +215,7 @@ func validateContainerResize(newC, oldC *v1.Container, path *field.Path, minor i
 	if resourcesRemoved(newC.Resources.Limits, oldC.Resources.Limits) {
 		errs = append(errs, field.Forbidden(path.Child("limits"), msgLimitsRemoved))
 	}
-	if minor != 33 || memoryResizePolicy(newC) == v1.RestartContainer {
+	if !p.MemoryLimitNeedsRestartPolicy() || memoryResizePolicy(newC) == v1.RestartContainer {
 		return errs
 	}
 	newLimit, hasNew := newC.Resources.Limits[v1.ResourceMemory]
@@ -262,17 +263,17 @@ func resourcesRemoved(newList, oldList v1.ResourceList) bool {
 // other resources to a container that had none goes unnoticed there; from
 // 1.35 (where the API server's helper was rewritten for pod-level resize)
 // such a list is kept and compared.
-func undoCPUMemoryChanges(c, o *v1.Container, minor int) {
+func undoCPUMemoryChanges(c, o *v1.Container, p profile.Profile) {
 	c.Resources = v1.ResourceRequirements{
-		Limits:   undoCPUMemoryList(c.Resources.Limits, o.Resources.Limits, minor),
-		Requests: undoCPUMemoryList(c.Resources.Requests, o.Resources.Requests, minor),
+		Limits:   undoCPUMemoryList(c.Resources.Limits, o.Resources.Limits, p),
+		Requests: undoCPUMemoryList(c.Resources.Requests, o.Resources.Requests, p),
 	}
 }
 
 // undoCPUMemoryList returns a copy of list with cpu and memory taken from
 // old (or absent when old lacks them).
-func undoCPUMemoryList(list, old v1.ResourceList, minor int) v1.ResourceList {
-	if old == nil && (minor <= 34 || list == nil) {
+func undoCPUMemoryList(list, old v1.ResourceList, p profile.Profile) v1.ResourceList {
+	if old == nil && (!p.ComparesAddedResourceLists() || list == nil) {
 		return nil
 	}
 	out := make(v1.ResourceList, len(list)+2)
@@ -293,7 +294,7 @@ func undoCPUMemoryList(list, old v1.ResourceList, minor int) v1.ResourceList {
 // validatePodLevelResize checks a change of spec.resources when pod-level
 // resize is on: nothing may be removed and only cpu and memory may change.
 // It undoes the allowed changes in newSpec.Resources.
-func validatePodLevelResize(newPod, oldPod *v1.Pod, newSpec *v1.PodSpec, specPath *field.Path) field.ErrorList {
+func validatePodLevelResize(newPod, oldPod *v1.Pod, newSpec *v1.PodSpec, specPath *field.Path, p profile.Profile) field.ErrorList {
 	oldR, newR := oldPod.Spec.Resources, newPod.Spec.Resources
 	if oldR != nil && newR == nil {
 		return field.ErrorList{field.Forbidden(specPath.Child("resources"), msgPodLevelRemoved)}
@@ -312,8 +313,8 @@ func validatePodLevelResize(newPod, oldPod *v1.Pod, newSpec *v1.PodSpec, specPat
 		if oldR != nil {
 			oldReqs, oldLims = oldR.Requests, oldR.Limits
 		}
-		r.Requests = undoCPUMemoryList(r.Requests, oldReqs, 35)
-		r.Limits = undoCPUMemoryList(r.Limits, oldLims, 35)
+		r.Requests = undoCPUMemoryList(r.Requests, oldReqs, p)
+		r.Limits = undoCPUMemoryList(r.Limits, oldLims, p)
 		if oldR == nil && len(r.Requests) == 0 && len(r.Limits) == 0 && len(r.Claims) == 0 {
 			newSpec.Resources = nil
 		}
@@ -371,7 +372,7 @@ func ValidatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 		} else if c.Name != "" {
 			names[c.Name] = true
 		}
-		if !opts.enabled(GateInPlacePodVerticalScaling) && len(c.ResizePolicy) > 0 {
+		if !opts.profile().Gate(profile.GateInPlacePodVerticalScaling) && len(c.ResizePolicy) > 0 {
 			errs = append(errs, field.Invalid(idx.Child("resizePolicy"), c.ResizePolicy, msgInitResizePolicy))
 		}
 	}

@@ -1,4 +1,4 @@
-package allocation
+package state
 
 import (
 	"errors"
@@ -12,15 +12,18 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/resizelet/resizelet/allocation"
 )
 
 // kubeletFixture is the V1 checkpoint of the kubelet's
 // Test_stateCheckpoint_formatUpgraded, written by the kubelet's code.
 const kubeletFixture = `{"data":"{\"entries\":{\"pod1\":{\"ContainerResources\":{\"container1\":{\"requests\":{\"cpu\":\"1Ki\",\"memory\":\"1Ki\"}}}}}}","checksum":1178570812}`
 
-func samplePod() PodResources {
-	return PodResources{
+func samplePod() allocation.PodResources {
+	return allocation.PodResources{
 		ContainerResources: map[string]v1.ResourceRequirements{
 			"app":     {Requests: rl("cpu=800m", "memory=200Mi"), Limits: rl("cpu=1500m", "memory=256Mi")},
 			"sidecar": {Requests: rl("cpu=10m", "memory=16Mi")},
@@ -31,9 +34,12 @@ func samplePod() PodResources {
 
 func newTestStore(t *testing.T, dir string) *Store {
 	t.Helper()
-	s, err := NewStore(dir, AllocatedStateFile)
+	if dir == "" {
+		return NewMemory()
+	}
+	s, err := NewCheckpoint(dir, AllocatedStateFile)
 	if err != nil {
-		t.Fatalf("NewStore(%s): %v", dir, err)
+		t.Fatalf("NewCheckpoint(%s): %v", dir, err)
 	}
 	return s
 }
@@ -59,7 +65,7 @@ func TestChecksumMatchesKubeletFixture(t *testing.T) {
 func TestStoreRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	s := newTestStore(t, dir)
-	want := map[types.UID]PodResources{
+	want := map[types.UID]allocation.PodResources{
 		"b-pod": samplePod(),
 		"a-pod": {ContainerResources: map[string]v1.ResourceRequirements{"c": {Requests: rl("cpu=250m")}}},
 	}
@@ -71,7 +77,7 @@ func TestStoreRoundTrip(t *testing.T) {
 	if err := s.SetContainer("c-pod", "only", v1.ResourceRequirements{Limits: rl("memory=1Gi")}); err != nil {
 		t.Fatalf("SetContainer: %v", err)
 	}
-	want["c-pod"] = PodResources{ContainerResources: map[string]v1.ResourceRequirements{"only": {Limits: rl("memory=1Gi")}}}
+	want["c-pod"] = allocation.PodResources{ContainerResources: map[string]v1.ResourceRequirements{"only": {Limits: rl("memory=1Gi")}}}
 
 	reopened := newTestStore(t, dir)
 	if diff := cmp.Diff([]types.UID{"a-pod", "b-pod", "c-pod"}, reopened.UIDs()); diff != "" {
@@ -98,7 +104,7 @@ func TestStoreRoundTrip(t *testing.T) {
 func TestStoreFileFormat(t *testing.T) {
 	dir := t.TempDir()
 	s := newTestStore(t, dir)
-	r := PodResources{ContainerResources: map[string]v1.ResourceRequirements{
+	r := allocation.PodResources{ContainerResources: map[string]v1.ResourceRequirements{
 		"c1": {Requests: rl("cpu=800m", "memory=200Mi"), Limits: rl("memory=200Mi")},
 	}}
 	if err := s.Set("uid-1", r); err != nil {
@@ -238,9 +244,9 @@ func TestStoreCorruptFiles(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tc.contents), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			s, err := NewStore(dir, ActuatedStateFile)
+			s, err := NewCheckpoint(dir, ActuatedStateFile)
 			if !errors.Is(err, ErrCorruptCheckpoint) {
-				t.Fatalf("NewStore() = %v, %v; want an error wrapping ErrCorruptCheckpoint", s, err)
+				t.Fatalf("NewCheckpoint() = %v, %v; want an error wrapping ErrCorruptCheckpoint", s, err)
 			}
 			if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.wantText) {
 				t.Errorf("error %q does not name %s and %q", err, path, tc.wantText)
@@ -249,7 +255,7 @@ func TestStoreCorruptFiles(t *testing.T) {
 	}
 }
 
-func TestNewStoreAcceptsOtherFields(t *testing.T) {
+func TestNewCheckpointAcceptsOtherFields(t *testing.T) {
 	data := `{"entries":{"p":{"ContainerResources":{"c":{"requests":{"cpu":"1"}}},"EmptyDirVolumeLimits":null}}}`
 	dir := t.TempDir()
 	blob := fmt.Sprintf(`{"data":%q,"checksum":%d,"version":"v1"}`, data, checksum(data))
@@ -262,18 +268,18 @@ func TestNewStoreAcceptsOtherFields(t *testing.T) {
 	}
 }
 
-func TestNewStoreReadErrorIsNotCorruption(t *testing.T) {
+func TestNewCheckpointReadErrorIsNotCorruption(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, AllocatedStateFile), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	_, err := NewStore(dir, AllocatedStateFile)
+	_, err := NewCheckpoint(dir, AllocatedStateFile)
 	if err == nil || errors.Is(err, ErrCorruptCheckpoint) {
-		t.Errorf("NewStore() on a directory = %v, want a read error that is not ErrCorruptCheckpoint", err)
+		t.Errorf("NewCheckpoint() on a directory = %v, want a read error that is not ErrCorruptCheckpoint", err)
 	}
 }
 
-func TestNewStoreCreatesDirectory(t *testing.T) {
+func TestNewCheckpointCreatesDirectory(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "var", "lib", "kubelet")
 	s := newTestStore(t, dir)
 	if err := s.Set("p", samplePod()); err != nil {
@@ -341,4 +347,19 @@ func TestStoreConcurrentUse(t *testing.T) {
 	if got := len(newTestStore(t, filepath.Dir(s.Path())).UIDs()); got != 80 {
 		t.Errorf("the file holds %d pods, want 80", got)
 	}
+}
+
+func rl(pairs ...string) v1.ResourceList {
+	if len(pairs) == 0 {
+		return nil
+	}
+	out := v1.ResourceList{}
+	for _, p := range pairs {
+		name, q, ok := strings.Cut(p, "=")
+		if !ok {
+			panic("bad pair " + p)
+		}
+		out[v1.ResourceName(name)] = resource.MustParse(q)
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package resize
+package apiserver
 
 import (
 	"errors"
@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/resizelet/resizelet/qos"
+	"github.com/resizelet/resizelet/resize/profile"
 )
 
 // stored returns the pod as the API server would hold it: defaulted, with
@@ -355,34 +356,34 @@ func TestApplyResizeProfiles(t *testing.T) {
 		wantErr string             // substring; "" means accepted
 		check   func(*v1.Pod) bool // on success
 	}{
-		{name: "1.33 refuses a memory limit decrease", opts: opts(Profile133, nil), old: burstable(), patch: memDown,
+		{name: "1.33 refuses a memory limit decrease", opts: opts(profile.V133, nil), old: burstable(), patch: memDown,
 			wantErr: `spec.containers[0].resources.limits[memory]: Forbidden: memory limits cannot be decreased unless resizePolicy is RestartContainer`},
-		{name: "1.33 refuses an added memory limit", opts: opts(Profile133, nil), old: testPod(ctr("c1", "cpu=100m", "")),
+		{name: "1.33 refuses an added memory limit", opts: opts(profile.V133, nil), old: testPod(ctr("c1", "cpu=100m", "")),
 			patch:   `{"spec":{"containers":[{"name":"c1","resources":{"limits":{"memory":"1Gi"}}}]}}`,
 			wantErr: `spec.containers[0].resources.limits[memory]: Forbidden: memory limits cannot be added unless resizePolicy is RestartContainer`},
-		{name: "1.34 accepts a memory limit decrease", opts: opts(Profile134, nil), old: burstable(), patch: memDown,
+		{name: "1.34 accepts a memory limit decrease", opts: opts(profile.V134, nil), old: burstable(), patch: memDown,
 			check: func(p *v1.Pod) bool {
 				return quantityEq(p.Spec.Containers[0].Resources.Limits, v1.ResourceMemory, "150Mi")
 			}},
-		{name: "1.35 refuses a non-sidecar init container resize", opts: opts(Profile135, nil), old: withInitC(), patch: initUp,
+		{name: "1.35 refuses a non-sidecar init container resize", opts: opts(profile.V135, nil), old: withInitC(), patch: initUp,
 			wantErr: `spec: Forbidden: resources for non-sidecar init containers are immutable`},
-		{name: "1.36 accepts a non-sidecar init container resize", opts: opts(Profile136, nil), old: withInitC(), patch: initUp,
+		{name: "1.36 accepts a non-sidecar init container resize", opts: opts(profile.V136, nil), old: withInitC(), patch: initUp,
 			check: func(p *v1.Pod) bool {
 				return quantityEq(p.Spec.InitContainers[0].Resources.Requests, v1.ResourceCPU, "300m")
 			}},
-		{name: "1.34 refuses any resize of a pod with pod-level resources", opts: opts(Profile134, nil), old: podLevel(),
+		{name: "1.34 refuses any resize of a pod with pod-level resources", opts: opts(profile.V134, nil), old: podLevel(),
 			patch:   `{"spec":{"containers":[{"name":"c1","resources":{"requests":{"cpu":"200m"}}}]}}`,
 			wantErr: `Pod "resize-demo" is invalid: []: Forbidden: pods with pod-level resources cannot be resized`},
-		{name: "1.35 refuses pod-level resize with the gate off", opts: opts(Profile135, nil), old: podLevel(), patch: podLevelUp,
+		{name: "1.35 refuses pod-level resize with the gate off", opts: opts(profile.V135, nil), old: podLevel(), patch: podLevelUp,
 			wantErr: `[]: Forbidden: resize of pods with pod-level resources is forbidden when InPlacePodLevelResourcesVerticalScalingEnabled feature gate is disabled`},
 		{name: "1.35 applies pod-level resize with the gate on",
-			opts: opts(Profile135, map[string]bool{GateInPlacePodLevelResourcesVerticalScaling: true}), old: podLevel(), patch: podLevelUp,
+			opts: opts(profile.V135, map[string]bool{profile.GateInPlacePodLevelResourcesVerticalScaling: true}), old: podLevel(), patch: podLevelUp,
 			check: func(p *v1.Pod) bool { return quantityEq(p.Spec.Resources.Limits, v1.ResourceCPU, "2") }},
-		{name: "1.36 applies pod-level resize by default", opts: opts(Profile136, nil), old: podLevel(), patch: podLevelUp,
+		{name: "1.36 applies pod-level resize by default", opts: opts(profile.V136, nil), old: podLevel(), patch: podLevelUp,
 			check: func(p *v1.Pod) bool {
 				return quantityEq(p.Spec.Resources.Limits, v1.ResourceCPU, "2") && quantityEq(p.Spec.Resources.Limits, v1.ResourceMemory, "1Gi")
 			}},
-		{name: "1.36 refuses removing pod-level limits", opts: opts(Profile136, nil), old: podLevel(),
+		{name: "1.36 refuses removing pod-level limits", opts: opts(profile.V136, nil), old: podLevel(),
 			patch:   `{"spec":{"resources":{"limits":{"memory":null}}}}`,
 			wantErr: `spec.resources.limits: Forbidden: pod-level resource limits cannot be removed`},
 	}
@@ -451,7 +452,7 @@ func FuzzApplyResize(f *testing.F) {
 	f.Add([]byte(`{"spec":{"containers":[{"name":"c1","resources":{"limits":{"cpu":"300m"}}}]}}`), uint8(2))
 	f.Add([]byte("spec:\n  containers:\n  - name: c2\n    resources:\n      limits:\n        memory: 1Gi\n"), uint8(0))
 	f.Add([]byte(`{"spec":{"resources":{"limits":{"cpu":"2"}}}}`), uint8(3))
-	profiles := []Profile{Profile133, Profile134, Profile135, Profile136}
+	profiles := []profile.Version{profile.V133, profile.V134, profile.V135, profile.V136}
 	f.Fuzz(func(t *testing.T, patch []byte, profile uint8) {
 		o := ResizeOptions{Profile: profiles[int(profile)%len(profiles)]}
 		for _, old := range fuzzPods() {

@@ -1,4 +1,4 @@
-package resize
+package core
 
 import (
 	v1 "k8s.io/api/core/v1"

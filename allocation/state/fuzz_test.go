@@ -1,4 +1,4 @@
-package allocation
+package state
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/resizelet/resizelet/allocation"
 )
 
 // FuzzDecodeCheckpoint feeds arbitrary file contents to the checkpoint
@@ -41,7 +43,7 @@ func FuzzDecodeEntries(f *testing.F) {
 
 // checkRoundTrip encodes entries, decodes them again and checks that the
 // result is equal and that encoding is then stable byte for byte.
-func checkRoundTrip(t *testing.T, entries map[types.UID]PodResources) {
+func checkRoundTrip(t *testing.T, entries map[types.UID]allocation.PodResources) {
 	t.Helper()
 	data, err := encodeData(entries)
 	if err != nil {

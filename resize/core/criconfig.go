@@ -1,16 +1,14 @@
-package resize
+package core
 
 import (
 	"fmt"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
-	"github.com/resizelet/resizelet/cri"
+	"github.com/resizelet/resizelet/cri/crilabels"
 	"github.com/resizelet/resizelet/qos"
 )
 
@@ -22,42 +20,42 @@ const (
 
 // sandboxConfig is the CRI config the kubelet sends for a pod: host
 // network, so no CNI is needed, and the pod cgroup as the cgroup parent.
-func (n *Node) sandboxConfig(pod *v1.Pod, podCgroup string) *runtimeapi.PodSandboxConfig {
+func (s *settings) sandboxConfig(pod *v1.Pod, podCgroup string) *runtimeapi.PodSandboxConfig {
 	return &runtimeapi.PodSandboxConfig{
 		Metadata: &runtimeapi.PodSandboxMetadata{Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID)},
 		Labels: map[string]string{
-			cri.LabelPodName:      pod.Name,
-			cri.LabelPodNamespace: pod.Namespace,
-			cri.LabelPodUID:       string(pod.UID),
+			crilabels.PodName:      pod.Name,
+			crilabels.PodNamespace: pod.Namespace,
+			crilabels.PodUID:       string(pod.UID),
 		},
 		Linux: &runtimeapi.LinuxPodSandboxConfig{
 			CgroupParent: "/" + podCgroup,
 			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
 				NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_NODE},
 			},
-			Overhead:  n.overheadResources(pod),
-			Resources: n.podResources(pod),
+			Overhead:  s.overheadResources(pod),
+			Resources: s.podResources(pod),
 		},
 	}
 }
 
 // podResources are the pod's requests and limits without overhead, in CRI
 // terms, for the sandbox config.
-func (n *Node) podResources(pod *v1.Pod) *runtimeapi.LinuxContainerResources {
-	opts := qos.Options{ExcludeOverhead: true, SkipPodLevelResources: !n.Gate(GatePodLevelResources)}
+func (s *settings) podResources(pod *v1.Pod) *runtimeapi.LinuxContainerResources {
+	opts := qos.Options{ExcludeOverhead: true, SkipPodLevelResources: !s.profile.PodLevelResources()}
 	reqs, limits := qos.PodRequests(pod, opts), qos.PodLimits(pod, opts)
-	return n.linuxResources(reqs.Cpu(), limits.Cpu(), limits.Memory())
+	return s.linuxResources(reqs.Cpu(), limits.Cpu(), limits.Memory())
 }
 
 // containerConfig is the CRI config for one container of the allocated
 // pod, with the node's image and command overrides.
-func (n *Node) containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32) *runtimeapi.ContainerConfig {
+func (s *settings) containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32) *runtimeapi.ContainerConfig {
 	image, command, args := c.Image, c.Command, c.Args
-	if n.cfg.Image != "" {
-		image = n.cfg.Image
+	if s.cfg.Image != "" {
+		image = s.cfg.Image
 	}
-	if len(n.cfg.Command) > 0 {
-		command, args = n.cfg.Command, nil
+	if len(s.cfg.Command) > 0 {
+		command, args = s.cfg.Command, nil
 	}
 	return &runtimeapi.ContainerConfig{
 		Metadata: &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: attempt},
@@ -65,23 +63,23 @@ func (n *Node) containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32) *ru
 		Command:  command,
 		Args:     args,
 		Labels: map[string]string{
-			cri.LabelPodName:       pod.Name,
-			cri.LabelPodNamespace:  pod.Namespace,
-			cri.LabelPodUID:        string(pod.UID),
-			cri.LabelContainerName: c.Name,
+			crilabels.PodName:       pod.Name,
+			crilabels.PodNamespace:  pod.Namespace,
+			crilabels.PodUID:        string(pod.UID),
+			crilabels.ContainerName: c.Name,
 		},
 		Annotations: map[string]string{"io.kubernetes.container.restartCount": fmt.Sprint(attempt)},
-		Linux:       &runtimeapi.LinuxContainerConfig{Resources: n.containerResources(pod, c)},
+		Linux:       &runtimeapi.LinuxContainerConfig{Resources: s.containerResources(pod, c)},
 	}
 }
 
 // containerResources is generateLinuxContainerResources: the cpu and
 // memory fields of calculateLinuxResources, the OOM score, and on cgroup v2
 // memory.oom.group so the whole container is killed on OOM.
-func (n *Node) containerResources(pod *v1.Pod, c *v1.Container) *runtimeapi.LinuxContainerResources {
-	lcr := n.linuxResources(c.Resources.Requests.Cpu(), c.Resources.Limits.Cpu(), c.Resources.Limits.Memory())
-	lcr.OomScoreAdj = n.oomScoreAdj(pod, c)
-	if n.cfg.CgroupVersion == cgroup.V2 {
+func (s *settings) containerResources(pod *v1.Pod, c *v1.Container) *runtimeapi.LinuxContainerResources {
+	lcr := s.linuxResources(c.Resources.Requests.Cpu(), c.Resources.Limits.Cpu(), c.Resources.Limits.Memory())
+	lcr.OomScoreAdj = s.oomScoreAdj(pod, c)
+	if s.cfg.CgroupVersion == cgconfig.V2 {
 		lcr.Unified = map[string]string{"memory.oom.group": "1"}
 	}
 	return lcr
@@ -90,7 +88,7 @@ func (n *Node) containerResources(pod *v1.Pod, c *v1.Container) *runtimeapi.Linu
 // linuxResources is calculateLinuxResources: shares from the request (or
 // the limit when there is no request), the memory limit when set, and with
 // CFS quota on, the quota for the limit (0 for none) and the period.
-func (n *Node) linuxResources(cpuRequest, cpuLimit, memoryLimit *resource.Quantity) *runtimeapi.LinuxContainerResources {
+func (s *settings) linuxResources(cpuRequest, cpuLimit, memoryLimit *resource.Quantity) *runtimeapi.LinuxContainerResources {
 	lcr := &runtimeapi.LinuxContainerResources{}
 	if cpuRequest.IsZero() && !cpuLimit.IsZero() {
 		lcr.CpuShares = int64(cgconfig.MilliCPUToShares(cpuLimit.MilliValue()))
@@ -100,8 +98,8 @@ func (n *Node) linuxResources(cpuRequest, cpuLimit, memoryLimit *resource.Quanti
 	if m := memoryLimit.Value(); m != 0 {
 		lcr.MemoryLimitInBytes = m
 	}
-	if n.enforceCPULimits {
-		period := int64(n.cpuPeriod)
+	if s.enforceCPULimits {
+		period := int64(s.cpuPeriod)
 		lcr.CpuQuota = cgconfig.MilliCPUToQuota(cpuLimit.MilliValue(), period)
 		lcr.CpuPeriod = period
 	}
@@ -110,23 +108,23 @@ func (n *Node) linuxResources(cpuRequest, cpuLimit, memoryLimit *resource.Quanti
 
 // overheadResources is convertOverheadToLinuxResources: the overhead
 // treated as guaranteed (requests == limits).
-func (n *Node) overheadResources(pod *v1.Pod) *runtimeapi.LinuxContainerResources {
+func (s *settings) overheadResources(pod *v1.Pod) *runtimeapi.LinuxContainerResources {
 	if pod.Spec.Overhead == nil {
 		return &runtimeapi.LinuxContainerResources{}
 	}
 	cpu := pod.Spec.Overhead.Cpu()
-	return n.linuxResources(cpu, cpu, pod.Spec.Overhead.Memory())
+	return s.linuxResources(cpu, cpu, pod.Spec.Overhead.Memory())
 }
 
 // oomScoreAdj is GetContainerOOMScoreAdjust.
-func (n *Node) oomScoreAdj(pod *v1.Pod, c *v1.Container) int64 {
+func (s *settings) oomScoreAdj(pod *v1.Pod, c *v1.Container) int64 {
 	switch pod.Status.QOSClass {
 	case v1.PodQOSGuaranteed:
 		return guaranteedOOMScoreAdj
 	case v1.PodQOSBestEffort:
 		return bestEffortOOMScoreAdj
 	}
-	capacity := n.cfg.Capacity.Memory().Value()
+	capacity := s.cfg.Capacity.Memory().Value()
 	if capacity <= 0 {
 		return 1000 + guaranteedOOMScoreAdj
 	}
@@ -142,7 +140,7 @@ func (n *Node) oomScoreAdj(pod *v1.Pod, c *v1.Container) int64 {
 
 // sandboxResourcesRequest is generateUpdatePodSandboxResourcesRequest: the
 // overhead, and the pod cgroup values minus the overhead.
-func (n *Node) sandboxResourcesRequest(sandboxID string, pod *v1.Pod, rc cgconfig.ResourceConfig) *runtimeapi.UpdatePodSandboxResourcesRequest {
+func (s *settings) sandboxResourcesRequest(sandboxID string, pod *v1.Pod, rc cgconfig.ResourceConfig) *runtimeapi.UpdatePodSandboxResourcesRequest {
 	if cpu, ok := pod.Spec.Overhead[v1.ResourceCPU]; ok {
 		if rc.CPUPeriod != nil && rc.CPUQuota != nil {
 			q := *rc.CPUQuota - cgconfig.MilliCPUToQuota(cpu.MilliValue(), int64(*rc.CPUPeriod))
@@ -174,15 +172,7 @@ func (n *Node) sandboxResourcesRequest(sandboxID string, pod *v1.Pod, rc cgconfi
 	}
 	return &runtimeapi.UpdatePodSandboxResourcesRequest{
 		PodSandboxId: sandboxID,
-		Overhead:     n.overheadResources(pod),
+		Overhead:     s.overheadResources(pod),
 		Resources:    lcr,
 	}
-}
-
-// terminationGrace is the grace period the kubelet gives StopContainer.
-func terminationGrace(pod *v1.Pod) int64 {
-	if pod.Spec.TerminationGracePeriodSeconds != nil {
-		return *pod.Spec.TerminationGracePeriodSeconds
-	}
-	return int64(30 * time.Second / time.Second)
 }

@@ -1,15 +1,33 @@
-package resize
+package apiserver
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/resizelet/resizelet/qos"
+	"github.com/resizelet/resizelet/resize/profile"
 )
+
+// ErrPodNotFound is returned for a pod name the cluster does not know.
+var ErrPodNotFound = errors.New("pod not found")
+
+// Event is one Kubernetes event a component emitted about a pod.
+type Event struct {
+	Time      time.Time
+	Namespace string
+	Pod       string
+	Type      string // v1.EventTypeNormal or v1.EventTypeWarning
+	Reason    string
+	Message   string
+	Source    string // the reporting component, "kubelet", as kubectl describe shows it under From
+	Host      string // the node the component runs on
+}
 
 // Cluster is the API server side of a node's pods: the pod objects with
 // their spec, generation and status, and the events about them. It outlives
@@ -17,8 +35,7 @@ import (
 // API server's resize subresource does.
 type Cluster struct {
 	mu      sync.Mutex
-	profile Profile
-	gates   map[string]bool
+	profile profile.Profile
 	pods    map[string]*v1.Pod // by namespace/name
 	order   []string           // creation order of the keys in pods
 	events  []Event
@@ -27,25 +44,19 @@ type Cluster struct {
 // ClusterOptions configure the API server's behaviour: the Kubernetes
 // version (validation rules differ by version) and its feature gates.
 type ClusterOptions struct {
-	Profile      Profile
+	Profile      profile.Version // empty means profile.Default
 	FeatureGates map[string]bool
 }
 
 // NewCluster returns an empty cluster.
 func NewCluster(opts ClusterOptions) *Cluster {
-	if opts.Profile == "" {
-		opts.Profile = Profile135
-	}
-	return &Cluster{profile: opts.Profile, gates: opts.FeatureGates, pods: map[string]*v1.Pod{}}
+	return &Cluster{profile: profile.New(opts.Profile, opts.FeatureGates), pods: map[string]*v1.Pod{}}
 }
 
 func podKey(namespace, name string) string { return namespace + "/" + name }
 
-// gate reports a feature gate as the API server sees it.
-func (c *Cluster) gate(name string) bool { return gateEnabled(c.profile, c.gates, name) }
-
 func (c *Cluster) resizeOptions() ResizeOptions {
-	return ResizeOptions{Profile: c.profile, Gate: c.gate}
+	return ResizeOptions{Profile: c.profile.Version(), Gate: c.profile.Gate}
 }
 
 // CreatePod stores a new pod as the API server would: defaulted, with a
@@ -157,20 +168,11 @@ func (c *Cluster) UpdatePodStatus(namespace, name string, uid types.UID, status 
 		return fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
 	}
 	// Stored pods are never changed in place: an update stores a new
-	// object, so peekPod can hand out the stored pointer without a copy.
+	// object.
 	updated := *p
 	updated.Status = *status.DeepCopy()
 	c.pods[podKey(namespace, name)] = &updated
 	return nil
-}
-
-// peekPod returns the stored pod itself, for read-only use inside the
-// package: the hot admission path reads every pod and must not copy them.
-func (c *Cluster) peekPod(namespace, name string) (*v1.Pod, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p, ok := c.pods[podKey(namespace, name)]
-	return p, ok
 }
 
 // RecordEvent stores an event.

@@ -1,0 +1,320 @@
+package core
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/resizelet/resizelet/allocation"
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
+)
+
+// Action is one thing the driver must do for the core: a cgroup read or
+// write, a CRI call, a checkpoint write, an event or a status write. The
+// concrete types below are the whole vocabulary; each renders as one line
+// (String) for tests, plans and logs.
+type Action interface {
+	fmt.Stringer
+	action()
+}
+
+// Batch is an ordered list of actions for the driver to perform, in order.
+// The driver stops at the first action that fails unless the action
+// tolerates failure (StopsOnFailure) or the batch says KeepGoing, and
+// reports one Result per action it performed (BatchDone).
+type Batch struct {
+	ID      uint64
+	Actions []Action
+	// KeepGoing asks the driver to perform every action whatever fails,
+	// as the kubelet does when it tears a pod down.
+	KeepGoing bool
+}
+
+// StopsOnFailure reports whether a failure of a ends its batch. Reading a
+// container's memory statistics and telling the runtime the pod's new
+// totals are best effort in the kubelet; recording an event and writing a
+// status are the API server's business and never stop the kubelet.
+func StopsOnFailure(a Action) bool {
+	switch a.(type) {
+	case ReadContainerStats, UpdatePodSandboxResources, RecordEvent, WriteStatus:
+		return false
+	}
+	return true
+}
+
+// Result is what the driver learned from performing one action.
+type Result struct {
+	// Err is the failure, as the cgroup manager, the runtime or the
+	// checkpoint returned it; nil on success.
+	Err error
+	// NotFound is set with Err when the runtime said the object does not
+	// exist (cri.ErrNotFound): teardown treats that as done.
+	NotFound bool
+	// Exists answers ReadCgroupExists.
+	Exists bool
+	// ID is the ID RunPodSandbox or CreateContainer returned.
+	ID string
+	// Values answers ReadCgroup.
+	Values cgconfig.Values
+	// Usage answers ReadMemoryUsage, in bytes.
+	Usage int64
+	// Status answers ReadContainerStatus.
+	Status *runtimeapi.ContainerStatus
+	// Stats answers ReadContainerStats.
+	Stats *runtimeapi.ContainerStats
+}
+
+// Event is an event the kubelet emits about a pod. The driver records it
+// with the reporting component and host.
+type Event struct {
+	Time      time.Time
+	Namespace string
+	Pod       string
+	Type      string // v1.EventTypeNormal or v1.EventTypeWarning
+	Reason    string
+	Message   string
+}
+
+// ReadCgroupExists asks whether a cgroup exists (the first half of the
+// kubelet's EnsureExists).
+type ReadCgroupExists struct{ Path string }
+
+// CreateCgroup creates a cgroup and its missing parents.
+type CreateCgroup struct{ Path string }
+
+// SetCgroup writes the set fields of Values to a pod cgroup.
+type SetCgroup struct {
+	Path   string
+	Values cgconfig.Values
+}
+
+// ReadCgroup reads a pod cgroup's cpu and memory files back
+// (GetPodCgroupConfig).
+type ReadCgroup struct{ Path string }
+
+// ReadMemoryUsage reads the memory charged to a cgroup.
+type ReadMemoryUsage struct{ Path string }
+
+// DeleteCgroup removes a cgroup; a missing one is not an error.
+type DeleteCgroup struct{ Path string }
+
+// RunPodSandbox creates and starts a pod's sandbox.
+type RunPodSandbox struct {
+	Pod    string // namespace/name, for reading
+	Config *runtimeapi.PodSandboxConfig
+}
+
+// StopPodSandbox stops a sandbox.
+type StopPodSandbox struct{ ID string }
+
+// RemovePodSandbox removes a sandbox.
+type RemovePodSandbox struct{ ID string }
+
+// UpdatePodSandboxResources tells the runtime a pod's new totals after a
+// pod cgroup write. The kubelet ignores its answer.
+type UpdatePodSandboxResources struct {
+	Request *runtimeapi.UpdatePodSandboxResourcesRequest
+}
+
+// CreateContainer creates one container of a pod.
+type CreateContainer struct {
+	Name          string
+	SandboxID     string
+	Config        *runtimeapi.ContainerConfig
+	SandboxConfig *runtimeapi.PodSandboxConfig
+}
+
+// StartContainer starts a created container.
+type StartContainer struct{ Name, ID string }
+
+// StopContainer stops a container with a grace period in seconds.
+type StopContainer struct {
+	Name, ID string
+	Timeout  int64
+}
+
+// RemoveContainer removes a stopped container.
+type RemoveContainer struct{ ID string }
+
+// ReadContainerStatus asks the runtime for a container's status.
+type ReadContainerStatus struct{ Name, ID string }
+
+// ReadContainerStats asks the runtime for a container's statistics (its
+// memory usage, for the check before a limit goes down).
+type ReadContainerStats struct{ Name, ID string }
+
+// UpdateContainerResources resizes a running container in place.
+type UpdateContainerResources struct {
+	Name, ID  string
+	Resources *runtimeapi.ContainerResources
+}
+
+// WriteAllocated records a pod's allocation in allocated_pods_state.
+type WriteAllocated struct {
+	UID       types.UID
+	Resources allocation.PodResources
+}
+
+// WriteActuatedContainer records in actuated_pods_state what the runtime
+// accepted for one container.
+type WriteActuatedContainer struct {
+	UID       types.UID
+	Name      string
+	Resources v1.ResourceRequirements
+}
+
+// WriteActuated replaces a pod's record in actuated_pods_state (pod-level
+// resources).
+type WriteActuated struct {
+	UID       types.UID
+	Resources allocation.PodResources
+}
+
+// DeleteCheckpoints forgets a pod in both checkpoints.
+type DeleteCheckpoints struct{ UID types.UID }
+
+// RecordEvent records an event with the API server.
+type RecordEvent struct{ Event Event }
+
+// WriteStatus writes a pod's status to the API server.
+type WriteStatus struct {
+	Namespace, Name string
+	UID             types.UID
+	Status          *v1.PodStatus
+}
+
+// DeletePod deletes a pod object from the API server.
+type DeletePod struct{ Namespace, Name string }
+
+func (ReadCgroupExists) action()          {}
+func (CreateCgroup) action()              {}
+func (SetCgroup) action()                 {}
+func (ReadCgroup) action()                {}
+func (ReadMemoryUsage) action()           {}
+func (DeleteCgroup) action()              {}
+func (RunPodSandbox) action()             {}
+func (StopPodSandbox) action()            {}
+func (RemovePodSandbox) action()          {}
+func (UpdatePodSandboxResources) action() {}
+func (CreateContainer) action()           {}
+func (StartContainer) action()            {}
+func (StopContainer) action()             {}
+func (RemoveContainer) action()           {}
+func (ReadContainerStatus) action()       {}
+func (ReadContainerStats) action()        {}
+func (UpdateContainerResources) action()  {}
+func (WriteAllocated) action()            {}
+func (WriteActuatedContainer) action()    {}
+func (WriteActuated) action()             {}
+func (DeleteCheckpoints) action()         {}
+func (RecordEvent) action()               {}
+func (WriteStatus) action()               {}
+func (DeletePod) action()                 {}
+
+func (a ReadCgroupExists) String() string { return "cgroup exists? " + a.Path }
+func (a CreateCgroup) String() string     { return "cgroup create " + a.Path }
+func (a SetCgroup) String() string        { return "cgroup set " + a.Path + " " + FormatValues(a.Values) }
+func (a ReadCgroup) String() string       { return "cgroup read " + a.Path }
+func (a ReadMemoryUsage) String() string  { return "cgroup memory usage " + a.Path }
+func (a DeleteCgroup) String() string     { return "cgroup delete " + a.Path }
+func (a RunPodSandbox) String() string    { return "RunPodSandbox " + a.Pod }
+func (a StopPodSandbox) String() string   { return "StopPodSandbox " + a.ID }
+func (a RemovePodSandbox) String() string { return "RemovePodSandbox " + a.ID }
+func (a UpdatePodSandboxResources) String() string {
+	return "UpdatePodSandboxResources " + FormatLinux(a.Request.GetResources()) + " overhead " + FormatLinux(a.Request.GetOverhead())
+}
+func (a CreateContainer) String() string {
+	return fmt.Sprintf("CreateContainer %s attempt %d %s", a.Name, a.Config.GetMetadata().GetAttempt(), FormatLinux(a.Config.GetLinux().GetResources()))
+}
+func (a StartContainer) String() string { return "StartContainer " + a.Name }
+func (a StopContainer) String() string {
+	return fmt.Sprintf("StopContainer %s grace %ds", a.Name, a.Timeout)
+}
+func (a RemoveContainer) String() string     { return "RemoveContainer " + a.ID }
+func (a ReadContainerStatus) String() string { return "ContainerStatus " + a.Name }
+func (a ReadContainerStats) String() string  { return "ContainerStats " + a.Name }
+func (a UpdateContainerResources) String() string {
+	return "UpdateContainerResources " + a.Name + " " + FormatLinux(a.Resources.GetLinux())
+}
+func (a WriteAllocated) String() string {
+	return "checkpoint allocated " + string(a.UID) + " " + formatPodResources(a.Resources)
+}
+func (a WriteActuatedContainer) String() string {
+	return "checkpoint actuated " + string(a.UID) + " " + a.Name + " " + FormatRequirements(a.Resources)
+}
+func (a WriteActuated) String() string {
+	return "checkpoint actuated " + string(a.UID) + " " + formatPodResources(a.Resources)
+}
+func (a DeleteCheckpoints) String() string { return "checkpoint delete " + string(a.UID) }
+func (a RecordEvent) String() string {
+	return fmt.Sprintf("event %s %s %s", a.Event.Type, a.Event.Reason, a.Event.Message)
+}
+func (a WriteStatus) String() string {
+	return fmt.Sprintf("status %s/%s phase %s", a.Namespace, a.Name, a.Status.Phase)
+}
+func (a DeletePod) String() string { return "delete pod " + a.Namespace + "/" + a.Name }
+
+// FormatValues renders the set fields of cgroup values, in the order a
+// manager writes them.
+func FormatValues(v cgconfig.Values) string {
+	var parts []string
+	if v.MemoryLimit != nil {
+		parts = append(parts, fmt.Sprintf("memory=%s", formatLimit(*v.MemoryLimit)))
+	}
+	if v.CPUShares != nil {
+		parts = append(parts, fmt.Sprintf("shares=%d", *v.CPUShares))
+	}
+	if v.CPUWeight != nil {
+		parts = append(parts, fmt.Sprintf("weight=%d", *v.CPUWeight))
+	}
+	if v.CPUPeriod != nil {
+		parts = append(parts, fmt.Sprintf("period=%d", *v.CPUPeriod))
+	}
+	if v.CPUQuota != nil {
+		parts = append(parts, fmt.Sprintf("quota=%s", formatLimit(*v.CPUQuota)))
+	}
+	return strings.Join(parts, " ")
+}
+
+func formatLimit(n int64) string {
+	if n == cgconfig.Unlimited {
+		return "max"
+	}
+	return fmt.Sprint(n)
+}
+
+// FormatLinux renders the cpu and memory fields of CRI Linux resources.
+func FormatLinux(r *runtimeapi.LinuxContainerResources) string {
+	if r == nil {
+		return "{}"
+	}
+	return fmt.Sprintf("{shares=%d quota=%d period=%d memory=%d}", r.CpuShares, r.CpuQuota, r.CpuPeriod, r.MemoryLimitInBytes)
+}
+
+// FormatRequirements renders requests and limits compactly.
+func FormatRequirements(r v1.ResourceRequirements) string {
+	list := func(l v1.ResourceList) string {
+		var parts []string
+		for _, name := range sortedNames(l) {
+			q := l[name]
+			parts = append(parts, string(name)+"="+q.String())
+		}
+		return strings.Join(parts, ",")
+	}
+	return "requests{" + list(r.Requests) + "} limits{" + list(r.Limits) + "}"
+}
+
+func formatPodResources(r allocation.PodResources) string {
+	var parts []string
+	for _, name := range sortedKeys(r.ContainerResources) {
+		parts = append(parts, name+":"+FormatRequirements(r.ContainerResources[name]))
+	}
+	if r.PodLevelResources != nil {
+		parts = append(parts, "pod:"+FormatRequirements(*r.PodLevelResources))
+	}
+	return strings.Join(parts, " ")
+}

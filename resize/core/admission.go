@@ -1,0 +1,329 @@
+package core
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/resizelet/resizelet/allocation"
+	"github.com/resizelet/resizelet/qos"
+)
+
+// podAdded is HandlePodAdditions for one pod: the pod joins the node's
+// pods, is admitted (an allocation task), and the pending resizes are
+// retried (pods_added).
+func (c *Core) podAdded(in PodAdded) error {
+	if in.Pod == nil {
+		return fmt.Errorf("pod added: nil pod")
+	}
+	if _, ok := c.pods[in.Pod.UID]; ok {
+		return fmt.Errorf("pod added: %s/%s (uid %s) is already known", in.Pod.Namespace, in.Pod.Name, in.Pod.UID)
+	}
+	c.setNow(in.Now)
+	c.newPodState(in.Pod.DeepCopy())
+	c.enqueueAlloc(&admitTask{uid: in.Pod.UID})
+	c.enqueueAlloc(&retryTask{trigger: allocation.TriggerPodsAdded})
+	return nil
+}
+
+// resizeRequested is HandlePodUpdates for a resized pod: the new spec is
+// taken (the kubelet's own status stays), the pod joins the pending-resize
+// queue, every pending resize is retried in queue order (pod_updated), and
+// the pod is synced.
+func (c *Core) resizeRequested(in ResizeRequested) error {
+	if in.Pod == nil {
+		return fmt.Errorf("resize requested: nil pod")
+	}
+	ps, ok := c.pods[in.Pod.UID]
+	if !ok {
+		return fmt.Errorf("resize requested: %s/%s: %w", in.Pod.Namespace, in.Pod.Name, ErrUnknownPod)
+	}
+	c.setNow(in.Now)
+	updated := in.Pod.DeepCopy()
+	updated.Status = ps.pod.Status
+	ps.pod = updated
+	if !ps.admitted {
+		return nil
+	}
+	c.pushPending(ps)
+	c.enqueueAlloc(&retryTask{trigger: allocation.TriggerPodUpdated})
+	c.dirty[ps.uid] = true
+	return nil
+}
+
+// pushPending is PushPendingResize: a pod whose desired resources differ
+// from its allocation, or that still shows a Pending condition, joins the
+// queue once; the queue is re-sorted with every pod's current keys.
+func (c *Core) pushPending(ps *podState) {
+	_, changed := ps.allocatedPod()
+	if !changed && ps.conds.pending == nil {
+		return
+	}
+	if c.queue.Has(ps.uid) {
+		return
+	}
+	var fresh allocation.Queue
+	for _, item := range c.queue.Items() {
+		if other := c.pods[item.UID]; other != nil {
+			fresh.Push(c.pendingKey(other))
+		}
+	}
+	fresh.Push(c.pendingKey(ps))
+	c.queue = fresh
+}
+
+// pendingKey computes a pod's sort keys for the pending-resize queue.
+func (c *Core) pendingKey(ps *podState) allocation.PendingResize {
+	alloc, _ := ps.allocatedPod()
+	key := allocation.PendingResize{
+		UID:        ps.uid,
+		Increasing: allocation.IsResizeIncreasing(alloc, ps.pod, c.s.profile.PodLevelResources()),
+		Guaranteed: ps.pod.Status.QOSClass == v1.PodQOSGuaranteed,
+	}
+	if ps.pod.Spec.Priority != nil {
+		key.Priority = *ps.pod.Spec.Priority
+	}
+	if ps.conds.pending != nil {
+		t := ps.conds.pending.LastTransitionTime.Time
+		key.DeferredAt = &t
+	}
+	return key
+}
+
+// opOutput collects what an operation has decided but not yet handed out:
+// actions that need no result (events), emitted with its next batch.
+type opOutput struct {
+	pending []Action
+}
+
+func (o *opOutput) emit(a ...Action) { o.pending = append(o.pending, a...) }
+
+// take returns the pending actions followed by acts, and clears them.
+func (o *opOutput) take(acts ...Action) []Action {
+	out := append(o.pending, acts...)
+	o.pending = nil
+	return out
+}
+
+// event builds an event about pod at the core's time.
+func (c *Core) event(pod *v1.Pod, eventType, reason, message string) RecordEvent {
+	return RecordEvent{Event: Event{
+		Time: c.now, Namespace: pod.Namespace, Pod: pod.Name,
+		Type: eventType, Reason: reason, Message: message,
+	}}
+}
+
+// admitTask admits one pod (HandlePodAdditions' canAdmitPod): against the
+// other admitted pods, with the pod's checkpointed allocation if it has
+// one. An admitted pod's allocation is checkpointed and the pod queued for
+// sync; a rejected pod fails with the kubelet's reason and message.
+type admitTask struct {
+	opOutput
+	uid   types.UID
+	phase int
+}
+
+func (t *admitTask) advance(c *Core, done []Action, res []Result) ([]Action, bool, bool) {
+	ps := c.pods[t.uid]
+	if ps == nil {
+		return t.take(), false, true
+	}
+	switch t.phase {
+	case 0:
+		alloc, _ := ps.allocatedPod()
+		decision := allocation.AdmitPod(alloc, c.otherPods(ps.uid), c.s.admit)
+		if decision.Outcome != allocation.Admitted {
+			t.emit(c.event(ps.pod, v1.EventTypeWarning, decision.Reason, decision.Message))
+			status := ps.pod.Status.DeepCopy()
+			status.Phase = v1.PodFailed
+			status.Reason = decision.Reason
+			status.Message = "Pod was rejected: " + decision.Message
+			t.emit(c.writeStatus(ps, status))
+			return t.take(), false, true
+		}
+		t.phase = 1
+		return t.take(WriteAllocated{UID: ps.uid, Resources: allocationFromPod(alloc, c.s.profile.InitContainersResizable())}), false, false
+	default:
+		if _, r, _ := resultOf[WriteAllocated](done, res); r.Err != nil {
+			err := r.Err
+			t.emit(c.event(ps.pod, v1.EventTypeWarning, ReasonFailed, err.Error()))
+		}
+		ps.admitted = true
+		ps.podCgroup = c.s.podCgroupName(qos.GetPodQOS(ps.pod), ps.uid)
+		c.dirty[ps.uid] = true
+		return t.take(), false, true
+	}
+}
+
+func (t *admitTask) finish(*Core) {}
+
+// pushAllTask queues every admitted pod with a pending change, as the
+// kubelet's HandlePodAdditions does after a restart.
+type pushAllTask struct{}
+
+func (pushAllTask) advance(c *Core, _ []Action, _ []Result) ([]Action, bool, bool) {
+	for _, uid := range c.order {
+		if ps := c.pods[uid]; ps.admitted {
+			c.pushPending(ps)
+		}
+	}
+	return nil, false, true
+}
+
+func (pushAllTask) finish(*Core) {}
+
+// retryTask is retryPendingResizes: it resets the periodic retry timer
+// (every retry does, whatever its trigger), then re-evaluates every queued
+// resize in queue order. Allocated and infeasible resizes leave the queue;
+// deferred ones stay. A pod whose allocation or conditions changed is
+// queued for sync.
+type retryTask struct {
+	opOutput
+	trigger string
+	started bool
+	items   []allocation.PendingResize
+	next    int
+	keep    []allocation.PendingResize
+	// waiting is set while the allocation of items[next] is being
+	// checkpointed; before is that pod's conditions before the decision.
+	waiting bool
+	before  []v1.PodCondition
+}
+
+func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, bool, bool) {
+	if !t.started {
+		t.started = true
+		c.retry.Reset(c.now)
+		t.items = c.queue.Items()
+	}
+	if t.waiting {
+		t.waiting = false
+		item := t.items[t.next]
+		ps := c.pods[item.UID]
+		allocated := false
+		if _, r, _ := resultOf[WriteAllocated](done, res); r.Err != nil {
+			err := r.Err
+			// The allocation stays in memory (the checkpoint keeps it) but
+			// the resize is not started: it stays queued.
+			t.emit(c.event(ps.pod, v1.EventTypeWarning, ReasonFailed, err.Error()))
+			t.keep = append(t.keep, item)
+		} else {
+			allocated = true
+			c.startResize(ps, &t.opOutput)
+		}
+		t.settle(c, ps, allocated)
+		t.next++
+	}
+	for ; t.next < len(t.items); t.next++ {
+		item := t.items[t.next]
+		ps := c.pods[item.UID]
+		if ps == nil {
+			continue
+		}
+		t.before = ps.conds.list()
+		write, outcome := c.handleResize(ps, &t.opOutput)
+		if write != nil {
+			t.waiting = true
+			return t.take(*write), false, false
+		}
+		if outcome == allocation.Deferred {
+			t.keep = append(t.keep, item)
+		}
+		t.settle(c, ps, false)
+	}
+	var q allocation.Queue
+	for _, item := range t.keep {
+		q.Push(item)
+	}
+	c.queue = q
+	return t.take(), false, true
+}
+
+// settle queues the pod for sync when its allocation or conditions
+// changed (triggerPodSync).
+func (t *retryTask) settle(c *Core, ps *podState, allocated bool) {
+	if allocated || !apiequality.Semantic.DeepEqual(t.before, ps.conds.list()) {
+		c.dirty[ps.uid] = true
+	}
+}
+
+func (t *retryTask) finish(*Core) {}
+
+// handleResize is handlePodResourcesResize for one pod (the v1.35
+// allocation manager): a pod whose desired resources equal its allocation
+// clears Pending; otherwise the admission checks run. An admitted resize
+// returns the checkpoint write to perform (startResize follows once it
+// succeeded); a refused one sets Pending, with a Warning event when the
+// reason or generation changed.
+func (c *Core) handleResize(ps *podState, out *opOutput) (*WriteAllocated, allocation.Outcome) {
+	alloc, changed := ps.allocatedPod()
+	if !changed {
+		ps.conds.clearPending()
+		return nil, allocation.Admitted
+	}
+	pod := ps.pod
+	decision := allocation.AdmitResize(pod, alloc, c.otherPods(ps.uid), c.s.admit, isStaticPod(pod))
+	if decision.Outcome == allocation.Admitted {
+		return &WriteAllocated{UID: ps.uid, Resources: allocationFromPod(pod, c.s.profile.InitContainersResizable())}, allocation.Admitted
+	}
+	reason := string(decision.Outcome)
+	newly := ps.conds.setPending(reason, decision.Message, pod.Generation, metav1.NewTime(c.now))
+	// The early Infeasible checks (platform, static pod, swap, pod-level
+	// gate) set the condition without an event in 1.35 (Decision.Silent).
+	if newly && c.s.profile.ResizeEvents() && !decision.Silent {
+		eventReason := ReasonResizeDeferred
+		if decision.Outcome == allocation.Infeasible {
+			eventReason = ReasonResizeInfeasible
+		}
+		out.emit(c.event(pod, v1.EventTypeWarning, eventReason, ResizePendingMessage(pod, reason, decision.Message, pod.Generation)))
+	}
+	return nil, decision.Outcome
+}
+
+// startResize is what follows an admitted resize once its allocation is
+// checkpointed: Pending is cleared, InProgress is cleared and set anew
+// (which refreshes its generation and drops an old Error), and
+// ResizeStarted is emitted for the newly allocated pod.
+func (c *Core) startResize(ps *podState, out *opOutput) {
+	now := metav1.NewTime(c.now)
+	ps.conds.clearPending()
+	ps.conds.clearInProgress()
+	ps.conds.setInProgress("", "", ps.pod.Generation, now)
+	if c.s.profile.ResizeEvents() {
+		out.emit(c.event(ps.pod, v1.EventTypeNormal, ReasonResizeStarted, ResizeStartedMessage(ps.pod, ps.pod.Generation)))
+	}
+}
+
+// writeStatus records a status the kubelet writes for a pod and returns
+// the action that writes it. The API server's answer comes back to the
+// kubelet as a pod update (HandlePodReconcile): when resizes are pending
+// and the pod's requests, as its status shows them, went down, the pending
+// resizes are retried (pod_resized).
+func (c *Core) writeStatus(ps *podState, status *v1.PodStatus) WriteStatus {
+	old := ps.pod
+	updated := *ps.pod
+	updated.Status = *status
+	ps.pod = &updated
+	if c.queue.Len() > 0 && c.statusRequestsShrank(ps, old, ps.pod) {
+		c.enqueueAlloc(&retryTask{trigger: allocation.TriggerPodResized})
+	}
+	return WriteStatus{Namespace: ps.pod.Namespace, Name: ps.pod.Name, UID: ps.uid, Status: status.DeepCopy()}
+}
+
+// statusRequestsShrank is HandlePodReconcile's test (kubelet.go): the old
+// and the new pod are both overlaid with the pod's current allocation,
+// then their requests are taken as PodRequests with UseStatusResources
+// counts them (per container the largest of the spec, the status resources
+// and the allocated resources). So the old figure counts the new
+// allocation against the old status: a pod whose total grew can still
+// shrink by this measure.
+func (c *Core) statusRequestsShrank(ps *podState, old, updated *v1.Pod) bool {
+	oldAlloc, _ := overlay(old, ps.allocated, ps.hasAllocated)
+	newAlloc, _ := overlay(updated, ps.allocated, ps.hasAllocated)
+	before := allocation.StatusRequests(oldAlloc, c.s.admit)
+	after := allocation.StatusRequests(newAlloc, c.s.admit)
+	return after.MilliCPU < before.MilliCPU || after.Memory < before.Memory
+}

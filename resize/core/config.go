@@ -1,0 +1,227 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/resizelet/resizelet/allocation"
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
+	"github.com/resizelet/resizelet/resize/profile"
+)
+
+// NodeConfig describes the node a core decides for: its resources, OS,
+// cgroup setup, resource managers and feature gates, and the kubelet
+// version. The zero value of each field means the kubelet's default (see
+// WithDefaults); Validate names the first field a kubelet would not start
+// with. The scenario parser uses both, so a scenario's node: block and an
+// embedder's NodeConfig are defaulted and checked by the same code.
+type NodeConfig struct {
+	Name                string
+	Capacity            v1.ResourceList
+	Allocatable         v1.ResourceList  // defaults to Capacity
+	OS                  string           // "linux" (default) or "windows"
+	CgroupVersion       cgconfig.Version // default cgconfig.V2
+	CgroupDriver        cgconfig.Driver  // default cgconfig.DriverCgroupfs
+	CPUManagerPolicy    string           // "none" (default) or "static"
+	MemoryManagerPolicy string           // "None" (default) or "Static"
+	SwapBehavior        string           // "NoSwap" (default) or "LimitedSwap"
+	CPUCFSQuota         *bool            // --cpu-cfs-quota; nil means true
+	CPUCFSQuotaPeriod   time.Duration    // default 100ms
+	// CgroupRoot is the kubelet's --cgroup-root: the cgroup, relative to the
+	// hierarchy root, under which "kubepods" lives. Empty means the root.
+	CgroupRoot   string
+	FeatureGates map[string]bool // explicit settings; the profile gives the defaults
+	Profile      profile.Version // default profile.Default (1.35)
+
+	// Image and Command, when set, replace every container's image and
+	// command when the node creates containers: a real runtime needs an
+	// image it has and a command that keeps running.
+	Image   string
+	Command []string
+}
+
+// DefaultNodeName is the node name WithDefaults gives.
+const DefaultNodeName = "node-1"
+
+// DefaultCapacity is the capacity WithDefaults gives a node without one:
+// 16 CPUs, 64Gi of memory and the kubelet's default of 110 pods.
+func DefaultCapacity() v1.ResourceList {
+	return v1.ResourceList{
+		v1.ResourceCPU:    resource.MustParse("16"),
+		v1.ResourceMemory: resource.MustParse("64Gi"),
+		v1.ResourcePods:   resource.MustParse("110"),
+	}
+}
+
+// WithDefaults returns cfg with every unset field at the kubelet's default.
+func (cfg NodeConfig) WithDefaults() NodeConfig {
+	if cfg.Name == "" {
+		cfg.Name = DefaultNodeName
+	}
+	if cfg.Capacity == nil {
+		cfg.Capacity = DefaultCapacity()
+	}
+	if cfg.Allocatable == nil {
+		cfg.Allocatable = cfg.Capacity.DeepCopy()
+	}
+	if cfg.OS == "" {
+		cfg.OS = "linux"
+	}
+	if cfg.CgroupVersion == 0 {
+		cfg.CgroupVersion = cgconfig.V2
+	}
+	if cfg.CgroupDriver == "" {
+		cfg.CgroupDriver = cgconfig.DriverCgroupfs
+	}
+	if cfg.CPUManagerPolicy == "" {
+		cfg.CPUManagerPolicy = "none"
+	}
+	if cfg.MemoryManagerPolicy == "" {
+		cfg.MemoryManagerPolicy = "None"
+	}
+	if cfg.SwapBehavior == "" {
+		cfg.SwapBehavior = "NoSwap"
+	}
+	if cfg.CPUCFSQuota == nil {
+		t := true
+		cfg.CPUCFSQuota = &t
+	}
+	if cfg.CPUCFSQuotaPeriod == 0 {
+		cfg.CPUCFSQuotaPeriod = 100 * time.Millisecond
+	}
+	if cfg.Profile == "" {
+		cfg.Profile = profile.Default
+	}
+	return cfg
+}
+
+// ConfigError is the error Validate returns: the NodeConfig field (by its
+// scenario-file name) and what is wrong with its value.
+type ConfigError struct {
+	Field string // "cgroupDriver", "allocatable.cpu", "featureGates.Foo", ...
+	Msg   string
+}
+
+// Error names the field and the problem.
+func (e *ConfigError) Error() string { return "node config: " + e.Field + ": " + e.Msg }
+
+// ErrInvalidConfig is wrapped by every ConfigError, for errors.Is.
+var ErrInvalidConfig = errors.New("invalid node config")
+
+// Is reports ErrInvalidConfig.
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// gateName is the form of a Kubernetes feature gate name.
+var gateName = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
+
+// Validate checks a defaulted NodeConfig and returns a *ConfigError naming
+// the first field that holds a value the kubelet would not start with.
+func (cfg NodeConfig) Validate() error {
+	oneOf := func(field, value string, allowed ...string) error {
+		if slices.Contains(allowed, value) {
+			return nil
+		}
+		return &ConfigError{Field: field, Msg: fmt.Sprintf("%q is not one of %s", value, strings.Join(allowed, ", "))}
+	}
+	var versions []string
+	for _, v := range profile.Versions() {
+		versions = append(versions, string(v))
+	}
+	for _, check := range []error{
+		oneOf("kubelet", string(cfg.Profile), versions...),
+		oneOf("os", cfg.OS, "linux", "windows"),
+		oneOf("cgroupVersion", cfg.CgroupVersion.String(), "v1", "v2"),
+		oneOf("cgroupDriver", string(cfg.CgroupDriver), string(cgconfig.DriverCgroupfs), string(cgconfig.DriverSystemd)),
+		oneOf("cpuManagerPolicy", cfg.CPUManagerPolicy, "none", "static"),
+		oneOf("memoryManagerPolicy", cfg.MemoryManagerPolicy, "None", "Static"),
+		oneOf("swapBehavior", cfg.SwapBehavior, "NoSwap", "LimitedSwap"),
+	} {
+		if check != nil {
+			return check
+		}
+	}
+	if errs := validation.IsDNS1123Subdomain(cfg.Name); len(errs) > 0 {
+		return &ConfigError{Field: "name", Msg: fmt.Sprintf("invalid node name %q: %s", cfg.Name, strings.Join(errs, "; "))}
+	}
+	// The kernel accepts periods of 1ms to 1s (cpu.max, cpu.cfs_period_us).
+	if cfg.CPUCFSQuotaPeriod < time.Millisecond || cfg.CPUCFSQuotaPeriod > time.Second {
+		return &ConfigError{Field: "cpuCFSQuotaPeriod", Msg: fmt.Sprintf("%s is outside 1ms..1s", cfg.CPUCFSQuotaPeriod)}
+	}
+	for _, name := range sortedNames(cfg.Allocatable) {
+		q := cfg.Allocatable[name]
+		if q.Sign() < 0 {
+			return &ConfigError{Field: "allocatable." + string(name), Msg: fmt.Sprintf("%s is negative", q.String())}
+		}
+		if c, ok := cfg.Capacity[name]; ok && q.Cmp(c) > 0 {
+			return &ConfigError{Field: "allocatable." + string(name), Msg: fmt.Sprintf("%s is more than the capacity %s", q.String(), c.String())}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(cfg.FeatureGates)) {
+		if !gateName.MatchString(name) {
+			return &ConfigError{Field: "featureGates." + name, Msg: "not a feature gate name"}
+		}
+	}
+	return nil
+}
+
+func sortedNames(l v1.ResourceList) []v1.ResourceName {
+	names := make([]v1.ResourceName, 0, len(l))
+	for n := range l {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// settings are what the core derives once from a defaulted NodeConfig.
+type settings struct {
+	cfg     NodeConfig
+	profile profile.Profile
+	// enforceCPULimits is --cpu-cfs-quota.
+	enforceCPULimits bool
+	// cpuPeriod is the CFS period in microseconds: the configured one with
+	// CustomCPUCFSQuotaPeriod, else the kernel's default 100000.
+	cpuPeriod uint64
+	admit     allocation.NodeConfig
+}
+
+func newSettings(cfg NodeConfig) settings {
+	p := profile.New(cfg.Profile, cfg.FeatureGates)
+	s := settings{
+		cfg:              cfg,
+		profile:          p,
+		enforceCPULimits: *cfg.CPUCFSQuota,
+		cpuPeriod:        cgconfig.QuotaPeriod,
+	}
+	if p.Gate(profile.GateCustomCPUCFSQuotaPeriod) {
+		s.cpuPeriod = uint64(cfg.CPUCFSQuotaPeriod / time.Microsecond)
+	}
+	s.admit = allocation.NodeConfig{
+		Allocatable:         cfg.Allocatable,
+		OS:                  cfg.OS,
+		CPUManagerPolicy:    cfg.CPUManagerPolicy,
+		MemoryManagerPolicy: cfg.MemoryManagerPolicy,
+		SwapBehavior:        cfg.SwapBehavior,
+		CgroupVersion:       cfg.CgroupVersion,
+		Profile:             p,
+	}
+	return s
+}
+
+// podConfigOptions are the kubelet settings that shape a pod cgroup.
+func (s *settings) podConfigOptions() cgconfig.PodConfigOptions {
+	return cgconfig.PodConfigOptions{
+		EnforceCPULimits:  s.enforceCPULimits,
+		CPUPeriod:         s.cpuPeriod,
+		PodLevelResources: s.profile.PodLevelResources(),
+	}
+}

@@ -1,0 +1,92 @@
+package core
+
+import (
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/resizelet/resizelet/allocation"
+)
+
+// Input is what Step takes: something that happened to the node. Every
+// input carries the time it happened on the driver's clock; the core
+// reads no clock of its own.
+type Input interface {
+	input()
+}
+
+// Start is the first input of a Core: the kubelet starting (or
+// restarting) on what survives it. Pods are the API server's pods in
+// creation order; Allocated and Actuated are the checkpoints' contents;
+// Sandboxes and Containers are what the runtime lists.
+type Start struct {
+	Pods       []*v1.Pod
+	Allocated  map[types.UID]allocation.PodResources
+	Actuated   map[types.UID]allocation.PodResources
+	Sandboxes  []*runtimeapi.PodSandbox
+	Containers []*runtimeapi.Container
+	Now        time.Time
+}
+
+// PodAdded is a new pod bound to the node (HandlePodAdditions), as the API
+// server created it.
+type PodAdded struct {
+	Pod *v1.Pod
+	Now time.Time
+}
+
+// ResizeRequested is a pod update after the API server accepted a resize
+// (HandlePodUpdates): Pod has the new spec and generation.
+type ResizeRequested struct {
+	Pod *v1.Pod
+	Now time.Time
+}
+
+// DeleteRequested asks the kubelet to stop and remove a pod: its
+// containers, sandbox, cgroup, checkpoints and API object.
+type DeleteRequested struct {
+	UID types.UID
+	Now time.Time
+}
+
+// SyncRequested asks for a sync of every admitted pod, after something
+// changed under the node (memory usage, a container's exit).
+type SyncRequested struct {
+	Now time.Time
+}
+
+// Tick is the clock moving: the timers due at Now fire (the periodic
+// retry of pending resizes, pod resyncs and backoffs).
+type Tick struct {
+	Now time.Time
+}
+
+// BatchDone reports the results of a batch: one Result per action the
+// driver performed, in order.
+type BatchDone struct {
+	ID      uint64
+	Results []Result
+	Now     time.Time
+}
+
+// Poll asks for the next batch there is to do, without news.
+type Poll struct{}
+
+func (Start) input()           {}
+func (PodAdded) input()        {}
+func (ResizeRequested) input() {}
+func (DeleteRequested) input() {}
+func (SyncRequested) input()   {}
+func (Tick) input()            {}
+func (BatchDone) input()       {}
+func (Poll) input()            {}
+
+// Ready is what Step returns: the next batch for the caller to perform
+// (nil when there is nothing it can do now), and when the earliest timer
+// falls due, for a driver that arms a real timer.
+type Ready struct {
+	Batch     *Batch
+	NextTimer time.Time
+}

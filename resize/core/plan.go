@@ -1,0 +1,217 @@
+package core
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/resizelet/resizelet/allocation"
+)
+
+// ContainerValues are the four numbers the kubelet compares to decide a
+// container resize: limits and requests as raw integers (memory in bytes,
+// cpu in millicores), as computePodResizeAction reads them
+// (kuberuntime_manager.go).
+type ContainerValues struct {
+	MemoryLimit, MemoryRequest int64
+	CPULimit, CPURequest       int64
+}
+
+// valuesOf reads the four numbers from requirements; a missing value is 0.
+func valuesOf(r v1.ResourceRequirements) ContainerValues {
+	return ContainerValues{
+		MemoryLimit:   r.Limits.Memory().Value(),
+		MemoryRequest: r.Requests.Memory().Value(),
+		CPULimit:      r.Limits.Cpu().MilliValue(),
+		CPURequest:    r.Requests.Cpu().MilliValue(),
+	}
+}
+
+// ContainerUpdate is one queued in-place update of a running container:
+// its allocated (Desired) and actuated (Current) values.
+type ContainerUpdate struct {
+	Name    string
+	ID      string
+	Desired ContainerValues
+	Current ContainerValues
+}
+
+// ContainerKill is a container the sync stops, with the event message and,
+// for a resize restart, which value changed under which policy.
+type ContainerKill struct {
+	Name, ID, Message string
+	Reason            string
+}
+
+// ContainerState is what a sync knows of one container from the runtime.
+type ContainerState struct {
+	Name     string
+	ID       string
+	Running  bool
+	Exited   bool
+	ExitCode int32
+	Attempt  uint32
+}
+
+// PodActions is computePodActions for a running sandbox: what a sync
+// does, decided before it does anything, and never changed afterwards.
+type PodActions struct {
+	Kill []ContainerKill
+	// Start lists container names to (re)start, sidecars first.
+	Start []string
+	// UpdateMemory and UpdateCPU are the in-place updates per resource,
+	// decreases first.
+	UpdateMemory []ContainerUpdate
+	UpdateCPU    []ContainerUpdate
+	// UpdatePodResources is set when a container restarts for a resize, so
+	// that the pod cgroup is brought to the allocation too, or when the
+	// pod-level resources' allocation differs from what was actuated.
+	UpdatePodResources bool
+}
+
+// Resizing reports whether the actions include a resize (step 7 of
+// SyncPod).
+func (a *PodActions) Resizing() bool {
+	return len(a.UpdateMemory) > 0 || len(a.UpdateCPU) > 0 || a.UpdatePodResources
+}
+
+// planPod is computePodActions: containers that are missing or exited are
+// started per the restart policy; running resizable containers are
+// compared, allocated against actuated, field by field
+// (computePodResizeAction); a changed field whose resource has policy
+// RestartContainer restarts the container, otherwise the change is queued
+// as an update, decreases first. With pod-level resize on, a pod whose
+// pod-level allocation differs from its actuated record updates the pod
+// cgroup too.
+func planPod(alloc *v1.Pod, states map[string]ContainerState, actuated allocation.PodResources, resizeAllowed, podLevelResize bool) PodActions {
+	var a PodActions
+	for _, c := range allContainers(alloc) {
+		st, ok := states[c.Name]
+		switch {
+		case !ok || st.ID == "":
+			a.Start = append(a.Start, c.Name)
+		case !st.Running:
+			if shouldRestart(alloc.Spec.RestartPolicy, st) {
+				a.Start = append(a.Start, c.Name)
+			}
+		case resizeAllowed:
+			// A missing record is treated as zeros, as the kubelet does:
+			// one extra idempotent update, or a restart under
+			// RestartContainer.
+			planContainerResize(&a, c, st, actuated.ContainerResources[c.Name])
+		}
+	}
+	if podLevelResize && alloc.Spec.Resources != nil && !podLevelActuated(alloc, actuated) {
+		a.UpdatePodResources = true
+	}
+	return a
+}
+
+// podLevelActuated reports whether the pod-level allocation equals the
+// actuated pod-level record, compared as the kubelet compares containers.
+func podLevelActuated(alloc *v1.Pod, actuated allocation.PodResources) bool {
+	var rec v1.ResourceRequirements
+	if actuated.PodLevelResources != nil {
+		rec = *actuated.PodLevelResources
+	}
+	return valuesOf(*alloc.Spec.Resources) == valuesOf(rec)
+}
+
+// shouldRestart applies the pod's restartPolicy to an exited container.
+func shouldRestart(policy v1.RestartPolicy, st ContainerState) bool {
+	switch policy {
+	case v1.RestartPolicyNever:
+		return false
+	case v1.RestartPolicyOnFailure:
+		return st.ExitCode != 0
+	}
+	return true
+}
+
+// resizePolicy returns the container's restart policy for a resource;
+// unset means NotRequired.
+func resizePolicy(c *v1.Container, name v1.ResourceName) v1.ResourceResizeRestartPolicy {
+	for _, p := range c.ResizePolicy {
+		if p.ResourceName == name {
+			return p.RestartPolicy
+		}
+	}
+	return v1.NotRequired
+}
+
+// planContainerResize is computePodResizeAction for one running container.
+func planContainerResize(a *PodActions, c *v1.Container, st ContainerState, actuated v1.ResourceRequirements) {
+	desired := valuesOf(c.Resources)
+	current := valuesOf(actuated)
+	if desired == current {
+		return
+	}
+	for _, f := range []struct {
+		resource  v1.ResourceName
+		field     string
+		want, got int64
+	}{
+		{v1.ResourceMemory, "memory limit", desired.MemoryLimit, current.MemoryLimit},
+		{v1.ResourceMemory, "memory request", desired.MemoryRequest, current.MemoryRequest},
+		{v1.ResourceCPU, "cpu limit", desired.CPULimit, current.CPULimit},
+		{v1.ResourceCPU, "cpu request", desired.CPURequest, current.CPURequest},
+	} {
+		if f.want != f.got && resizePolicy(c, f.resource) == v1.RestartContainer {
+			a.Kill = append(a.Kill, ContainerKill{
+				Name: c.Name, ID: st.ID,
+				Message: fmt.Sprintf("Container %s resize requires restart", c.Name),
+				Reason:  fmt.Sprintf("%s %d -> %d, %s resizePolicy RestartContainer", f.field, f.got, f.want, f.resource),
+			})
+			a.Start = append(a.Start, c.Name)
+			a.UpdatePodResources = true
+			return
+		}
+	}
+	update := ContainerUpdate{Name: c.Name, ID: st.ID, Desired: desired, Current: current}
+	// queue prepends a decrease and appends an increase, so that across
+	// containers the decreases run first.
+	queue := func(list *[]ContainerUpdate, want, got int64) {
+		if want > got {
+			*list = append(*list, update)
+		} else if want < got {
+			*list = append([]ContainerUpdate{update}, *list...)
+		}
+	}
+	if desired.MemoryLimit != current.MemoryLimit {
+		queue(&a.UpdateMemory, desired.MemoryLimit, current.MemoryLimit)
+	} else if desired.MemoryRequest != current.MemoryRequest {
+		queue(&a.UpdateMemory, desired.MemoryRequest, current.MemoryRequest)
+	}
+	if desired.CPULimit != current.CPULimit {
+		queue(&a.UpdateCPU, desired.CPULimit, current.CPULimit)
+	} else if desired.CPURequest != current.CPURequest {
+		queue(&a.UpdateCPU, desired.CPURequest, current.CPURequest)
+	}
+}
+
+// resizeInProgress is isPodResizeInProgress: a running resizable container
+// whose allocated cpu or memory differs from its actuated record, or
+// pod-level resources not yet actuated (with pod-level resize on).
+func resizeInProgress(alloc *v1.Pod, states map[string]ContainerState, actuated allocation.PodResources, podLevelResize bool) bool {
+	for _, c := range allContainers(alloc) {
+		st, ok := states[c.Name]
+		if !ok || !st.Running {
+			continue
+		}
+		act := actuated.ContainerResources[c.Name]
+		for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
+			if !quantityEqual(c.Resources.Requests, act.Requests, name) || !quantityEqual(c.Resources.Limits, act.Limits, name) {
+				return true
+			}
+		}
+	}
+	if podLevelResize && alloc.Spec.Resources != nil {
+		return !podLevelActuated(alloc, actuated)
+	}
+	return false
+}
+
+func quantityEqual(a, b v1.ResourceList, name v1.ResourceName) bool {
+	qa, qb := a[name], b[name]
+	return qa.Equal(qb)
+}

@@ -1,0 +1,223 @@
+package core
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/resizelet/resizelet/allocation"
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
+	"github.com/resizelet/resizelet/qos"
+)
+
+// podState is what the kubelet keeps of one pod: the API object (spec as
+// the API server gave it, status as the kubelet last wrote it), the
+// allocation and actuation records (the checkpoints' contents), the resize
+// conditions, and what the runtime holds for it.
+type podState struct {
+	uid types.UID
+	pod *v1.Pod
+
+	admitted  bool
+	podCgroup string
+	sandboxID string
+	// containers are the current runtime container of each container name.
+	containers map[string]containerRecord
+	// dead are stopped containers left for garbage collection.
+	dead []string
+
+	allocated    allocation.PodResources
+	hasAllocated bool
+	actuated     allocation.PodResources
+
+	conds resizeConditions
+
+	// busy is set while a sync or teardown of the pod is in flight.
+	busy            bool
+	deleteRequested bool
+	deleteErr       error
+	resyncAt        time.Time
+}
+
+// containerRecord is one container the runtime runs for a pod.
+type containerRecord struct {
+	id      string
+	attempt uint32
+}
+
+func (c *Core) newPodState(pod *v1.Pod) *podState {
+	ps := &podState{
+		uid:        pod.UID,
+		pod:        pod,
+		containers: map[string]containerRecord{},
+	}
+	c.pods[pod.UID] = ps
+	c.order = append(c.order, pod.UID)
+	return ps
+}
+
+// removePod forgets a pod entirely.
+func (c *Core) removePod(uid types.UID) {
+	delete(c.pods, uid)
+	delete(c.dirty, uid)
+	c.queue.Remove(uid)
+	if i := slices.Index(c.order, uid); i >= 0 {
+		c.order = slices.Delete(c.order, i, i+1)
+	}
+}
+
+// podByName finds a known pod.
+func (c *Core) podByName(namespace, name string) *podState {
+	for _, uid := range c.order {
+		if ps := c.pods[uid]; ps.pod.Namespace == namespace && ps.pod.Name == name {
+			return ps
+		}
+	}
+	return nil
+}
+
+// overlay is UpdatePodFromAllocation: the pod with its checkpointed
+// allocation in place of the desired resources, and whether that differs
+// from the spec (a resize is pending). The allocation is compared in
+// place and the pod copied only where they differ.
+func overlay(pod *v1.Pod, alloc allocation.PodResources, has bool) (*v1.Pod, bool) {
+	if !has {
+		return pod, false
+	}
+	out := pod
+	changed := false
+	copyOnce := func() {
+		if !changed {
+			out = pod.DeepCopy()
+			changed = true
+		}
+	}
+	for i := range pod.Spec.Containers {
+		if r, ok := alloc.ContainerResources[pod.Spec.Containers[i].Name]; ok && !allocation.SameResources(&pod.Spec.Containers[i].Resources, &r) {
+			copyOnce()
+			out.Spec.Containers[i].Resources = *r.DeepCopy()
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		if r, ok := alloc.ContainerResources[pod.Spec.InitContainers[i].Name]; ok && !allocation.SameResources(&pod.Spec.InitContainers[i].Resources, &r) {
+			copyOnce()
+			out.Spec.InitContainers[i].Resources = *r.DeepCopy()
+		}
+	}
+	if alloc.PodLevelResources != nil && pod.Spec.Resources != nil && !allocation.SameResources(pod.Spec.Resources, alloc.PodLevelResources) {
+		copyOnce()
+		out.Spec.Resources = alloc.PodLevelResources.DeepCopy()
+	}
+	return out, changed
+}
+
+// allocatedPod is the pod overlaid with its own allocation.
+func (ps *podState) allocatedPod() (*v1.Pod, bool) {
+	return overlay(ps.pod, ps.allocated, ps.hasAllocated)
+}
+
+// allocationFromPod is what the allocation checkpoint records of a pod:
+// the resources of every regular container and sidecar (and, where
+// non-sidecar init containers are resizable, of those too), and the
+// pod-level resources when set.
+func allocationFromPod(pod *v1.Pod, initContainers bool) allocation.PodResources {
+	r := allocation.PodResources{ContainerResources: map[string]v1.ResourceRequirements{}}
+	for i := range pod.Spec.Containers {
+		r.ContainerResources[pod.Spec.Containers[i].Name] = *pod.Spec.Containers[i].Resources.DeepCopy()
+	}
+	for i := range pod.Spec.InitContainers {
+		if initContainers || qos.IsSidecar(&pod.Spec.InitContainers[i]) {
+			r.ContainerResources[pod.Spec.InitContainers[i].Name] = *pod.Spec.InitContainers[i].Resources.DeepCopy()
+		}
+	}
+	if pod.Spec.Resources != nil {
+		r.PodLevelResources = pod.Spec.Resources.DeepCopy()
+	}
+	return r
+}
+
+// otherPods are the admitted, active pods other than uid, each overlaid
+// with its allocation and carrying its status: what admission counts as
+// used (getAllocatedPods over the active pods).
+func (c *Core) otherPods(uid types.UID) []*v1.Pod {
+	out := make([]*v1.Pod, 0, len(c.order))
+	for _, id := range c.order {
+		ps := c.pods[id]
+		if id == uid || !ps.admitted || isTerminal(ps.pod) {
+			continue
+		}
+		p, _ := ps.allocatedPod()
+		out = append(out, p)
+	}
+	return out
+}
+
+// podCgroupName is the pod's cgroup path below the hierarchy root, under
+// the node's --cgroup-root.
+func (s *settings) podCgroupName(qosClass v1.PodQOSClass, uid types.UID) string {
+	name := cgconfig.PodCgroupName(qosClass, uid, s.cfg.CgroupDriver)
+	if root := strings.Trim(s.cfg.CgroupRoot, "/"); root != "" {
+		name = root + "/" + name
+	}
+	return name
+}
+
+// allContainers lists a pod's sidecars and regular containers, in start
+// order: the containers a pod sync runs.
+func allContainers(pod *v1.Pod) []*v1.Container {
+	var out []*v1.Container
+	for i := range pod.Spec.InitContainers {
+		if qos.IsSidecar(&pod.Spec.InitContainers[i]) {
+			out = append(out, &pod.Spec.InitContainers[i])
+		}
+	}
+	for i := range pod.Spec.Containers {
+		out = append(out, &pod.Spec.Containers[i])
+	}
+	return out
+}
+
+// findContainer returns the pod's sidecar or regular container by name.
+func findContainer(pod *v1.Pod, name string) *v1.Container {
+	for _, c := range allContainers(pod) {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// isStaticPod reports whether the pod came from a file or URL source rather
+// than the API server.
+func isStaticPod(pod *v1.Pod) bool {
+	src, ok := pod.Annotations["kubernetes.io/config.source"]
+	return ok && src != "api"
+}
+
+// isTerminal reports whether a pod has finished: it no longer counts as an
+// active pod for admission.
+func isTerminal(pod *v1.Pod) bool {
+	return pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed
+}
+
+// formatPod is the kubelet's format.Pod: name_namespace(uid).
+func formatPod(pod *v1.Pod) string {
+	return fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID)
+}
+
+// terminationGrace is the grace period the kubelet gives StopContainer.
+func terminationGrace(pod *v1.Pod) int64 {
+	if pod.Spec.TerminationGracePeriodSeconds != nil {
+		return *pod.Spec.TerminationGracePeriodSeconds
+	}
+	return int64(v1.DefaultTerminationGracePeriodSeconds)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
+}

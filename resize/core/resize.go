@@ -1,0 +1,302 @@
+package core
+
+import (
+	"fmt"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/resizelet/resizelet/allocation"
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
+)
+
+// PodCgroupReading is a pod cgroup's current configuration in the
+// kubelet's units, as GetPodCgroupConfig reads it back.
+type PodCgroupReading struct {
+	Memory int64  // bytes; -1 for "max" on v2, cgconfig.V1UnlimitedMemory for no limit on v1
+	Quota  int64  // -1 for no limit
+	Period uint64 // microseconds
+	Shares uint64 // on v2 read back from cpu.weight through the lossy inverse
+}
+
+// readingOf converts the values a manager read back. The kubelet compares
+// raw values, so on v1 an unlimited memory.limit_in_bytes keeps the huge
+// number the kernel shows (adding a pod limit then counts as a decrease),
+// while on v2 "max" reads as -1 (adding a limit counts as an increase); on
+// v2 the shares come back from cpu.weight through WeightToShares, which is
+// lossy (cgroup_v2_manager_linux.go).
+func readingOf(v cgconfig.Values, version cgconfig.Version) PodCgroupReading {
+	r := PodCgroupReading{Memory: cgconfig.Unlimited, Quota: cgconfig.Unlimited, Period: cgconfig.QuotaPeriod}
+	if v.MemoryLimit != nil {
+		r.Memory = *v.MemoryLimit
+		if r.Memory == cgconfig.Unlimited && version == cgconfig.V1 {
+			r.Memory = cgconfig.V1UnlimitedMemory
+		}
+	}
+	if v.CPUQuota != nil {
+		r.Quota = *v.CPUQuota
+	}
+	if v.CPUPeriod != nil {
+		r.Period = *v.CPUPeriod
+	}
+	if version == cgconfig.V2 {
+		if v.CPUWeight != nil {
+			r.Shares = cgconfig.WeightToShares(*v.CPUWeight)
+		}
+	} else if v.CPUShares != nil {
+		r.Shares = *v.CPUShares
+	}
+	return r
+}
+
+// ResizeTarget is everything the write order of a resize depends on.
+type ResizeTarget struct {
+	UID       types.UID
+	Pod       *v1.Pod // the allocated pod
+	PodCgroup string
+	SandboxID string
+	Actions   PodActions
+	Current   PodCgroupReading
+	// Actuated is the pod's actuated record before the resize.
+	Actuated allocation.PodResources
+}
+
+// resizeWrites is the write order of doPodResizeAction
+// (kuberuntime_manager.go), as data: per resource, memory first and then
+// cpu, the pod cgroup grows before the containers and shrinks after them,
+// limits before requests on the way up and after them on the way down.
+// After every pod cgroup write the runtime is told the pod's new totals
+// (UpdatePodSandboxResources, best effort); after every container update
+// its actuated record is written. Memory requests are never written to a
+// cgroup, and a pod without a limit keeps its current one (limits are
+// never removed). With pod-level resize the actuated pod-level record is
+// written last. The first failure stops the list: the next sync retries.
+func (s *settings) resizeWrites(t ResizeTarget) []Action {
+	desired := cgconfig.PodConfig(t.Pod, s.podConfigOptions())
+	cur := t.Current
+	// current is what the pod cgroup holds as the writes go, for the
+	// totals told to the runtime.
+	current := cgconfig.ResourceConfig{Memory: &cur.Memory, CPUQuota: &cur.Quota, CPUPeriod: &cur.Period, CPUShares: &cur.Shares}
+	var out []Action
+	setPod := func(name v1.ResourceName, limit bool) {
+		var rc cgconfig.ResourceConfig
+		switch {
+		case name == v1.ResourceCPU && limit:
+			rc.CPUQuota, rc.CPUPeriod = desired.CPUQuota, desired.CPUPeriod
+			current.CPUQuota, current.CPUPeriod = rc.CPUQuota, rc.CPUPeriod
+		case name == v1.ResourceCPU:
+			rc.CPUShares = desired.CPUShares
+			current.CPUShares = rc.CPUShares
+		case limit:
+			rc.Memory = desired.Memory
+			current.Memory = rc.Memory
+		default:
+			return // memory requests are not written to cgroups
+		}
+		out = append(out,
+			SetCgroup{Path: t.PodCgroup, Values: rc.Values(s.cfg.CgroupVersion, cgconfig.LinearWeight)},
+			UpdatePodSandboxResources{Request: s.sandboxResourcesRequest(t.SandboxID, t.Pod, current)})
+	}
+	// actuated follows each container's values as the updates go: the
+	// second call for a container sends what the first made actual.
+	actuated := map[string]ContainerValues{}
+	for _, list := range [][]ContainerUpdate{t.Actions.UpdateMemory, t.Actions.UpdateCPU} {
+		for _, u := range list {
+			actuated[u.Name] = u.Current
+		}
+	}
+	updateContainers := func(name v1.ResourceName, updates []ContainerUpdate) {
+		for _, u := range updates {
+			c := findContainer(t.Pod, u.Name)
+			if c == nil {
+				continue
+			}
+			v := actuated[u.Name]
+			if name == v1.ResourceMemory {
+				v.MemoryLimit, v.MemoryRequest = u.Desired.MemoryLimit, u.Desired.MemoryRequest
+			} else {
+				v.CPULimit, v.CPURequest = u.Desired.CPULimit, u.Desired.CPURequest
+			}
+			actuated[u.Name] = v
+			sent := c.DeepCopy()
+			sent.Resources = requirementsOf(v)
+			out = append(out,
+				UpdateContainerResources{Name: u.Name, ID: u.ID, Resources: &runtimeapi.ContainerResources{Linux: s.containerResources(t.Pod, sent)}},
+				WriteActuatedContainer{UID: t.UID, Name: u.Name, Resources: sent.Resources})
+		}
+	}
+	resizeContainers := func(name v1.ResourceName, curLimit, newLimit, curRequest, newRequest int64, updates []ContainerUpdate) {
+		if newLimit > curLimit {
+			setPod(name, true)
+		}
+		if newRequest > curRequest {
+			setPod(name, false)
+		}
+		updateContainers(name, updates)
+		if newRequest < curRequest {
+			setPod(name, false)
+		}
+		if newLimit < curLimit {
+			setPod(name, true)
+		}
+	}
+	a := t.Actions
+	if len(a.UpdateMemory) > 0 || a.UpdatePodResources {
+		if desired.Memory == nil {
+			desired.Memory = &cur.Memory
+		}
+		resizeContainers(v1.ResourceMemory, cur.Memory, *desired.Memory, 0, 0, a.UpdateMemory)
+	}
+	if len(a.UpdateCPU) > 0 || a.UpdatePodResources {
+		if desired.CPUQuota == nil {
+			desired.CPUQuota = &cur.Quota
+		}
+		resizeContainers(v1.ResourceCPU, cur.Quota, *desired.CPUQuota, int64(cur.Shares), int64(*desired.CPUShares), a.UpdateCPU)
+	}
+	if s.profile.PodLevelResize() && t.Pod.Spec.Resources != nil {
+		// updateActuatedPodLevelResources: the pod's whole record, with the
+		// container records as the updates above leave them.
+		rec := t.Actuated.DeepCopy()
+		if rec.ContainerResources == nil {
+			rec.ContainerResources = map[string]v1.ResourceRequirements{}
+		}
+		for _, a := range out {
+			if w, ok := a.(WriteActuatedContainer); ok {
+				rec.ContainerResources[w.Name] = *w.Resources.DeepCopy()
+			}
+		}
+		rec.PodLevelResources = t.Pod.Spec.Resources.DeepCopy()
+		out = append(out, WriteActuated{UID: t.UID, Resources: rec})
+	}
+	return out
+}
+
+// requirementsOf turns compared values back into requirements with every
+// field set, as the kubelet's updatePodContainerResources builds the
+// container it hands to the runtime.
+func requirementsOf(v ContainerValues) v1.ResourceRequirements {
+	return v1.ResourceRequirements{
+		Limits: v1.ResourceList{
+			v1.ResourceCPU:    *resource.NewMilliQuantity(v.CPULimit, resource.DecimalSI),
+			v1.ResourceMemory: *resource.NewQuantity(v.MemoryLimit, resource.BinarySI),
+		},
+		Requests: v1.ResourceList{
+			v1.ResourceCPU:    *resource.NewMilliQuantity(v.CPURequest, resource.DecimalSI),
+			v1.ResourceMemory: *resource.NewQuantity(v.MemoryRequest, resource.BinarySI),
+		},
+	}
+}
+
+// memoryCheck is the usage check before a memory limit goes down
+// (validateMemoryResizeAction, kuberuntime_manager.go): whether it runs and
+// what it needs to read.
+type memoryCheck struct {
+	// podLimit is the desired pod limit when the pod's is checked.
+	podLimit *int64
+	// containers are the containers whose limit is added or lowered, in
+	// the pod's order, with their new limit and runtime ID ("" when the
+	// container has none).
+	containers []checkedContainer
+	// podOnly is the 1.33 form: the pod only, with its own message.
+	podOnly bool
+}
+
+type checkedContainer struct {
+	name, id string
+	limit    int64
+}
+
+// planMemoryCheck decides the check. From 1.34 it looks at the pod when
+// its limit goes down and at each container whose limit is added or
+// lowered; 1.33 looks at the pod whenever it has a limit. ok is false when
+// nothing needs checking.
+func (s *settings) planMemoryCheck(pod *v1.Pod, cur PodCgroupReading, a PodActions, ids map[string]containerRecord) (memoryCheck, bool) {
+	desired := cgconfig.PodConfig(pod, s.podConfigOptions())
+	if s.profile.PodOnlyMemoryCheck() {
+		if desired.Memory == nil {
+			return memoryCheck{}, false
+		}
+		return memoryCheck{podLimit: desired.Memory, podOnly: true}, true
+	}
+	var mc memoryCheck
+	if desired.Memory != nil && *desired.Memory < cur.Memory {
+		mc.podLimit = desired.Memory
+	}
+	decreasing := map[string]int64{}
+	for _, u := range a.UpdateMemory {
+		if u.Desired.MemoryLimit != 0 && (u.Current.MemoryLimit == 0 || u.Desired.MemoryLimit < u.Current.MemoryLimit) {
+			decreasing[u.Name] = u.Desired.MemoryLimit
+		}
+	}
+	for _, c := range allContainers(pod) {
+		if limit, ok := decreasing[c.Name]; ok {
+			mc.containers = append(mc.containers, checkedContainer{name: c.Name, id: ids[c.Name].id, limit: limit})
+		}
+	}
+	return mc, mc.podLimit != nil || len(mc.containers) > 0
+}
+
+// reads are the actions the check needs: the pod's usage, then each
+// checked container's statistics (best effort).
+func (mc memoryCheck) reads(podCgroup string) []Action {
+	out := []Action{ReadMemoryUsage{Path: podCgroup}}
+	for _, c := range mc.containers {
+		if c.id != "" {
+			out = append(out, ReadContainerStats{Name: c.name, ID: c.id})
+		}
+	}
+	return out
+}
+
+// verdict judges the reads' results and returns the kubelet's error, or
+// nil. The container message prints the pod's usage, not the container's,
+// as the kubelet does.
+func (mc memoryCheck) verdict(pod *v1.Pod, done []Action, res []Result) error {
+	_, usage, ok := resultOf[ReadMemoryUsage](done, res)
+	if !ok || usage.Err != nil {
+		return fmt.Errorf("unable to read memory usage for pod %q", formatPod(pod))
+	}
+	podUsage := usage.Usage
+	if mc.podOnly {
+		if podUsage >= *mc.podLimit {
+			return fmt.Errorf("aborting attempt to set pod memory limit less than current memory usage for pod %s", pod.Name)
+		}
+		return nil
+	}
+	stats := map[string]Result{}
+	for i := range done {
+		if r, ok := done[i].(ReadContainerStats); ok {
+			stats[r.Name] = res[i]
+		}
+	}
+	var errs []string
+	if mc.podLimit != nil && podUsage >= *mc.podLimit {
+		errs = append(errs, fmt.Sprintf("attempting to set pod memory limit (%d) below current usage (%d)", *mc.podLimit, podUsage))
+	}
+	for _, c := range mc.containers {
+		r, ok := stats[c.name]
+		if !ok || r.Err != nil || r.Stats.GetMemory().GetUsageBytes() == nil {
+			errs = append(errs, fmt.Sprintf("missing container %q memory usage", c.name))
+			continue
+		}
+		if int64(r.Stats.GetMemory().GetUsageBytes().GetValue()) >= c.limit {
+			errs = append(errs, fmt.Sprintf("attempting to set container %q memory limit (%d) below current usage (%d)", c.name, c.limit, podUsage))
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("cannot decrease memory limits: %s", aggregate(errs))
+}
+
+// aggregate formats errors as apimachinery's utilerrors.NewAggregate does:
+// one error as itself, several as "[a, b]".
+func aggregate(errs []string) string {
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	return "[" + strings.Join(errs, ", ") + "]"
+}

@@ -1,0 +1,59 @@
+package core
+
+import (
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/resizelet/resizelet/allocation"
+)
+
+// start rebuilds the kubelet's memory after a (re)start from what survives
+// it: the API server's pods (finished ones are skipped), their checkpoint
+// records, and the sandboxes and containers the runtime still has (for a
+// container name with several containers, the highest attempt is current
+// and the others are dead). Then every pod is admitted again in creation
+// order, each pod with a pending change joins the queue, and the pending
+// resizes are retried (pods_added).
+func (c *Core) start(in Start) {
+	c.started = true
+	c.now = in.Now
+	c.retry = allocation.NewRetryTimer(in.Now)
+	for _, pod := range in.Pods {
+		if pod == nil || isTerminal(pod) {
+			continue
+		}
+		ps := c.newPodState(pod.DeepCopy())
+		if r, ok := in.Allocated[pod.UID]; ok {
+			ps.allocated, ps.hasAllocated = r.DeepCopy(), true
+		}
+		if r, ok := in.Actuated[pod.UID]; ok {
+			ps.actuated = r.DeepCopy()
+		}
+		for _, sb := range in.Sandboxes {
+			if sb.GetMetadata().GetUid() == string(pod.UID) && sb.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY {
+				ps.sandboxID = sb.GetId()
+			}
+		}
+		if ps.sandboxID == "" {
+			continue
+		}
+		for _, ctr := range in.Containers {
+			if ctr.GetPodSandboxId() != ps.sandboxID {
+				continue
+			}
+			name, attempt := ctr.GetMetadata().GetName(), ctr.GetMetadata().GetAttempt()
+			if cur, ok := ps.containers[name]; ok {
+				if cur.attempt > attempt {
+					ps.dead = append(ps.dead, ctr.GetId())
+					continue
+				}
+				ps.dead = append(ps.dead, cur.id)
+			}
+			ps.containers[name] = containerRecord{id: ctr.GetId(), attempt: attempt}
+		}
+	}
+	for _, uid := range c.order {
+		c.enqueueAlloc(&admitTask{uid: uid})
+	}
+	c.enqueueAlloc(pushAllTask{})
+	c.enqueueAlloc(&retryTask{trigger: allocation.TriggerPodsAdded})
+}

@@ -1,0 +1,541 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/resizelet/resizelet/allocation"
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
+	"github.com/resizelet/resizelet/resize/profile"
+)
+
+// syncPhase is where a pod sync stands.
+type syncPhase int
+
+const (
+	syncBegin       syncPhase = iota // ask whether the pod cgroup exists
+	syncEnsure                       // create it, run the sandbox, read the containers
+	syncObserved                     // plan; kill what must restart
+	syncKilled                       // resize, if anything to resize
+	syncResize                       // read the pod cgroup
+	syncResizeRead                   // check memory usage before a limit goes down
+	syncUsageRead                    // the check's verdict
+	syncWrites                       // the ordered writes
+	syncResized                      // their outcome
+	syncStartNext                    // create the next container to start
+	syncCreated                      // checkpoint it, start it
+	syncStarted                      // its outcome
+	syncFinalRead                    // the runtime's view after the sync
+	syncFinalStatus                  // completion, status
+	syncDone
+)
+
+// syncOp is the kubelet's SyncPod for one admitted pod, as a conversation
+// of batches: make sure the pod cgroup and sandbox exist, read the
+// containers, plan (planPod), kill what must restart, resize in place
+// (doPodResizeAction), start what must start, record a resize error, read
+// the containers again, clear InProgress when the resize is complete and
+// write the pod status. Where the kubelet returns early, so does the op.
+type syncOp struct {
+	opOutput
+	uid   types.UID
+	phase syncPhase
+
+	alloc    *v1.Pod
+	allowed  bool
+	states   map[string]ContainerState
+	statuses map[string]*runtimeapi.ContainerStatus
+	actions  PodActions
+	current  PodCgroupReading
+	check    memoryCheck
+
+	resizeErr error
+	errs      []error
+	startNext int
+	attempt   uint32
+}
+
+func (o *syncOp) advance(c *Core, done []Action, res []Result) ([]Action, bool, bool) {
+	ps := c.pods[o.uid]
+	if ps == nil {
+		return o.take(), false, true
+	}
+	for {
+		acts := o.step(c, ps, done, res)
+		done, res = nil, nil
+		if o.phase == syncDone {
+			return o.take(acts...), false, true
+		}
+		if len(acts) > 0 {
+			return o.take(acts...), false, false
+		}
+	}
+}
+
+// finish schedules the pod's next sync: a minute after a good one, ten
+// seconds after a failed one.
+func (o *syncOp) finish(c *Core) {
+	ps := c.pods[o.uid]
+	if ps == nil {
+		return
+	}
+	ps.busy = false
+	if len(o.errs) > 0 {
+		ps.resyncAt = c.now.Add(BackOffPeriod)
+	} else {
+		ps.resyncAt = c.now.Add(ResyncInterval)
+	}
+}
+
+// fail ends the sync with err and the given last actions.
+func (o *syncOp) fail(err error, acts ...Action) []Action {
+	o.errs = append(o.errs, err)
+	o.phase = syncDone
+	return acts
+}
+
+// step runs the current phase with the results of the last batch and
+// returns the actions of the next batch, or none to go on at once.
+func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Action {
+	s := &c.s
+	podLevelResize := s.profile.PodLevelResize()
+	switch o.phase {
+	case syncBegin:
+		o.alloc, _ = ps.allocatedPod()
+		o.phase = syncEnsure
+		return []Action{ReadCgroupExists{Path: ps.podCgroup}}
+
+	case syncEnsure:
+		var acts []Action
+		if _, r, ok := resultOf[ReadCgroupExists](done, res); !ok || !r.Exists {
+			rc := cgconfig.PodConfig(o.alloc, s.podConfigOptions())
+			acts = append(acts, CreateCgroup{Path: ps.podCgroup},
+				SetCgroup{Path: ps.podCgroup, Values: rc.Values(s.cfg.CgroupVersion, cgconfig.LinearWeight)})
+		}
+		if ps.sandboxID == "" {
+			acts = append(acts, RunPodSandbox{Pod: ps.pod.Namespace + "/" + ps.pod.Name, Config: s.sandboxConfig(o.alloc, ps.podCgroup)})
+		}
+		acts = append(acts, o.statusReads(ps)...)
+		o.phase = syncObserved
+		return acts
+
+	case syncObserved:
+		o.states, o.statuses = map[string]ContainerState{}, map[string]*runtimeapi.ContainerStatus{}
+		for i, a := range done {
+			err := res[i].Err
+			switch a := a.(type) {
+			case CreateCgroup:
+				if err != nil {
+					return o.cgroupFailed(c, ps, fmt.Errorf("create pod cgroup %s: %w", a.Path, err))
+				}
+			case SetCgroup:
+				if err != nil {
+					return o.cgroupFailed(c, ps, fmt.Errorf("configure pod cgroup %s: %w", a.Path, err))
+				}
+			case RunPodSandbox:
+				if err != nil {
+					return o.fail(err,
+						c.event(ps.pod, v1.EventTypeWarning, ReasonFailedCreatePodSandBox, fmt.Sprintf("Failed to create pod sandbox: %v", err)),
+						c.writeStatus(ps, c.buildStatus(ps, o.alloc, nil, nil)))
+				}
+				ps.sandboxID = res[i].ID
+			case ReadContainerStatus:
+				if err != nil {
+					return o.fail(fmt.Errorf("container status %s: %w", a.Name, err))
+				}
+				o.observe(ps, a, res[i].Status)
+			}
+		}
+		o.allowed = c.resizeAllowed(ps.pod)
+		if o.allowed && resizeInProgress(o.alloc, o.states, ps.actuated, podLevelResize) {
+			// CheckPodResizeInProgress runs before the runtime's sync: after
+			// a kubelet restart it sets the condition again (the status
+			// manager keeps conditions in memory only); otherwise it keeps
+			// it as it is.
+			ps.conds.setInProgress("", "", o.alloc.Generation, metav1.NewTime(c.now))
+		}
+		o.actions = planPod(o.alloc, o.states, ps.actuated, o.allowed, podLevelResize)
+		var acts []Action
+		for _, k := range o.actions.Kill {
+			acts = append(acts,
+				c.event(ps.pod, v1.EventTypeNormal, ReasonKilling, k.Message),
+				StopContainer{Name: k.Name, ID: k.ID, Timeout: terminationGrace(ps.pod)})
+		}
+		o.phase = syncKilled
+		return acts
+
+	case syncKilled:
+		for i, a := range done {
+			if stop, ok := a.(StopContainer); ok {
+				if err := res[i].Err; err != nil {
+					// SyncPod returns at the first container it cannot
+					// kill: nothing is resized or started, and the next
+					// sync tries again.
+					return o.fail(fmt.Errorf("kill container %s: %w", stop.Name, err),
+						c.writeStatus(ps, c.buildStatus(ps, o.alloc, o.states, nil)))
+				}
+				ps.dead = append(ps.dead, stop.ID)
+			}
+		}
+		o.phase = syncResize
+		return nil
+
+	case syncResize:
+		if !o.allowed || !o.actions.Resizing() {
+			o.phase = syncStartNext
+			return nil
+		}
+		o.phase = syncResizeRead
+		return []Action{ReadCgroup{Path: ps.podCgroup}}
+
+	case syncResizeRead:
+		_, r, _ := resultOf[ReadCgroup](done, res)
+		if err := r.Err; err != nil {
+			o.resized(fmt.Errorf("unable to get pod cgroup memory config for pod %q: %w", formatPod(o.alloc), err))
+			return nil
+		}
+		o.current = readingOf(r.Values, s.cfg.CgroupVersion)
+		o.phase = syncWrites
+		if len(o.actions.UpdateMemory) > 0 || o.actions.UpdatePodResources {
+			if mc, ok := s.planMemoryCheck(o.alloc, o.current, o.actions, ps.containers); ok {
+				o.check = mc
+				o.phase = syncUsageRead
+				return mc.reads(ps.podCgroup)
+			}
+		}
+		return nil
+
+	case syncUsageRead:
+		if err := o.check.verdict(o.alloc, done, res); err != nil {
+			o.resized(err)
+			return nil
+		}
+		o.phase = syncWrites
+		return nil
+
+	case syncWrites:
+		o.phase = syncResized
+		return s.resizeWrites(ResizeTarget{
+			UID: o.uid, Pod: o.alloc, PodCgroup: ps.podCgroup, SandboxID: ps.sandboxID,
+			Actions: o.actions, Current: o.current, Actuated: ps.actuated,
+		})
+
+	case syncResized:
+		var err error
+		for i, a := range done {
+			if res[i].Err != nil && StopsOnFailure(a) {
+				err = res[i].Err
+				break
+			}
+		}
+		o.resized(err)
+		return nil
+
+	case syncStartNext:
+		for o.startNext < len(o.actions.Start) {
+			name := o.actions.Start[o.startNext]
+			ctr := findContainer(o.alloc, name)
+			if ctr == nil {
+				o.errs = append(o.errs, fmt.Errorf("start container %s: not in the pod spec", name))
+				o.startNext++
+				continue
+			}
+			o.attempt = 0
+			if rec, ok := ps.containers[name]; ok {
+				o.attempt = rec.attempt + 1
+				if !containsID(ps.dead, rec.id) {
+					ps.dead = append(ps.dead, rec.id)
+				}
+			}
+			o.phase = syncCreated
+			return []Action{CreateContainer{
+				Name: name, SandboxID: ps.sandboxID,
+				Config:        s.containerConfig(o.alloc, ctr, o.attempt),
+				SandboxConfig: s.sandboxConfig(o.alloc, ps.podCgroup),
+			}}
+		}
+		o.phase = syncFinalRead
+		return nil
+
+	case syncCreated:
+		name := o.actions.Start[o.startNext]
+		_, r, _ := resultOf[CreateContainer](done, res)
+		if err := r.Err; err != nil {
+			o.emit(c.event(ps.pod, v1.EventTypeWarning, ReasonFailed, fmt.Sprintf("Error: %v", err)))
+			o.errs = append(o.errs, fmt.Errorf("create container %s: %w", name, err))
+			o.startNext++
+			o.phase = syncStartNext
+			return nil
+		}
+		id := r.ID
+		ps.containers[name] = containerRecord{id: id, attempt: o.attempt}
+		ctr := findContainer(o.alloc, name)
+		o.phase = syncStarted
+		return []Action{
+			WriteActuatedContainer{UID: o.uid, Name: name, Resources: *ctr.Resources.DeepCopy()},
+			c.event(ps.pod, v1.EventTypeNormal, ReasonCreated, c.containerEventMessage("Created container: %s", "Container created", name)),
+			StartContainer{Name: name, ID: id},
+		}
+
+	case syncStarted:
+		name := o.actions.Start[o.startNext]
+		for i, a := range done {
+			err := res[i].Err
+			switch a.(type) {
+			case WriteActuatedContainer:
+				if err != nil {
+					o.errs = append(o.errs, fmt.Errorf("checkpoint actuated resources of %s: %w", name, err))
+				}
+			case StartContainer:
+				if err != nil {
+					o.emit(c.event(ps.pod, v1.EventTypeWarning, ReasonFailed, fmt.Sprintf("Error: %v", err)))
+					o.errs = append(o.errs, fmt.Errorf("start container %s: %w", name, err))
+				} else {
+					o.emit(c.event(ps.pod, v1.EventTypeNormal, ReasonStarted, c.containerEventMessage("Started container %s", "Container started", name)))
+				}
+			}
+		}
+		o.startNext++
+		o.phase = syncStartNext
+		return nil
+
+	case syncFinalRead:
+		if o.resizeErr != nil {
+			now := metav1.NewTime(c.now)
+			newly := ps.conds.setInProgress(v1.PodReasonError, o.resizeErr.Error(), ps.pod.Generation, now)
+			if newly && s.profile.ResizeEvents() {
+				generation := ps.conds.inProgress.ObservedGeneration
+				o.emit(c.event(ps.pod, v1.EventTypeWarning, ReasonResizeError, ResizeErrorMessage(o.alloc, generation, o.resizeErr.Error())))
+			}
+		}
+		o.phase = syncFinalStatus
+		return o.statusReads(ps)
+
+	case syncFinalStatus:
+		o.states, o.statuses = map[string]ContainerState{}, map[string]*runtimeapi.ContainerStatus{}
+		for i, a := range done {
+			read, ok := a.(ReadContainerStatus)
+			if !ok {
+				continue
+			}
+			if err := res[i].Err; err != nil {
+				return o.fail(fmt.Errorf("container status %s: %w", read.Name, err))
+			}
+			o.observe(ps, read, res[i].Status)
+		}
+		var acts []Action
+		if o.allowed && !resizeInProgress(o.alloc, o.states, ps.actuated, podLevelResize) {
+			if generation, cleared := ps.conds.clearInProgress(); cleared {
+				if ev, ok := c.completedEvent(ps.pod, o.alloc, generation); ok {
+					acts = append(acts, ev)
+				}
+			}
+		}
+		wasTerminal := isTerminal(ps.pod)
+		acts = append(acts, c.writeStatus(ps, c.buildStatus(ps, o.alloc, o.states, o.statuses)))
+		if !wasTerminal && isTerminal(ps.pod) && s.profile.RetryOnPodTerminated() {
+			// A finished pod frees its resources; from 1.36 the pending
+			// resizes are retried for it (pod_terminated).
+			c.enqueueAlloc(&retryTask{trigger: allocation.TriggerPodTerminated})
+		}
+		o.phase = syncDone
+		return acts
+	}
+	panic(fmt.Sprintf("core: sync in unknown phase %d", o.phase))
+}
+
+// resized records the outcome of the resize step and moves on to the
+// starts: SyncPod goes on starting containers after a failed resize.
+func (o *syncOp) resized(err error) {
+	if err != nil {
+		o.resizeErr = err
+		o.errs = append(o.errs, err)
+	}
+	o.phase = syncStartNext
+}
+
+// cgroupFailed ends a sync whose pod cgroup could not be made.
+func (o *syncOp) cgroupFailed(c *Core, ps *podState, err error) []Action {
+	return o.fail(err,
+		c.event(ps.pod, v1.EventTypeWarning, ReasonFailed, err.Error()),
+		c.writeStatus(ps, c.buildStatus(ps, o.alloc, nil, nil)))
+}
+
+// statusReads asks the runtime for each container the pod has, by name.
+func (o *syncOp) statusReads(ps *podState) []Action {
+	var acts []Action
+	for _, name := range sortedKeys(ps.containers) {
+		acts = append(acts, ReadContainerStatus{Name: name, ID: ps.containers[name].id})
+	}
+	return acts
+}
+
+// observe records what the runtime said of one container.
+func (o *syncOp) observe(ps *podState, read ReadContainerStatus, st *runtimeapi.ContainerStatus) {
+	o.states[read.Name] = ContainerState{
+		Name:     read.Name,
+		ID:       read.ID,
+		Running:  st.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING,
+		Exited:   st.GetState() == runtimeapi.ContainerState_CONTAINER_EXITED,
+		ExitCode: st.GetExitCode(),
+		Attempt:  ps.containers[read.Name].attempt,
+	}
+	o.statuses[read.Name] = st
+}
+
+// resizeAllowed is IsInPlacePodVerticalScalingAllowed for actuation.
+func (c *Core) resizeAllowed(pod *v1.Pod) bool {
+	return c.s.profile.Gate(profile.GateInPlacePodVerticalScaling) && c.s.cfg.OS == "linux" && !isStaticPod(pod)
+}
+
+// completedEvent is the ResizeCompleted event, as the version sends it.
+func (c *Core) completedEvent(pod, alloc *v1.Pod, generation int64) (RecordEvent, bool) {
+	if !c.s.profile.ResizeCompletedEvent() {
+		return RecordEvent{}, false
+	}
+	msg := ResizeCompletedMessage(alloc, generation)
+	if !c.s.profile.ResizeCompletedGeneration() {
+		msg = dropGeneration(msg)
+	}
+	return c.event(pod, v1.EventTypeNormal, ReasonResizeCompleted, msg), true
+}
+
+// containerEventMessage is the message of a Created or Started event: with
+// the container's name before 1.35, without from 1.35.
+func (c *Core) containerEventMessage(named, unnamed, name string) string {
+	if c.s.profile.ContainerNameInLifecycleEvents() {
+		return fmt.Sprintf(named, name)
+	}
+	return unnamed
+}
+
+// resultOf finds the first action of type T among the performed ones and
+// its result. Batches carry the events an operation decided before them,
+// so an operation finds the result it waits for by the action's type.
+func resultOf[T Action](done []Action, res []Result) (T, Result, bool) {
+	for i, a := range done {
+		if t, ok := a.(T); ok {
+			return t, res[i], true
+		}
+	}
+	var zero T
+	return zero, Result{}, false
+}
+
+func containsID(ids []string, id string) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// deleteOp stops and removes a pod's containers and sandbox, removes its
+// cgroup, and, when all of that worked, forgets the pod, deletes its
+// checkpoint records and its API object, and retries the pending resizes
+// (pods_removed). A teardown that failed keeps the pod, so that another
+// delete can finish it.
+type deleteOp struct {
+	opOutput
+	uid   types.UID
+	phase int
+}
+
+func (o *deleteOp) advance(c *Core, done []Action, res []Result) ([]Action, bool, bool) {
+	ps := c.pods[o.uid]
+	if ps == nil {
+		return o.take(), false, true
+	}
+	switch o.phase {
+	case 0:
+		var acts []Action
+		dead := append([]string(nil), ps.dead...)
+		for _, ctr := range allContainers(ps.pod) {
+			rec, ok := ps.containers[ctr.Name]
+			if !ok {
+				continue
+			}
+			acts = append(acts,
+				c.event(ps.pod, v1.EventTypeNormal, ReasonKilling, fmt.Sprintf("Stopping container %s", ctr.Name)),
+				StopContainer{Name: ctr.Name, ID: rec.id, Timeout: terminationGrace(ps.pod)})
+			dead = append(dead, rec.id)
+		}
+		for _, id := range dead {
+			acts = append(acts, RemoveContainer{ID: id})
+		}
+		if ps.sandboxID != "" {
+			acts = append(acts, StopPodSandbox{ID: ps.sandboxID}, RemovePodSandbox{ID: ps.sandboxID})
+		}
+		if ps.podCgroup != "" {
+			acts = append(acts, DeleteCgroup{Path: ps.podCgroup})
+		}
+		ps.dead = dead
+		o.phase = 1
+		if len(acts) == 0 {
+			return o.advance(c, nil, nil)
+		}
+		return acts, true, false
+	default:
+		var errs []error
+		for i, a := range done {
+			err := res[i].Err
+			if err == nil {
+				continue
+			}
+			switch a := a.(type) {
+			case StopContainer:
+				errs = append(errs, fmt.Errorf("stop container %s: %w", a.Name, err))
+			case RemoveContainer:
+				if !res[i].NotFound {
+					errs = append(errs, fmt.Errorf("remove container %s: %w", a.ID, err))
+				}
+			case StopPodSandbox:
+				errs = append(errs, fmt.Errorf("stop sandbox: %w", err))
+			case RemovePodSandbox:
+				errs = append(errs, fmt.Errorf("remove sandbox: %w", err))
+			case DeleteCgroup:
+				errs = append(errs, fmt.Errorf("delete pod cgroup: %w", err))
+			}
+		}
+		if len(errs) > 0 {
+			ps.deleteErr = fmt.Errorf("delete pod %s/%s: %w", ps.pod.Namespace, ps.pod.Name, errors.Join(errs...))
+			return o.take(), false, true
+		}
+		pod := ps.pod
+		c.removePod(o.uid)
+		c.enqueueAlloc(&retryTask{trigger: allocation.TriggerPodsRemoved})
+		return o.take(DeleteCheckpoints{UID: o.uid}, DeletePod{Namespace: pod.Namespace, Name: pod.Name}), false, true
+	}
+}
+
+func (o *deleteOp) finish(c *Core) {
+	if ps := c.pods[o.uid]; ps != nil {
+		ps.busy = false
+	}
+}
+
+// deleteRequested queues a pod's teardown.
+func (c *Core) deleteRequested(in DeleteRequested) error {
+	ps, ok := c.pods[in.UID]
+	if !ok {
+		return fmt.Errorf("delete pod %s: %w", in.UID, ErrUnknownPod)
+	}
+	c.setNow(in.Now)
+	ps.deleteRequested = true
+	ps.deleteErr = nil
+	return nil
+}
+
+// DeleteError returns why the last teardown of a pod failed, or nil.
+func (c *Core) DeleteError(uid types.UID) error {
+	if ps := c.pods[uid]; ps != nil {
+		return ps.deleteErr
+	}
+	return nil
+}

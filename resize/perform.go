@@ -1,0 +1,94 @@
+package resize
+
+import (
+	"context"
+	"errors"
+
+	"github.com/resizelet/resizelet/cri"
+	"github.com/resizelet/resizelet/resize/core"
+)
+
+// perform carries out a batch in order and returns one result per action
+// performed. It stops after the first failed action that stops its batch
+// (core.StopsOnFailure), unless the batch says KeepGoing. It holds no lock.
+func (n *Node) perform(ctx context.Context, b *core.Batch) []core.Result {
+	results := make([]core.Result, 0, len(b.Actions))
+	for _, a := range b.Actions {
+		r := n.do(ctx, a)
+		if r.Err != nil && errors.Is(r.Err, cri.ErrNotFound) {
+			r.NotFound = true
+		}
+		results = append(results, r)
+		if r.Err != nil && !b.KeepGoing && core.StopsOnFailure(a) {
+			break
+		}
+	}
+	return results
+}
+
+// do performs one action on the node's parts.
+func (n *Node) do(ctx context.Context, a core.Action) core.Result {
+	var r core.Result
+	switch a := a.(type) {
+	case core.ReadCgroupExists:
+		r.Exists = n.cg.Exists(a.Path)
+	case core.CreateCgroup:
+		r.Err = n.cg.Create(a.Path)
+	case core.SetCgroup:
+		_, r.Err = n.cg.Set(a.Path, a.Values)
+	case core.ReadCgroup:
+		r.Values, r.Err = n.cg.Get(a.Path)
+	case core.ReadMemoryUsage:
+		r.Usage, r.Err = n.cg.MemoryUsage(a.Path)
+	case core.DeleteCgroup:
+		r.Err = n.cg.Delete(a.Path)
+	case core.RunPodSandbox:
+		r.ID, r.Err = n.rt.RunPodSandbox(ctx, a.Config, "")
+	case core.StopPodSandbox:
+		r.Err = n.rt.StopPodSandbox(ctx, a.ID)
+	case core.RemovePodSandbox:
+		r.Err = n.rt.RemovePodSandbox(ctx, a.ID)
+	case core.UpdatePodSandboxResources:
+		_, r.Err = n.rt.UpdatePodSandboxResources(ctx, a.Request)
+	case core.CreateContainer:
+		r.ID, r.Err = n.rt.CreateContainer(ctx, a.SandboxID, a.Config, a.SandboxConfig)
+	case core.StartContainer:
+		r.Err = n.rt.StartContainer(ctx, a.ID)
+	case core.StopContainer:
+		r.Err = n.rt.StopContainer(ctx, a.ID, a.Timeout)
+	case core.RemoveContainer:
+		r.Err = n.rt.RemoveContainer(ctx, a.ID)
+	case core.ReadContainerStatus:
+		st, err := n.rt.ContainerStatus(ctx, a.ID, false)
+		r.Status, r.Err = st.GetStatus(), err
+	case core.ReadContainerStats:
+		r.Stats, r.Err = n.rt.ContainerStats(ctx, a.ID)
+	case core.UpdateContainerResources:
+		r.Err = n.rt.UpdateContainerResources(ctx, a.ID, a.Resources)
+	case core.WriteAllocated:
+		r.Err = n.allocated.Set(a.UID, a.Resources)
+	case core.WriteActuatedContainer:
+		r.Err = n.actuated.SetContainer(a.UID, a.Name, a.Resources)
+	case core.WriteActuated:
+		r.Err = n.actuated.Set(a.UID, a.Resources)
+	case core.DeleteCheckpoints:
+		n.allocated.Delete(a.UID)
+		n.actuated.Delete(a.UID)
+	case core.RecordEvent:
+		n.cluster.RecordEvent(Event{
+			Time:      a.Event.Time,
+			Namespace: a.Event.Namespace,
+			Pod:       a.Event.Pod,
+			Type:      a.Event.Type,
+			Reason:    a.Event.Reason,
+			Message:   a.Event.Message,
+			Source:    "kubelet",
+			Host:      n.cfg.Name,
+		})
+	case core.WriteStatus:
+		r.Err = n.cluster.UpdatePodStatus(a.Namespace, a.Name, a.UID, *a.Status)
+	case core.DeletePod:
+		r.Err = n.cluster.DeletePod(a.Namespace, a.Name)
+	}
+	return r
+}
