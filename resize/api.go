@@ -150,3 +150,31 @@ type Deps struct {
 	Allocated state.State
 	Actuated  state.State
 }
+
+// Event reasons the kubelet uses on the resize path (pkg/kubelet/events).
+const (
+	ReasonResizeStarted    = core.ReasonResizeStarted
+	ReasonResizeCompleted  = core.ReasonResizeCompleted
+	ReasonResizeDeferred   = core.ReasonResizeDeferred
+	ReasonResizeInfeasible = core.ReasonResizeInfeasible
+	ReasonResizeError      = core.ReasonResizeError
+	ReasonKilling          = core.ReasonKilling
+	ReasonCreated          = core.ReasonCreated
+	ReasonStarted          = core.ReasonStarted
+	ReasonPulled           = core.ReasonPulled
+	ReasonFailed           = core.ReasonFailed
+)
+
+// The resize event messages (package core).
+var (
+	ResizeStartedMessage   = core.ResizeStartedMessage
+	ResizeCompletedMessage = core.ResizeCompletedMessage
+	ResizeErrorMessage     = core.ResizeErrorMessage
+	ResizePendingMessage   = core.ResizePendingMessage
+)
+
+// ValidateResize is the API server's resize validation (package apiserver).
+var ValidateResize = apiserver.ValidateResize
+
+// DefaultPod is the API server's v1 defaulting for resize (package apiserver).
+var DefaultPod = apiserver.DefaultPod

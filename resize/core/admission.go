@@ -48,7 +48,9 @@ func (c *Core) resizeRequested(in ResizeRequested) error {
 	if !ps.admitted {
 		return nil
 	}
-	c.pushPending(ps)
+	// The push is an allocation task too: a retry in flight rebuilds the
+	// queue when it ends, and must not drop a pod pushed meanwhile.
+	c.enqueueAlloc(pushTask{uid: ps.uid})
 	c.enqueueAlloc(&retryTask{trigger: allocation.TriggerPodUpdated})
 	c.dirty[ps.uid] = true
 	return nil
@@ -160,6 +162,18 @@ func (t *admitTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 
 func (t *admitTask) finish(*Core) {}
 
+// pushTask queues one pod's pending resize (PushPendingResize).
+type pushTask struct{ uid types.UID }
+
+func (t pushTask) advance(c *Core, _ []Action, _ []Result) ([]Action, bool, bool) {
+	if ps := c.pods[t.uid]; ps != nil && ps.admitted {
+		c.pushPending(ps)
+	}
+	return nil, false, true
+}
+
+func (pushTask) finish(*Core) {}
+
 // pushAllTask queues every admitted pod with a pending change, as the
 // kubelet's HandlePodAdditions does after a restart.
 type pushAllTask struct{}
@@ -191,6 +205,7 @@ type retryTask struct {
 	// checkpointed; before is that pod's conditions before the decision.
 	waiting bool
 	before  []v1.PodCondition
+	decided *v1.Pod
 }
 
 func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, bool, bool) {
@@ -212,7 +227,7 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 			t.keep = append(t.keep, item)
 		} else {
 			allocated = true
-			c.startResize(ps, &t.opOutput)
+			c.startResize(ps, t.decided, &t.opOutput)
 		}
 		t.settle(c, ps, allocated)
 		t.next++
@@ -227,6 +242,7 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 		write, outcome := c.handleResize(ps, &t.opOutput)
 		if write != nil {
 			t.waiting = true
+			t.decided = ps.pod
 			return t.take(*write), false, false
 		}
 		if outcome == allocation.Deferred {
@@ -287,13 +303,13 @@ func (c *Core) handleResize(ps *podState, out *opOutput) (*WriteAllocated, alloc
 // checkpointed: Pending is cleared, InProgress is cleared and set anew
 // (which refreshes its generation and drops an old Error), and
 // ResizeStarted is emitted for the newly allocated pod.
-func (c *Core) startResize(ps *podState, out *opOutput) {
+func (c *Core) startResize(ps *podState, pod *v1.Pod, out *opOutput) {
 	now := metav1.NewTime(c.now)
 	ps.conds.clearPending()
 	ps.conds.clearInProgress()
-	ps.conds.setInProgress("", "", ps.pod.Generation, now)
+	ps.conds.setInProgress("", "", pod.Generation, now)
 	if c.s.profile.ResizeEvents() {
-		out.emit(c.event(ps.pod, v1.EventTypeNormal, ReasonResizeStarted, ResizeStartedMessage(ps.pod, ps.pod.Generation)))
+		out.emit(c.event(pod, v1.EventTypeNormal, ReasonResizeStarted, ResizeStartedMessage(pod, pod.Generation)))
 	}
 }
 

@@ -137,7 +137,7 @@ func (cfg NodeConfig) Validate() error {
 		versions = append(versions, string(v))
 	}
 	for _, check := range []error{
-		oneOf("kubelet", string(cfg.Profile), versions...),
+		oneOf("profile", string(cfg.Profile), versions...),
 		oneOf("os", cfg.OS, "linux", "windows"),
 		oneOf("cgroupVersion", cfg.CgroupVersion.String(), "v1", "v2"),
 		oneOf("cgroupDriver", string(cfg.CgroupDriver), string(cgconfig.DriverCgroupfs), string(cgconfig.DriverSystemd)),
