@@ -10,9 +10,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/resizelet/resizelet/allocation/state"
 	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/cri"
-	"github.com/resizelet/resizelet/allocation/state"
 )
 
 // newFaultyNode is a testNode whose runtime can be made to fail.
