@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
 )
 
 // holderEnv is the environment variable that turns a program importing this
@@ -48,7 +50,7 @@ func runHolder(s string) int {
 		if err != nil {
 			return 1
 		}
-		for i := 0; i < len(mem); i += pageSize {
+		for i := 0; i < len(mem); i += cgconfig.PageSize {
 			mem[i] = 1
 		}
 		defer syscall.Munmap(mem)
@@ -208,7 +210,7 @@ func (f *FS) hasHolders() bool {
 // oomKills returns the oom_kill count of memory.events in dir (v2; it
 // counts the whole subtree), or -1.
 func oomKills(dir string) int {
-	s, err := read(dir, "memory.events")
+	s, err := read(dir, fileMemoryEvents)
 	if err != nil {
 		return -1
 	}

@@ -1,7 +1,6 @@
 package cgroup
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -12,24 +11,10 @@ import (
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 )
 
-// Kernel constants the in-memory model enforces. They are the Linux values
-// (kernel/sched/core.c, mm/page_counter.c) that a write can run into. The
-// v1 ones were checked on this project's v1 host (kernel 6.18), the v2
-// ones are those of real-hosts.md §3.
+// Limits of the simulated kernel beyond the file formats (fileformat.go):
+// the Linux values (kernel/sched/core.c, include/uapi/linux/limits.h) that
+// a write or a mkdir can run into, and the simulated host's size.
 const (
-	// memPageSize is the page size: the kernel keeps memory limits in pages,
-	// so a limit reads back rounded down to a multiple of it.
-	memPageSize = 4096
-	// memV1Unlimited is the largest limit a page counter holds
-	// (PAGE_COUNTER_MAX pages): cgroup v1 reads it back for an unlimited
-	// memory.limit_in_bytes, and cgroup v2 shows it as "max".
-	memV1Unlimited int64 = (1<<63 - 1) / memPageSize * memPageSize
-	// memMinCFSUS is the smallest CFS quota and period in microseconds (1 ms).
-	memMinCFSUS = 1000
-	// memMaxCFSPeriodUS is the largest CFS period in microseconds (1 s).
-	memMaxCFSPeriodUS = 1000000
-	// memMaxCFSQuotaUS is the largest CFS quota in microseconds (MAX_BW).
-	memMaxCFSQuotaUS = 1<<44 - 1
 	// memBWShift is the fixed-point shift of the kernel's bandwidth ratios.
 	memBWShift = 20
 	// memMaxNameLen is the longest cgroup directory name (NAME_MAX).
@@ -38,23 +23,6 @@ const (
 	// WithHostMemory is not given: 64Gi, the scenario runner's default
 	// node capacity.
 	memDefaultHostMemory = 64 << 30
-)
-
-// The file names the model keeps.
-const (
-	memFileWeight    = "cpu.weight"
-	memFileMax       = "cpu.max"
-	memFileMemMax    = "memory.max"
-	memFileCurrent   = "memory.current"
-	memFileEvents    = "memory.events"
-	memFileShares    = "cpu.shares"
-	memFilePeriod    = "cpu.cfs_period_us"
-	memFileQuota     = "cpu.cfs_quota_us"
-	memFileLimit     = "memory.limit_in_bytes"
-	memFileUsage     = "memory.usage_in_bytes"
-	memFileMaxUsage  = "memory.max_usage_in_bytes"
-	memFileOOMCtl    = "memory.oom_control"
-	memDefaultMaxStr = "max 100000"
 )
 
 // memErrMissing is the error for a cgroup that does not exist: ErrNotExist
@@ -137,23 +105,23 @@ func (m *Memory) newNode(path string, parent *memNode) *memNode {
 		path:     path,
 		parent:   parent,
 		children: make(map[string]*memNode),
-		limit:    memV1Unlimited,
+		limit:    cgconfig.V1UnlimitedMemory,
 	}
 	if m.version == V2 {
 		n.files = map[string]string{
-			memFileWeight:  "100",
-			memFileMax:     memDefaultMaxStr,
-			memFileMemMax:  "max",
-			memFileCurrent: "0",
+			fileCPUWeight:     "100",
+			fileCPUMax:        defaultCPUMax,
+			fileMemoryMax:     maxToken,
+			fileMemoryCurrent: "0",
 		}
 	} else {
 		n.files = map[string]string{
-			memFileShares:   "1024",
-			memFilePeriod:   "100000",
-			memFileQuota:    "-1",
-			memFileLimit:    strconv.FormatInt(memV1Unlimited, 10),
-			memFileUsage:    "0",
-			memFileMaxUsage: "0",
+			fileCPUShares:      "1024",
+			fileCFSPeriod:      defaultCFSPeriod,
+			fileCFSQuota:       unlimitedV1,
+			fileMemoryLimit:    strconv.FormatInt(cgconfig.V1UnlimitedMemory, 10),
+			fileMemoryUsage:    "0",
+			fileMemoryMaxUsage: "0",
 		}
 	}
 	n.renderEvents(m.version)
@@ -164,11 +132,11 @@ func (m *Memory) newNode(path string, parent *memNode) *memNode {
 // v2 (in the kernel's field order), memory.oom_control on v1.
 func (n *memNode) renderEvents(version Version) {
 	if version == V2 {
-		n.files[memFileEvents] = "low 0\nhigh 0\nmax 0\noom " + strconv.FormatInt(n.oom, 10) +
+		n.files[fileMemoryEvents] = "low 0\nhigh 0\nmax 0\noom " + strconv.FormatInt(n.oom, 10) +
 			"\noom_kill " + strconv.FormatInt(n.oomKill, 10) + "\noom_group_kill 0"
 		return
 	}
-	n.files[memFileOOMCtl] = "oom_kill_disable 0\nunder_oom 0\noom_kill " + strconv.FormatInt(n.oomKill, 10)
+	n.files[fileOOMControl] = "oom_kill_disable 0\nunder_oom 0\noom_kill " + strconv.FormatInt(n.oomKill, 10)
 }
 
 // memCheckPath reports whether path names a cgroup below the root: "" for
@@ -286,353 +254,14 @@ func (m *Memory) Get(path string) (Values, error) {
 	if err != nil {
 		return Values{}, err
 	}
-	v, err := parseValues(m.version, func(file string) (string, bool) {
+	v, err := parseValues(m.version, func(file string) (string, bool, error) {
 		s, ok := n.files[file]
-		return s, ok
+		return s, ok, nil
 	})
 	if err != nil {
 		return Values{}, fmt.Errorf("get %s: %w", path, err)
 	}
 	return v, nil
-}
-
-// parseValues turns the content of a cgroup's files, as the kernel shows
-// them, into Values. A file read does not return leaves its field nil.
-func parseValues(version Version, read func(file string) (string, bool)) (Values, error) {
-	var v Values
-	uintFile := func(file string) (*uint64, error) {
-		s, ok := read(file)
-		if !ok {
-			return nil, nil
-		}
-		x, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("parse %s %q: %w", file, s, err)
-		}
-		return &x, nil
-	}
-	var err error
-	if version == V2 {
-		if v.CPUWeight, err = uintFile(memFileWeight); err != nil {
-			return Values{}, err
-		}
-		if s, ok := read(memFileMax); ok {
-			quota, period, ok := strings.Cut(s, " ")
-			if !ok {
-				return Values{}, fmt.Errorf("parse %s %q: want \"<quota|max> <period>\"", memFileMax, s)
-			}
-			q := Unlimited
-			if quota != "max" {
-				if q, err = strconv.ParseInt(quota, 10, 64); err != nil {
-					return Values{}, fmt.Errorf("parse %s %q: %w", memFileMax, s, err)
-				}
-			}
-			p, err := strconv.ParseUint(period, 10, 64)
-			if err != nil {
-				return Values{}, fmt.Errorf("parse %s %q: %w", memFileMax, s, err)
-			}
-			v.CPUQuota, v.CPUPeriod = &q, &p
-		}
-		if s, ok := read(memFileMemMax); ok {
-			l := Unlimited
-			if s != "max" {
-				if l, err = strconv.ParseInt(s, 10, 64); err != nil {
-					return Values{}, fmt.Errorf("parse %s %q: %w", memFileMemMax, s, err)
-				}
-			}
-			v.MemoryLimit = &l
-		}
-		return v, nil
-	}
-	if v.CPUShares, err = uintFile(memFileShares); err != nil {
-		return Values{}, err
-	}
-	if v.CPUPeriod, err = uintFile(memFilePeriod); err != nil {
-		return Values{}, err
-	}
-	if s, ok := read(memFileQuota); ok {
-		q, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return Values{}, fmt.Errorf("parse %s %q: %w", memFileQuota, s, err)
-		}
-		if q < 0 {
-			q = Unlimited
-		}
-		v.CPUQuota = &q
-	}
-	if s, ok := read(memFileLimit); ok {
-		l, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return Values{}, fmt.Errorf("parse %s %q: %w", memFileLimit, s, err)
-		}
-		if l >= memV1Unlimited {
-			l = Unlimited
-		}
-		v.MemoryLimit = &l
-	}
-	return v, nil
-}
-
-// setFile is one file Set would write and the content it writes.
-type setFile struct {
-	file, content string
-}
-
-// planSet lists, in Set's order, the file contents v asks for on version:
-// memory first, then CPU (v2 cpu.weight, cpu.max; v1 cpu.shares,
-// cpu.cfs_period_us, cpu.cfs_quota_us). read returns a file's current
-// content; v2 cpu.max takes the current quota or period from it when v
-// gives only the other. It does not compare with the current content.
-func planSet(version Version, v Values, read func(file string) (string, bool)) (plan [4]setFile, n int) {
-	add := func(file, content string) {
-		plan[n] = setFile{file, content}
-		n++
-	}
-	if version == V2 {
-		if v.MemoryLimit != nil {
-			s := "max"
-			if *v.MemoryLimit != Unlimited {
-				s = strconv.FormatInt(*v.MemoryLimit, 10)
-			}
-			add(memFileMemMax, s)
-		}
-		if v.CPUWeight != nil {
-			add(memFileWeight, strconv.FormatUint(*v.CPUWeight, 10))
-		}
-		if v.CPUQuota != nil || v.CPUPeriod != nil {
-			cur, _ := read(memFileMax)
-			quota, period, ok := strings.Cut(cur, " ")
-			if !ok {
-				quota, period = "max", "100000"
-			}
-			// Build "<quota|max> <period>" in one allocation.
-			var buf [48]byte
-			b := buf[:0]
-			switch {
-			case v.CPUQuota == nil:
-				b = append(b, quota...)
-			case *v.CPUQuota == Unlimited:
-				b = append(b, "max"...)
-			default:
-				b = strconv.AppendInt(b, *v.CPUQuota, 10)
-			}
-			b = append(b, ' ')
-			if v.CPUPeriod != nil {
-				b = strconv.AppendUint(b, *v.CPUPeriod, 10)
-			} else {
-				b = append(b, period...)
-			}
-			add(memFileMax, string(b))
-		}
-		return plan, n
-	}
-	if v.MemoryLimit != nil {
-		add(memFileLimit, strconv.FormatInt(*v.MemoryLimit, 10))
-	}
-	if v.CPUShares != nil {
-		add(memFileShares, strconv.FormatUint(*v.CPUShares, 10))
-	}
-	if v.CPUPeriod != nil {
-		add(memFilePeriod, strconv.FormatUint(*v.CPUPeriod, 10))
-	}
-	if v.CPUQuota != nil {
-		add(memFileQuota, strconv.FormatInt(*v.CPUQuota, 10))
-	}
-	return plan, n
-}
-
-// memParseU64 parses an unsigned decimal as kstrtoull does, which also
-// takes a leading "+".
-func memParseU64(s string) (uint64, error) {
-	if len(s) > 1 && s[0] == '+' {
-		s = s[1:]
-	}
-	return strconv.ParseUint(s, 10, 64)
-}
-
-// memNumErr is the errno the kernel's number parsers (kstrtoull, kstrtoll)
-// return for err: ERANGE on overflow, EINVAL for anything that is not a
-// number.
-func memNumErr(err error) error {
-	if errors.Is(err, strconv.ErrRange) {
-		return syscall.ERANGE
-	}
-	return syscall.EINVAL
-}
-
-// memParseLimit parses a memory limit as page_counter_memparse does: the
-// unlimited token (v2 "max", v1 "-1") or a decimal byte count, rounded down
-// to whole pages and capped at the page counter maximum. It returns the
-// limit in bytes.
-func memParseLimit(content, unlimited string) (int64, error) {
-	if content == unlimited {
-		return memV1Unlimited, nil
-	}
-	b, err := strconv.ParseUint(content, 10, 64)
-	if err != nil {
-		// memparse stops at the first non-digit, and the kernel rejects
-		// what is left over: EINVAL, never ERANGE.
-		return 0, syscall.EINVAL
-	}
-	if b >= uint64(memV1Unlimited) {
-		return memV1Unlimited, nil
-	}
-	return int64(b / memPageSize * memPageSize), nil
-}
-
-// memParseCPUMax parses a v2 cpu.max write, "<quota|max> [period]", as
-// cpu_max_write does; a missing period keeps the one in old. It returns the
-// quota (-1 for max) and the period in microseconds.
-func memParseCPUMax(content, old string) (int64, uint64, error) {
-	first, second, two := strings.Cut(strings.TrimSpace(content), " ")
-	second = strings.TrimSpace(second)
-	if first == "" || (two && (second == "" || strings.ContainsAny(second, " \t\n"))) {
-		return 0, 0, syscall.EINVAL
-	}
-	var period uint64
-	var err error
-	if two {
-		if period, err = strconv.ParseUint(second, 10, 64); err != nil {
-			return 0, 0, syscall.EINVAL
-		}
-	} else {
-		_, p, _ := strings.Cut(old, " ")
-		if period, err = strconv.ParseUint(p, 10, 64); err != nil {
-			period = cgconfig.QuotaPeriod
-		}
-	}
-	quota := Unlimited
-	if first != "max" {
-		q, err := strconv.ParseUint(first, 10, 64)
-		if err != nil {
-			return 0, 0, syscall.EINVAL
-		}
-		if q < memMinCFSUS || q > memMaxCFSQuotaUS {
-			return 0, 0, syscall.EINVAL
-		}
-		quota = int64(q)
-	}
-	if period < memMinCFSUS || period > memMaxCFSPeriodUS {
-		return 0, 0, syscall.EINVAL
-	}
-	return quota, period, nil
-}
-
-// memDecimal reports whether s is a number as strconv formats it: digits
-// with no sign or leading zero, so the kernel reads it back unchanged.
-func memDecimal(s string) bool {
-	if s == "" || (s[0] == '0' && len(s) > 1) {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// memFormat returns content if it is already the decimal form of x, so
-// that a value written as the kernel shows it costs no allocation, and
-// the decimal form otherwise.
-func memFormat(content string, x uint64) string {
-	if memDecimal(content) {
-		return content
-	}
-	return strconv.FormatUint(x, 10)
-}
-
-// memFormatLimit is memFormat for a memory limit, which the kernel may
-// have rounded down to whole pages: content is kept only if it is exactly
-// the limit.
-func memFormatLimit(content string, limit int64) string {
-	if memDecimal(content) {
-		if b, err := strconv.ParseUint(content, 10, 64); err == nil && b == uint64(limit) {
-			return content
-		}
-	}
-	return strconv.FormatInt(limit, 10)
-}
-
-// memCanonical returns what the kernel stores, and reads back, when content
-// is written to file on version, or the errno a write of it fails with
-// before any check that depends on other cgroups. old is the file's
-// current content.
-func memCanonical(version Version, file, content, old string) (string, error) {
-	switch {
-	case version == V2 && file == memFileWeight:
-		w, err := memParseU64(content)
-		if err != nil {
-			return "", memNumErr(err)
-		}
-		if w < 1 || w > cgconfig.MaxWeight {
-			return "", syscall.ERANGE
-		}
-		return memFormat(content, w), nil
-	case version == V2 && file == memFileMax:
-		q, p, err := memParseCPUMax(content, old)
-		if err != nil {
-			return "", err
-		}
-		if qs, ps, ok := strings.Cut(content, " "); ok && (qs == "max" || memDecimal(qs)) && memDecimal(ps) {
-			return content, nil
-		}
-		s := "max"
-		if q != Unlimited {
-			s = strconv.FormatInt(q, 10)
-		}
-		return s + " " + strconv.FormatUint(p, 10), nil
-	case version == V2 && file == memFileMemMax:
-		l, err := memParseLimit(content, "max")
-		if err != nil {
-			return "", err
-		}
-		if l >= memV1Unlimited {
-			return "max", nil
-		}
-		return memFormatLimit(content, l), nil
-	case version == V1 && file == memFileLimit:
-		l, err := memParseLimit(content, "-1")
-		if err != nil {
-			return "", err
-		}
-		return memFormatLimit(content, l), nil
-	case version == V1 && file == memFileShares:
-		s, err := memParseU64(content)
-		if err != nil {
-			return "", memNumErr(err)
-		}
-		// The v1 kernel clamps shares instead of rejecting them.
-		c := min(max(s, cgconfig.MinShares), cgconfig.MaxShares)
-		if c != s {
-			return strconv.FormatUint(c, 10), nil
-		}
-		return memFormat(content, s), nil
-	case version == V1 && file == memFilePeriod:
-		p, err := memParseU64(content)
-		if err != nil {
-			return "", memNumErr(err)
-		}
-		if p < memMinCFSUS || p > memMaxCFSPeriodUS {
-			return "", syscall.EINVAL
-		}
-		return memFormat(content, p), nil
-	case version == V1 && file == memFileQuota:
-		q, err := strconv.ParseInt(content, 10, 64)
-		if err != nil {
-			return "", memNumErr(err)
-		}
-		// Any negative quota means no limit and reads back as -1.
-		if q < 0 {
-			return "-1", nil
-		}
-		if q < memMinCFSUS || q > memMaxCFSQuotaUS {
-			return "", syscall.EINVAL
-		}
-		return memFormat(content, uint64(q)), nil
-	}
-	// A read-only file (usage, events) has no write handler: EINVAL.
-	return "", syscall.EINVAL
 }
 
 // Set writes the fields of v that are set and whose content differs from
@@ -666,7 +295,7 @@ func (m *Memory) Set(path string, v Values) ([]Write, error) {
 	var failed error
 	for _, w := range plan[:count] {
 		old := n.files[w.file]
-		canon, err := memCanonical(m.version, w.file, w.content, old)
+		canon, err := canonical(m.version, w.file, w.content, old)
 		if err == nil && canon == old {
 			continue
 		}
@@ -693,24 +322,24 @@ func (m *Memory) Set(path string, v Values) ([]Write, error) {
 // killed. The caller holds m.mu.
 func (m *Memory) apply(n *memNode, file, canon string, killed []string) ([]string, error) {
 	switch file {
-	case memFileLimit:
+	case fileMemoryLimit:
 		l, _ := strconv.ParseInt(canon, 10, 64)
 		if n.hier > l {
 			return killed, syscall.EBUSY
 		}
 		n.files[file] = canon
 		n.limit = l
-	case memFileMemMax:
-		l := memV1Unlimited
-		if canon != "max" {
+	case fileMemoryMax:
+		l := cgconfig.V1UnlimitedMemory
+		if canon != maxToken {
 			l, _ = strconv.ParseInt(canon, 10, 64)
 		}
 		n.files[file] = canon
 		n.limit = l
 		killed = m.resolveOOM(n, nil, killed)
-	case memFileQuota, memFilePeriod:
+	case fileCFSQuota, fileCFSPeriod:
 		quota, period := memV1Bandwidth(n)
-		if file == memFileQuota {
+		if file == fileCFSQuota {
 			quota, _ = strconv.ParseInt(canon, 10, 64)
 		} else {
 			period, _ = strconv.ParseUint(canon, 10, 64)
@@ -727,11 +356,11 @@ func (m *Memory) apply(n *memNode, file, canon string, killed []string) ([]strin
 
 // memV1Bandwidth returns a v1 cgroup's CFS quota (-1 for none) and period.
 func memV1Bandwidth(n *memNode) (int64, uint64) {
-	q, err := strconv.ParseInt(n.files[memFileQuota], 10, 64)
+	q, err := parseV1Quota(n.files[fileCFSQuota])
 	if err != nil {
 		q = Unlimited
 	}
-	p, err := strconv.ParseUint(n.files[memFilePeriod], 10, 64)
+	p, err := strconv.ParseUint(n.files[fileCFSPeriod], 10, 64)
 	if err != nil {
 		p = cgconfig.QuotaPeriod
 	}
@@ -871,9 +500,9 @@ func memLargest(n, best *memNode) *memNode {
 // holds m.mu.
 func (m *Memory) addUsage(n *memNode, delta int64) {
 	n.own += delta
-	file := memFileCurrent
+	file := fileMemoryCurrent
 	if m.version == V1 {
-		file = memFileUsage
+		file = fileMemoryUsage
 	}
 	for a := n; a != nil; a = a.parent {
 		a.hier += delta
@@ -891,7 +520,7 @@ func (m *Memory) updatePeaks(n *memNode) {
 	for a := n; a != nil; a = a.parent {
 		if a.hier > a.peak {
 			a.peak = a.hier
-			a.files[memFileMaxUsage] = strconv.FormatInt(a.peak, 10)
+			a.files[fileMemoryMaxUsage] = strconv.FormatInt(a.peak, 10)
 		}
 	}
 }

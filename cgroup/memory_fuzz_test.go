@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
 )
 
 // memInvariants checks the model's bookkeeping: each cgroup's
@@ -15,9 +17,9 @@ import (
 func memInvariants(m *Memory) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	usageFile, limitFile := memFileCurrent, memFileMemMax
+	usageFile, limitFile := fileMemoryCurrent, fileMemoryMax
 	if m.version == V1 {
-		usageFile, limitFile = memFileUsage, memFileLimit
+		usageFile, limitFile = fileMemoryUsage, fileMemoryLimit
 	}
 	for path, n := range m.nodes {
 		sum := n.own
@@ -34,7 +36,7 @@ func memInvariants(m *Memory) error {
 			return errors.New(path + ": " + usageFile + " = " + n.files[usageFile])
 		}
 		want := strconv.FormatInt(n.limit, 10)
-		if m.version == V2 && n.limit == memV1Unlimited {
+		if m.version == V2 && n.limit == cgconfig.V1UnlimitedMemory {
 			want = "max"
 		}
 		if n.files[limitFile] != want {
@@ -118,7 +120,7 @@ func FuzzMemorySet(f *testing.F) {
 				}
 				continue
 			}
-			canon, cerr := memCanonical(version, w.File, w.New, w.Old)
+			canon, cerr := canonical(version, w.File, w.New, w.Old)
 			if cerr != nil || after[w.File] != canon || w.Old != before[w.File] {
 				t.Fatalf("write %+v: file now %q, kernel reading %q (%v), before %q", w, after[w.File], canon, cerr, before[w.File])
 			}

@@ -357,57 +357,6 @@ func TestMemoryKernelErrors(t *testing.T) {
 	}
 }
 
-// TestMemoryCanonicalParse checks the kernel model's parsing of raw file
-// content, which Set never produces but the kernel answers: text that is
-// not a number is EINVAL, an overflowing number ERANGE (kstrtoull) or
-// EINVAL (memparse), and read-only files take no writes.
-func TestMemoryCanonicalParse(t *testing.T) {
-	tests := []struct {
-		version       Version
-		file, content string
-		want          string
-		errno         syscall.Errno
-	}{
-		{V2, "cpu.weight", "abc", "", syscall.EINVAL},
-		{V2, "cpu.weight", "-1", "", syscall.EINVAL},
-		{V2, "cpu.weight", "99999999999999999999", "", syscall.ERANGE},
-		{V2, "cpu.max", "abc 100000", "", syscall.EINVAL},
-		{V2, "cpu.max", "50000 abc", "", syscall.EINVAL},
-		{V2, "cpu.max", "", "", syscall.EINVAL},
-		{V2, "cpu.max", "50000", "50000 100000", 0}, // the period stays
-		{V2, "cpu.max", "max 1000", "max 1000", 0},
-		{V2, "memory.max", "abc", "", syscall.EINVAL},
-		{V2, "memory.max", "99999999999999999999", "", syscall.EINVAL},
-		{V2, "memory.max", "4097", "4096", 0},
-		{V2, "memory.max", "9223372036854771712", "max", 0},
-		{V2, "memory.current", "0", "", syscall.EINVAL},
-		{V2, "cpu.shares", "1024", "", syscall.EINVAL},
-		{V1, "cpu.shares", "abc", "", syscall.EINVAL},
-		{V1, "cpu.shares", "-1", "", syscall.EINVAL},
-		{V1, "cpu.shares", "99999999999999999999", "", syscall.ERANGE},
-		{V1, "cpu.cfs_quota_us", "abc", "", syscall.EINVAL},
-		{V1, "cpu.cfs_quota_us", "-5", "-1", 0},
-		{V1, "cpu.cfs_quota_us", "99999999999999999999", "", syscall.ERANGE},
-		{V1, "cpu.cfs_period_us", "abc", "", syscall.EINVAL},
-		{V1, "memory.limit_in_bytes", "abc", "", syscall.EINVAL},
-		{V1, "memory.limit_in_bytes", "-5", "", syscall.EINVAL},
-		{V1, "memory.limit_in_bytes", "100000000", "99999744", 0},
-		{V1, "memory.usage_in_bytes", "0", "", syscall.EINVAL},
-	}
-	for _, tt := range tests {
-		got, err := memCanonical(tt.version, tt.file, tt.content, "max 100000")
-		if tt.errno != 0 {
-			if !errors.Is(err, tt.errno) {
-				t.Errorf("%v %s %q: err = %v, want %v", tt.version, tt.file, tt.content, err, tt.errno)
-			}
-			continue
-		}
-		if err != nil || got != tt.want {
-			t.Errorf("%v %s %q = %q, %v; want %q", tt.version, tt.file, tt.content, got, err, tt.want)
-		}
-	}
-}
-
 func TestMemoryV1SharesClamp(t *testing.T) {
 	tests := []struct {
 		shares uint64
@@ -1004,37 +953,6 @@ func BenchmarkMemorySetUsage(b *testing.B) {
 		i++
 		if err := m.SetUsage("kubepods/burstable/pod1/c1", i%64*mib); err != nil {
 			b.Fatal(err)
-		}
-	}
-}
-
-// TestMemoryCanonicalForms checks that the kernel model reads back the
-// number it was given, not the text: leading zeros and signs go, and an
-// unaligned limit is rounded even when its text looks canonical.
-func TestMemoryCanonicalForms(t *testing.T) {
-	tests := []struct {
-		version       Version
-		file, content string
-		want          string
-	}{
-		{V2, "cpu.weight", "039", "39"},
-		{V2, "cpu.weight", "+39", "39"},
-		{V2, "cpu.max", "050000  0100000", "50000 100000"},
-		{V2, "cpu.max", "max 100000", "max 100000"},
-		{V2, "memory.max", "0004096", "4096"},
-		{V2, "memory.max", "8191", "4096"},
-		{V1, "memory.limit_in_bytes", "8191", "4096"},
-		{V1, "memory.limit_in_bytes", "8192", "8192"},
-		{V1, "cpu.shares", "0100", "100"},
-		{V1, "cpu.shares", "1", "2"},
-		{V1, "cpu.cfs_period_us", "0100000", "100000"},
-		{V1, "cpu.cfs_quota_us", "+50000", "50000"},
-		{V1, "cpu.cfs_quota_us", "-1", "-1"},
-	}
-	for _, tt := range tests {
-		got, err := memCanonical(tt.version, tt.file, tt.content, "max 100000")
-		if err != nil || got != tt.want {
-			t.Errorf("%v %s %q = %q, %v; want %q", tt.version, tt.file, tt.content, got, err, tt.want)
 		}
 	}
 }
