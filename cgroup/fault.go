@@ -145,5 +145,5 @@ func (f *FaultInjector) ReadFile(path, file string) (string, error) { return f.m
 func (f *FaultInjector) MemoryUsage(path string) (int64, error) { return f.m.MemoryUsage(path) }
 
 // Unwrap returns the wrapped Manager, so that callers can reach the
-// extras of a wrapped Memory (SetUsage, OnOOMKill) through decorators.
+// extras of a wrapped SimKernel (SetUsage, OnOOMKill) through decorators.
 func (f *FaultInjector) Unwrap() Manager { return f.m }

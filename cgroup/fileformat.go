@@ -13,7 +13,7 @@ import (
 // This file is the one place that knows the formats of the kernel's cgroup
 // files: their names, how their content reads as Values (parseValues), what
 // Set writes into them (planSet), and what the kernel shows after a write
-// (canonical). Both managers, the simulator and FS, and the FaultInjector
+// (canonical). Both managers, SimKernel and FS, and the FaultInjector
 // use it, so that a format is fixed in one place for all of them.
 
 // The cgroup files the managers read and write, by the kernel's names.

@@ -152,7 +152,7 @@ func validateFile(file string) error {
 // same reports whether a file whose content is old already holds what
 // writing want would leave in it, as the kernel reads a write back
 // (canonical), so that Set skips a write that would change nothing, as
-// the simulator does. Two memory limits keep FS's own reading, which
+// SimKernel does. Two memory limits keep FS's own reading, which
 // predates the shared formats and which Set's callers see:
 //   - on v1, a wanted limit Get would read as Unlimited (any negative one)
 //     matches any old content Get reads as Unlimited, such as the "-1"

@@ -11,10 +11,10 @@ import (
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 )
 
-// memInvariants checks the model's bookkeeping: each cgroup's
+// simInvariants checks the model's bookkeeping: each cgroup's
 // hierarchical usage is its own plus its children's, no cgroup uses more
 // than its limit, and the usage and limit files say what the numbers say.
-func memInvariants(m *Memory) error {
+func simInvariants(m *SimKernel) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	usageFile, limitFile := fileMemoryCurrent, fileMemoryMax
@@ -46,14 +46,14 @@ func memInvariants(m *Memory) error {
 	return nil
 }
 
-// FuzzMemorySet sets arbitrary values on an arbitrary path of a hierarchy
+// FuzzSimKernelSet sets arbitrary values on an arbitrary path of a hierarchy
 // with memory in use, and checks what must hold whatever the input: no
 // panic; an invalid path is rejected with ErrInvalidPath and changes
 // nothing; each successful write leaves the kernel's reading of what was
 // written; a rejected write leaves its file as it was and is the last
 // write; a successful Set repeated writes nothing; the usage bookkeeping
 // stays consistent.
-func FuzzMemorySet(f *testing.F) {
+func FuzzSimKernelSet(f *testing.F) {
 	f.Add(true, "pod", uint8(31), uint64(512), uint64(39), int64(50000), uint64(100000), int64(64<<20), int64(32<<20))
 	f.Add(false, "pod/c", uint8(31), uint64(0), uint64(0), int64(999), uint64(100000), int64(-1), int64(0))
 	f.Add(true, "pod/../x", uint8(1), uint64(1), uint64(1), int64(1), uint64(1), int64(1), int64(1))
@@ -62,7 +62,7 @@ func FuzzMemorySet(f *testing.F) {
 		if v2 {
 			version = V2
 		}
-		m := NewMemory(version, WithHostMemory(1<<40))
+		m := NewSimKernel(version, WithHostMemory(1<<40))
 		mtCreate(t, m, "pod/c")
 		mtCreate(t, m, "pod/d")
 		mtSet(t, m, "pod", Values{CPUQuota: mtPtr(int64(200000)), MemoryLimit: mtPtr(int64(1 << 30))})
@@ -87,7 +87,7 @@ func FuzzMemorySet(f *testing.F) {
 			v.MemoryLimit = &memLimit
 		}
 
-		valid := memCheckPath(path) == nil
+		valid := simCheckPath(path) == nil
 		if valid {
 			if err := m.Create(path); err != nil {
 				t.Fatalf("Create(%q) of a valid path: %v", path, err)
@@ -136,7 +136,7 @@ func FuzzMemorySet(f *testing.F) {
 		if _, err := m.Get(path); err != nil {
 			t.Fatalf("Get after Set: %v", err)
 		}
-		if err := memInvariants(m); err != nil {
+		if err := simInvariants(m); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -15,47 +15,47 @@ import (
 // the Linux values (kernel/sched/core.c, include/uapi/linux/limits.h) that
 // a write or a mkdir can run into, and the simulated host's size.
 const (
-	// memBWShift is the fixed-point shift of the kernel's bandwidth ratios.
-	memBWShift = 20
-	// memMaxNameLen is the longest cgroup directory name (NAME_MAX).
-	memMaxNameLen = 255
-	// memDefaultHostMemory is the memory an unlimited hierarchy can use when
+	// simBWShift is the fixed-point shift of the kernel's bandwidth ratios.
+	simBWShift = 20
+	// simMaxNameLen is the longest cgroup directory name (NAME_MAX).
+	simMaxNameLen = 255
+	// simDefaultHostMemory is the memory an unlimited hierarchy can use when
 	// WithHostMemory is not given: 64Gi, the scenario runner's default
 	// node capacity.
-	memDefaultHostMemory = 64 << 30
+	simDefaultHostMemory = 64 << 30
 )
 
-// memErrMissing is the error for a cgroup that does not exist: ErrNotExist
+// simErrMissing is the error for a cgroup that does not exist: ErrNotExist
 // for callers of this package, ENOENT as the kernel would say it.
-var memErrMissing = fmt.Errorf("%w (%w)", ErrNotExist, syscall.ENOENT)
+var simErrMissing = fmt.Errorf("%w (%w)", ErrNotExist, syscall.ENOENT)
 
-// memErrNoFile is the error for a file the cgroup does not have, such as a
+// simErrNoFile is the error for a file the cgroup does not have, such as a
 // cgroup v1 file on a v2 hierarchy.
-var memErrNoFile = fmt.Errorf("%w (%w)", ErrNotSupported, syscall.ENOENT)
+var simErrNoFile = fmt.Errorf("%w (%w)", ErrNotSupported, syscall.ENOENT)
 
-// Memory is an in-memory cgroup hierarchy that implements Manager the way
-// the kernel would answer: it keeps each cgroup's files by name with the
+// SimKernel is a simulated Linux kernel cgroup hierarchy, held in memory,
+// that implements Manager the way the kernel would answer: it keeps each cgroup's files by name with the
 // kernel's content, validates and rounds values as the kernel does, and
 // models memory usage so that lowering a limit below usage fails with EBUSY
 // on cgroup v1 and OOM-kills on cgroup v2. Tests and simulations share it.
 //
-// The root cgroup has the path "" and always exists. Memory is safe for
+// The root cgroup has the path "" and always exists. SimKernel is safe for
 // concurrent use: one mutex guards the hierarchy, and OnOOMKill callbacks
 // run after it is released.
-type Memory struct {
+type SimKernel struct {
 	mu         sync.Mutex
 	version    Version
 	hostMemory int64
-	nodes      map[string]*memNode
+	nodes      map[string]*simNode
 	writes     []Write
 	oomFns     []func(path string)
 }
 
-// memNode is one cgroup of the model.
-type memNode struct {
+// simNode is one cgroup of the model.
+type simNode struct {
 	path     string
-	parent   *memNode
-	children map[string]*memNode // by path
+	parent   *simNode
+	children map[string]*simNode // by path
 	files    map[string]string   // trimmed content by file name
 	own      int64               // memory charged to this cgroup itself
 	hier     int64               // own plus every descendant's own
@@ -65,32 +65,32 @@ type memNode struct {
 	oomKill  int64               // v2 memory.events / v1 memory.oom_control "oom_kill"
 }
 
-// MemoryOption configures a Memory.
-type MemoryOption func(*Memory)
+// SimKernelOption configures a SimKernel.
+type SimKernelOption func(*SimKernel)
 
 // WithHostMemory sets the memory of the simulated host in bytes: what a
 // hierarchy without limits can use before the host runs out and the model
 // OOM-kills (a global OOM). It defaults to 64Gi; a value <= 0 keeps the
 // default.
-func WithHostMemory(bytes int64) MemoryOption {
-	return func(m *Memory) {
+func WithHostMemory(bytes int64) SimKernelOption {
+	return func(m *SimKernel) {
 		if bytes > 0 {
 			m.hostMemory = bytes
 		}
 	}
 }
 
-// NewMemory returns an in-memory hierarchy of the given cgroup version that
+// NewSimKernel returns a simulated hierarchy of the given cgroup version that
 // holds only the root cgroup. It panics on a version other than V1 or V2,
 // which is a programming error.
-func NewMemory(version Version, opts ...MemoryOption) *Memory {
+func NewSimKernel(version Version, opts ...SimKernelOption) *SimKernel {
 	if version != V1 && version != V2 {
-		panic(fmt.Sprintf("cgroup.NewMemory: unknown cgroup version %d", int(version)))
+		panic(fmt.Sprintf("cgroup.NewSimKernel: unknown cgroup version %d", int(version)))
 	}
-	m := &Memory{
+	m := &SimKernel{
 		version:    version,
-		hostMemory: memDefaultHostMemory,
-		nodes:      make(map[string]*memNode),
+		hostMemory: simDefaultHostMemory,
+		nodes:      make(map[string]*simNode),
 	}
 	for _, opt := range opts {
 		opt(m)
@@ -100,11 +100,11 @@ func NewMemory(version Version, opts ...MemoryOption) *Memory {
 }
 
 // newNode makes a cgroup with the kernel's default files for m's version.
-func (m *Memory) newNode(path string, parent *memNode) *memNode {
-	n := &memNode{
+func (m *SimKernel) newNode(path string, parent *simNode) *simNode {
+	n := &simNode{
 		path:     path,
 		parent:   parent,
-		children: make(map[string]*memNode),
+		children: make(map[string]*simNode),
 		limit:    cgconfig.V1UnlimitedMemory,
 	}
 	if m.version == V2 {
@@ -130,7 +130,7 @@ func (m *Memory) newNode(path string, parent *memNode) *memNode {
 
 // renderEvents refreshes the file that counts OOM events: memory.events on
 // v2 (in the kernel's field order), memory.oom_control on v1.
-func (n *memNode) renderEvents(version Version) {
+func (n *simNode) renderEvents(version Version) {
 	if version == V2 {
 		n.files[fileMemoryEvents] = "low 0\nhigh 0\nmax 0\noom " + strconv.FormatInt(n.oom, 10) +
 			"\noom_kill " + strconv.FormatInt(n.oomKill, 10) + "\noom_group_kill 0"
@@ -139,10 +139,10 @@ func (n *memNode) renderEvents(version Version) {
 	n.files[fileOOMControl] = "oom_kill_disable 0\nunder_oom 0\noom_kill " + strconv.FormatInt(n.oomKill, 10)
 }
 
-// memCheckPath reports whether path names a cgroup below the root: "" for
+// simCheckPath reports whether path names a cgroup below the root: "" for
 // the root itself, otherwise "/"-separated names that are not empty, ".",
 // "..", longer than NAME_MAX or hold a NUL, with no leading or trailing "/".
-func memCheckPath(path string) error {
+func simCheckPath(path string) error {
 	if path == "" {
 		return nil
 	}
@@ -153,7 +153,7 @@ func memCheckPath(path string) error {
 		if i >= 0 {
 			name = rest[:i]
 		}
-		if name == "" || name == "." || name == ".." || len(name) > memMaxNameLen || strings.IndexByte(name, 0) >= 0 {
+		if name == "" || name == "." || name == ".." || len(name) > simMaxNameLen || strings.IndexByte(name, 0) >= 0 {
 			return fmt.Errorf("cgroup path %q: %w", path, ErrInvalidPath)
 		}
 		if i < 0 {
@@ -163,9 +163,9 @@ func memCheckPath(path string) error {
 	}
 }
 
-// memParent returns the path of a cgroup's parent ("" for the root's
+// simParent returns the path of a cgroup's parent ("" for the root's
 // children).
-func memParent(path string) string {
+func simParent(path string) string {
 	if i := strings.LastIndexByte(path, '/'); i >= 0 {
 		return path[:i]
 	}
@@ -173,12 +173,12 @@ func memParent(path string) string {
 }
 
 // Version reports the hierarchy's cgroup version.
-func (m *Memory) Version() Version { return m.version }
+func (m *SimKernel) Version() Version { return m.version }
 
 // Create makes the cgroup and any missing parent with the kernel's default
 // files. Creating a cgroup that exists is not an error.
-func (m *Memory) Create(path string) error {
-	if err := memCheckPath(path); err != nil {
+func (m *SimKernel) Create(path string) error {
+	if err := simCheckPath(path); err != nil {
 		return fmt.Errorf("create: %w", err)
 	}
 	m.mu.Lock()
@@ -188,11 +188,11 @@ func (m *Memory) Create(path string) error {
 }
 
 // ensure returns the cgroup at path, creating it and its parents.
-func (m *Memory) ensure(path string) *memNode {
+func (m *SimKernel) ensure(path string) *simNode {
 	if n, ok := m.nodes[path]; ok {
 		return n
 	}
-	parent := m.ensure(memParent(path))
+	parent := m.ensure(simParent(path))
 	n := m.newNode(path, parent)
 	parent.children[path] = n
 	m.nodes[path] = n
@@ -202,8 +202,8 @@ func (m *Memory) ensure(path string) *memNode {
 // Delete removes the cgroup. Like rmdir on a cgroup it fails with EBUSY
 // while the cgroup has children or memory charged to it (processes), and
 // for the root. Deleting a cgroup that does not exist is not an error.
-func (m *Memory) Delete(path string) error {
-	if err := memCheckPath(path); err != nil {
+func (m *SimKernel) Delete(path string) error {
+	if err := simCheckPath(path); err != nil {
 		return fmt.Errorf("delete: %w", err)
 	}
 	m.mu.Lock()
@@ -221,8 +221,8 @@ func (m *Memory) Delete(path string) error {
 }
 
 // Exists reports whether the cgroup exists; an invalid path does not.
-func (m *Memory) Exists(path string) bool {
-	if memCheckPath(path) != nil {
+func (m *SimKernel) Exists(path string) bool {
+	if simCheckPath(path) != nil {
 		return false
 	}
 	m.mu.Lock()
@@ -233,13 +233,13 @@ func (m *Memory) Exists(path string) bool {
 
 // lookup returns the cgroup at path or an error that names op and path.
 // The caller holds m.mu.
-func (m *Memory) lookup(op, path string) (*memNode, error) {
-	if err := memCheckPath(path); err != nil {
+func (m *SimKernel) lookup(op, path string) (*simNode, error) {
+	if err := simCheckPath(path); err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	n, ok := m.nodes[path]
 	if !ok {
-		return nil, fmt.Errorf("%s %s: %w", op, path, memErrMissing)
+		return nil, fmt.Errorf("%s %s: %w", op, path, simErrMissing)
 	}
 	return n, nil
 }
@@ -247,7 +247,7 @@ func (m *Memory) lookup(op, path string) (*memNode, error) {
 // Get reads the cgroup's CPU and memory values back from its files. On v1
 // a quota of -1 and a memory limit at or above the page counter maximum
 // are Unlimited; on v2 "max" is.
-func (m *Memory) Get(path string) (Values, error) {
+func (m *SimKernel) Get(path string) (Values, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n, err := m.lookup("get", path)
@@ -279,7 +279,7 @@ func (m *Memory) Get(path string) (Values, error) {
 // cgroup's usage fails with EBUSY and keeps the old limit. On v2 a memory
 // limit below usage is written and then the model OOM-kills (see
 // OnOOMKill).
-func (m *Memory) Set(path string, v Values) ([]Write, error) {
+func (m *SimKernel) Set(path string, v Values) ([]Write, error) {
 	m.mu.Lock()
 	n, err := m.lookup("set", path)
 	if err != nil {
@@ -320,7 +320,7 @@ func (m *Memory) Set(path string, v Values) ([]Write, error) {
 // depend on the rest of the hierarchy, and OOM-kills on v2 when a memory
 // limit falls below usage. It appends the paths of killed cgroups to
 // killed. The caller holds m.mu.
-func (m *Memory) apply(n *memNode, file, canon string, killed []string) ([]string, error) {
+func (m *SimKernel) apply(n *simNode, file, canon string, killed []string) ([]string, error) {
 	switch file {
 	case fileMemoryLimit:
 		l, _ := strconv.ParseInt(canon, 10, 64)
@@ -338,13 +338,13 @@ func (m *Memory) apply(n *memNode, file, canon string, killed []string) ([]strin
 		n.limit = l
 		killed = m.resolveOOM(n, nil, killed)
 	case fileCFSQuota, fileCFSPeriod:
-		quota, period := memV1Bandwidth(n)
+		quota, period := simV1Bandwidth(n)
 		if file == fileCFSQuota {
 			quota, _ = strconv.ParseInt(canon, 10, 64)
 		} else {
 			period, _ = strconv.ParseUint(canon, 10, 64)
 		}
-		if err := memCheckV1Bandwidth(n, quota, period); err != nil {
+		if err := simCheckV1Bandwidth(n, quota, period); err != nil {
 			return killed, err
 		}
 		n.files[file] = canon
@@ -354,8 +354,8 @@ func (m *Memory) apply(n *memNode, file, canon string, killed []string) ([]strin
 	return killed, nil
 }
 
-// memV1Bandwidth returns a v1 cgroup's CFS quota (-1 for none) and period.
-func memV1Bandwidth(n *memNode) (int64, uint64) {
+// simV1Bandwidth returns a v1 cgroup's CFS quota (-1 for none) and period.
+func simV1Bandwidth(n *simNode) (int64, uint64) {
 	q, err := parseV1Quota(n.files[fileCFSQuota])
 	if err != nil {
 		q = Unlimited
@@ -367,42 +367,42 @@ func memV1Bandwidth(n *memNode) (int64, uint64) {
 	return q, p
 }
 
-// memRatio is the kernel's normalised CFS bandwidth (to_ratio): quota per
+// simRatio is the kernel's normalised CFS bandwidth (to_ratio): quota per
 // period in 1/2^20 units, and false for no quota.
-func memRatio(quota int64, period uint64) (uint64, bool) {
+func simRatio(quota int64, period uint64) (uint64, bool) {
 	if quota < 0 || period == 0 {
 		return 0, false
 	}
-	return uint64(quota) << memBWShift / period, true
+	return uint64(quota) << simBWShift / period, true
 }
 
-// memCheckV1Bandwidth is the cgroup v1 rule of tg_cfs_schedulable_down: a
+// simCheckV1Bandwidth is the cgroup v1 rule of tg_cfs_schedulable_down: a
 // cgroup's bandwidth may not exceed the nearest limited ancestor's, so a
 // new quota or period for n fails with EINVAL if it would put n above an
 // ancestor or below a limited descendant. (cgroup v2 takes the minimum
 // instead and never fails.)
-func memCheckV1Bandwidth(n *memNode, quota int64, period uint64) error {
+func simCheckV1Bandwidth(n *simNode, quota int64, period uint64) error {
 	var parent uint64
 	limited := false
 	for a := n.parent; a != nil; a = a.parent {
-		if parent, limited = memRatio(memV1Bandwidth(a)); limited {
+		if parent, limited = simRatio(simV1Bandwidth(a)); limited {
 			break
 		}
 	}
-	own, ownLimited := memRatio(quota, period)
+	own, ownLimited := simRatio(quota, period)
 	if ownLimited {
 		if limited && own > parent {
 			return syscall.EINVAL
 		}
 		parent, limited = own, true
 	}
-	return memCheckBelow(n, parent, limited)
+	return simCheckBelow(n, parent, limited)
 }
 
-// memCheckBelow checks n's descendants against the bandwidth they inherit.
-func memCheckBelow(n *memNode, inherited uint64, limited bool) error {
+// simCheckBelow checks n's descendants against the bandwidth they inherit.
+func simCheckBelow(n *simNode, inherited uint64, limited bool) error {
 	for _, c := range n.children {
-		r, ok := memRatio(memV1Bandwidth(c))
+		r, ok := simRatio(simV1Bandwidth(c))
 		eff, effLimited := inherited, limited
 		if ok {
 			if limited && r > inherited {
@@ -410,7 +410,7 @@ func memCheckBelow(n *memNode, inherited uint64, limited bool) error {
 			}
 			eff, effLimited = r, true
 		}
-		if err := memCheckBelow(c, eff, effLimited); err != nil {
+		if err := simCheckBelow(c, eff, effLimited); err != nil {
 			return err
 		}
 	}
@@ -419,7 +419,7 @@ func memCheckBelow(n *memNode, inherited uint64, limited bool) error {
 
 // effLimit is the memory a cgroup may use: its limit, and for the root
 // also the host's memory.
-func (m *Memory) effLimit(n *memNode) int64 {
+func (m *SimKernel) effLimit(n *simNode) int64 {
 	if n.parent == nil {
 		return min(n.limit, m.hostMemory)
 	}
@@ -432,9 +432,9 @@ func (m *Memory) effLimit(n *memNode) int64 {
 // (nil for a limit write); on v1 it is the victim, as the task that
 // allocates is the one the v1 OOM killer meets. It appends the killed
 // cgroups' paths to killed. The caller holds m.mu.
-func (m *Memory) resolveOOM(n, charged *memNode, killed []string) []string {
+func (m *SimKernel) resolveOOM(n, charged *simNode, killed []string) []string {
 	for {
-		var domain *memNode
+		var domain *simNode
 		for a := n; a != nil; a = a.parent {
 			if a.hier > m.effLimit(a) {
 				domain = a
@@ -445,8 +445,8 @@ func (m *Memory) resolveOOM(n, charged *memNode, killed []string) []string {
 			return killed
 		}
 		victim := charged
-		if m.version != V1 || victim == nil || victim.own == 0 || !memWithin(victim, domain) {
-			victim = memLargest(domain, nil)
+		if m.version != V1 || victim == nil || victim.own == 0 || !simWithin(victim, domain) {
+			victim = simLargest(domain, nil)
 		}
 		if victim == nil || victim.own == 0 {
 			return killed
@@ -473,8 +473,8 @@ func (m *Memory) resolveOOM(n, charged *memNode, killed []string) []string {
 	}
 }
 
-// memWithin reports whether n is root or one of its descendants.
-func memWithin(n, root *memNode) bool {
+// simWithin reports whether n is root or one of its descendants.
+func simWithin(n, root *simNode) bool {
 	for a := n; a != nil; a = a.parent {
 		if a == root {
 			return true
@@ -483,14 +483,14 @@ func memWithin(n, root *memNode) bool {
 	return false
 }
 
-// memLargest returns the cgroup in n's subtree with the largest own usage,
+// simLargest returns the cgroup in n's subtree with the largest own usage,
 // the first by path on a tie; best is the best found so far.
-func memLargest(n, best *memNode) *memNode {
+func simLargest(n, best *simNode) *simNode {
 	if best == nil || n.own > best.own || (n.own == best.own && n.path < best.path) {
 		best = n
 	}
 	for _, c := range n.children {
-		best = memLargest(c, best)
+		best = simLargest(c, best)
 	}
 	return best
 }
@@ -498,7 +498,7 @@ func memLargest(n, best *memNode) *memNode {
 // addUsage changes a cgroup's own usage by delta and keeps the
 // hierarchical usage files of it and its ancestors current. The caller
 // holds m.mu.
-func (m *Memory) addUsage(n *memNode, delta int64) {
+func (m *SimKernel) addUsage(n *simNode, delta int64) {
 	n.own += delta
 	file := fileMemoryCurrent
 	if m.version == V1 {
@@ -513,7 +513,7 @@ func (m *Memory) addUsage(n *memNode, delta int64) {
 // updatePeaks raises memory.max_usage_in_bytes (v1) of n and its ancestors
 // to their usage. It runs after OOM kills have brought usage back under
 // the limits, because the kernel never lets a charge past a limit.
-func (m *Memory) updatePeaks(n *memNode) {
+func (m *SimKernel) updatePeaks(n *simNode) {
 	if m.version != V1 {
 		return
 	}
@@ -530,7 +530,7 @@ func (m *Memory) updatePeaks(n *memNode) {
 // the whole hierarchy over the host's memory, the model OOM-kills as the
 // kernel would: on v2 the cgroup with the largest own usage below the
 // lowest cgroup over its limit; on v1 the cgroup whose usage grew.
-func (m *Memory) SetUsage(path string, bytes int64) error {
+func (m *SimKernel) SetUsage(path string, bytes int64) error {
 	if bytes < 0 {
 		return fmt.Errorf("set usage of %s to %d: %w", path, bytes, syscall.EINVAL)
 	}
@@ -561,9 +561,9 @@ func notify(fns []func(string), killed []string) {
 
 // OnOOMKill registers fn to be called with the path of each cgroup the
 // model OOM-kills (its own usage drops to 0). Callbacks run in
-// registration order, after the Memory's lock is released, so they may
+// registration order, after the SimKernel's lock is released, so they may
 // call back into it.
-func (m *Memory) OnOOMKill(fn func(path string)) {
+func (m *SimKernel) OnOOMKill(fn func(path string)) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	// Copy on append, so a callback list handed to notify never changes.
@@ -574,7 +574,7 @@ func (m *Memory) OnOOMKill(fn func(path string)) {
 
 // Writes returns every write attempted through Set, in order, failed ones
 // with Err set.
-func (m *Memory) Writes() []Write {
+func (m *SimKernel) Writes() []Write {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := make([]Write, len(m.writes))
@@ -584,8 +584,8 @@ func (m *Memory) Writes() []Write {
 
 // Files returns a copy of all files of a cgroup by name, with trimmed
 // content, or nil if the cgroup does not exist.
-func (m *Memory) Files(path string) map[string]string {
-	if memCheckPath(path) != nil {
+func (m *SimKernel) Files(path string) map[string]string {
+	if simCheckPath(path) != nil {
 		return nil
 	}
 	m.mu.Lock()
@@ -602,7 +602,7 @@ func (m *Memory) Files(path string) map[string]string {
 }
 
 // Paths returns the paths of every cgroup, the root ("") first, sorted.
-func (m *Memory) Paths() []string {
+func (m *SimKernel) Paths() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := make([]string, 0, len(m.nodes))
@@ -616,7 +616,7 @@ func (m *Memory) Paths() []string {
 // ReadFile returns the trimmed content of one file of the cgroup. A file
 // the cgroup does not have (such as a v1 file on v2) gives an error that
 // wraps ErrNotSupported and ENOENT.
-func (m *Memory) ReadFile(path, file string) (string, error) {
+func (m *SimKernel) ReadFile(path, file string) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n, err := m.lookup("read", path)
@@ -625,14 +625,14 @@ func (m *Memory) ReadFile(path, file string) (string, error) {
 	}
 	s, ok := n.files[file]
 	if !ok {
-		return "", fmt.Errorf("read %s/%s: %w", path, file, memErrNoFile)
+		return "", fmt.Errorf("read %s/%s: %w", path, file, simErrNoFile)
 	}
 	return s, nil
 }
 
 // MemoryUsage returns the memory charged to the cgroup and its
 // descendants, in bytes.
-func (m *Memory) MemoryUsage(path string) (int64, error) {
+func (m *SimKernel) MemoryUsage(path string) (int64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n, err := m.lookup("memory usage of", path)
