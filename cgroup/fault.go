@@ -97,7 +97,7 @@ func (f *FaultInjector) Set(path string, v Values) ([]Write, error) {
 	first, old := -1, ""
 	for j := range plan[:n] {
 		cur, ok := read(plan[j].file)
-		if canon, err := memCanonical(version, plan[j].file, plan[j].content, cur); err == nil && ok && canon == cur {
+		if canon, err := canonical(version, plan[j].file, plan[j].content, cur); err == nil && ok && canon == cur {
 			continue
 		}
 		first, old = j, cur
@@ -145,5 +145,5 @@ func (f *FaultInjector) ReadFile(path, file string) (string, error) { return f.m
 func (f *FaultInjector) MemoryUsage(path string) (int64, error) { return f.m.MemoryUsage(path) }
 
 // Unwrap returns the wrapped Manager, so that callers can reach the
-// extras of a wrapped Memory (SetUsage, OnOOMKill) through decorators.
+// extras of a wrapped SimKernel (SetUsage, OnOOMKill) through decorators.
 func (f *FaultInjector) Unwrap() Manager { return f.m }

@@ -17,10 +17,10 @@ func fiPath(p string) func(string) bool {
 	return func(path string) bool { return path == p }
 }
 
-// fiSetup returns an injector over a v2 Memory with cgroups a and b.
-func fiSetup(t *testing.T) (*FaultInjector, *Memory) {
+// fiSetup returns an injector over a v2 SimKernel with cgroups a and b.
+func fiSetup(t *testing.T) (*FaultInjector, *SimKernel) {
 	t.Helper()
-	m := NewMemory(V2)
+	m := NewSimKernel(V2)
 	mtCreate(t, m, "a")
 	mtCreate(t, m, "b")
 	return NewFaultInjector(m), m
@@ -41,7 +41,7 @@ func TestFaultInjectorTimes(t *testing.T) {
 			}
 		}
 		if got := len(m.Writes()); got != 2 {
-			t.Errorf("times=%d: the Memory saw %d writes, want the 2 after the faults", times, got)
+			t.Errorf("times=%d: the SimKernel saw %d writes, want the 2 after the faults", times, got)
 		}
 		if f.Pending() != 0 {
 			t.Errorf("times=%d: Pending() = %d after use, want 0", times, f.Pending())
@@ -76,7 +76,7 @@ func TestFaultInjectorFailedSet(t *testing.T) {
 		t.Errorf("a failed Set changed files (-before +after):\n%s", diff)
 	}
 	if len(m.Writes()) != 1 {
-		t.Errorf("the Memory logged %d writes, want only the setup write", len(m.Writes()))
+		t.Errorf("the SimKernel logged %d writes, want only the setup write", len(m.Writes()))
 	}
 }
 
@@ -140,7 +140,7 @@ func TestFaultInjectorMissingCgroup(t *testing.T) {
 	f, _ := fiSetup(t)
 	f.Inject(nil, syscall.EIO, 1)
 	if _, err := f.Set("gone", fiWeight(5)); !errors.Is(err, ErrNotExist) {
-		t.Errorf("Set on a missing cgroup = %v, want ErrNotExist from the Memory", err)
+		t.Errorf("Set on a missing cgroup = %v, want ErrNotExist from the SimKernel", err)
 	}
 	if f.Pending() != 1 {
 		t.Error("a Set on a missing cgroup used the fault")
@@ -156,7 +156,7 @@ func TestFaultInjectorNilError(t *testing.T) {
 }
 
 func TestFaultInjectorV1(t *testing.T) {
-	m := NewMemory(V1)
+	m := NewSimKernel(V1)
 	mtCreate(t, m, "p")
 	f := NewFaultInjector(m)
 	f.Inject(nil, syscall.EIO, 1)
@@ -169,15 +169,15 @@ func TestFaultInjectorV1(t *testing.T) {
 }
 
 // TestFaultInjectorDelegates checks the calls the injector passes through
-// to the wrapped Manager, and that Unwrap reaches a wrapped Memory.
+// to the wrapped Manager, and that Unwrap reaches a wrapped SimKernel.
 func TestFaultInjectorDelegates(t *testing.T) {
 	f, m := fiSetup(t)
 	if f.Unwrap() != Manager(m) || f.Version() != V2 {
-		t.Fatal("Unwrap or Version is not the wrapped Memory's")
+		t.Fatal("Unwrap or Version is not the wrapped SimKernel's")
 	}
 	mtCreate(t, f, "c/d")
 	if !m.Exists("c/d") || !f.Exists("c/d") {
-		t.Error("Create did not reach the Memory")
+		t.Error("Create did not reach the SimKernel")
 	}
 	mtSet(t, f, "c", Values{MemoryLimit: mtPtr(int64(mib))})
 	mtUsage(t, m, "c/d", mib/2)
@@ -191,7 +191,7 @@ func TestFaultInjectorDelegates(t *testing.T) {
 		t.Errorf("Get = %+v, %v", v, err)
 	}
 	if err := f.Delete("c/d"); !errors.Is(err, syscall.EBUSY) {
-		t.Errorf("Delete of a cgroup in use = %v, want the Memory's EBUSY", err)
+		t.Errorf("Delete of a cgroup in use = %v, want the SimKernel's EBUSY", err)
 	}
 	mtUsage(t, m, "c/d", 0)
 	if err := f.Delete("c/d"); err != nil || m.Exists("c/d") {
@@ -202,7 +202,7 @@ func TestFaultInjectorDelegates(t *testing.T) {
 // TestFaultInjectorConcurrent runs changing Sets from many goroutines
 // (meant for -race): exactly times of them fail.
 func TestFaultInjectorConcurrent(t *testing.T) {
-	m := NewMemory(V2)
+	m := NewSimKernel(V2)
 	f := NewFaultInjector(m)
 	const workers, rounds, times = 8, 50, 37
 	for w := 0; w < workers; w++ {
@@ -234,6 +234,6 @@ func TestFaultInjectorConcurrent(t *testing.T) {
 		t.Errorf("%d Sets failed, want %d", failed, times)
 	}
 	if got := len(m.Writes()); got != workers*rounds-times {
-		t.Errorf("the Memory saw %d writes, want %d", got, workers*rounds-times)
+		t.Errorf("the SimKernel saw %d writes, want %d", got, workers*rounds-times)
 	}
 }

@@ -3,7 +3,6 @@ package cgroup
 import (
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
@@ -110,11 +109,6 @@ func join(dir, path string) string {
 	return dir + "/" + path
 }
 
-// v1UnlimitedMemory is what cgroup v1 reads back from memory.limit_in_bytes
-// after -1 was written: the page counter maximum in bytes with 4 KiB pages.
-// Get maps it, and anything above it, to Unlimited.
-const v1UnlimitedMemory = cgconfig.V1UnlimitedMemory
-
 // validatePath checks a cgroup path relative to a manager's root: "" for
 // the root itself, else "/" separated, no leading or trailing "/", no empty, "." or ".."
 // component, no component longer than a file name may be, and no control
@@ -155,141 +149,33 @@ func validateFile(file string) error {
 	return nil
 }
 
-// formatV2Max is the content of memory.max, or the quota half of cpu.max,
-// on cgroup v2: "max" for Unlimited, else the number. Other negative values
-// are written as they are so that the kernel rejects them with EINVAL.
-func formatV2Max(v int64) string {
-	if v == Unlimited {
-		return "max"
-	}
-	return strconv.FormatInt(v, 10)
-}
-
-// parseV2Max parses memory.max or the quota half of cpu.max.
-func parseV2Max(s string) (int64, error) {
-	if s == "max" {
-		return Unlimited, nil
-	}
-	return strconv.ParseInt(s, 10, 64)
-}
-
-// parseCPUMax parses cpu.max: "<quota|max> <period>" (the period may be
-// missing, meaning the default).
-func parseCPUMax(s string) (quota int64, period uint64, err error) {
-	q, p, found := strings.Cut(s, " ")
-	if quota, err = parseV2Max(q); err != nil {
-		return 0, 0, err
-	}
-	if !found {
-		return quota, cgconfig.QuotaPeriod, nil
-	}
-	period, err = strconv.ParseUint(p, 10, 64)
-	return quota, period, err
-}
-
-// parseV1Limit parses memory.limit_in_bytes, mapping the read-back of -1
-// (and anything at or above it) to Unlimited.
-func parseV1Limit(s string) (int64, error) {
-	u, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		// The kernel never shows a negative limit, but a fake tree may hold
-		// the "-1" that was written.
-		n, nerr := strconv.ParseInt(s, 10, 64)
-		if nerr != nil {
-			return 0, err
-		}
-		if n < 0 {
-			return Unlimited, nil
-		}
-		return n, nil
-	}
-	if u >= uint64(v1UnlimitedMemory) || u > math.MaxInt64 {
-		return Unlimited, nil
-	}
-	return int64(u), nil
-}
-
-// parseV1Quota parses cpu.cfs_quota_us; any negative value means no limit.
-func parseV1Quota(s string) (int64, error) {
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return 0, err
-	}
-	if n < 0 {
-		return Unlimited, nil
-	}
-	return n, nil
-}
-
-// pageSize is the unit in which the kernel keeps memory limits: a limit
-// reads back rounded down to a multiple of it.
-const pageSize = cgconfig.PageSize
-
-// canonical returns the content the kernel would show after want is
-// written to file, for the files where that differs from what is written
-// (clamped shares, page-rounded limits, -1 for any negative v1 quota), so
-// that Set skips a write that would change nothing, exactly as the
-// in-memory Manager does. ok is false when want does not parse; the kernel
-// then decides.
-func canonical(file, want string) (string, bool) {
-	switch file {
-	case "cpu.shares":
-		n, err := strconv.ParseUint(want, 10, 64)
-		if err != nil {
-			return "", false
-		}
-		n = min(max(n, cgconfig.MinShares), cgconfig.MaxShares)
-		return strconv.FormatUint(n, 10), true
-	case "cpu.cfs_quota_us":
-		n, err := strconv.ParseInt(want, 10, 64)
-		if err != nil {
-			return "", false
-		}
-		if n < 0 {
-			return "-1", true
-		}
-		return want, true
-	case "memory.limit_in_bytes":
-		n, err := parseV1Limit(want)
-		if err != nil {
-			return "", false
-		}
-		if n == Unlimited {
-			return strconv.FormatInt(v1UnlimitedMemory, 10), true
-		}
-		return strconv.FormatInt(n/pageSize*pageSize, 10), true
-	case "memory.max":
-		n, err := parseV2Max(want)
-		if err != nil || n < Unlimited {
-			return "", false
-		}
-		if n == Unlimited {
-			return "max", true
-		}
-		return strconv.FormatInt(n/pageSize*pageSize, 10), true
-	}
-	return want, true
-}
-
 // same reports whether a file whose content is old already holds what
-// writing want would leave in it.
-func same(file, old, want string) bool {
+// writing want would leave in it, as the kernel reads a write back
+// (canonical), so that Set skips a write that would change nothing, as
+// SimKernel does. Two memory limits keep FS's own reading, which
+// predates the shared formats and which Set's callers see:
+//   - on v1, a wanted limit Get would read as Unlimited (any negative one)
+//     matches any old content Get reads as Unlimited, such as the "-1"
+//     that a temp-dir tree holds after -1 was written;
+//   - on v2, a wanted limit at or above the page counter maximum is
+//     compared as that number, not as the "max" the kernel shows for it.
+func same(version Version, file, old, want string) bool {
 	if old == want {
 		return true
 	}
-	c, ok := canonical(file, want)
-	if !ok {
-		return false
+	switch file {
+	case fileMemoryLimit:
+		if w, err := parseV1Limit(want); err == nil && w == Unlimited {
+			o, err := parseV1Limit(old)
+			return err == nil && o == Unlimited
+		}
+	case fileMemoryMax:
+		if w, err := strconv.ParseInt(want, 10, 64); err == nil && w >= cgconfig.V1UnlimitedMemory {
+			return old == strconv.FormatInt(cgconfig.V1UnlimitedMemory, 10)
+		}
 	}
-	if c == old {
-		return true
-	}
-	if file == "memory.limit_in_bytes" {
-		// A temp-dir tree may hold the -1 that was written.
-		o, err := parseV1Limit(old)
-		return err == nil && o == Unlimited && c == strconv.FormatInt(v1UnlimitedMemory, 10)
-	}
-	return false
+	c, err := canonical(version, file, want, old)
+	return err == nil && c == old
 }
 
 // errParse marks content the manager could not parse.

@@ -424,9 +424,9 @@ func (f *FS) ReadFile(path, file string) (string, error) {
 
 // MemoryUsage returns memory.current (v2) or memory.usage_in_bytes (v1).
 func (f *FS) MemoryUsage(path string) (int64, error) {
-	file := "memory.current"
+	file := fileMemoryCurrent
 	if f.version == V1 {
-		file = "memory.usage_in_bytes"
+		file = fileMemoryUsage
 	}
 	s, err := f.ReadFile(path, file)
 	if err != nil {
@@ -440,91 +440,35 @@ func (f *FS) MemoryUsage(path string) (int64, error) {
 }
 
 // Get reads the cgroup's CPU and memory values back. A file the cgroup does
-// not have leaves its field nil; a missing cgroup is ErrNotExist.
+// not have, or an empty one, leaves its field nil; a missing cgroup is
+// ErrNotExist. Content that does not parse is an error wrapping errParse;
+// the fields read before it are returned with it.
 func (f *FS) Get(path string) (Values, error) {
-	var v Values
 	if err := validatePath(path); err != nil {
-		return v, fmt.Errorf("get %s: %w", path, err)
+		return Values{}, fmt.Errorf("get %s: %w", path, err)
 	}
 	if !f.Exists(path) {
-		return v, fmt.Errorf("get %s: %w", path, ErrNotExist)
+		return Values{}, fmt.Errorf("get %s: %w", path, ErrNotExist)
 	}
-	// opt reads an optional file: "" and no error when it is missing.
-	opt := func(dir, file string) (string, error) {
+	v, err := parseValues(f.version, func(file string) (string, bool, error) {
+		dir, err := f.fileDir(path, file)
+		if err != nil {
+			return "", false, err
+		}
 		s, err := read(dir, file)
 		if errors.Is(err, ErrNotSupported) {
-			return "", nil
+			return "", false, nil
 		}
 		if err != nil {
-			return "", fmt.Errorf("read %s/%s: %w", path, file, err)
+			return "", false, fmt.Errorf("read %s/%s: %w", path, file, err)
 		}
-		return s, nil
+		return s, s != "", nil
+	})
+	var ce *contentError
+	if errors.As(err, &ce) {
+		return v, parseErr(path, ce.file, ce.content, ce.err)
 	}
-	if f.version == V2 {
-		dir := join(f.root, path)
-		if s, err := opt(dir, "cpu.weight"); err != nil {
-			return v, err
-		} else if s != "" {
-			w, err := strconv.ParseUint(s, 10, 64)
-			if err != nil {
-				return v, parseErr(path, "cpu.weight", s, err)
-			}
-			v.CPUWeight = &w
-		}
-		if s, err := opt(dir, "cpu.max"); err != nil {
-			return v, err
-		} else if s != "" {
-			q, p, err := parseCPUMax(s)
-			if err != nil {
-				return v, parseErr(path, "cpu.max", s, err)
-			}
-			v.CPUQuota, v.CPUPeriod = &q, &p
-		}
-		if s, err := opt(dir, "memory.max"); err != nil {
-			return v, err
-		} else if s != "" {
-			m, err := parseV2Max(s)
-			if err != nil {
-				return v, parseErr(path, "memory.max", s, err)
-			}
-			v.MemoryLimit = &m
-		}
-		return v, nil
-	}
-	cpu, mem := join(f.mounts["cpu"], path), join(f.mounts["memory"], path)
-	for _, u := range [...]struct {
-		file string
-		dst  **uint64
-	}{{"cpu.shares", &v.CPUShares}, {"cpu.cfs_period_us", &v.CPUPeriod}} {
-		if s, err := opt(cpu, u.file); err != nil {
-			return v, err
-		} else if s != "" {
-			n, err := strconv.ParseUint(s, 10, 64)
-			if err != nil {
-				return v, parseErr(path, u.file, s, err)
-			}
-			*u.dst = &n
-		}
-	}
-	if s, err := opt(cpu, "cpu.cfs_quota_us"); err != nil {
-		return v, err
-	} else if s != "" {
-		q, err := parseV1Quota(s)
-		if err != nil {
-			return v, parseErr(path, "cpu.cfs_quota_us", s, err)
-		}
-		v.CPUQuota = &q
-	}
-	if s, err := opt(mem, "memory.limit_in_bytes"); err != nil {
-		return v, err
-	} else if s != "" {
-		m, err := parseV1Limit(s)
-		if err != nil {
-			return v, parseErr(path, "memory.limit_in_bytes", s, err)
-		}
-		v.MemoryLimit = &m
-	}
-	return v, nil
+	return v, err
 }
 
 // Set writes the fields of v that are set and differ from the files'
@@ -542,7 +486,7 @@ func (f *FS) Set(path string, v Values) ([]Write, error) {
 	if !f.Exists(path) {
 		return nil, fmt.Errorf("set %s: %w", path, ErrNotExist)
 	}
-	s := setter{path: path}
+	s := setter{path: path, version: f.version}
 	if f.version == V2 {
 		dir := join(f.root, path)
 		mgr, err := cgroup2.Load("/"+path, cgroup2.WithMountpoint(f.root))
@@ -556,9 +500,9 @@ func (f *FS) Set(path string, v Values) ([]Write, error) {
 			if holders {
 				before = oomKills(dir)
 			}
-			s.one(dir, "memory.max", formatV2Max(*limit), func() error {
+			s.one(dir, fileMemoryMax, formatMax(*limit), func() error {
 				if *limit == Unlimited {
-					return writeExisting(dir+"/memory.max", "max")
+					return writeExisting(dir+"/"+fileMemoryMax, maxToken)
 				}
 				return mgr.Update(&cgroup2.Resources{Memory: &cgroup2.Memory{Max: limit}})
 			})
@@ -567,7 +511,7 @@ func (f *FS) Set(path string, v Values) ([]Write, error) {
 			}
 		}
 		if v.CPUWeight != nil {
-			s.one(dir, "cpu.weight", strconv.FormatUint(*v.CPUWeight, 10), func() error {
+			s.one(dir, fileCPUWeight, strconv.FormatUint(*v.CPUWeight, 10), func() error {
 				return mgr.Update(&cgroup2.Resources{CPU: &cgroup2.CPU{Weight: v.CPUWeight}})
 			})
 		}
@@ -587,19 +531,19 @@ func (f *FS) Set(path string, v Values) ([]Write, error) {
 		}
 	}
 	if v.MemoryLimit != nil {
-		s.one(mem, "memory.limit_in_bytes", strconv.FormatInt(*v.MemoryLimit, 10),
+		s.one(mem, fileMemoryLimit, strconv.FormatInt(*v.MemoryLimit, 10),
 			update("memory", &specs.LinuxResources{Memory: &specs.LinuxMemory{Limit: v.MemoryLimit}}))
 	}
 	if v.CPUShares != nil {
-		s.one(cpu, "cpu.shares", strconv.FormatUint(*v.CPUShares, 10),
+		s.one(cpu, fileCPUShares, strconv.FormatUint(*v.CPUShares, 10),
 			update("cpu", &specs.LinuxResources{CPU: &specs.LinuxCPU{Shares: v.CPUShares}}))
 	}
 	if v.CPUPeriod != nil {
-		s.one(cpu, "cpu.cfs_period_us", strconv.FormatUint(*v.CPUPeriod, 10),
+		s.one(cpu, fileCFSPeriod, strconv.FormatUint(*v.CPUPeriod, 10),
 			update("cpu", &specs.LinuxResources{CPU: &specs.LinuxCPU{Period: v.CPUPeriod}}))
 	}
 	if v.CPUQuota != nil {
-		s.one(cpu, "cpu.cfs_quota_us", strconv.FormatInt(*v.CPUQuota, 10),
+		s.one(cpu, fileCFSQuota, strconv.FormatInt(*v.CPUQuota, 10),
 			update("cpu", &specs.LinuxResources{CPU: &specs.LinuxCPU{Quota: v.CPUQuota}}))
 	}
 	return s.writes, s.err
@@ -608,9 +552,10 @@ func (f *FS) Set(path string, v Values) ([]Write, error) {
 // setter carries one Set: the writes made so far and the first error, after
 // which every further write is skipped.
 type setter struct {
-	path   string
-	writes []Write
-	err    error
+	path    string
+	version Version // for reading writes back as the kernel would (same)
+	writes  []Write
+	err     error
 }
 
 // one writes want into dir/file with write unless the file already holds
@@ -630,7 +575,7 @@ func (s *setter) one(dir, file, want string, write func() error) {
 // apply writes want with write unless old already says it, and records the
 // write.
 func (s *setter) apply(file, old, want string, write func() error) {
-	if same(file, old, want) {
+	if same(s.version, file, old, want) {
 		return
 	}
 	if err := write(); err != nil {
@@ -652,14 +597,14 @@ func (s *setter) cpuMax(dir string, v Values, mgr *cgroup2.Manager) {
 	if s.err != nil {
 		return
 	}
-	old, err := read(dir, "cpu.max")
+	old, err := read(dir, fileCPUMax)
 	if err != nil {
-		s.fail("cpu.max", old, "", err)
+		s.fail(fileCPUMax, old, "", err)
 		return
 	}
 	quota, period, err := parseCPUMax(old)
 	if err != nil {
-		s.fail("cpu.max", old, "", fmt.Errorf("%w %q: %w", errParse, old, err))
+		s.fail(fileCPUMax, old, "", fmt.Errorf("%w %q: %w", errParse, old, err))
 		return
 	}
 	if v.CPUQuota != nil {
@@ -668,8 +613,8 @@ func (s *setter) cpuMax(dir string, v Values, mgr *cgroup2.Manager) {
 	if v.CPUPeriod != nil {
 		period = *v.CPUPeriod
 	}
-	want := formatV2Max(quota) + " " + strconv.FormatUint(period, 10)
-	s.apply("cpu.max", old, want, func() error {
+	want := formatCPUMax(quota, period)
+	s.apply(fileCPUMax, old, want, func() error {
 		var q *int64
 		if quota != Unlimited {
 			q = &quota

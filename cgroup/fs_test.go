@@ -1194,7 +1194,7 @@ func TestFSRealHostUsageV2(t *testing.T) { testRealUsage(t, realFS(t, V2)) }
 // testRealUsage checks SetUsage on the kernel: the memory is really charged,
 // a cgroup with usage cannot be deleted, and a limit below usage gives the
 // kernel's answer through Set (v1 EBUSY; v2 an OOM kill reported to
-// OnOOMKill before Set returns), as the in-memory Manager models it.
+// OnOOMKill before Set returns), as SimKernel models it.
 func testRealUsage(t *testing.T, f *FS) {
 	parent := privateParent(t, f)
 	ctr := parent + "/pod/ctr"

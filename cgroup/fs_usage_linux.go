@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
 )
 
 // holderEnv is the environment variable that turns a program importing this
@@ -33,7 +35,7 @@ func init() {
 // "ready", and keeps the memory until stdin closes. Anonymous memory cannot
 // be reclaimed without swap, so the kernel must refuse a lower v1 limit
 // (EBUSY) and OOM-kills the holder below a v2 limit, which frees it, just
-// as the in-memory Manager models usage.
+// as SimKernel models usage.
 func runHolder(s string) int {
 	size, err := strconv.Atoi(s)
 	if err != nil || size < 0 {
@@ -48,7 +50,7 @@ func runHolder(s string) int {
 		if err != nil {
 			return 1
 		}
-		for i := 0; i < len(mem); i += pageSize {
+		for i := 0; i < len(mem); i += cgconfig.PageSize {
 			mem[i] = 1
 		}
 		defer syscall.Munmap(mem)
@@ -85,7 +87,7 @@ func (h *holder) killedBySignal() bool {
 
 // OnOOMKill registers fn to be called with a cgroup's path when the kernel
 // OOM-kills the memory holder SetUsage put there. With OnOOMKill and
-// SetUsage, FS is the cgroup model an in-memory runtime (cri.Memory) needs
+// SetUsage, FS is the cgroup model a simulated runtime (cri.SimContainerd) needs
 // to charge memory to real cgroups.
 func (f *FS) OnOOMKill(fn func(path string)) {
 	f.usage.mu.Lock()
@@ -208,7 +210,7 @@ func (f *FS) hasHolders() bool {
 // oomKills returns the oom_kill count of memory.events in dir (v2; it
 // counts the whole subtree), or -1.
 func oomKills(dir string) int {
-	s, err := read(dir, "memory.events")
+	s, err := read(dir, fileMemoryEvents)
 	if err != nil {
 		return -1
 	}
@@ -225,7 +227,7 @@ func oomKills(dir string) int {
 // reapOOMKills runs after a successful write of a v2 memory.max on path
 // whose oom_kill count was before: the kernel OOM-kills during the write,
 // so the holders it killed in path or below are waited for and reported
-// before Set returns, as the in-memory Manager reports them.
+// before Set returns, as SimKernel reports them.
 func (f *FS) reapOOMKills(path string, before int) {
 	after := oomKills(join(f.root, path))
 	if before < 0 || after <= before {

@@ -15,8 +15,8 @@ func TestPodCgroupNamesAreValidPaths(t *testing.T) {
 	for _, driver := range []Driver{DriverCgroupfs, DriverSystemd} {
 		for _, class := range []v1.PodQOSClass{v1.PodQOSGuaranteed, v1.PodQOSBurstable, v1.PodQOSBestEffort} {
 			name := cgconfig.PodCgroupName(class, types.UID("1234-5678"), driver)
-			if err := memCheckPath(name); err != nil {
-				t.Errorf("in-memory manager: %q is not a valid cgroup path: %v", name, err)
+			if err := simCheckPath(name); err != nil {
+				t.Errorf("SimKernel: %q is not a valid cgroup path: %v", name, err)
 			}
 			if err := validatePath(name); err != nil {
 				t.Errorf("cgroupfs manager: %q is not a valid cgroup path: %v", name, err)

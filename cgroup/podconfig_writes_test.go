@@ -56,7 +56,7 @@ func TestDoPodResizeActionPodWrites(t *testing.T) {
 	for _, tt := range tests {
 		for _, version := range []Version{V1, V2} {
 			t.Run(tt.name+" "+version.String(), func(t *testing.T) {
-				m := NewMemory(version)
+				m := NewSimKernel(version)
 				path := "kubepods/burstable/pod1"
 				mtCreate(t, m, path)
 				cur := cgconfig.PodConfig(pcPod([]v1.Container{tt.current, tt.other}), opts)

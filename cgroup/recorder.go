@@ -5,7 +5,7 @@ import "sync"
 // Recorder is a Manager decorator that keeps every Write that Set returned,
 // in the order the Sets returned them. Wrapping the manager a node and its
 // runtime share gives one ordered log of the cgroup writes of a resize,
-// whatever the Manager underneath (the in-memory model or a real
+// whatever the Manager underneath (the SimKernel simulator or a real
 // filesystem), which is what a transcript of a scenario prints.
 //
 // Recorder holds its lock only while appending, never across the inner
@@ -52,6 +52,6 @@ func (r *Recorder) Reset() {
 }
 
 // Unwrap returns the wrapped Manager, so that code looking for a capability
-// of the Manager underneath (the in-memory model's usage and OOM hooks) can
+// of the Manager underneath (SimKernel's usage and OOM hooks) can
 // find it through the Recorder.
 func (r *Recorder) Unwrap() Manager { return r.Manager }

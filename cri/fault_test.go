@@ -14,7 +14,7 @@ import (
 // twoPods sets up pods default/web (containers app and side) and prod/db
 // (container pg), all running.
 type twoPods struct {
-	mem                 *Memory
+	mem                 *SimContainerd
 	webSB, dbSB         string
 	app, side, pg       string
 	webConfig, dbConfig *runtimeapi.PodSandboxConfig
@@ -23,7 +23,7 @@ type twoPods struct {
 
 func newTwoPods(t *testing.T) *twoPods {
 	t.Helper()
-	mem, _ := newMemory(t, cgroup.V2)
+	mem, _ := newSimContainerd(t, cgroup.V2)
 	p := &twoPods{mem: mem}
 	p.webConfig = sandboxConfig("web", "default", "uid-a", podParent)
 	p.dbConfig = sandboxConfig("db", "prod", "uid-b", "kubepods/poduid-b")
@@ -153,7 +153,7 @@ func TestFaultPendingCountsDown(t *testing.T) {
 }
 
 func TestFaultOnCreateAndRun(t *testing.T) {
-	mem, _ := newMemory(t, cgroup.V2)
+	mem, _ := newSimContainerd(t, cgroup.V2)
 	f := NewFaultInjector(mem)
 	f.Inject(Fault{Method: "RunPodSandbox", PodName: "db"})
 	f.Inject(Fault{Method: "CreateContainer", PodName: "web", ContainerName: "side"})
@@ -176,7 +176,7 @@ func TestFaultOnCreateAndRun(t *testing.T) {
 }
 
 func TestFaultNamesFromMetadataWithoutLabels(t *testing.T) {
-	mem, _ := newMemory(t, cgroup.V2)
+	mem, _ := newSimContainerd(t, cgroup.V2)
 	sb := &runtimeapi.PodSandboxConfig{
 		Metadata: &runtimeapi.PodSandboxMetadata{Name: "web", Namespace: "default", Uid: "uid-a"},
 		Linux:    &runtimeapi.LinuxPodSandboxConfig{CgroupParent: podParent},

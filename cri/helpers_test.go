@@ -17,12 +17,12 @@ const (
 	podParent = "kubepods/burstable/poduid-a"
 )
 
-// newMemory returns an in-memory runtime over a fresh in-memory cgroup
-// hierarchy of the version.
-func newMemory(t *testing.T, version cgroup.Version, opts ...MemoryOption) (*Memory, *cgroup.Memory) {
+// newSimContainerd returns a simulated runtime over a fresh simulated
+// cgroup hierarchy of the version.
+func newSimContainerd(t *testing.T, version cgroup.Version, opts ...SimContainerdOption) (*SimContainerd, *cgroup.SimKernel) {
 	t.Helper()
-	cg := cgroup.NewMemory(version)
-	return NewMemory(cg, opts...), cg
+	cg := cgroup.NewSimKernel(version)
+	return NewSimContainerd(cg, opts...), cg
 }
 
 // sandboxConfig is a sandbox config as the kubelet sends it: metadata,

@@ -6,9 +6,8 @@ import (
 )
 
 // ContainerPID returns the process ID of a container's main process, and
-// false when the runtime does not tell. On a runtime with a PID method (the
-// in-memory runtime, also behind decorators with an Unwrap() Runtime
-// method) it asks that; on any other it reads the "pid" field of the
+// false when the runtime does not tell. On a runtime with a PID method
+// (SimContainerd, also behind decorators with an Unwrap() Runtime method) it asks that; on any other it reads the "pid" field of the
 // verbose ContainerStatus info, which containerd and CRI-O fill. It lets a
 // transcript show that an in-place resize kept the process and a restart
 // replaced it.

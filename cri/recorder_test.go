@@ -37,7 +37,7 @@ func callLines(calls []Call) []string {
 }
 
 func TestRecorderRecordsMutatingCallsInOrder(t *testing.T) {
-	mem, _ := newMemory(t, cgroup.V2)
+	mem, _ := newSimContainerd(t, cgroup.V2)
 	faults := NewFaultInjector(mem)
 	rec := NewRecorder(faults)
 
@@ -101,7 +101,7 @@ func TestRecorderRecordsMutatingCallsInOrder(t *testing.T) {
 }
 
 func TestRecorderNamesContainersItDidNotSeeCreated(t *testing.T) {
-	mem, _ := newMemory(t, cgroup.V2)
+	mem, _ := newSimContainerd(t, cgroup.V2)
 	sb := sandboxConfig("web", "default", "uid-a", podParent)
 	sbID := mustRun(t, mem, sb)
 	id := mustStart(t, mem, sbID, sb, containerConfig(sb, "app", 0, nil))
@@ -125,7 +125,7 @@ func TestRecorderNamesContainersItDidNotSeeCreated(t *testing.T) {
 }
 
 func TestRecorderCallsIsACopyAndResetForgets(t *testing.T) {
-	mem, _ := newMemory(t, cgroup.V2)
+	mem, _ := newSimContainerd(t, cgroup.V2)
 	rec := NewRecorder(mem)
 	sb := sandboxConfig("web", "default", "uid-a", podParent)
 	id := mustStart(t, rec, mustRun(t, rec, sb), sb, containerConfig(sb, "app", 0, nil))
@@ -156,7 +156,7 @@ func TestRecorderCallsIsACopyAndResetForgets(t *testing.T) {
 }
 
 func TestRecorderRecordsFailedCreate(t *testing.T) {
-	mem, _ := newMemory(t, cgroup.V2)
+	mem, _ := newSimContainerd(t, cgroup.V2)
 	rec := NewRecorder(mem)
 	sb := sandboxConfig("web", "default", "uid-a", podParent)
 	if _, err := rec.CreateContainer(tctx, "sb-404", containerConfig(sb, "app", 0, nil), sb); !errors.Is(err, ErrNotFound) {

@@ -183,11 +183,11 @@ func serve(t *testing.T, srv *criServer) string {
 	return "unix://" + sock
 }
 
-// newRemoteOverMemory returns a Remote talking to an in-memory runtime on
-// an in-memory cgroup hierarchy, and that runtime for comparison.
-func newRemoteOverMemory(t *testing.T, version cgroup.Version, opts ...RemoteOption) (*Remote, *Memory, *criServer) {
+// newRemoteOverSim returns a Remote talking to a SimContainerd on a
+// SimKernel, and that runtime for comparison.
+func newRemoteOverSim(t *testing.T, version cgroup.Version, opts ...RemoteOption) (*Remote, *SimContainerd, *criServer) {
 	t.Helper()
-	mem := NewMemory(cgroup.NewMemory(version))
+	mem := NewSimContainerd(cgroup.NewSimKernel(version))
 	srv := &criServer{rt: mem}
 	r, err := NewRemote(context.Background(), serve(t, srv), opts...)
 	if err != nil {
@@ -199,7 +199,7 @@ func newRemoteOverMemory(t *testing.T, version cgroup.Version, opts ...RemoteOpt
 
 func TestRemoteCarriesTheResizePathCalls(t *testing.T) {
 	ctx := context.Background()
-	r, mem, _ := newRemoteOverMemory(t, cgroup.V2)
+	r, mem, _ := newRemoteOverSim(t, cgroup.V2)
 	sb := sandboxConfig("web", "default", "uid-a", podParent)
 	sbID, err := r.RunPodSandbox(ctx, sb, "")
 	if err != nil {
@@ -269,7 +269,7 @@ func TestRemoteCarriesTheResizePathCalls(t *testing.T) {
 // runc's message as the runtime sent it.
 func TestRemoteKeepsTheRuntimesMessage(t *testing.T) {
 	ctx := context.Background()
-	r, mem, _ := newRemoteOverMemory(t, cgroup.V1)
+	r, mem, _ := newRemoteOverSim(t, cgroup.V1)
 	sb := sandboxConfig("web", "default", "uid-a", podParent)
 	sbID := mustRun(t, r, sb)
 	id := mustStart(t, r, sbID, sb, containerConfig(sb, "app", 0,
@@ -329,7 +329,7 @@ func TestRemoteMapsErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, _, srv := newRemoteOverMemory(t, cgroup.V2)
+			r, _, srv := newRemoteOverSim(t, cgroup.V2)
 			srv.hook = func(ctx context.Context, method string) error {
 				if method == "ContainerStatus" {
 					return tt.hookErr
@@ -354,7 +354,7 @@ func TestRemoteMapsErrors(t *testing.T) {
 		})
 	}
 	t.Run("the runtime's own NotFound", func(t *testing.T) {
-		r, _, _ := newRemoteOverMemory(t, cgroup.V2)
+		r, _, _ := newRemoteOverSim(t, cgroup.V2)
 		err := r.StartContainer(context.Background(), "no-such-container")
 		if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "no-such-container") {
 			t.Errorf("StartContainer(no-such-container) = %v, want ErrNotFound with the runtime's message", err)
@@ -363,7 +363,7 @@ func TestRemoteMapsErrors(t *testing.T) {
 }
 
 func TestRemotePerCallTimeout(t *testing.T) {
-	r, _, srv := newRemoteOverMemory(t, cgroup.V2, WithCallTimeout(50*time.Millisecond))
+	r, _, srv := newRemoteOverSim(t, cgroup.V2, WithCallTimeout(50*time.Millisecond))
 	sawDeadline := make(chan bool, 1)
 	release := make(chan struct{})
 	srv.hook = func(ctx context.Context, method string) error {
@@ -428,7 +428,7 @@ func TestParseEndpoint(t *testing.T) {
 }
 
 func TestRemoteExecSyncExitCode(t *testing.T) {
-	r, _, srv := newRemoteOverMemory(t, cgroup.V2)
+	r, _, srv := newRemoteOverSim(t, cgroup.V2)
 	srv.execExit = 3
 	_, stderr, err := r.ExecSync(context.Background(), "any", []string{"false"}, time.Second)
 	var ee *ExitError

@@ -2,11 +2,12 @@
 // CRI RuntimeService (k8s.io/cri-api) that the kubelet needs to run pods and
 // resize them in place, in cri-api's own message types.
 //
-// Start with Runtime. Memory (memory.go) is an in-memory runtime that
-// behaves like containerd with runc: it writes container cgroups through a
+// Start with Runtime. SimContainerd (simcontainerd.go) simulates containerd
+// with runc in memory: it writes container cgroups through a
 // cgroup.Manager, treats 0 in an update as "leave unchanged", reports
 // ContainerStatus.resources from the last accepted values, and rejects a
-// memory limit below usage on cgroup v1 with runc's message. Two
+// memory limit below usage on cgroup v1 with runc's message. Its old names
+// Memory and NewMemory remain as deprecated aliases (deprecated.go). Two
 // decorators work on any Runtime: FaultInjector (fault.go) makes chosen
 // calls fail, and Recorder (recorder.go) keeps the calls that change
 // something, for transcripts. Remote (remote.go) talks to a real runtime

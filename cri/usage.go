@@ -19,16 +19,16 @@ const usageFilePrefix = "/dev/shm/resizelet-usage-"
 const usageExecTimeout = time.Minute
 
 // memoryUser is a runtime that can set a container's memory usage itself,
-// such as *Memory.
+// such as *SimContainerd.
 type memoryUser interface {
 	SetMemoryUsage(containerID string, bytes int64) error
 }
 
 // SetMemoryUsage makes the container use about bytes of memory. On a
-// runtime that can set usage itself (*Memory, also when wrapped by decorators
-// with an Unwrap() Runtime method such as Recorder and FaultInjector) it
-// asks it directly, so faults injected on ExecSync do not apply. On any other
-// runtime it runs, through ExecSync,
+// runtime that can set usage itself (*SimContainerd, also when wrapped by
+// decorators with an Unwrap() Runtime method such as Recorder and
+// FaultInjector) it asks it directly, so faults injected on ExecSync do
+// not apply. On any other runtime it runs, through ExecSync,
 //
 //	sh -c "rm -f /dev/shm/resizelet-usage-<id>; head -c <bytes> /dev/zero > /dev/shm/resizelet-usage-<id>"
 //

@@ -30,7 +30,7 @@ func (e *execOnly) ExecSync(tctx context.Context, id string, cmd []string, timeo
 }
 
 func TestSetMemoryUsageThroughDecoratorsIsDirect(t *testing.T) {
-	mem, cg := newMemory(t, cgroup.V2)
+	mem, cg := newSimContainerd(t, cgroup.V2)
 	faults := NewFaultInjector(mem)
 	rec := NewRecorder(faults)
 	sb := sandboxConfig("web", "default", "uid-a", podParent)
@@ -54,7 +54,7 @@ func TestSetMemoryUsageThroughDecoratorsIsDirect(t *testing.T) {
 }
 
 func TestSetMemoryUsageThroughExecSync(t *testing.T) {
-	mem, cg := newMemory(t, cgroup.V1)
+	mem, cg := newSimContainerd(t, cgroup.V1)
 	sb := sandboxConfig("web", "default", "uid-a", podParent)
 	id := mustStart(t, mem, mustRun(t, mem, sb), sb, containerConfig(sb, "app", 0, nil))
 	rt := &execOnly{Runtime: mem}
@@ -72,7 +72,7 @@ func TestSetMemoryUsageThroughExecSync(t *testing.T) {
 }
 
 func TestSetMemoryUsageReportsExecFailure(t *testing.T) {
-	mem, _ := newMemory(t, cgroup.V1)
+	mem, _ := newSimContainerd(t, cgroup.V1)
 	execErr := errors.New("command terminated with exit code 1")
 	rt := &execOnly{Runtime: mem, err: execErr, stderr: "head: write error: No space left on device\n"}
 	err := SetMemoryUsage(tctx, rt, "abc123", 100*mi)

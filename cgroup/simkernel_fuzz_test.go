@@ -7,17 +7,19 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
 )
 
-// memInvariants checks the model's bookkeeping: each cgroup's
+// simInvariants checks the model's bookkeeping: each cgroup's
 // hierarchical usage is its own plus its children's, no cgroup uses more
 // than its limit, and the usage and limit files say what the numbers say.
-func memInvariants(m *Memory) error {
+func simInvariants(m *SimKernel) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	usageFile, limitFile := memFileCurrent, memFileMemMax
+	usageFile, limitFile := fileMemoryCurrent, fileMemoryMax
 	if m.version == V1 {
-		usageFile, limitFile = memFileUsage, memFileLimit
+		usageFile, limitFile = fileMemoryUsage, fileMemoryLimit
 	}
 	for path, n := range m.nodes {
 		sum := n.own
@@ -34,7 +36,7 @@ func memInvariants(m *Memory) error {
 			return errors.New(path + ": " + usageFile + " = " + n.files[usageFile])
 		}
 		want := strconv.FormatInt(n.limit, 10)
-		if m.version == V2 && n.limit == memV1Unlimited {
+		if m.version == V2 && n.limit == cgconfig.V1UnlimitedMemory {
 			want = "max"
 		}
 		if n.files[limitFile] != want {
@@ -44,14 +46,14 @@ func memInvariants(m *Memory) error {
 	return nil
 }
 
-// FuzzMemorySet sets arbitrary values on an arbitrary path of a hierarchy
+// FuzzSimKernelSet sets arbitrary values on an arbitrary path of a hierarchy
 // with memory in use, and checks what must hold whatever the input: no
 // panic; an invalid path is rejected with ErrInvalidPath and changes
 // nothing; each successful write leaves the kernel's reading of what was
 // written; a rejected write leaves its file as it was and is the last
 // write; a successful Set repeated writes nothing; the usage bookkeeping
 // stays consistent.
-func FuzzMemorySet(f *testing.F) {
+func FuzzSimKernelSet(f *testing.F) {
 	f.Add(true, "pod", uint8(31), uint64(512), uint64(39), int64(50000), uint64(100000), int64(64<<20), int64(32<<20))
 	f.Add(false, "pod/c", uint8(31), uint64(0), uint64(0), int64(999), uint64(100000), int64(-1), int64(0))
 	f.Add(true, "pod/../x", uint8(1), uint64(1), uint64(1), int64(1), uint64(1), int64(1), int64(1))
@@ -60,7 +62,7 @@ func FuzzMemorySet(f *testing.F) {
 		if v2 {
 			version = V2
 		}
-		m := NewMemory(version, WithHostMemory(1<<40))
+		m := NewSimKernel(version, WithHostMemory(1<<40))
 		mtCreate(t, m, "pod/c")
 		mtCreate(t, m, "pod/d")
 		mtSet(t, m, "pod", Values{CPUQuota: mtPtr(int64(200000)), MemoryLimit: mtPtr(int64(1 << 30))})
@@ -85,7 +87,7 @@ func FuzzMemorySet(f *testing.F) {
 			v.MemoryLimit = &memLimit
 		}
 
-		valid := memCheckPath(path) == nil
+		valid := simCheckPath(path) == nil
 		if valid {
 			if err := m.Create(path); err != nil {
 				t.Fatalf("Create(%q) of a valid path: %v", path, err)
@@ -118,7 +120,7 @@ func FuzzMemorySet(f *testing.F) {
 				}
 				continue
 			}
-			canon, cerr := memCanonical(version, w.File, w.New, w.Old)
+			canon, cerr := canonical(version, w.File, w.New, w.Old)
 			if cerr != nil || after[w.File] != canon || w.Old != before[w.File] {
 				t.Fatalf("write %+v: file now %q, kernel reading %q (%v), before %q", w, after[w.File], canon, cerr, before[w.File])
 			}
@@ -134,7 +136,7 @@ func FuzzMemorySet(f *testing.F) {
 		if _, err := m.Get(path); err != nil {
 			t.Fatalf("Get after Set: %v", err)
 		}
-		if err := memInvariants(m); err != nil {
+		if err := simInvariants(m); err != nil {
 			t.Fatal(err)
 		}
 	})

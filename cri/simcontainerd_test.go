@@ -26,7 +26,7 @@ func TestCreateContainerWritesCgroupFiles(t *testing.T) {
 	tests := []struct {
 		name    string
 		version cgroup.Version
-		opts    []MemoryOption
+		opts    []SimContainerdOption
 		res     *runtimeapi.LinuxContainerResources
 		want    map[string]string
 	}{
@@ -38,11 +38,11 @@ func TestCreateContainerWritesCgroupFiles(t *testing.T) {
 			"cpu.shares": "1024", "cpu.cfs_quota_us": "-1"}},
 		{"v2 quadratic 102 shares", cgroup.V2, nil, full, map[string]string{
 			"cpu.weight": "17", "cpu.max": "50000 100000", "memory.max": "209715200"}},
-		{"v2 linear 102 shares", cgroup.V2, []MemoryOption{WithContainerWeight(cgconfig.LinearWeight)}, full, map[string]string{
+		{"v2 linear 102 shares", cgroup.V2, []SimContainerdOption{WithContainerWeight(cgconfig.LinearWeight)}, full, map[string]string{
 			"cpu.weight": "4", "cpu.max": "50000 100000", "memory.max": "209715200"}},
 		{"v2 quadratic 1 CPU", cgroup.V2, nil, &runtimeapi.LinuxContainerResources{CpuShares: 1024}, map[string]string{
 			"cpu.weight": "100", "cpu.max": "max 100000", "memory.max": "max"}},
-		{"v2 linear 1 CPU", cgroup.V2, []MemoryOption{WithContainerWeight(cgconfig.LinearWeight)}, &runtimeapi.LinuxContainerResources{CpuShares: 1024}, map[string]string{
+		{"v2 linear 1 CPU", cgroup.V2, []SimContainerdOption{WithContainerWeight(cgconfig.LinearWeight)}, &runtimeapi.LinuxContainerResources{CpuShares: 1024}, map[string]string{
 			"cpu.weight": "39"}},
 		{"v2 quadratic 2048 shares", cgroup.V2, nil, &runtimeapi.LinuxContainerResources{CpuShares: 2048}, map[string]string{
 			"cpu.weight": "174"}},
@@ -57,7 +57,7 @@ func TestCreateContainerWritesCgroupFiles(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rt, cg := newMemory(t, tt.version, tt.opts...)
+			rt, cg := newSimContainerd(t, tt.version, tt.opts...)
 			sb := sandboxConfig("web", "default", "uid-a", podParent)
 			sbID := mustRun(t, rt, sb)
 			id := mustCreate(t, rt, sbID, sb, containerConfig(sb, "app", 0, tt.res))
@@ -102,7 +102,7 @@ func TestContainerCgroupPath(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rt, cg := newMemory(t, cgroup.V2, WithDriver(tt.driver))
+			rt, cg := newSimContainerd(t, cgroup.V2, WithDriver(tt.driver))
 			sb := sandboxConfig("web", "default", "uid-a", tt.parent)
 			sbID := mustRun(t, rt, sb)
 			id := mustCreate(t, rt, sbID, sb, containerConfig(sb, "app", 0, &runtimeapi.LinuxContainerResources{CpuShares: 1024}))
@@ -120,7 +120,7 @@ func TestContainerCgroupPath(t *testing.T) {
 }
 
 func TestRunPodSandboxRejectsBadSliceName(t *testing.T) {
-	rt, _ := newMemory(t, cgroup.V2, WithDriver(cgroup.DriverSystemd))
+	rt, _ := newSimContainerd(t, cgroup.V2, WithDriver(cgroup.DriverSystemd))
 	_, err := rt.RunPodSandbox(tctx, sandboxConfig("web", "default", "uid-a", "kubepods--a.slice"), "")
 	if !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("RunPodSandbox with slice kubepods--a.slice: err = %v, want ErrInvalidArgument", err)
@@ -181,7 +181,7 @@ func TestUpdateContainerResourcesMergesNonZeroFields(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rt, cg := newMemory(t, tt.version)
+			rt, cg := newSimContainerd(t, tt.version)
 			sb := sandboxConfig("web", "default", "uid-a", podParent)
 			sbID := mustRun(t, rt, sb)
 			id := mustStart(t, rt, sbID, sb, containerConfig(sb, "app", 0, initial))
@@ -217,7 +217,7 @@ func TestSwapControllerStoresSwapLimit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rt, _ := newMemory(t, cgroup.V1, WithSwapController(tt.swap))
+			rt, _ := newSimContainerd(t, cgroup.V1, WithSwapController(tt.swap))
 			sb := sandboxConfig("web", "default", "uid-a", podParent)
 			id := mustStart(t, rt, mustRun(t, rt, sb), sb, containerConfig(sb, "app", 0, nil))
 			if err := rt.UpdateContainerResources(tctx, id, &runtimeapi.ContainerResources{Linux: tt.update}); err != nil {
@@ -231,7 +231,7 @@ func TestSwapControllerStoresSwapLimit(t *testing.T) {
 }
 
 func TestContainerStatusReportsLastAcceptedSpec(t *testing.T) {
-	rt, cg := newMemory(t, cgroup.V1)
+	rt, cg := newSimContainerd(t, cgroup.V1)
 	sb := sandboxConfig("web", "default", "uid-a", podParent)
 	id := mustStart(t, rt, mustRun(t, rt, sb), sb, containerConfig(sb, "app", 0,
 		&runtimeapi.LinuxContainerResources{CpuShares: 1024, CpuQuota: 100000, CpuPeriod: 100000, MemoryLimitInBytes: 200 * mi}))
@@ -265,7 +265,7 @@ func TestContainerStatusReportsLastAcceptedSpec(t *testing.T) {
 }
 
 func TestV1MemoryLimitBelowUsageIsRejected(t *testing.T) {
-	rt, cg := newMemory(t, cgroup.V1)
+	rt, cg := newSimContainerd(t, cgroup.V1)
 	sb := sandboxConfig("web", "default", "uid-a", podParent)
 	initial := &runtimeapi.LinuxContainerResources{CpuShares: 1024, CpuQuota: 100000, CpuPeriod: 100000, MemoryLimitInBytes: 200 * mi}
 	id := mustStart(t, rt, mustRun(t, rt, sb), sb, containerConfig(sb, "app", 0, initial))
@@ -309,7 +309,7 @@ func TestV1MemoryLimitBelowUsageIsRejected(t *testing.T) {
 }
 
 func TestV2MemoryLimitBelowUsageOOMKills(t *testing.T) {
-	rt, cg := newMemory(t, cgroup.V2)
+	rt, cg := newSimContainerd(t, cgroup.V2)
 	sb := sandboxConfig("web", "default", "uid-a", podParent)
 	id := mustStart(t, rt, mustRun(t, rt, sb), sb, containerConfig(sb, "app", 0,
 		&runtimeapi.LinuxContainerResources{CpuShares: 1024, MemoryLimitInBytes: 200 * mi}))
@@ -340,7 +340,7 @@ func TestV2MemoryLimitBelowUsageOOMKills(t *testing.T) {
 func TestSetMemoryUsageAboveLimitOOMKills(t *testing.T) {
 	for _, version := range []cgroup.Version{cgroup.V1, cgroup.V2} {
 		t.Run(version.String(), func(t *testing.T) {
-			rt, _ := newMemory(t, version)
+			rt, _ := newSimContainerd(t, version)
 			sb := sandboxConfig("web", "default", "uid-a", podParent)
 			id := mustStart(t, rt, mustRun(t, rt, sb), sb, containerConfig(sb, "app", 0,
 				&runtimeapi.LinuxContainerResources{MemoryLimitInBytes: 100 * mi}))
@@ -356,7 +356,7 @@ func TestSetMemoryUsageAboveLimitOOMKills(t *testing.T) {
 }
 
 func TestRestartIsANewContainerAndUpdateKeepsProcess(t *testing.T) {
-	rt, _ := newMemory(t, cgroup.V2)
+	rt, _ := newSimContainerd(t, cgroup.V2)
 	sb := sandboxConfig("web", "default", "uid-a", podParent)
 	sbID := mustRun(t, rt, sb)
 	res := &runtimeapi.LinuxContainerResources{CpuShares: 1024, CpuQuota: 100000, CpuPeriod: 100000}
@@ -401,7 +401,7 @@ func TestRestartIsANewContainerAndUpdateKeepsProcess(t *testing.T) {
 }
 
 func TestContainerLifecycleStates(t *testing.T) {
-	rt, cg := newMemory(t, cgroup.V2)
+	rt, cg := newSimContainerd(t, cgroup.V2)
 	sb := sandboxConfig("web", "default", "uid-a", podParent)
 	sbID := mustRun(t, rt, sb)
 	created := mustCreate(t, rt, sbID, sb, containerConfig(sb, "init", 0, nil))
@@ -454,7 +454,7 @@ func TestExitReasons(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%d-%s", tt.code, tt.wantReason), func(t *testing.T) {
-			rt, _ := newMemory(t, cgroup.V2)
+			rt, _ := newSimContainerd(t, cgroup.V2)
 			sb := sandboxConfig("web", "default", "uid-a", podParent)
 			id := mustStart(t, rt, mustRun(t, rt, sb), sb, containerConfig(sb, "app", 0, nil))
 			if err := rt.Exit(id, tt.code, tt.reason); err != nil {
@@ -469,7 +469,7 @@ func TestExitReasons(t *testing.T) {
 }
 
 func TestUpdateWhileCreatedAppliesAtStart(t *testing.T) {
-	rt, cg := newMemory(t, cgroup.V2)
+	rt, cg := newSimContainerd(t, cgroup.V2)
 	sb := sandboxConfig("web", "default", "uid-a", podParent)
 	id := mustCreate(t, rt, mustRun(t, rt, sb), sb, containerConfig(sb, "app", 0,
 		&runtimeapi.LinuxContainerResources{CpuQuota: 50000, CpuPeriod: 100000}))
@@ -493,7 +493,7 @@ func TestUpdateWhileCreatedAppliesAtStart(t *testing.T) {
 }
 
 func TestRemoveContainerAndSandbox(t *testing.T) {
-	rt, cg := newMemory(t, cgroup.V1)
+	rt, cg := newSimContainerd(t, cgroup.V1)
 	sb := sandboxConfig("web", "default", "uid-a", podParent)
 	sbID := mustRun(t, rt, sb)
 	a := mustStart(t, rt, sbID, sb, containerConfig(sb, "a", 0, nil))
@@ -539,7 +539,7 @@ func TestRemoveContainerAndSandbox(t *testing.T) {
 }
 
 func TestStopPodSandbox(t *testing.T) {
-	rt, _ := newMemory(t, cgroup.V2)
+	rt, _ := newSimContainerd(t, cgroup.V2)
 	sb := sandboxConfig("web", "default", "uid-a", podParent)
 	sbID := mustRun(t, rt, sb)
 	id := mustStart(t, rt, sbID, sb, containerConfig(sb, "app", 0, nil))
@@ -563,7 +563,7 @@ func TestStopPodSandbox(t *testing.T) {
 }
 
 func TestNameReservation(t *testing.T) {
-	rt, _ := newMemory(t, cgroup.V2)
+	rt, _ := newSimContainerd(t, cgroup.V2)
 	sb := sandboxConfig("web", "default", "uid-a", podParent)
 	mustRun(t, rt, sb)
 	if _, err := rt.RunPodSandbox(tctx, sb, ""); !errors.Is(err, ErrNameReserved) {
@@ -580,7 +580,7 @@ func TestNameReservation(t *testing.T) {
 }
 
 func TestUnknownIDsAreNotFound(t *testing.T) {
-	rt, _ := newMemory(t, cgroup.V2)
+	rt, _ := newSimContainerd(t, cgroup.V2)
 	sb := sandboxConfig("web", "default", "uid-a", podParent)
 	const missing = "ctr-404"
 	calls := map[string]func() error{
@@ -637,7 +637,7 @@ func TestUnknownIDsAreNotFound(t *testing.T) {
 }
 
 func TestListFilters(t *testing.T) {
-	rt, _ := newMemory(t, cgroup.V2)
+	rt, _ := newSimContainerd(t, cgroup.V2)
 	web := sandboxConfig("web", "default", "uid-a", podParent)
 	db := sandboxConfig("db", "prod", "uid-b", "kubepods/poduid-b")
 	webID, dbID := mustRun(t, rt, web), mustRun(t, rt, db)
@@ -705,7 +705,7 @@ func TestListFilters(t *testing.T) {
 }
 
 func TestIDsFollowCreationOrder(t *testing.T) {
-	rt, _ := newMemory(t, cgroup.V2)
+	rt, _ := newSimContainerd(t, cgroup.V2)
 	var sbIDs, ctrIDs []string
 	for i := range 11 {
 		sb := sandboxConfig(fmt.Sprintf("p%d", i), "default", fmt.Sprintf("uid-%d", i), fmt.Sprintf("kubepods/poduid-%d", i))
@@ -727,7 +727,7 @@ func TestIDsFollowCreationOrder(t *testing.T) {
 }
 
 func TestContainerStatusFields(t *testing.T) {
-	rt, _ := newMemory(t, cgroup.V2)
+	rt, _ := newSimContainerd(t, cgroup.V2)
 	sb := sandboxConfig("web", "default", "uid-a", podParent)
 	cfg := containerConfig(sb, "app", 3, &runtimeapi.LinuxContainerResources{CpuShares: 512})
 	cfg.Annotations = map[string]string{"io.kubernetes.container.hash": "abc"}
@@ -760,7 +760,7 @@ func TestContainerStatusFields(t *testing.T) {
 }
 
 func TestContainerStats(t *testing.T) {
-	rt, _ := newMemory(t, cgroup.V1)
+	rt, _ := newSimContainerd(t, cgroup.V1)
 	sb := sandboxConfig("web", "default", "uid-a", podParent)
 	id := mustStart(t, rt, mustRun(t, rt, sb), sb, containerConfig(sb, "app", 0, nil))
 	if err := rt.SetMemoryUsage(id, 64*mi); err != nil {
@@ -779,7 +779,7 @@ func TestContainerStats(t *testing.T) {
 }
 
 func TestUpdatePodSandboxResourcesIsRecordedOnly(t *testing.T) {
-	rt, cg := newMemory(t, cgroup.V2)
+	rt, cg := newSimContainerd(t, cgroup.V2)
 	sb := sandboxConfig("web", "default", "uid-a", podParent)
 	sbID := mustRun(t, rt, sb)
 	if got := rt.SandboxResources(sbID); got != nil {
@@ -807,7 +807,7 @@ func TestUpdatePodSandboxResourcesIsRecordedOnly(t *testing.T) {
 }
 
 func TestExecSyncRunsOnlyTheUsageCommand(t *testing.T) {
-	rt, cg := newMemory(t, cgroup.V2)
+	rt, cg := newSimContainerd(t, cgroup.V2)
 	sb := sandboxConfig("web", "default", "uid-a", podParent)
 	id := mustStart(t, rt, mustRun(t, rt, sb), sb, containerConfig(sb, "app", 0, nil))
 
@@ -831,7 +831,7 @@ func TestExecSyncRunsOnlyTheUsageCommand(t *testing.T) {
 // run it with -race. Each goroutine owns a pod, and all of them also update
 // and read one shared container.
 func TestConcurrentUse(t *testing.T) {
-	rt, cg := newMemory(t, cgroup.V2)
+	rt, cg := newSimContainerd(t, cgroup.V2)
 	shared := sandboxConfig("shared", "default", "uid-shared", "kubepods/poduid-shared")
 	sharedID := mustStart(t, rt, mustRun(t, rt, shared), shared, containerConfig(shared, "app", 0, nil))
 
@@ -916,9 +916,9 @@ func TestConcurrentUse(t *testing.T) {
 	}
 }
 
-func benchContainer(b *testing.B) (*Memory, string) {
+func benchContainer(b *testing.B) (*SimContainerd, string) {
 	b.Helper()
-	rt := NewMemory(cgroup.NewMemory(cgroup.V2))
+	rt := NewSimContainerd(cgroup.NewSimKernel(cgroup.V2))
 	sb := sandboxConfig("web", "default", "uid-a", podParent)
 	sbID, err := rt.RunPodSandbox(tctx, sb, "")
 	if err != nil {
@@ -978,18 +978,18 @@ type opaque struct{ cgroup.Manager }
 func TestCgroupModelDiscovery(t *testing.T) {
 	tests := []struct {
 		name      string
-		build     func(cg *cgroup.Memory) *Memory
+		build     func(cg *cgroup.SimKernel) *SimContainerd
 		wantModel bool
 	}{
-		{"the model itself", func(cg *cgroup.Memory) *Memory { return NewMemory(cg) }, true},
-		{"behind Unwrap", func(cg *cgroup.Memory) *Memory { return NewMemory(unwrapping{unwrapping{cg}}) }, true},
-		{"behind cgroup.Recorder", func(cg *cgroup.Memory) *Memory { return NewMemory(cgroup.NewRecorder(cg)) }, true},
-		{"hidden by a decorator", func(cg *cgroup.Memory) *Memory { return NewMemory(opaque{cg}) }, false},
-		{"hidden but given", func(cg *cgroup.Memory) *Memory { return NewMemory(opaque{cg}, WithCgroupModel(cg)) }, true},
+		{"the model itself", func(cg *cgroup.SimKernel) *SimContainerd { return NewSimContainerd(cg) }, true},
+		{"behind Unwrap", func(cg *cgroup.SimKernel) *SimContainerd { return NewSimContainerd(unwrapping{unwrapping{cg}}) }, true},
+		{"behind cgroup.Recorder", func(cg *cgroup.SimKernel) *SimContainerd { return NewSimContainerd(cgroup.NewRecorder(cg)) }, true},
+		{"hidden by a decorator", func(cg *cgroup.SimKernel) *SimContainerd { return NewSimContainerd(opaque{cg}) }, false},
+		{"hidden but given", func(cg *cgroup.SimKernel) *SimContainerd { return NewSimContainerd(opaque{cg}, WithCgroupModel(cg)) }, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cg := cgroup.NewMemory(cgroup.V2)
+			cg := cgroup.NewSimKernel(cgroup.V2)
 			rt := tt.build(cg)
 			sb := sandboxConfig("web", "default", "uid-a", podParent)
 			id := mustStart(t, rt, mustRun(t, rt, sb), sb, containerConfig(sb, "app", 0,
@@ -1013,9 +1013,9 @@ func TestCgroupModelDiscovery(t *testing.T) {
 }
 
 func TestFailedCgroupWriteKeepsTheStoredSpec(t *testing.T) {
-	cg := cgroup.NewMemory(cgroup.V2)
+	cg := cgroup.NewSimKernel(cgroup.V2)
 	faults := cgroup.NewFaultInjector(cg)
-	rt := NewMemory(faults)
+	rt := NewSimContainerd(faults)
 	sb := sandboxConfig("web", "default", "uid-a", podParent)
 	initial := &runtimeapi.LinuxContainerResources{CpuShares: 1024, CpuQuota: 100000, CpuPeriod: 100000, MemoryLimitInBytes: 128 * mi}
 	id := mustStart(t, rt, mustRun(t, rt, sb), sb, containerConfig(sb, "app", 0, initial))

@@ -37,7 +37,7 @@ func mtSet(t testing.TB, m Manager, path string, v Values) []Write {
 }
 
 // mtUsage sets own usage or fails the test.
-func mtUsage(t testing.TB, m *Memory, path string, bytes int64) {
+func mtUsage(t testing.TB, m *SimKernel, path string, bytes int64) {
 	t.Helper()
 	if err := m.SetUsage(path, bytes); err != nil {
 		t.Fatalf("SetUsage(%q, %d): %v", path, bytes, err)
@@ -65,7 +65,7 @@ func mtFiles(ws []Write) []string {
 
 const mib = 1 << 20
 
-func TestMemoryDefaults(t *testing.T) {
+func TestSimKernelDefaults(t *testing.T) {
 	tests := []struct {
 		version Version
 		want    map[string]string
@@ -89,7 +89,7 @@ func TestMemoryDefaults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.version.String(), func(t *testing.T) {
-			m := NewMemory(tt.version)
+			m := NewSimKernel(tt.version)
 			if m.Version() != tt.version {
 				t.Fatalf("Version() = %v, want %v", m.Version(), tt.version)
 			}
@@ -122,7 +122,7 @@ func TestMemoryDefaults(t *testing.T) {
 	}
 }
 
-func TestMemorySetOrderAndWrites(t *testing.T) {
+func TestSimKernelSetOrderAndWrites(t *testing.T) {
 	all := Values{
 		CPUShares:   mtPtr(uint64(512)),
 		CPUWeight:   mtPtr(uint64(20)),
@@ -148,7 +148,7 @@ func TestMemorySetOrderAndWrites(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.version.String(), func(t *testing.T) {
-			m := NewMemory(tt.version)
+			m := NewSimKernel(tt.version)
 			mtCreate(t, m, "pod")
 			got := mtSet(t, m, "pod", all)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
@@ -178,7 +178,7 @@ func TestMemorySetOrderAndWrites(t *testing.T) {
 	}
 }
 
-func TestMemoryGetRoundTrip(t *testing.T) {
+func TestSimKernelGetRoundTrip(t *testing.T) {
 	tests := []struct {
 		name    string
 		version Version
@@ -193,7 +193,7 @@ func TestMemoryGetRoundTrip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := NewMemory(tt.version)
+			m := NewSimKernel(tt.version)
 			mtCreate(t, m, "a/b")
 			mtSet(t, m, "a/b", tt.set)
 			got, err := m.Get("a/b")
@@ -207,7 +207,7 @@ func TestMemoryGetRoundTrip(t *testing.T) {
 	}
 }
 
-func TestMemoryUnlimitedTranslation(t *testing.T) {
+func TestSimKernelUnlimitedTranslation(t *testing.T) {
 	tests := []struct {
 		version                 Version
 		quotaFile, quotaContent string
@@ -219,7 +219,7 @@ func TestMemoryUnlimitedTranslation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.version.String(), func(t *testing.T) {
-			m := NewMemory(tt.version)
+			m := NewSimKernel(tt.version)
 			mtCreate(t, m, "p")
 			mtSet(t, m, "p", Values{CPUQuota: mtPtr(int64(20000)), MemoryLimit: mtPtr(int64(mib))})
 			ws := mtSet(t, m, "p", Values{CPUQuota: mtPtr(Unlimited), MemoryLimit: mtPtr(Unlimited)})
@@ -247,11 +247,11 @@ func TestMemoryUnlimitedTranslation(t *testing.T) {
 	}
 }
 
-// TestMemoryV1MemoryAboveUnlimited checks that v1 reads any limit at or
+// TestSimKernelV1MemoryAboveUnlimited checks that v1 reads any limit at or
 // above the page counter maximum back as that maximum, which Get reports
 // as Unlimited.
-func TestMemoryV1MemoryAboveUnlimited(t *testing.T) {
-	m := NewMemory(V1)
+func TestSimKernelV1MemoryAboveUnlimited(t *testing.T) {
+	m := NewSimKernel(V1)
 	mtCreate(t, m, "p")
 	mtSet(t, m, "p", Values{MemoryLimit: mtPtr(int64(mib))})
 	mtSet(t, m, "p", Values{MemoryLimit: mtPtr(int64(1<<63 - 1))})
@@ -264,8 +264,8 @@ func TestMemoryV1MemoryAboveUnlimited(t *testing.T) {
 	}
 }
 
-func TestMemoryCPUMaxKeepsOtherHalf(t *testing.T) {
-	m := NewMemory(V2)
+func TestSimKernelCPUMaxKeepsOtherHalf(t *testing.T) {
+	m := NewSimKernel(V2)
 	mtCreate(t, m, "p")
 	mtSet(t, m, "p", Values{CPUQuota: mtPtr(int64(30000)), CPUPeriod: mtPtr(uint64(50000))})
 	steps := []struct {
@@ -289,11 +289,11 @@ func TestMemoryCPUMaxKeepsOtherHalf(t *testing.T) {
 	}
 }
 
-// TestMemoryKernelErrors checks each write the kernel rejects (the values
+// TestSimKernelWriteErrors checks each write the kernel rejects (the values
 // of real-hosts.md §1 and §3): the errno, the error text, that the failed
 // write is last with Err set, that earlier writes stay applied and that the
 // rejected file keeps its content.
-func TestMemoryKernelErrors(t *testing.T) {
+func TestSimKernelWriteErrors(t *testing.T) {
 	tests := []struct {
 		name     string
 		version  Version
@@ -323,7 +323,7 @@ func TestMemoryKernelErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := NewMemory(tt.version)
+			m := NewSimKernel(tt.version)
 			mtCreate(t, m, "p")
 			ws, err := m.Set("p", tt.v)
 			if !errors.Is(err, tt.errno) {
@@ -357,58 +357,7 @@ func TestMemoryKernelErrors(t *testing.T) {
 	}
 }
 
-// TestMemoryCanonicalParse checks the kernel model's parsing of raw file
-// content, which Set never produces but the kernel answers: text that is
-// not a number is EINVAL, an overflowing number ERANGE (kstrtoull) or
-// EINVAL (memparse), and read-only files take no writes.
-func TestMemoryCanonicalParse(t *testing.T) {
-	tests := []struct {
-		version       Version
-		file, content string
-		want          string
-		errno         syscall.Errno
-	}{
-		{V2, "cpu.weight", "abc", "", syscall.EINVAL},
-		{V2, "cpu.weight", "-1", "", syscall.EINVAL},
-		{V2, "cpu.weight", "99999999999999999999", "", syscall.ERANGE},
-		{V2, "cpu.max", "abc 100000", "", syscall.EINVAL},
-		{V2, "cpu.max", "50000 abc", "", syscall.EINVAL},
-		{V2, "cpu.max", "", "", syscall.EINVAL},
-		{V2, "cpu.max", "50000", "50000 100000", 0}, // the period stays
-		{V2, "cpu.max", "max 1000", "max 1000", 0},
-		{V2, "memory.max", "abc", "", syscall.EINVAL},
-		{V2, "memory.max", "99999999999999999999", "", syscall.EINVAL},
-		{V2, "memory.max", "4097", "4096", 0},
-		{V2, "memory.max", "9223372036854771712", "max", 0},
-		{V2, "memory.current", "0", "", syscall.EINVAL},
-		{V2, "cpu.shares", "1024", "", syscall.EINVAL},
-		{V1, "cpu.shares", "abc", "", syscall.EINVAL},
-		{V1, "cpu.shares", "-1", "", syscall.EINVAL},
-		{V1, "cpu.shares", "99999999999999999999", "", syscall.ERANGE},
-		{V1, "cpu.cfs_quota_us", "abc", "", syscall.EINVAL},
-		{V1, "cpu.cfs_quota_us", "-5", "-1", 0},
-		{V1, "cpu.cfs_quota_us", "99999999999999999999", "", syscall.ERANGE},
-		{V1, "cpu.cfs_period_us", "abc", "", syscall.EINVAL},
-		{V1, "memory.limit_in_bytes", "abc", "", syscall.EINVAL},
-		{V1, "memory.limit_in_bytes", "-5", "", syscall.EINVAL},
-		{V1, "memory.limit_in_bytes", "100000000", "99999744", 0},
-		{V1, "memory.usage_in_bytes", "0", "", syscall.EINVAL},
-	}
-	for _, tt := range tests {
-		got, err := memCanonical(tt.version, tt.file, tt.content, "max 100000")
-		if tt.errno != 0 {
-			if !errors.Is(err, tt.errno) {
-				t.Errorf("%v %s %q: err = %v, want %v", tt.version, tt.file, tt.content, err, tt.errno)
-			}
-			continue
-		}
-		if err != nil || got != tt.want {
-			t.Errorf("%v %s %q = %q, %v; want %q", tt.version, tt.file, tt.content, got, err, tt.want)
-		}
-	}
-}
-
-func TestMemoryV1SharesClamp(t *testing.T) {
+func TestSimKernelV1SharesClamp(t *testing.T) {
 	tests := []struct {
 		shares uint64
 		want   string
@@ -420,7 +369,7 @@ func TestMemoryV1SharesClamp(t *testing.T) {
 		{300000, "262144"},
 	}
 	for _, tt := range tests {
-		m := NewMemory(V1)
+		m := NewSimKernel(V1)
 		mtCreate(t, m, "p")
 		ws := mtSet(t, m, "p", Values{CPUShares: mtPtr(tt.shares)})
 		if len(ws) != 1 || ws[0].New != strconv.FormatUint(tt.shares, 10) {
@@ -436,9 +385,9 @@ func TestMemoryV1SharesClamp(t *testing.T) {
 	}
 }
 
-func TestMemoryPageRounding(t *testing.T) {
+func TestSimKernelPageRounding(t *testing.T) {
 	for _, version := range []Version{V1, V2} {
-		m := NewMemory(version)
+		m := NewSimKernel(version)
 		mtCreate(t, m, "p")
 		mtSet(t, m, "p", Values{MemoryLimit: mtPtr(int64(100000000))})
 		v, _ := m.Get("p")
@@ -449,7 +398,7 @@ func TestMemoryPageRounding(t *testing.T) {
 			t.Errorf("%v: the same unaligned limit again wrote %v", version, mtFiles(again))
 		}
 	}
-	m := NewMemory(V2)
+	m := NewSimKernel(V2)
 	mtCreate(t, m, "p")
 	mtSet(t, m, "p", Values{MemoryLimit: mtPtr(int64(mib))})
 	mtSet(t, m, "p", Values{MemoryLimit: mtPtr(int64(1<<63 - 1))})
@@ -458,10 +407,10 @@ func TestMemoryPageRounding(t *testing.T) {
 	}
 }
 
-// TestMemoryV1BandwidthHierarchy pins the cgroup v1 rule, checked on the
+// TestSimKernelV1BandwidthHierarchy pins the cgroup v1 rule, checked on the
 // project's v1 host: a cgroup's quota/period may not exceed its nearest
 // limited ancestor's, in either direction of the write.
-func TestMemoryV1BandwidthHierarchy(t *testing.T) {
+func TestSimKernelV1BandwidthHierarchy(t *testing.T) {
 	type step struct {
 		path  string
 		v     Values
@@ -484,7 +433,7 @@ func TestMemoryV1BandwidthHierarchy(t *testing.T) {
 		{"pod", q(-1), 0},                          // an unlimited parent frees the children
 		{"pod/c", q(90000), 0},                     // 0.45
 	}
-	m := NewMemory(V1)
+	m := NewSimKernel(V1)
 	mtCreate(t, m, "pod/c")
 	mtCreate(t, m, "pod/mid/leaf")
 	for i, s := range steps {
@@ -504,14 +453,14 @@ func TestMemoryV1BandwidthHierarchy(t *testing.T) {
 		}
 	}
 	// cgroup v2 takes the minimum instead: a child above its parent is fine.
-	m2 := NewMemory(V2)
+	m2 := NewSimKernel(V2)
 	mtCreate(t, m2, "pod/c")
 	mtSet(t, m2, "pod", q(50000))
 	mtSet(t, m2, "pod/c", q(60000))
 }
 
-func TestMemoryV1MemoryBelowUsage(t *testing.T) {
-	m := NewMemory(V1)
+func TestSimKernelV1MemoryBelowUsage(t *testing.T) {
+	m := NewSimKernel(V1)
 	mtCreate(t, m, "pod/c")
 	mtSet(t, m, "pod", Values{MemoryLimit: mtPtr(int64(100 * mib))})
 	mtUsage(t, m, "pod/c", 50*mib)
@@ -549,8 +498,8 @@ func TestMemoryV1MemoryBelowUsage(t *testing.T) {
 	}
 }
 
-func TestMemoryV2OOMKillOnLimit(t *testing.T) {
-	m := NewMemory(V2)
+func TestSimKernelV2OOMKillOnLimit(t *testing.T) {
+	m := NewSimKernel(V2)
 	mtCreate(t, m, "pod/a")
 	mtCreate(t, m, "pod/b")
 	mtCreate(t, m, "other")
@@ -581,7 +530,7 @@ func TestMemoryV2OOMKillOnLimit(t *testing.T) {
 	}
 	kills := map[string]string{"pod": "1", "pod/b": "1", "pod/a": "0", "other": "0"}
 	for p, want := range kills {
-		if got := memEvent(t, m, p, "oom_kill"); got != want {
+		if got := simEvent(t, m, p, "oom_kill"); got != want {
 			t.Errorf("%s oom_kill = %s, want %s", p, got, want)
 		}
 	}
@@ -593,13 +542,13 @@ func TestMemoryV2OOMKillOnLimit(t *testing.T) {
 	if diff := cmp.Diff([]string{"pod/a", "pod/b"}, oom); diff != "" {
 		t.Errorf("OOM-killed (-want +got):\n%s", diff)
 	}
-	if got := memEvent(t, m, "pod", "oom_kill"); got != "3" {
+	if got := simEvent(t, m, "pod", "oom_kill"); got != "3" {
 		t.Errorf("pod oom_kill = %s, want 3", got)
 	}
 }
 
-// memEvent returns one counter of a v2 memory.events file.
-func memEvent(t *testing.T, m *Memory, path, key string) string {
+// simEvent returns one counter of a v2 memory.events file.
+func simEvent(t *testing.T, m *SimKernel, path, key string) string {
 	t.Helper()
 	for _, line := range strings.Split(mtFile(t, m, path, "memory.events"), "\n") {
 		if k, v, _ := strings.Cut(line, " "); k == key {
@@ -610,7 +559,7 @@ func memEvent(t *testing.T, m *Memory, path, key string) string {
 	return ""
 }
 
-func TestMemoryUsageOverLimit(t *testing.T) {
+func TestSimKernelUsageOverLimit(t *testing.T) {
 	tests := []struct {
 		name    string
 		version Version
@@ -628,7 +577,7 @@ func TestMemoryUsageOverLimit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := NewMemory(tt.version)
+			m := NewSimKernel(tt.version)
 			mtCreate(t, m, "pod/a")
 			mtCreate(t, m, "pod/b")
 			mtSet(t, m, "pod", Values{MemoryLimit: mtPtr(int64(100 * mib))})
@@ -655,10 +604,10 @@ func TestMemoryUsageOverLimit(t *testing.T) {
 	}
 }
 
-// TestMemoryUsageLowestDomain checks that a charge over two nested limits
+// TestSimKernelUsageLowestDomain checks that a charge over two nested limits
 // is resolved in the lower one, where a charge fails first.
-func TestMemoryUsageLowestDomain(t *testing.T) {
-	m := NewMemory(V2)
+func TestSimKernelUsageLowestDomain(t *testing.T) {
+	m := NewSimKernel(V2)
 	mtCreate(t, m, "pod/c")
 	mtCreate(t, m, "pod/other")
 	mtSet(t, m, "pod", Values{MemoryLimit: mtPtr(int64(100 * mib))})
@@ -670,17 +619,17 @@ func TestMemoryUsageLowestDomain(t *testing.T) {
 	if diff := cmp.Diff([]string{"pod/c"}, killed); diff != "" {
 		t.Errorf("killed (-want +got):\n%s", diff)
 	}
-	if got := memEvent(t, m, "pod/c", "oom_kill"); got != "1" {
+	if got := simEvent(t, m, "pod/c", "oom_kill"); got != "1" {
 		t.Errorf("pod/c oom_kill = %s, want 1", got)
 	}
-	if got := memEvent(t, m, "pod/other", "oom_kill"); got != "0" {
+	if got := simEvent(t, m, "pod/other", "oom_kill"); got != "0" {
 		t.Errorf("pod/other oom_kill = %s, want 0", got)
 	}
 }
 
-func TestMemoryHostMemory(t *testing.T) {
+func TestSimKernelHostMemory(t *testing.T) {
 	for _, version := range []Version{V1, V2} {
-		m := NewMemory(version, WithHostMemory(1<<30))
+		m := NewSimKernel(version, WithHostMemory(1<<30))
 		mtCreate(t, m, "a")
 		mtCreate(t, m, "b")
 		var killed []string
@@ -700,7 +649,7 @@ func TestMemoryHostMemory(t *testing.T) {
 		}
 	}
 	// The default is 64Gi.
-	m := NewMemory(V2, WithHostMemory(0))
+	m := NewSimKernel(V2, WithHostMemory(0))
 	mtCreate(t, m, "a")
 	killed := 0
 	m.OnOOMKill(func(string) { killed++ })
@@ -714,9 +663,9 @@ func TestMemoryHostMemory(t *testing.T) {
 	}
 }
 
-func TestMemoryHierarchicalUsage(t *testing.T) {
+func TestSimKernelHierarchicalUsage(t *testing.T) {
 	for _, version := range []Version{V1, V2} {
-		m := NewMemory(version)
+		m := NewSimKernel(version)
 		mtCreate(t, m, "kubepods/burstable/pod1/c1")
 		mtCreate(t, m, "kubepods/burstable/pod1/c2")
 		mtCreate(t, m, "kubepods/besteffort/pod2")
@@ -753,15 +702,15 @@ func TestMemoryHierarchicalUsage(t *testing.T) {
 			}
 		}
 	}
-	m := NewMemory(V2)
+	m := NewSimKernel(V2)
 	mtCreate(t, m, "a")
 	if err := m.SetUsage("a", -1); !errors.Is(err, syscall.EINVAL) {
 		t.Errorf("SetUsage(-1) = %v, want EINVAL", err)
 	}
 }
 
-func TestMemoryDelete(t *testing.T) {
-	m := NewMemory(V2)
+func TestSimKernelDelete(t *testing.T) {
+	m := NewSimKernel(V2)
 	mtCreate(t, m, "pod/c")
 	if err := m.Delete("pod"); !errors.Is(err, syscall.EBUSY) {
 		t.Errorf("Delete with a child = %v, want EBUSY", err)
@@ -792,10 +741,10 @@ func TestMemoryDelete(t *testing.T) {
 	}
 }
 
-func TestMemoryInvalidPaths(t *testing.T) {
+func TestSimKernelInvalidPaths(t *testing.T) {
 	bad := []string{"/kubepods", "kubepods/", "a//b", "..", "../x", "a/../b", "a/..", ".", "a/./b", "a/b\x00c", strings.Repeat("n", 256), "a/" + strings.Repeat("n", 256) + "/b"}
 	for _, p := range bad {
-		m := NewMemory(V2)
+		m := NewSimKernel(V2)
 		check := func(op string, err error) {
 			t.Helper()
 			if !errors.Is(err, ErrInvalidPath) {
@@ -832,7 +781,7 @@ func TestMemoryInvalidPaths(t *testing.T) {
 		}
 	}
 	// Names the kernel allows are fine, dots and dashes included.
-	m := NewMemory(V2)
+	m := NewSimKernel(V2)
 	for _, p := range []string{"kubepods.slice/kubepods-burstable.slice", "a/..b/c..", "x/.hidden", strings.Repeat("n", 255)} {
 		mtCreate(t, m, p)
 	}
@@ -843,8 +792,8 @@ func containsQuoted(msg, p string) bool {
 	return strings.Contains(msg, strconv.Quote(p))
 }
 
-func TestMemoryMissingCgroup(t *testing.T) {
-	m := NewMemory(V1)
+func TestSimKernelMissingCgroup(t *testing.T) {
+	m := NewSimKernel(V1)
 	check := func(op string, err error) {
 		t.Helper()
 		if !errors.Is(err, ErrNotExist) || !errors.Is(err, syscall.ENOENT) {
@@ -874,11 +823,11 @@ func TestMemoryMissingCgroup(t *testing.T) {
 	}
 }
 
-// TestMemoryOtherVersionFields checks that Set ignores the field of the
+// TestSimKernelOtherVersionFields checks that Set ignores the field of the
 // other cgroup version and Get leaves it nil.
-func TestMemoryOtherVersionFields(t *testing.T) {
+func TestSimKernelOtherVersionFields(t *testing.T) {
 	for _, version := range []Version{V1, V2} {
-		m := NewMemory(version)
+		m := NewSimKernel(version)
 		mtCreate(t, m, "p")
 		ws := mtSet(t, m, "p", Values{CPUShares: mtPtr(uint64(512)), CPUWeight: mtPtr(uint64(20))})
 		want := "cpu.shares=512"
@@ -895,11 +844,11 @@ func TestMemoryOtherVersionFields(t *testing.T) {
 	}
 }
 
-// TestMemoryOOMCallbackReentrant checks that callbacks run without the
-// lock held: one that calls back into the Memory must not deadlock, and
+// TestSimKernelOOMCallbackReentrant checks that callbacks run without the
+// lock held: one that calls back into the SimKernel must not deadlock, and
 // every registered callback runs, in order.
-func TestMemoryOOMCallbackReentrant(t *testing.T) {
-	m := NewMemory(V2)
+func TestSimKernelOOMCallbackReentrant(t *testing.T) {
+	m := NewSimKernel(V2)
 	mtCreate(t, m, "pod/c")
 	mtSet(t, m, "pod", Values{MemoryLimit: mtPtr(int64(10 * mib))})
 	var calls []string
@@ -916,20 +865,20 @@ func TestMemoryOOMCallbackReentrant(t *testing.T) {
 	}
 }
 
-func TestNewMemoryUnknownVersion(t *testing.T) {
+func TestNewSimKernelUnknownVersion(t *testing.T) {
 	defer func() {
 		if recover() == nil {
-			t.Error("NewMemory(3) did not panic")
+			t.Error("NewSimKernel(3) did not panic")
 		}
 	}()
-	NewMemory(Version(3))
+	NewSimKernel(Version(3))
 }
 
-// TestMemoryConcurrent runs Set, Get, SetUsage, ReadFile and Create from
+// TestSimKernelConcurrent runs Set, Get, SetUsage, ReadFile and Create from
 // many goroutines (meant for -race) and checks that every write was
 // logged once and usage adds up.
-func TestMemoryConcurrent(t *testing.T) {
-	m := NewMemory(V2)
+func TestSimKernelConcurrent(t *testing.T) {
+	m := NewSimKernel(V2)
 	var kills sync.Map
 	m.OnOOMKill(func(p string) { kills.Store(p, true) })
 	const workers, rounds = 8, 200
@@ -982,8 +931,8 @@ func TestMemoryConcurrent(t *testing.T) {
 	}
 }
 
-func BenchmarkMemorySetNoChange(b *testing.B) {
-	m := NewMemory(V2)
+func BenchmarkSimKernelSetNoChange(b *testing.B) {
+	m := NewSimKernel(V2)
 	mtCreate(b, m, "kubepods/burstable/pod1")
 	v := Values{CPUWeight: mtPtr(uint64(39)), CPUQuota: mtPtr(int64(50000)), CPUPeriod: mtPtr(uint64(100000)), MemoryLimit: mtPtr(int64(128 * mib))}
 	mtSet(b, m, "kubepods/burstable/pod1", v)
@@ -995,8 +944,8 @@ func BenchmarkMemorySetNoChange(b *testing.B) {
 	}
 }
 
-func BenchmarkMemorySetUsage(b *testing.B) {
-	m := NewMemory(V2)
+func BenchmarkSimKernelSetUsage(b *testing.B) {
+	m := NewSimKernel(V2)
 	mtCreate(b, m, "kubepods/burstable/pod1/c1")
 	b.ReportAllocs()
 	i := int64(0)
@@ -1008,37 +957,6 @@ func BenchmarkMemorySetUsage(b *testing.B) {
 	}
 }
 
-// TestMemoryCanonicalForms checks that the kernel model reads back the
-// number it was given, not the text: leading zeros and signs go, and an
-// unaligned limit is rounded even when its text looks canonical.
-func TestMemoryCanonicalForms(t *testing.T) {
-	tests := []struct {
-		version       Version
-		file, content string
-		want          string
-	}{
-		{V2, "cpu.weight", "039", "39"},
-		{V2, "cpu.weight", "+39", "39"},
-		{V2, "cpu.max", "050000  0100000", "50000 100000"},
-		{V2, "cpu.max", "max 100000", "max 100000"},
-		{V2, "memory.max", "0004096", "4096"},
-		{V2, "memory.max", "8191", "4096"},
-		{V1, "memory.limit_in_bytes", "8191", "4096"},
-		{V1, "memory.limit_in_bytes", "8192", "8192"},
-		{V1, "cpu.shares", "0100", "100"},
-		{V1, "cpu.shares", "1", "2"},
-		{V1, "cpu.cfs_period_us", "0100000", "100000"},
-		{V1, "cpu.cfs_quota_us", "+50000", "50000"},
-		{V1, "cpu.cfs_quota_us", "-1", "-1"},
-	}
-	for _, tt := range tests {
-		got, err := memCanonical(tt.version, tt.file, tt.content, "max 100000")
-		if err != nil || got != tt.want {
-			t.Errorf("%v %s %q = %q, %v; want %q", tt.version, tt.file, tt.content, got, err, tt.want)
-		}
-	}
-}
-
 // TestLossyReadBackThroughCgroup pins detail 7 of the behaviour reference
 // through a cgroup: 700m gives weight 28, and the kubelet compares the
 // read-back shares of 28 with MilliCPUToShares(693), finds them equal and
@@ -1046,7 +964,7 @@ func TestMemoryCanonicalForms(t *testing.T) {
 func TestLossyReadBackThroughCgroup(t *testing.T) {
 	w700 := cgconfig.LinearWeight(cgconfig.MilliCPUToShares(700))
 	want693 := cgconfig.MilliCPUToShares(693)
-	m := NewMemory(V2)
+	m := NewSimKernel(V2)
 	mtCreate(t, m, "kubepods/burstable/pod1")
 	mtSet(t, m, "kubepods/burstable/pod1", Values{CPUWeight: mtPtr(w700)})
 	cur, err := m.Get("kubepods/burstable/pod1")

@@ -20,7 +20,7 @@ import (
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 )
 
-// Errors of the in-memory runtime beyond those every Runtime shares, for
+// Errors of SimContainerd beyond those every Runtime shares, for
 // errors.Is. Each is wrapped with the ID it concerns.
 var (
 	// ErrNotRunning means the call needs a running container: ExecSync,
@@ -60,47 +60,48 @@ func (e *MemoryLimitError) Error() string {
 // Unwrap returns the cgroup write's error.
 func (e *MemoryLimitError) Unwrap() error { return e.Err }
 
-// CgroupModel is the part of an in-memory cgroup hierarchy (cgroup.Memory)
-// that lets the runtime charge memory to a container's cgroup and hear about
-// the OOM kills that follow. A real hierarchy has no such model: usage comes
-// from real processes there.
+// CgroupModel is the part of a simulated cgroup hierarchy
+// (cgroup.SimKernel) that lets the runtime charge memory to a container's
+// cgroup and hear about the OOM kills that follow. A real hierarchy has no
+// such model: usage comes from real processes there (cgroup.FS provides
+// one by starting them).
 type CgroupModel interface {
 	SetUsage(path string, bytes int64) error
 	OnOOMKill(fn func(path string))
 }
 
-// MemoryOption configures a Memory runtime.
-type MemoryOption func(*Memory)
+// SimContainerdOption configures a SimContainerd runtime.
+type SimContainerdOption func(*SimContainerd)
 
 // WithContainerWeight sets how the runtime turns cpu shares into a cgroup v2
 // cpu.weight for container cgroups. The default is cgconfig.QuadraticWeight,
 // the formula of runc >= 1.3.2; cgconfig.LinearWeight is older runc's.
-func WithContainerWeight(f cgconfig.WeightFunc) MemoryOption {
-	return func(m *Memory) { m.weight = f }
+func WithContainerWeight(f cgconfig.WeightFunc) SimContainerdOption {
+	return func(m *SimContainerd) { m.weight = f }
 }
 
 // WithDriver sets the cgroup driver, which decides how container cgroups
 // are named below the pod cgroup (cgconfig.ContainerCgroupName). The default
 // is cgroup.DriverCgroupfs.
-func WithDriver(d cgroup.Driver) MemoryOption {
-	return func(m *Memory) { m.driver = d }
+func WithDriver(d cgroup.Driver) SimContainerdOption {
+	return func(m *SimContainerd) { m.driver = d }
 }
 
 // WithClock sets the source of the timestamps the runtime reports
 // (createdAt, startedAt, finishedAt, stats). The default is a deterministic
 // clock that starts at 2026-01-01T00:00:00Z and moves one second a reading,
 // so that the same calls give the same statuses.
-func WithClock(now func() time.Time) MemoryOption {
-	return func(m *Memory) { m.now = now }
+func WithClock(now func() time.Time) SimContainerdOption {
+	return func(m *SimContainerd) { m.now = now }
 }
 
 // WithCgroupModel sets the cgroup model through which the runtime charges
-// memory to containers and learns of OOM kills. By default NewMemory finds
-// it in the cgroup.Manager itself, or in the managers it wraps through an
-// Unwrap() cgroup.Manager method; pass it here when the Manager is wrapped by
-// a decorator without Unwrap.
-func WithCgroupModel(model CgroupModel) MemoryOption {
-	return func(m *Memory) { m.model = model }
+// memory to containers and learns of OOM kills. By default
+// NewSimContainerd finds it in the cgroup.Manager itself, or in the
+// managers it wraps through an Unwrap() cgroup.Manager method; pass it here
+// when the Manager is wrapped by a decorator without Unwrap.
+func WithCgroupModel(model CgroupModel) SimContainerdOption {
+	return func(m *SimContainerd) { m.model = model }
 }
 
 // WithSwapController tells the runtime that the host has a swap controller
@@ -109,27 +110,29 @@ func WithCgroupModel(model CgroupModel) MemoryOption {
 // and no swap limit, and reports it in ContainerStatus.resources; without a
 // swap controller it stores no swap limit at all. The default is false. The
 // runtime writes no swap file either way: cgroup.Values has none.
-func WithSwapController(on bool) MemoryOption {
-	return func(m *Memory) { m.swap = on }
+func WithSwapController(on bool) SimContainerdOption {
+	return func(m *SimContainerd) { m.swap = on }
 }
 
-// Memory is an in-memory Runtime that behaves like containerd's CRI plugin
-// with runc for the calls the resize path makes. It writes container cgroups
-// through a cgroup.Manager at CreateContainer and UpdateContainerResources,
-// keeps each container's resources as its stored "spec", and reports
-// ContainerStatus.resources from that spec rather than from the cgroup files.
+// SimContainerd is a simulated containerd: an in-memory Runtime that
+// behaves like containerd's CRI plugin with runc for the calls the resize
+// path makes, so that tests and simulations need no real runtime. It
+// writes container cgroups through a cgroup.Manager at CreateContainer and
+// UpdateContainerResources, keeps each container's resources as its stored
+// "spec", and reports ContainerStatus.resources from that spec rather than
+// from the cgroup files.
 //
 // IDs are deterministic: sandboxes "sb-1", "sb-2", ... and containers
 // "ctr-1", "ctr-2", ... in creation order; process IDs are 1000, 1001, ... in
 // start order.
 //
-// Memory is safe for concurrent use. One mutex guards its maps and the
+// SimContainerd is safe for concurrent use. One mutex guards its maps and the
 // containers' fields and is never held across a call to the cgroup manager.
 // Each container also has an operation lock, held across its cgroup writes
 // the way containerd holds the container's status lock across runc update,
 // so that start, stop, update and remove of one container are serialised
 // while calls on other containers proceed.
-type Memory struct {
+type SimContainerd struct {
 	cg     cgroup.Manager
 	model  CgroupModel
 	weight cgconfig.WeightFunc
@@ -138,16 +141,16 @@ type Memory struct {
 	swap   bool
 
 	mu            sync.Mutex
-	sandboxes     map[string]*memSandbox
-	containers    map[string]*memContainer
-	byCgroup      map[string]*memContainer // container cgroup path → container
+	sandboxes     map[string]*simSandbox
+	containers    map[string]*simContainer
+	byCgroup      map[string]*simContainer // container cgroup path → container
 	names         map[string]string        // reserved name → ID
 	nextSandbox   int
 	nextContainer int
 	nextPID       int
 }
 
-type memSandbox struct {
+type simSandbox struct {
 	id             string
 	seq            int
 	name           string // the reserved name
@@ -166,7 +169,7 @@ type podMetadata struct {
 	attempt              uint32
 }
 
-type memContainer struct {
+type simContainer struct {
 	op sync.Mutex // serialises start, stop, update, remove and usage changes
 
 	// Set at creation and never modified.
@@ -183,8 +186,8 @@ type memContainer struct {
 	annotations map[string]string
 	createdAt   int64
 
-	// Guarded by Memory.mu. spec is replaced, never modified in place, so a
-	// reader may clone it after unlocking.
+	// Guarded by SimContainerd.mu. spec is replaced, never modified in
+	// place, so a reader may clone it after unlocking.
 	spec       *runtimeapi.LinuxContainerResources
 	state      runtimeapi.ContainerState
 	startedAt  int64
@@ -208,18 +211,18 @@ const (
 	defaultClockStart = 1767225600 // 2026-01-01T00:00:00Z
 )
 
-// NewMemory returns an in-memory runtime that writes container cgroups
-// through cg. If cg is (or wraps) a cgroup model such as *cgroup.Memory, the
-// runtime charges memory usage to it and turns its OOM kills into container
-// exits with exit code 137 and reason "OOMKilled".
-func NewMemory(cg cgroup.Manager, opts ...MemoryOption) *Memory {
-	m := &Memory{
+// NewSimContainerd returns a simulated runtime that writes container
+// cgroups through cg. If cg is (or wraps) a cgroup model such as
+// *cgroup.SimKernel, the runtime charges memory usage to it and turns its
+// OOM kills into container exits with exit code 137 and reason "OOMKilled".
+func NewSimContainerd(cg cgroup.Manager, opts ...SimContainerdOption) *SimContainerd {
+	m := &SimContainerd{
 		cg:         cg,
 		weight:     cgconfig.QuadraticWeight,
 		driver:     cgroup.DriverCgroupfs,
-		sandboxes:  map[string]*memSandbox{},
-		containers: map[string]*memContainer{},
-		byCgroup:   map[string]*memContainer{},
+		sandboxes:  map[string]*simSandbox{},
+		containers: map[string]*simContainer{},
+		byCgroup:   map[string]*simContainer{},
 		names:      map[string]string{},
 		nextPID:    firstPID,
 	}
@@ -259,7 +262,7 @@ func findModel(cg cgroup.Manager) CgroupModel {
 // ignored, and with the systemd driver a bare slice name such as
 // "kubepods-burstable-pod1.slice" is expanded as runc does). The kubelet
 // normally creates the pod cgroup first; creating it again is harmless.
-func (m *Memory) RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig, runtimeHandler string) (string, error) {
+func (m *SimContainerd) RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig, runtimeHandler string) (string, error) {
 	md := config.GetMetadata()
 	if md == nil {
 		return "", fmt.Errorf("run pod sandbox: sandbox config must include metadata: %w", ErrInvalidArgument)
@@ -282,7 +285,7 @@ func (m *Memory) RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandbo
 		return "", fmt.Errorf("run pod sandbox: failed to reserve sandbox name %q: reserved for %q: %w", name, owner, ErrNameReserved)
 	}
 	m.nextSandbox++
-	sb := &memSandbox{
+	sb := &simSandbox{
 		id:             "sb-" + strconv.Itoa(m.nextSandbox),
 		seq:            m.nextSandbox,
 		name:           name,
@@ -333,7 +336,7 @@ func expandSlice(slice string) (string, error) {
 // StopPodSandbox stops every running container of the sandbox (as a
 // kubelet-requested stop: exit code 0, reason "Completed") and marks the
 // sandbox NOTREADY. Stopping a stopped sandbox is not an error.
-func (m *Memory) StopPodSandbox(ctx context.Context, podSandboxID string) error {
+func (m *SimContainerd) StopPodSandbox(ctx context.Context, podSandboxID string) error {
 	m.mu.Lock()
 	sb, ok := m.sandboxes[podSandboxID]
 	if !ok {
@@ -359,7 +362,7 @@ func (m *Memory) StopPodSandbox(ctx context.Context, podSandboxID string) error 
 // leaves the pod cgroup (CgroupParent) alone: the kubelet owns it. Removing
 // a sandbox that does not exist is not an error (the CRI contract: the call
 // is idempotent).
-func (m *Memory) RemovePodSandbox(ctx context.Context, podSandboxID string) error {
+func (m *SimContainerd) RemovePodSandbox(ctx context.Context, podSandboxID string) error {
 	m.mu.Lock()
 	sb, ok := m.sandboxes[podSandboxID]
 	if !ok {
@@ -386,20 +389,20 @@ func (m *Memory) RemovePodSandbox(ctx context.Context, podSandboxID string) erro
 }
 
 // sandboxContainersLocked returns the sandbox's containers in creation order.
-func (m *Memory) sandboxContainersLocked(podSandboxID string) []*memContainer {
-	var out []*memContainer
+func (m *SimContainerd) sandboxContainersLocked(podSandboxID string) []*simContainer {
+	var out []*simContainer
 	for _, c := range m.containers {
 		if c.sandboxID == podSandboxID {
 			out = append(out, c)
 		}
 	}
-	slices.SortFunc(out, func(a, b *memContainer) int { return a.seq - b.seq })
+	slices.SortFunc(out, func(a, b *simContainer) int { return a.seq - b.seq })
 	return out
 }
 
 // ListPodSandbox returns the sandboxes that match filter (Id, State,
 // LabelSelector), in creation order.
-func (m *Memory) ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
+func (m *SimContainerd) ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
 	m.mu.Lock()
 	sbs := byIDOrAll(m.sandboxes, filter.GetId())
 	out := make([]*runtimeapi.PodSandbox, 0, len(sbs))
@@ -450,7 +453,7 @@ func matchLabels(labels, selector map[string]string) bool {
 // UpdatePodSandboxResources records the request for the sandbox, as
 // containerd (v2.3+) and CRI-O do; it writes no cgroup, since the kubelet
 // owns the pod cgroup. SandboxResources returns what was recorded.
-func (m *Memory) UpdatePodSandboxResources(ctx context.Context, request *runtimeapi.UpdatePodSandboxResourcesRequest) (*runtimeapi.UpdatePodSandboxResourcesResponse, error) {
+func (m *SimContainerd) UpdatePodSandboxResources(ctx context.Context, request *runtimeapi.UpdatePodSandboxResourcesRequest) (*runtimeapi.UpdatePodSandboxResourcesResponse, error) {
 	if request == nil {
 		return nil, fmt.Errorf("update pod sandbox resources: empty request: %w", ErrInvalidArgument)
 	}
@@ -467,7 +470,7 @@ func (m *Memory) UpdatePodSandboxResources(ctx context.Context, request *runtime
 
 // SandboxResources returns a copy of the last UpdatePodSandboxResources
 // request the runtime accepted for the sandbox, or nil if there was none.
-func (m *Memory) SandboxResources(podSandboxID string) *runtimeapi.UpdatePodSandboxResourcesRequest {
+func (m *SimContainerd) SandboxResources(podSandboxID string) *runtimeapi.UpdatePodSandboxResourcesRequest {
 	m.mu.Lock()
 	var rec *runtimeapi.UpdatePodSandboxResourcesRequest
 	if sb, ok := m.sandboxes[podSandboxID]; ok {
@@ -485,7 +488,7 @@ func (m *Memory) SandboxResources(podSandboxID string) *runtimeapi.UpdatePodSand
 // parent) and writes config.Linux.Resources to it the way runc does, then
 // stores those resources as the container's spec. The container is CREATED,
 // with the attempt of config.Metadata.
-func (m *Memory) CreateContainer(ctx context.Context, podSandboxID string, config *runtimeapi.ContainerConfig, sandboxConfig *runtimeapi.PodSandboxConfig) (string, error) {
+func (m *SimContainerd) CreateContainer(ctx context.Context, podSandboxID string, config *runtimeapi.ContainerConfig, sandboxConfig *runtimeapi.PodSandboxConfig) (string, error) {
 	md := config.GetMetadata()
 	if md == nil {
 		return "", fmt.Errorf("create container in sandbox %q: container config must include metadata: %w", podSandboxID, ErrInvalidArgument)
@@ -530,7 +533,7 @@ func (m *Memory) CreateContainer(ctx context.Context, podSandboxID string, confi
 		return "", fmt.Errorf("create container %q: %w", id, err)
 	}
 
-	c := &memContainer{
+	c := &simContainer{
 		id:          id,
 		sandboxID:   podSandboxID,
 		seq:         seq,
@@ -561,7 +564,7 @@ func (m *Memory) CreateContainer(ctx context.Context, podSandboxID string, confi
 }
 
 // lookup returns the container with the ID, or an error wrapping ErrNotFound.
-func (m *Memory) lookup(op, id string) (*memContainer, error) {
+func (m *SimContainerd) lookup(op, id string) (*simContainer, error) {
 	m.mu.Lock()
 	c, ok := m.containers[id]
 	m.mu.Unlock()
@@ -576,7 +579,7 @@ func (m *Memory) lookup(op, id string) (*memContainer, error) {
 // applies the spec when it creates the task at start), gives it a new
 // process ID and makes it RUNNING. If the cgroup write fails the container
 // exits with exit code 128 and reason "StartError", as in containerd.
-func (m *Memory) StartContainer(ctx context.Context, containerID string) error {
+func (m *SimContainerd) StartContainer(ctx context.Context, containerID string) error {
 	c, err := m.lookup("start container", containerID)
 	if err != nil {
 		return err
@@ -621,7 +624,7 @@ func (m *Memory) StartContainer(ctx context.Context, containerID string) error {
 // cleanly on SIGTERM (a real one may report 143 or 137 instead). Its memory
 // usage drops to 0. Stopping a container that is not running is not an
 // error, and a CREATED container stays CREATED, as in containerd.
-func (m *Memory) StopContainer(ctx context.Context, containerID string, timeout int64) error {
+func (m *SimContainerd) StopContainer(ctx context.Context, containerID string, timeout int64) error {
 	c, err := m.lookup("stop container", containerID)
 	if err != nil {
 		return err
@@ -629,7 +632,7 @@ func (m *Memory) StopContainer(ctx context.Context, containerID string, timeout 
 	return m.stopContainer(c)
 }
 
-func (m *Memory) stopContainer(c *memContainer) error {
+func (m *SimContainerd) stopContainer(c *simContainer) error {
 	c.op.Lock()
 	defer c.op.Unlock()
 	m.mu.Lock()
@@ -646,7 +649,7 @@ func (m *Memory) stopContainer(c *memContainer) error {
 
 // exit ends a running container's process: its usage drops to 0 and it is
 // EXITED with the code and reason. The caller holds c.op.
-func (m *Memory) exit(c *memContainer, code int32, reason string) error {
+func (m *SimContainerd) exit(c *simContainer, code int32, reason string) error {
 	if m.model != nil {
 		if err := m.model.SetUsage(c.cgroup, 0); err != nil && !errors.Is(err, cgroup.ErrNotExist) {
 			return fmt.Errorf("container %q exits: release memory: %w", c.id, err)
@@ -661,7 +664,7 @@ func (m *Memory) exit(c *memContainer, code int32, reason string) error {
 	return nil
 }
 
-func (c *memContainer) exitedLocked(now int64, code int32, reason string) {
+func (c *simContainer) exitedLocked(now int64, code int32, reason string) {
 	c.state = runtimeapi.ContainerState_CONTAINER_EXITED
 	c.finishedAt = now
 	c.exitCode = code
@@ -672,7 +675,7 @@ func (c *memContainer) exitedLocked(now int64, code int32, reason string) {
 // Exit makes a running container's process exit with the code and reason,
 // as if it had ended on its own. An empty reason becomes "Completed" for
 // exit code 0 and "Error" otherwise, as containerd reports them.
-func (m *Memory) Exit(containerID string, exitCode int32, reason string) error {
+func (m *SimContainerd) Exit(containerID string, exitCode int32, reason string) error {
 	c, err := m.lookup("exit container", containerID)
 	if err != nil {
 		return err
@@ -702,7 +705,7 @@ func (m *Memory) Exit(containerID string, exitCode int32, reason string) error {
 // dropped the cgroup's usage. It takes only the runtime's mutex, never a
 // container's operation lock, because the kill may happen inside a cgroup
 // write that an update holds that lock across.
-func (m *Memory) oomKilled(path string) {
+func (m *SimContainerd) oomKilled(path string) {
 	now := m.now().UnixNano()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -715,7 +718,7 @@ func (m *Memory) oomKilled(path string) {
 
 // PID returns the process ID of a running container; false if the
 // container does not exist or has no process.
-func (m *Memory) PID(containerID string) (int, bool) {
+func (m *SimContainerd) PID(containerID string) (int, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c, ok := m.containers[containerID]
@@ -729,7 +732,7 @@ func (m *Memory) PID(containerID string) (int, bool) {
 // charged to its cgroup through the cgroup model. On cgroup v2 (and on v1
 // above the limit) the model may OOM-kill the container, which then exits
 // with "OOMKilled".
-func (m *Memory) SetMemoryUsage(containerID string, bytes int64) error {
+func (m *SimContainerd) SetMemoryUsage(containerID string, bytes int64) error {
 	if bytes < 0 {
 		return fmt.Errorf("set memory usage of container %q to %d: negative usage: %w", containerID, bytes, ErrInvalidArgument)
 	}
@@ -760,7 +763,7 @@ func (m *Memory) SetMemoryUsage(containerID string, bytes int64) error {
 // RemoveContainer removes the container, stopping it first if it runs (as
 // containerd does), and deletes its cgroup. Removing a container that does
 // not exist is not an error (the CRI contract: the call is idempotent).
-func (m *Memory) RemoveContainer(ctx context.Context, containerID string) error {
+func (m *SimContainerd) RemoveContainer(ctx context.Context, containerID string) error {
 	m.mu.Lock()
 	c, ok := m.containers[containerID]
 	m.mu.Unlock()
@@ -770,7 +773,7 @@ func (m *Memory) RemoveContainer(ctx context.Context, containerID string) error 
 	return m.removeContainer(c)
 }
 
-func (m *Memory) removeContainer(c *memContainer) error {
+func (m *SimContainerd) removeContainer(c *simContainer) error {
 	c.op.Lock()
 	defer c.op.Unlock()
 	m.mu.Lock()
@@ -801,7 +804,7 @@ func (m *Memory) removeContainer(c *memContainer) error {
 
 // ListContainers returns the containers that match filter (Id,
 // PodSandboxId, State, LabelSelector), in creation order.
-func (m *Memory) ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
+func (m *SimContainerd) ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
 	m.mu.Lock()
 	cs := byIDOrAll(m.containers, filter.GetId())
 	out := make([]*runtimeapi.Container, 0, len(cs))
@@ -837,7 +840,7 @@ func (m *Memory) ListContainers(ctx context.Context, filter *runtimeapi.Containe
 // not from the cgroup files, as containerd and CRI-O report it. With
 // verbose, Info["info"] holds a JSON object shaped like containerd's
 // (sandboxID, pid, runtimeSpec.process.args).
-func (m *Memory) ContainerStatus(ctx context.Context, containerID string, verbose bool) (*runtimeapi.ContainerStatusResponse, error) {
+func (m *SimContainerd) ContainerStatus(ctx context.Context, containerID string, verbose bool) (*runtimeapi.ContainerStatusResponse, error) {
 	m.mu.Lock()
 	c, ok := m.containers[containerID]
 	if !ok {
@@ -905,7 +908,7 @@ type verboseProcess struct {
 //
 // If the container is not running, the merged spec is only stored; it is
 // applied at start.
-func (m *Memory) UpdateContainerResources(ctx context.Context, containerID string, resources *runtimeapi.ContainerResources) error {
+func (m *SimContainerd) UpdateContainerResources(ctx context.Context, containerID string, resources *runtimeapi.ContainerResources) error {
 	c, err := m.lookup("update container resources", containerID)
 	if err != nil {
 		return err
@@ -942,7 +945,7 @@ func (m *Memory) UpdateContainerResources(ctx context.Context, containerID strin
 // and its exit status before runc's own message. A user should match on
 // runc's part ("unable to set memory limit to ..."), as real-hosts.md §2
 // advises; the wrapping is this model's rendering of it.
-func (m *Memory) apply(path string, spec *runtimeapi.LinuxContainerResources) error {
+func (m *SimContainerd) apply(path string, spec *runtimeapi.LinuxContainerResources) error {
 	writes, err := m.cg.Set(path, m.values(spec))
 	if err == nil {
 		return nil
@@ -957,7 +960,7 @@ func (m *Memory) apply(path string, spec *runtimeapi.LinuxContainerResources) er
 	return fmt.Errorf("failed to update resources: failed to update resources: runc did not terminate successfully: exit status 1: %w", err)
 }
 
-func (m *Memory) readInt(path, file string) (int64, error) {
+func (m *SimContainerd) readInt(path, file string) (int64, error) {
 	s, err := m.cg.ReadFile(path, file)
 	if err != nil {
 		return 0, err
@@ -971,7 +974,7 @@ func (m *Memory) readInt(path, file string) (int64, error) {
 // the runtime's WeightFunc; cpu.max when quota or period is non-zero, with a
 // quota <= 0 written as "max" and a period of 0 as 100000. Both: the memory
 // limit when non-zero, -1 (or any negative) meaning unlimited.
-func (m *Memory) values(r *runtimeapi.LinuxContainerResources) cgroup.Values {
+func (m *SimContainerd) values(r *runtimeapi.LinuxContainerResources) cgroup.Values {
 	var v cgroup.Values
 	if l := r.GetMemoryLimitInBytes(); l != 0 {
 		if l < 0 {
@@ -1017,7 +1020,7 @@ func (m *Memory) values(r *runtimeapi.LinuxContainerResources) cgroup.Values {
 // merge applies an update to spec in place, as containerd's WithResources
 // does, and returns spec. OomScoreAdj is not applied (containerd sets it at
 // create only).
-func (m *Memory) merge(spec, upd *runtimeapi.LinuxContainerResources) *runtimeapi.LinuxContainerResources {
+func (m *SimContainerd) merge(spec, upd *runtimeapi.LinuxContainerResources) *runtimeapi.LinuxContainerResources {
 	if upd == nil {
 		return spec
 	}
@@ -1061,7 +1064,7 @@ func (m *Memory) merge(spec, upd *runtimeapi.LinuxContainerResources) *runtimeap
 
 // ContainerStats reports the container's memory usage from its cgroup
 // (working set and usage alike: the model has no reclaimable memory).
-func (m *Memory) ContainerStats(ctx context.Context, containerID string) (*runtimeapi.ContainerStats, error) {
+func (m *SimContainerd) ContainerStats(ctx context.Context, containerID string) (*runtimeapi.ContainerStats, error) {
 	m.mu.Lock()
 	c, ok := m.containers[containerID]
 	m.mu.Unlock()
@@ -1093,10 +1096,10 @@ func (m *Memory) ContainerStats(ctx context.Context, containerID string) (*runti
 }
 
 // ExecSync runs only the command SetMemoryUsage (usage.go) sends to a
-// runtime that is not in-memory, so that memory usage can be set through any
+// runtime that is not simulated, so that memory usage can be set through any
 // decorator; it sets the container's usage as SetMemoryUsage does. Any other
 // command fails with an error wrapping errors.ErrUnsupported.
-func (m *Memory) ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) ([]byte, []byte, error) {
+func (m *SimContainerd) ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) ([]byte, []byte, error) {
 	bytes, ok := parseUsageCommand(containerID, cmd)
 	if !ok {
 		if _, err := m.lookup("exec in container", containerID); err != nil {
