@@ -17,8 +17,8 @@ func BenchmarkResizeCycle(b *testing.B) {
 	for _, others := range []int{0, 10, 100} {
 		b.Run(fmt.Sprintf("others=%d", others), func(b *testing.B) {
 			ctx := context.Background()
-			cg := cgroup.NewMemory(cgroup.V2)
-			rt := cri.NewMemory(cg)
+			cg := cgroup.NewSimKernel(cgroup.V2)
+			rt := cri.NewSimContainerd(cg)
 			cluster := NewCluster(ClusterOptions{})
 			node, err := NewNode(ctx, NodeConfig{}, Deps{Cluster: cluster, Cgroups: cg, Runtime: rt, Clock: NewFakeClock(time.Unix(0, 0))})
 			if err != nil {

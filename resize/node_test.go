@@ -24,8 +24,8 @@ type testNode struct {
 	cfg     NodeConfig
 	deps    Deps
 	cluster *Cluster
-	cg      *cgroup.Memory
-	rt      *cri.Memory
+	cg      *cgroup.SimKernel
+	rt      *cri.SimContainerd
 	calls   *cri.Recorder
 	clock   *FakeClock
 }
@@ -34,8 +34,8 @@ func newTestNode(t *testing.T, cfg NodeConfig) *testNode {
 	t.Helper()
 	cfg = cfg.WithDefaults()
 	tn := &testNode{t: t, ctx: context.Background(), cfg: cfg}
-	tn.cg = cgroup.NewMemory(cfg.CgroupVersion)
-	tn.rt = cri.NewMemory(tn.cg, cri.WithContainerWeight(cgconfig.QuadraticWeight))
+	tn.cg = cgroup.NewSimKernel(cfg.CgroupVersion)
+	tn.rt = cri.NewSimContainerd(tn.cg, cri.WithContainerWeight(cgconfig.QuadraticWeight))
 	tn.calls = cri.NewRecorder(tn.rt)
 	tn.clock = NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	tn.cluster = NewCluster(ClusterOptions{Profile: cfg.Profile, FeatureGates: cfg.FeatureGates})
@@ -299,8 +299,8 @@ func TestNodeConfigValidation(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: error %v, want one naming %q", tc.cfg, err, tc.want)
 		}
-		cg := cgroup.NewMemory(cgroup.V2)
-		if _, err := NewNode(context.Background(), tc.cfg, Deps{Cluster: NewCluster(ClusterOptions{}), Cgroups: cg, Runtime: cri.NewMemory(cg)}); err == nil {
+		cg := cgroup.NewSimKernel(cgroup.V2)
+		if _, err := NewNode(context.Background(), tc.cfg, Deps{Cluster: NewCluster(ClusterOptions{}), Cgroups: cg, Runtime: cri.NewSimContainerd(cg)}); err == nil {
 			t.Errorf("%+v: NewNode accepted it", tc.cfg)
 		}
 		if paths := cg.Paths(); len(paths) > 1 {

@@ -39,12 +39,12 @@ func (j *journal) take() []string {
 
 // journalCgroups logs every write a Set makes.
 type journalCgroups struct {
-	*cgroup.Memory
+	*cgroup.SimKernel
 	j *journal
 }
 
 func (c journalCgroups) Set(path string, v cgroup.Values) ([]cgroup.Write, error) {
-	ws, err := c.Memory.Set(path, v)
+	ws, err := c.SimKernel.Set(path, v)
 	for _, w := range ws {
 		c.j.add(fmt.Sprintf("W %s %s %s -> %s", path, w.File, w.Old, w.New))
 	}
@@ -81,9 +81,9 @@ func newJournalNode(t *testing.T, version cgroup.Version) (*testNode, *journal) 
 	t.Helper()
 	j := &journal{}
 	tn := &testNode{t: t, ctx: context.Background(), cfg: NodeConfig{CgroupVersion: version}.WithDefaults()}
-	tn.cg = cgroup.NewMemory(version)
-	jc := journalCgroups{Memory: tn.cg, j: j}
-	tn.rt = cri.NewMemory(jc, cri.WithContainerWeight(cgconfig.QuadraticWeight), cri.WithCgroupModel(tn.cg))
+	tn.cg = cgroup.NewSimKernel(version)
+	jc := journalCgroups{SimKernel: tn.cg, j: j}
+	tn.rt = cri.NewSimContainerd(jc, cri.WithContainerWeight(cgconfig.QuadraticWeight), cri.WithCgroupModel(tn.cg))
 	tn.clock = NewFakeClock(metav1.Now().Time)
 	tn.cluster = NewCluster(ClusterOptions{})
 	tn.deps = Deps{Cluster: tn.cluster, Cgroups: jc, Runtime: journalRuntime{Runtime: tn.rt, j: j}, Clock: tn.clock, CheckpointDir: t.TempDir()}

@@ -107,7 +107,7 @@ func newBackends(ctx context.Context, s *Scenario, opts Options) (*backends, err
 		}
 		inner, version = fs, fs.Version()
 	} else {
-		inner = cgroup.NewMemory(version)
+		inner = cgroup.NewSimKernel(version)
 	}
 	cgFaults := cgroup.NewFaultInjector(inner)
 	rec := cgroup.NewRecorder(cgFaults)
@@ -126,7 +126,7 @@ func newBackends(ctx context.Context, s *Scenario, opts Options) (*backends, err
 		if s.ContainerWeight == "linear" {
 			weight = cgconfig.LinearWeight
 		}
-		mem := cri.NewMemory(rec, cri.WithContainerWeight(weight), cri.WithDriver(s.Node.CgroupDriver))
+		mem := cri.NewSimContainerd(rec, cri.WithContainerWeight(weight), cri.WithDriver(s.Node.CgroupDriver))
 		b.base, b.exiter = mem, mem
 	}
 	b.rtFaults = cri.NewFaultInjector(b.base)
