@@ -132,12 +132,14 @@ func (cfg NodeConfig) Validate() error {
 		}
 		return &ConfigError{Field: field, Msg: fmt.Sprintf("%q is not one of %s", value, strings.Join(allowed, ", "))}
 	}
-	var versions []string
-	for _, v := range profile.Versions() {
-		versions = append(versions, string(v))
+	if !cfg.Profile.Known() {
+		var versions []string
+		for _, v := range profile.Versions() {
+			versions = append(versions, string(v))
+		}
+		return &ConfigError{Field: "profile", Msg: fmt.Sprintf("unknown kubelet version %q: want one of %s", cfg.Profile, strings.Join(versions, ", "))}
 	}
 	for _, check := range []error{
-		oneOf("profile", string(cfg.Profile), versions...),
 		oneOf("os", cfg.OS, "linux", "windows"),
 		oneOf("cgroupVersion", cfg.CgroupVersion.String(), "v1", "v2"),
 		oneOf("cgroupDriver", string(cfg.CgroupDriver), string(cgconfig.DriverCgroupfs), string(cgconfig.DriverSystemd)),

@@ -157,11 +157,18 @@ func (c *Core) otherPods(uid types.UID) []*v1.Pod {
 	return out
 }
 
-// podCgroupName is the pod's cgroup path below the hierarchy root, under
-// the node's --cgroup-root.
+// podCgroupName is the pod's cgroup path below the hierarchy root.
 func (s *settings) podCgroupName(qosClass v1.PodQOSClass, uid types.UID) string {
-	name := cgconfig.PodCgroupName(qosClass, uid, s.cfg.CgroupDriver)
-	if root := strings.Trim(s.cfg.CgroupRoot, "/"); root != "" {
+	return s.cfg.PodCgroup(qosClass, uid)
+}
+
+// PodCgroup is the path, below the cgroup hierarchy root, of the cgroup of
+// a pod of the given QoS class and UID on this node: the kubelet's name
+// for it (cgconfig.PodCgroupName, by the node's cgroup driver) under the
+// node's --cgroup-root.
+func (cfg NodeConfig) PodCgroup(qosClass v1.PodQOSClass, uid types.UID) string {
+	name := cgconfig.PodCgroupName(qosClass, uid, cfg.CgroupDriver)
+	if root := strings.Trim(cfg.CgroupRoot, "/"); root != "" {
 		name = root + "/" + name
 	}
 	return name

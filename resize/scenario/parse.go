@@ -3,10 +3,10 @@ package scenario
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,8 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
-	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/resize"
+	"github.com/resizelet/resizelet/resize/core"
 )
 
 // Error is an invalid scenario: it names the file, the step (its index in
@@ -47,19 +48,11 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Defaults of the node section.
 var (
-	defaultCapacity = v1.ResourceList{
-		v1.ResourceCPU:    resource.MustParse("16"),
-		v1.ResourceMemory: resource.MustParse("64Gi"),
-		v1.ResourcePods:   resource.MustParse("110"),
-	}
 	// DefaultImage is the image given to containers whose manifest names
 	// none, so that a scenario may leave images out.
 	DefaultImage = "registry.k8s.io/pause:3.10"
 )
-
-const defaultNodeName = "node-1"
 
 // Load reads and parses the scenario file at path.
 func Load(path string) (*Scenario, error) {
@@ -111,23 +104,31 @@ func Parse(name string, data []byte) (*Scenario, error) {
 	if s.Description, err = p.optString(top, "description", ""); err != nil {
 		return nil, err
 	}
-	profile := resize.Profile135
+	if err := p.node(top["node"], s); err != nil {
+		return nil, err
+	}
 	if raw, ok := top["kubelet"]; ok {
 		v, err := p.versionString(raw, "kubelet")
 		if err != nil {
 			return nil, err
 		}
-		switch resize.Profile(v) {
-		case resize.Profile133, resize.Profile134, resize.Profile135, resize.Profile136:
-			profile = resize.Profile(v)
-		default:
-			return nil, p.errf("kubelet", "unknown kubelet version %q: want 1.33, 1.34, 1.35 or 1.36", v)
+		s.Node.Profile = resize.Profile(v)
+	}
+	// The node is defaulted and checked by the code that defaults and
+	// checks every NodeConfig; its errors name the NodeConfig field, which
+	// is the file's node key (the profile is the top-level kubelet key).
+	s.Node = s.Node.WithDefaults()
+	if err := s.Node.Validate(); err != nil {
+		var ce *core.ConfigError
+		if !errors.As(err, &ce) {
+			return nil, p.errf("node", "%v", err)
 		}
+		field := "node." + ce.Field
+		if ce.Field == "profile" {
+			field = "kubelet"
+		}
+		return nil, p.errf(field, "%s", ce.Msg)
 	}
-	if err := p.node(top["node"], s); err != nil {
-		return nil, err
-	}
-	s.Node.Profile = profile
 	if raw, ok := top["pods"]; ok && !isNull(raw) {
 		var list []json.RawMessage
 		if err := json.Unmarshal(raw, &list); err != nil {
@@ -348,8 +349,6 @@ func (p *parser) oneOf(raw json.RawMessage, field string, allowed ...string) (st
 	return v, nil
 }
 
-var gateName = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
-
 func (p *parser) node(raw json.RawMessage, s *Scenario) error {
 	const f = "node"
 	m, err := p.object(raw, f)
@@ -361,36 +360,21 @@ func (p *parser) node(raw json.RawMessage, s *Scenario) error {
 		"containerCPUWeight", "featureGates"); err != nil {
 		return err
 	}
-	n := resize.NodeConfig{
-		Name:                defaultNodeName,
-		OS:                  "linux",
-		CgroupVersion:       cgroup.V2,
-		CgroupDriver:        cgroup.DriverCgroupfs,
-		CPUManagerPolicy:    "none",
-		MemoryManagerPolicy: "None",
-		SwapBehavior:        "NoSwap",
-		CPUCFSQuotaPeriod:   100 * time.Millisecond,
-	}
+	var n resize.NodeConfig
 	s.ContainerWeight = "quadratic"
-	if v, err := p.optString(m, "name", f); err != nil {
+	if n.Name, err = p.optString(m, "name", f); err != nil {
 		return err
-	} else if v != "" {
-		if errs := validation.IsDNS1123Subdomain(v); len(errs) > 0 {
-			return p.errf(f+".name", "invalid node name %q: %s", v, strings.Join(errs, "; "))
-		}
-		n.Name = v
 	}
 	// Capacity keeps the defaults for the resources the file leaves out,
-	// so that "capacity: {cpu: 4}" still has memory and pods.
-	n.Capacity = defaultCapacity.DeepCopy()
+	// so that "capacity: {cpu: 4}" still has memory and pods; allocatable
+	// likewise starts from the capacity.
+	n.Capacity = core.DefaultCapacity()
 	if raw, ok := m["capacity"]; ok {
 		c, err := p.resourceList(raw, f+".capacity")
 		if err != nil {
 			return err
 		}
-		for k, q := range c {
-			n.Capacity[k] = q
-		}
+		maps.Copy(n.Capacity, c)
 	}
 	n.Allocatable = n.Capacity.DeepCopy()
 	if raw, ok := m["allocatable"]; ok {
@@ -398,35 +382,40 @@ func (p *parser) node(raw json.RawMessage, s *Scenario) error {
 		if err != nil {
 			return err
 		}
-		for k, q := range a {
-			n.Allocatable[k] = q
-		}
+		maps.Copy(n.Allocatable, a)
 	}
-	type choice struct {
-		key     string
-		allowed []string
-		set     func(string)
-	}
-	for _, c := range []choice{
-		{"os", []string{"linux", "windows"}, func(v string) { n.OS = v }},
-		{"cgroupVersion", []string{"v1", "v2"}, func(v string) {
-			n.CgroupVersion = map[string]cgroup.Version{"v1": cgroup.V1, "v2": cgroup.V2}[v]
-		}},
-		{"cgroupDriver", []string{"cgroupfs", "systemd"}, func(v string) { n.CgroupDriver = cgroup.Driver(v) }},
-		{"cpuManagerPolicy", []string{"none", "static"}, func(v string) { n.CPUManagerPolicy = v }},
-		{"memoryManagerPolicy", []string{"None", "Static"}, func(v string) { n.MemoryManagerPolicy = v }},
-		{"swapBehavior", []string{"NoSwap", "LimitedSwap"}, func(v string) { n.SwapBehavior = v }},
-		{"containerCPUWeight", []string{"quadratic", "linear"}, func(v string) { s.ContainerWeight = v }},
+	// The values of these keys are checked by NodeConfig.Validate; here
+	// they only have to be strings.
+	for _, c := range []struct {
+		key string
+		set func(string)
+	}{
+		{"os", func(v string) { n.OS = v }},
+		{"cgroupDriver", func(v string) { n.CgroupDriver = cgconfig.Driver(v) }},
+		{"cpuManagerPolicy", func(v string) { n.CPUManagerPolicy = v }},
+		{"memoryManagerPolicy", func(v string) { n.MemoryManagerPolicy = v }},
+		{"swapBehavior", func(v string) { n.SwapBehavior = v }},
 	} {
-		raw, ok := m[c.key]
-		if !ok {
-			continue
+		if raw, ok := m[c.key]; ok {
+			v, err := p.str(raw, f+"."+c.key)
+			if err != nil {
+				return err
+			}
+			c.set(v)
 		}
-		v, err := p.oneOf(raw, f+"."+c.key, c.allowed...)
+	}
+	if raw, ok := m["cgroupVersion"]; ok {
+		// The file spells the version; reading the spelling is parsing.
+		v, err := p.oneOf(raw, f+".cgroupVersion", "v1", "v2")
 		if err != nil {
 			return err
 		}
-		c.set(v)
+		n.CgroupVersion = map[string]cgconfig.Version{"v1": cgconfig.V1, "v2": cgconfig.V2}[v]
+	}
+	if raw, ok := m["containerCPUWeight"]; ok {
+		if s.ContainerWeight, err = p.oneOf(raw, f+".containerCPUWeight", "quadratic", "linear"); err != nil {
+			return err
+		}
 	}
 	if raw, ok := m["cpuCFSQuota"]; ok {
 		b, err := p.boolean(raw, f+".cpuCFSQuota")
@@ -436,15 +425,9 @@ func (p *parser) node(raw json.RawMessage, s *Scenario) error {
 		n.CPUCFSQuota = &b
 	}
 	if raw, ok := m["cpuCFSQuotaPeriod"]; ok {
-		d, err := p.duration(raw, f+".cpuCFSQuotaPeriod")
-		if err != nil {
+		if n.CPUCFSQuotaPeriod, err = p.duration(raw, f+".cpuCFSQuotaPeriod"); err != nil {
 			return err
 		}
-		// The kernel accepts periods of 1ms to 1s (cpu.max, cpu.cfs_period_us).
-		if d < time.Millisecond || d > time.Second {
-			return p.errf(f+".cpuCFSQuotaPeriod", "%s is outside 1ms..1s", d)
-		}
-		n.CPUCFSQuotaPeriod = d
 	}
 	if raw, ok := m["featureGates"]; ok {
 		gates, err := p.object(raw, f+".featureGates")
@@ -453,9 +436,6 @@ func (p *parser) node(raw json.RawMessage, s *Scenario) error {
 		}
 		n.FeatureGates = map[string]bool{}
 		for _, k := range slices.Sorted(maps.Keys(gates)) {
-			if !gateName.MatchString(k) {
-				return p.errf(f+".featureGates."+k, "not a feature gate name")
-			}
 			b, err := p.boolean(gates[k], f+".featureGates."+k)
 			if err != nil {
 				return err

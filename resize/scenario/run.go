@@ -13,10 +13,12 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/cri"
+	"github.com/resizelet/resizelet/cri/crilabels"
 	"github.com/resizelet/resizelet/resize"
 )
 
@@ -429,26 +431,42 @@ func (r *runner) fault(st Step) {
 		return
 	}
 	// The cgroup paths are resolved at call time: container IDs and even
-	// the pod's QoS directory can change between now and the write.
+	// the pod's QoS directory can change between now and the write. They
+	// are resolved from the API server's pod and the runtime's labels, not
+	// by asking the node, which is in the middle of the write.
 	match := func(string) bool { return true }
 	if st.HasPod {
 		ref, container := st.Pod, st.Container
-		match = func(path string) bool {
-			n := r.currentNode()
-			if n == nil {
-				return false
-			}
-			info, err := n.Pod(ref.Namespace, ref.Name)
-			if err != nil {
-				return false
-			}
-			if container == "" {
-				return path == info.PodCgroup
-			}
-			return path == info.ContainerCgroups[container]
-		}
+		match = func(path string) bool { return r.cgroupOf(ref, container, path) }
 	}
 	r.b.cgFaults.Inject(match, err, st.Times)
+}
+
+// cgroupOf reports whether path is the cgroup of the pod ref (container
+// "") or of its container: the pod cgroup the kubelet names from the pod's
+// QoS class and UID, and the container cgroups the runtime made for the
+// containers it labels with that pod and name.
+func (r *runner) cgroupOf(ref PodRef, container, path string) bool {
+	pod, err := r.cluster.GetPod(ref.Namespace, ref.Name)
+	if err != nil {
+		return false
+	}
+	podCgroup := r.cfg.WithDefaults().PodCgroup(pod.Status.QOSClass, pod.UID)
+	if container == "" {
+		return path == podCgroup
+	}
+	ctrs, err := r.b.base.ListContainers(context.Background(), &runtimeapi.ContainerFilter{LabelSelector: map[string]string{
+		crilabels.PodUID: string(pod.UID), crilabels.ContainerName: container,
+	}})
+	if err != nil {
+		return false
+	}
+	for _, c := range ctrs {
+		if path == cgconfig.ContainerCgroupName(podCgroup, c.Id, r.cfg.CgroupDriver) {
+			return true
+		}
+	}
+	return false
 }
 
 // snapshot is the state a step's report compares against.
