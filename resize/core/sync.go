@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -482,25 +483,40 @@ func (o *deleteOp) advance(c *Core, done []Action, res []Result) ([]Action, bool
 		}
 		return acts, true, false
 	default:
+		// What is gone is done: a container or sandbox the runtime no
+		// longer has is not an error, and what was removed is forgotten,
+		// so that another teardown after a failure does not stop it again.
 		var errs []error
 		for i, a := range done {
 			err := res[i].Err
-			if err == nil {
-				continue
+			if err != nil && res[i].NotFound {
+				err = nil
 			}
 			switch a := a.(type) {
 			case StopContainer:
-				errs = append(errs, fmt.Errorf("stop container %s: %w", a.Name, err))
-			case RemoveContainer:
-				if !res[i].NotFound {
-					errs = append(errs, fmt.Errorf("remove container %s: %w", a.ID, err))
+				if err != nil {
+					errs = append(errs, fmt.Errorf("stop container %s: %w", a.Name, err))
 				}
+			case RemoveContainer:
+				if err != nil {
+					errs = append(errs, fmt.Errorf("remove container %s: %w", a.ID, err))
+					continue
+				}
+				ps.forgetContainer(a.ID)
 			case StopPodSandbox:
-				errs = append(errs, fmt.Errorf("stop sandbox: %w", err))
+				if err != nil {
+					errs = append(errs, fmt.Errorf("stop sandbox: %w", err))
+				}
 			case RemovePodSandbox:
-				errs = append(errs, fmt.Errorf("remove sandbox: %w", err))
+				if err != nil {
+					errs = append(errs, fmt.Errorf("remove sandbox: %w", err))
+					continue
+				}
+				ps.sandboxID = ""
 			case DeleteCgroup:
-				errs = append(errs, fmt.Errorf("delete pod cgroup: %w", err))
+				if err != nil {
+					errs = append(errs, fmt.Errorf("delete pod cgroup: %w", err))
+				}
 			}
 		}
 		if len(errs) > 0 {
@@ -517,6 +533,18 @@ func (o *deleteOp) advance(c *Core, done []Action, res []Result) ([]Action, bool
 func (o *deleteOp) finish(c *Core) {
 	if ps := c.pods[o.uid]; ps != nil {
 		ps.busy = false
+	}
+}
+
+// forgetContainer drops a removed container from the pod's records.
+func (ps *podState) forgetContainer(id string) {
+	for name, rec := range ps.containers {
+		if rec.id == id {
+			delete(ps.containers, name)
+		}
+	}
+	if i := slices.Index(ps.dead, id); i >= 0 {
+		ps.dead = slices.Delete(ps.dead, i, i+1)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/resizelet/resizelet/allocation"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/qos"
 )
@@ -36,6 +37,13 @@ type world struct {
 	// events and statuses are what reached the API server.
 	events   []Event
 	statuses map[string]*v1.PodStatus
+	// What survives a kubelet restart: the checkpoints and the runtime's
+	// sandboxes and containers.
+	cfg        NodeConfig
+	allocated  map[k8stypes.UID]allocation.PodResources
+	actuated   map[k8stypes.UID]allocation.PodResources
+	sandboxes  []*runtimeapi.PodSandbox
+	containers map[string]*runtimeapi.Container
 }
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -48,7 +56,9 @@ func newWorld(t *testing.T, cfg NodeConfig) *world {
 		t.Fatal(err)
 	}
 	w := &world{t: t, c: c, now: epoch, cgroups: map[string]cgconfig.Values{}, usage: map[string]int64{},
-		ctrs: map[string]*runtimeapi.ContainerStatus{}, statuses: map[string]*v1.PodStatus{}}
+		ctrs: map[string]*runtimeapi.ContainerStatus{}, statuses: map[string]*v1.PodStatus{}, cfg: cfg,
+		allocated: map[k8stypes.UID]allocation.PodResources{}, actuated: map[k8stypes.UID]allocation.PodResources{},
+		containers: map[string]*runtimeapi.Container{}}
 	w.run(Start{Now: w.now})
 	return w
 }
@@ -78,12 +88,16 @@ func (w *world) perform(b *Batch) []Result {
 	var out []Result
 	for _, a := range b.Actions {
 		w.log = append(w.log, a.String())
-		r := w.do(a)
+		var r Result
 		if w.fail != nil {
 			if err := w.fail(a); err != nil {
+				// A failed action has no effect.
 				r = Result{Err: err}
 				w.log[len(w.log)-1] += " -> " + err.Error()
 			}
+		}
+		if r.Err == nil {
+			r = w.do(a)
 		}
 		out = append(out, r)
 		if r.Err != nil && !b.KeepGoing && StopsOnFailure(a) {
@@ -123,34 +137,79 @@ func (w *world) do(a Action) Result {
 		delete(w.cgroups, a.Path)
 	case RunPodSandbox:
 		w.nextID++
-		return Result{ID: fmt.Sprintf("sb-%d", w.nextID)}
+		id := fmt.Sprintf("sb-%d", w.nextID)
+		w.sandboxes = append(w.sandboxes, &runtimeapi.PodSandbox{Id: id, Metadata: a.Config.GetMetadata(), State: runtimeapi.PodSandboxState_SANDBOX_READY})
+		return Result{ID: id}
 	case CreateContainer:
 		w.nextID++
 		id := fmt.Sprintf("ctr-%d", w.nextID)
+		w.containers[id] = &runtimeapi.Container{Id: id, PodSandboxId: a.SandboxID, Metadata: a.Config.GetMetadata()}
 		w.ctrs[id] = &runtimeapi.ContainerStatus{Id: id, State: runtimeapi.ContainerState_CONTAINER_CREATED,
 			Resources: &runtimeapi.ContainerResources{Linux: a.Config.GetLinux().GetResources()}}
 		return Result{ID: id}
 	case StartContainer:
 		w.ctrs[a.ID].State = runtimeapi.ContainerState_CONTAINER_RUNNING
 	case StopContainer:
-		w.ctrs[a.ID].State = runtimeapi.ContainerState_CONTAINER_EXITED
+		c, ok := w.ctrs[a.ID]
+		if !ok {
+			return Result{Err: errors.New("not found"), NotFound: true}
+		}
+		c.State = runtimeapi.ContainerState_CONTAINER_EXITED
 	case RemoveContainer:
 		if _, ok := w.ctrs[a.ID]; !ok {
 			return Result{Err: errors.New("not found"), NotFound: true}
 		}
 		delete(w.ctrs, a.ID)
+		delete(w.containers, a.ID)
 	case ReadContainerStatus:
 		return Result{Status: w.ctrs[a.ID]}
 	case ReadContainerStats:
 		return Result{Stats: &runtimeapi.ContainerStats{Memory: &runtimeapi.MemoryUsage{UsageBytes: &runtimeapi.UInt64Value{Value: uint64(w.usage[a.ID])}}}}
 	case UpdateContainerResources:
 		w.ctrs[a.ID].Resources = a.Resources
+	case WriteAllocated:
+		w.allocated[a.UID] = a.Resources.DeepCopy()
+	case WriteActuatedContainer:
+		r := w.actuated[a.UID].DeepCopy()
+		if r.ContainerResources == nil {
+			r.ContainerResources = map[string]v1.ResourceRequirements{}
+		}
+		r.ContainerResources[a.Name] = a.Resources
+		w.actuated[a.UID] = r
+	case WriteActuated:
+		w.actuated[a.UID] = a.Resources.DeepCopy()
 	case RecordEvent:
 		w.events = append(w.events, a.Event)
 	case WriteStatus:
 		w.statuses[a.Name] = a.Status
 	}
 	return Result{}
+}
+
+// restart is a kubelet restart: a new core on what survives, the API
+// server's pods (spec from the old core, status as last written), the
+// checkpoints and the runtime's listing.
+func (w *world) restart() {
+	w.t.Helper()
+	var pods []*v1.Pod
+	for _, uid := range w.c.order {
+		ps := w.c.pods[uid]
+		p := ps.pod.DeepCopy()
+		if st, ok := w.statuses[p.Name]; ok {
+			p.Status = *st.DeepCopy()
+		}
+		pods = append(pods, p)
+	}
+	var containers []*runtimeapi.Container
+	for _, id := range sortedKeys(w.containers) {
+		containers = append(containers, w.containers[id])
+	}
+	c, err := New(w.cfg)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.c = c
+	w.run(Start{Pods: pods, Allocated: w.allocated, Actuated: w.actuated, Sandboxes: w.sandboxes, Containers: containers, Now: w.now})
 }
 
 // add adds a pod and runs until quiet.
