@@ -214,17 +214,54 @@ func AdmitPod(pod *v1.Pod, others []*v1.Pod, node NodeConfig) Decision {
 // "Node didn't have enough resource: <resource>, requested: %d, used: %d,
 // capacity: %d". Others with the pod's own UID are skipped.
 func ResourcesFit(pod *v1.Pod, others []*v1.Pod, node NodeConfig) (ok bool, reason, message string) {
+	f := fitInputs(pod, others, node)
+	if f.count+1 > f.allowedPods {
+		return false, "OutOfpods", insufficient(v1.ResourcePods, 1, f.count, f.allowedPods)
+	}
+	check := func(name v1.ResourceName, requested, usedAmount int64) (bool, string, string) {
+		capacity := allocatableAmount(node, name)
+		if requested > 0 && requested > capacity-usedAmount {
+			return false, "OutOf" + string(name), insufficient(name, requested, usedAmount, capacity)
+		}
+		return true, "", ""
+	}
+	if ok, reason, message = check(v1.ResourceCPU, f.req.milliCPU, f.used.milliCPU); !ok {
+		return ok, reason, message
+	}
+	if ok, reason, message = check(v1.ResourceMemory, f.req.memory, f.used.memory); !ok {
+		return ok, reason, message
+	}
+	if ok, reason, message = check(v1.ResourceEphemeralStorage, f.req.ephemeral, f.used.ephemeral); !ok {
+		return ok, reason, message
+	}
+	for _, s := range f.req.scalars {
+		if ok, reason, message = check(s.name, s.value, f.used.scalar(s.name)); !ok {
+			return ok, reason, message
+		}
+	}
+	return true, "", ""
+}
+
+// fit is what the predicate handler's resource check compares: the pod's
+// requests (its scalar resources sorted by name, since the scheduler walks
+// its map in random order and a deterministic report needs an order), the
+// others' usage, how many others there are and how many pods may run.
+type fit struct {
+	req, used          resVec
+	count, allowedPods int64
+}
+
+func fitInputs(pod *v1.Pod, others []*v1.Pod, node NodeConfig) fit {
 	podLevel := node.Profile.PodLevelResources()
 	onNode := requestOptions{useStatus: node.Profile.Gate(profile.GateInPlacePodVerticalScaling), podLevel: podLevel}
-	var used resVec
-	var count int64
+	var f fit
 	for _, o := range others {
 		if o == nil || o.UID == pod.UID {
 			continue
 		}
-		count++
+		f.count++
 		r := podRequests(o, onNode)
-		used.add(&r)
+		f.used.add(&r)
 	}
 	keep := func(name v1.ResourceName) bool {
 		if !isExtendedResource(name) {
@@ -233,43 +270,68 @@ func ResourcesFit(pod *v1.Pod, others []*v1.Pod, node NodeConfig) (ok bool, reas
 		_, found := node.Allocatable[name]
 		return found
 	}
-	req := podRequests(pod, requestOptions{podLevel: podLevel, keep: keep})
-
-	allowedPods := int64(defaultMaxPods)
+	f.req = podRequests(pod, requestOptions{podLevel: podLevel, keep: keep})
+	slices.SortFunc(f.req.scalars, func(a, b scalarAmount) int { return strings.Compare(string(a.name), string(b.name)) })
+	f.allowedPods = int64(defaultMaxPods)
 	if q, found := node.Allocatable[v1.ResourcePods]; found {
-		allowedPods = q.Value()
+		f.allowedPods = q.Value()
 	}
-	if count+1 > allowedPods {
-		return false, "OutOfpods", insufficient(v1.ResourcePods, 1, count, allowedPods)
+	return f
+}
+
+// allocatableAmount is the node's allocatable amount of a resource in the
+// scheduler's unit, 0 when the node does not report it.
+func allocatableAmount(node NodeConfig, name v1.ResourceName) int64 {
+	if q, found := node.Allocatable[name]; found {
+		return amount(name, &q)
 	}
-	check := func(name v1.ResourceName, requested, usedAmount int64) (bool, string, string) {
-		var capacity int64
-		if q, found := node.Allocatable[name]; found {
-			capacity = amount(name, &q)
-		}
-		if requested > 0 && requested > capacity-usedAmount {
-			return false, "OutOf" + string(name), insufficient(name, requested, usedAmount, capacity)
-		}
-		return true, "", ""
+	return 0
+}
+
+// Check is one comparison admission makes, with its numbers in the
+// scheduler's units (millicores, bytes, counts).
+type Check struct {
+	// Kind is "capacity" for the whole pod against the node's allocatable
+	// (an Infeasible resize when it fails) or "fit" for the pod beside the
+	// other pods' allocations (Deferred when it fails).
+	Kind      string
+	Resource  v1.ResourceName
+	Requested int64
+	Used      int64
+	Capacity  int64
+}
+
+// Fits reports whether the check passes.
+func (c Check) Fits() bool {
+	if c.Resource == v1.ResourcePods {
+		return c.Used+c.Requested <= c.Capacity
 	}
-	if ok, reason, message = check(v1.ResourceCPU, req.milliCPU, used.milliCPU); !ok {
-		return ok, reason, message
+	return c.Requested <= 0 || c.Requested <= c.Capacity-c.Used
+}
+
+// ExplainResize returns the numbers a resize's admission compares, in the
+// order the kubelet compares them: the capacity check of canResizePod
+// (memory, then cpu, against allocatable) and the predicate's fit beside
+// the others (pods, cpu, memory, ephemeral storage, then scalar resources
+// by name). It is for plans and reports; AdmitResize decides.
+func ExplainResize(desired *v1.Pod, others []*v1.Pod, node NodeConfig) []Check {
+	checks := []Check{
+		{Kind: "capacity", Resource: v1.ResourceMemory, Requested: resourceRequest(desired, v1.ResourceMemory, node), Capacity: node.Allocatable.Memory().Value()},
+		{Kind: "capacity", Resource: v1.ResourceCPU, Requested: resourceRequest(desired, v1.ResourceCPU, node), Capacity: node.Allocatable.Cpu().MilliValue()},
 	}
-	if ok, reason, message = check(v1.ResourceMemory, req.memory, used.memory); !ok {
-		return ok, reason, message
+	f := fitInputs(desired, others, node)
+	checks = append(checks,
+		Check{Kind: "fit", Resource: v1.ResourcePods, Requested: 1, Used: f.count, Capacity: f.allowedPods},
+		Check{Kind: "fit", Resource: v1.ResourceCPU, Requested: f.req.milliCPU, Used: f.used.milliCPU, Capacity: allocatableAmount(node, v1.ResourceCPU)},
+		Check{Kind: "fit", Resource: v1.ResourceMemory, Requested: f.req.memory, Used: f.used.memory, Capacity: allocatableAmount(node, v1.ResourceMemory)},
+	)
+	if f.req.ephemeral > 0 {
+		checks = append(checks, Check{Kind: "fit", Resource: v1.ResourceEphemeralStorage, Requested: f.req.ephemeral, Used: f.used.ephemeral, Capacity: allocatableAmount(node, v1.ResourceEphemeralStorage)})
 	}
-	if ok, reason, message = check(v1.ResourceEphemeralStorage, req.ephemeral, used.ephemeral); !ok {
-		return ok, reason, message
+	for _, s := range f.req.scalars {
+		checks = append(checks, Check{Kind: "fit", Resource: s.name, Requested: s.value, Used: f.used.scalar(s.name), Capacity: allocatableAmount(node, s.name)})
 	}
-	// The scheduler walks its scalar map in random order; sorting by name
-	// makes the reported shortfall deterministic.
-	slices.SortFunc(req.scalars, func(a, b scalarAmount) int { return strings.Compare(string(a.name), string(b.name)) })
-	for _, s := range req.scalars {
-		if ok, reason, message = check(s.name, s.value, used.scalar(s.name)); !ok {
-			return ok, reason, message
-		}
-	}
-	return true, "", ""
+	return checks
 }
 
 // insufficient is InsufficientResourceError.Error() of the kubelet's

@@ -645,3 +645,37 @@ func BenchmarkAdmitResize(b *testing.B) {
 		AdmitResize(desired, alloc, others, node, false)
 	}
 }
+
+// TestExplainResize: the numbers ExplainResize reports are the ones the
+// decisions compare, in the kubelet's order, and a resize is admitted by
+// the fit exactly when every fit check fits.
+func TestExplainResize(t *testing.T) {
+	node := linuxNode(rl("cpu=4", "memory=8Gi", "pods=3"))
+	others := []*v1.Pod{
+		withStatus(mkPod("o1", ctr("c1", rl("cpu=1", "memory=1Gi"), nil)), "c1", rl("cpu=1500m", "memory=1Gi"), nil),
+		mkPod("o2", ctr("c1", rl("cpu=500m", "memory=512Mi"), nil)),
+	}
+	desired := mkPod("p", ctr("c1", rl("cpu=2500m", "memory=2Gi"), nil))
+	got := ExplainResize(desired, others, node)
+	want := []Check{
+		{Kind: "capacity", Resource: v1.ResourceMemory, Requested: 2 << 30, Capacity: 8 << 30},
+		{Kind: "capacity", Resource: v1.ResourceCPU, Requested: 2500, Capacity: 4000},
+		{Kind: "fit", Resource: v1.ResourcePods, Requested: 1, Used: 2, Capacity: 3},
+		// o1 counts at max(spec 1, status 1500m): the scheduler's rule.
+		{Kind: "fit", Resource: v1.ResourceCPU, Requested: 2500, Used: 2000, Capacity: 4000},
+		{Kind: "fit", Resource: v1.ResourceMemory, Requested: 2 << 30, Used: 1536 << 20, Capacity: 8 << 30},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("checks (-want +got):\n%s", diff)
+	}
+	var fits = true
+	for _, c := range got {
+		if c.Kind == "fit" && !c.Fits() {
+			fits = false
+		}
+	}
+	ok, _, msg := ResourcesFit(desired, others, node)
+	if ok != fits || ok {
+		t.Errorf("ResourcesFit = %v (%s), checks say %v; want both false (cpu 2500 > 4000 - 2000)", ok, msg, fits)
+	}
+}

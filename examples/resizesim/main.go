@@ -3,6 +3,7 @@
 //
 //	resizesim                      # the built-in walkthrough (the "In-Place Pod Resize GA" story)
 //	resizesim run FILE...          # run scenario files
+//	resizesim plan FILE...         # for each resize step, what the node would do (a dry run), then do it
 //
 // Flags (before or after run):
 //
@@ -57,6 +58,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: resizesim [flags]            run the built-in walkthrough\n")
 		fmt.Fprintf(stderr, "       resizesim [flags] run FILE... run scenario files\n")
+		fmt.Fprintf(stderr, "       resizesim [flags] plan FILE... print each resize step's dry-run plan\n")
 		fs.PrintDefaults()
 	}
 	// Flags may come before and after the subcommand and the files.
@@ -83,14 +85,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return runOne(ctx, s, opts, stdout, stderr)
 	}
-	if rest[0] != "run" {
+	command := rest[0]
+	if command != "run" && command != "plan" {
 		fmt.Fprintf(stderr, "resizesim: unknown command %q\n", rest[0])
 		fs.Usage()
 		return exitInvalid
 	}
+	opts.Plans = command == "plan"
 	files := rest[1:]
 	if len(files) == 0 {
-		fmt.Fprintln(stderr, "resizesim: run needs at least one scenario file")
+		fmt.Fprintf(stderr, "resizesim: %s needs at least one scenario file\n", command)
 		return exitInvalid
 	}
 	status := exitOK
@@ -124,6 +128,10 @@ func runOne(ctx context.Context, s *scenario.Scenario, opts scenario.Options, st
 		}
 		return exitInvalid
 	}
+	if opts.Plans {
+		printPlans(stdout, s, res.Plans)
+		return exitOK
+	}
 	stdout.Write(res.Transcript)
 	if len(res.Mismatches) == 0 {
 		fmt.Fprintf(stdout, "\nPASS %s\n", s.File)
@@ -134,4 +142,22 @@ func runOne(ctx context.Context, s *scenario.Scenario, opts scenario.Options, st
 		fmt.Fprintf(stdout, "%s: %s\n", s.File, m)
 	}
 	return exitMismatch
+}
+
+// printPlans prints the dry-run plan of each resize step of a scenario.
+// Plans are about what the node would do; the file's expectations are not
+// checked.
+func printPlans(w io.Writer, s *scenario.Scenario, plans []scenario.StepPlan) {
+	fmt.Fprintf(w, "Scenario: %s (%s)\n", s.Name, s.File)
+	if len(plans) == 0 {
+		fmt.Fprintln(w, "no resize steps")
+	}
+	for _, p := range plans {
+		fmt.Fprintf(w, "\n== steps[%d]: resize %s\n", p.Step, p.Pod)
+		if p.Err != nil {
+			fmt.Fprintf(w, "refused by the API server: %v\n", p.Err)
+			continue
+		}
+		fmt.Fprint(w, p.Plan)
+	}
 }

@@ -117,3 +117,30 @@ func TestRun(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanCommand: resizesim plan prints each resize step's dry run (the
+// decision, the admission arithmetic and the actions), refusals by the API
+// server as such, and exits 0 whatever the file's expectations say.
+func TestPlanCommand(t *testing.T) {
+	file := writeFile(t, "wrong.yaml", wrongExpectation+`- resize: {pod: web, patch: '{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":null}}}]}}'}
+`)
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"plan", file}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d, stderr %s", code, stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{
+		"== steps[0]: resize default/web\nresize default/web generation 2: Admitted\n",
+		"fit cpu: requested 200, used by other pods 0, allocatable 16000: fits",
+		"UpdateContainerResources app {shares=204",
+		"== steps[2]: resize default/web\nrefused by the API server: ",
+		"resource requests cannot be removed",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "FAIL") {
+		t.Errorf("plan checked expectations:\n%s", out)
+	}
+}

@@ -140,6 +140,18 @@ func (c *Cluster) ResizePod(namespace, name string, patch []byte) (*v1.Pod, erro
 	return updated.DeepCopy(), nil
 }
 
+// DryRunResizePod applies a resize as ResizePod does and returns the pod
+// it would store, without storing it (the API server's dry run).
+func (c *Cluster) DryRunResizePod(namespace, name string, patch []byte) (*v1.Pod, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old, ok := c.pods[podKey(namespace, name)]
+	if !ok {
+		return nil, fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
+	}
+	return ApplyResize(old, patch, c.resizeOptions())
+}
+
 // DeletePod removes the pod.
 func (c *Cluster) DeletePod(namespace, name string) error {
 	c.mu.Lock()

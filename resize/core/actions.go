@@ -131,10 +131,13 @@ type CreateContainer struct {
 // StartContainer starts a created container.
 type StartContainer struct{ Name, ID string }
 
-// StopContainer stops a container with a grace period in seconds.
+// StopContainer stops a container with a grace period in seconds. Reason
+// says, for a restart a resize needs, which value changed under which
+// policy.
 type StopContainer struct {
 	Name, ID string
 	Timeout  int64
+	Reason   string
 }
 
 // RemoveContainer removes a stopped container.

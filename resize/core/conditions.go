@@ -74,6 +74,11 @@ func (c *resizeConditions) clearInProgress() (int64, bool) {
 	return g, true
 }
 
+// copy returns conditions that share nothing with c.
+func (c resizeConditions) copy() resizeConditions {
+	return resizeConditions{pending: c.pending.DeepCopy(), inProgress: c.inProgress.DeepCopy()}
+}
+
 // list returns the conditions in the order the kubelet writes them
 // (PodResizePending before PodResizeInProgress), as copies.
 func (c *resizeConditions) list() []v1.PodCondition {

@@ -165,7 +165,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 		for _, k := range o.actions.Kill {
 			acts = append(acts,
 				c.event(ps.pod, v1.EventTypeNormal, ReasonKilling, k.Message),
-				StopContainer{Name: k.Name, ID: k.ID, Timeout: terminationGrace(ps.pod)})
+				StopContainer{Name: k.Name, ID: k.ID, Timeout: terminationGrace(ps.pod), Reason: k.Reason})
 		}
 		o.phase = syncKilled
 		return acts

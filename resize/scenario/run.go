@@ -33,6 +33,9 @@ type Options struct {
 	// socket ("unix:///run/containerd/containerd.sock"), with Image.
 	CRIEndpoint string
 	Image       string
+	// Plans asks for the dry-run plan of every resize step (Node.Plan),
+	// taken just before the step runs, in Result.Plans.
+	Plans bool
 }
 
 // ErrNotApplicable is returned by Run for a scenario that cannot run on
@@ -50,6 +53,17 @@ var Start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 type Result struct {
 	Transcript []byte
 	Mismatches []Mismatch
+	// Plans are the dry-run plans of the resize steps, with Options.Plans.
+	Plans []StepPlan
+}
+
+// StepPlan is the plan of one resize step: what the node would do, or why
+// the API server refuses the resize.
+type StepPlan struct {
+	Step int
+	Pod  PodRef
+	Plan *resize.Plan // nil when the API server refused the resize
+	Err  error
 }
 
 // Mismatch is one expectation that did not hold.
@@ -184,6 +198,8 @@ type runner struct {
 	mu   sync.Mutex
 	node *resize.Node
 
+	opts    Options
+	plans   []StepPlan
 	t       *transcript
 	step    int
 	lastErr error
@@ -235,6 +251,7 @@ func Run(ctx context.Context, s *Scenario, opts Options) (*Result, error) {
 	r := &runner{
 		s:       s,
 		b:       b,
+		opts:    opts,
 		cfg:     cfg,
 		clock:   resize.NewFakeClock(Start),
 		cursor:  map[PodRef]int{},
@@ -269,7 +286,7 @@ func Run(ctx context.Context, s *Scenario, opts Options) (*Result, error) {
 		}
 	}
 	r.t.final(r)
-	return &Result{Transcript: r.t.bytes(), Mismatches: r.mismatches}, nil
+	return &Result{Transcript: r.t.bytes(), Mismatches: r.mismatches, Plans: r.plans}, nil
 }
 
 func (r *runner) currentNode() *resize.Node {
@@ -336,6 +353,10 @@ func (r *runner) run(ctx context.Context, st Step) error {
 	var err error
 	switch st.Action {
 	case ActionResize:
+		if r.opts.Plans {
+			plan, perr := n.Plan(ctx, st.Pod.Namespace, st.Pod.Name, st.Patch)
+			r.plans = append(r.plans, StepPlan{Step: r.step, Pod: st.Pod, Plan: plan, Err: perr})
+		}
 		err = n.Resize(ctx, st.Pod.Namespace, st.Pod.Name, st.Patch)
 		var pe *resize.PatchError
 		if errors.As(err, &pe) {

@@ -1,0 +1,95 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/resizelet/resizelet/allocation"
+)
+
+// ErrBusy is returned by Clone for a core with work in flight or queued:
+// operations in flight hold state that belongs to their driver.
+var ErrBusy = errors.New("core is not quiet")
+
+// Clone returns an independent copy of a quiet core, for a dry run: what
+// the copy is told and decides changes nothing in the original.
+func (c *Core) Clone() (*Core, error) {
+	if !c.Quiet() {
+		return nil, ErrBusy
+	}
+	out := &Core{
+		s:        c.s,
+		started:  c.started,
+		now:      c.now,
+		pods:     make(map[types.UID]*podState, len(c.pods)),
+		order:    slices.Clone(c.order),
+		retry:    c.retry,
+		dirty:    map[types.UID]bool{},
+		inflight: map[uint64]*flight{},
+		nextID:   c.nextID,
+	}
+	for _, item := range c.queue.Items() {
+		out.queue.Push(item)
+	}
+	for uid, ps := range c.pods {
+		cp := *ps
+		cp.pod = ps.pod.DeepCopy()
+		cp.containers = make(map[string]containerRecord, len(ps.containers))
+		for name, rec := range ps.containers {
+			cp.containers[name] = rec
+		}
+		cp.dead = slices.Clone(ps.dead)
+		cp.allocated = ps.allocated.DeepCopy()
+		cp.actuated = ps.actuated.DeepCopy()
+		cp.conds = ps.conds.copy()
+		out.pods[uid] = &cp
+	}
+	return out, nil
+}
+
+// AdmissionPlan is the arithmetic of a resize's admission, for a plan: the
+// numbers the kubelet compares, and where the resize stands in the
+// pending-resize queue once it has joined it.
+type AdmissionPlan struct {
+	Checks []allocation.Check
+	// QueuePosition is the resize's index in the queue, counted from 0,
+	// when the retry that decides it starts; -1 when there is nothing to
+	// resize (the desired resources equal the allocation).
+	QueuePosition int
+	QueueLength   int
+}
+
+// PlanAdmission returns the admission arithmetic of a resize to pod (the
+// pod as the API server would store it after the resize) on a quiet core,
+// without changing it.
+func (c *Core) PlanAdmission(pod *v1.Pod) (AdmissionPlan, error) {
+	clone, err := c.Clone()
+	if err != nil {
+		return AdmissionPlan{}, err
+	}
+	ps, ok := clone.pods[pod.UID]
+	if !ok {
+		return AdmissionPlan{}, fmt.Errorf("plan %s/%s: %w", pod.Namespace, pod.Name, ErrUnknownPod)
+	}
+	updated := pod.DeepCopy()
+	updated.Status = ps.pod.Status
+	ps.pod = updated
+	plan := AdmissionPlan{QueuePosition: -1}
+	if _, changed := ps.allocatedPod(); !changed {
+		return plan, nil
+	}
+	clone.pushPending(ps)
+	items := clone.queue.Items()
+	plan.QueueLength = len(items)
+	for i, item := range items {
+		if item.UID == ps.uid {
+			plan.QueuePosition = i
+		}
+	}
+	plan.Checks = allocation.ExplainResize(updated, clone.otherPods(ps.uid), clone.s.admit)
+	return plan, nil
+}
