@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/qos"
@@ -366,7 +367,7 @@ func capacityFits(pod *v1.Pod, node NodeConfig) (string, bool) {
 // altogether (SkipContainerLevelResources).
 func resourceRequest(pod *v1.Pod, name v1.ResourceName, node NodeConfig) int64 {
 	var q resource.Quantity
-	if node.Profile.PodLevelResources() && podLevelResourcesSet(pod) {
+	if node.Profile.PodLevelResources() && resourcehelper.IsPodLevelResourcesSet(pod) {
 		if pq, ok := pod.Spec.Resources.Requests[name]; ok {
 			q = pq.DeepCopy()
 		}

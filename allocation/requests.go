@@ -5,6 +5,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/resizelet/resizelet/qos"
 )
@@ -51,13 +52,6 @@ func isExtendedResource(name v1.ResourceName) bool {
 		return false
 	}
 	return !strings.HasPrefix(s, v1.DefaultResourceRequestsPrefix)
-}
-
-// isPodLevelResource reports whether spec.resources may set the resource
-// (resourcehelper.IsSupportedPodLevelResource).
-func isPodLevelResource(name v1.ResourceName) bool {
-	return name == v1.ResourceCPU || name == v1.ResourceMemory ||
-		strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix)
 }
 
 func (v *resVec) scalar(name v1.ResourceName) int64 {
@@ -143,7 +137,7 @@ func (v *resVec) maxList(rl v1.ResourceList) {
 // (pod-level requests replace the container aggregate).
 func (v *resVec) setList(rl v1.ResourceList) {
 	for name, q := range rl {
-		if !isPodLevelResource(name) {
+		if !resourcehelper.IsSupportedPodLevelResource(name) {
 			continue
 		}
 		v.apply(name, amount(name, &q), opSet)
@@ -205,7 +199,7 @@ type requestOptions struct {
 // container.
 func podRequests(pod *v1.Pod, opts requestOptions) resVec {
 	var total, sidecars, initMax, c, use resVec
-	infeasible := opts.useStatus && isResizeInfeasible(pod)
+	infeasible := opts.useStatus && resourcehelper.IsPodResizeInfeasible(pod)
 	for i := range pod.Spec.Containers {
 		ctr := &pod.Spec.Containers[i]
 		containerRequests(&c, pod, ctr, pod.Status.ContainerStatuses, opts, infeasible, true)
@@ -226,7 +220,7 @@ func podRequests(pod *v1.Pod, opts requestOptions) resVec {
 		initMax.maxWith(&use)
 	}
 	total.maxWith(&initMax)
-	if opts.podLevel && podLevelRequestsSet(pod) {
+	if opts.podLevel && resourcehelper.IsPodLevelRequestsSet(pod) {
 		total.setList(pod.Spec.Resources.Requests)
 	}
 	total.addList(pod.Spec.Overhead, nil)
@@ -258,48 +252,6 @@ func findStatus(statuses []v1.ContainerStatus, name string) *v1.ContainerStatus 
 		}
 	}
 	return nil
-}
-
-// podLevelRequestsSet is resourcehelper.IsPodLevelRequestsSet.
-func podLevelRequestsSet(pod *v1.Pod) bool {
-	if pod.Spec.Resources == nil {
-		return false
-	}
-	for name := range pod.Spec.Resources.Requests {
-		if isPodLevelResource(name) {
-			return true
-		}
-	}
-	return false
-}
-
-// podLevelResourcesSet is resourcehelper.IsPodLevelResourcesSet: requests or
-// limits of a pod-level resource.
-func podLevelResourcesSet(pod *v1.Pod) bool {
-	if podLevelRequestsSet(pod) {
-		return true
-	}
-	if pod.Spec.Resources == nil {
-		return false
-	}
-	for name := range pod.Spec.Resources.Limits {
-		if isPodLevelResource(name) {
-			return true
-		}
-	}
-	return false
-}
-
-// isResizeInfeasible reports whether the pod's PodResizePending condition
-// says Infeasible (resourcehelper.IsPodResizeInfeasible: the first such
-// condition decides).
-func isResizeInfeasible(pod *v1.Pod) bool {
-	for i := range pod.Status.Conditions {
-		if pod.Status.Conditions[i].Type == v1.PodResizePending {
-			return pod.Status.Conditions[i].Reason == v1.PodReasonInfeasible
-		}
-	}
-	return false
 }
 
 // Requests are a pod's cpu and memory requests in the scheduler's units.

@@ -5,6 +5,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/resizelet/resizelet/qos"
 )
@@ -67,24 +68,18 @@ func defaultPodLevelRequests(pod *v1.Pod) {
 	}
 	aggregate := qos.PodRequests(pod, qos.Options{ExcludeOverhead: true, SkipPodLevelResources: true})
 	for name, q := range aggregate {
-		if _, ok := reqs[name]; !ok && podLevelResource(name) && overcommitAllowed(name) {
+		if _, ok := reqs[name]; !ok && resourcehelper.IsSupportedPodLevelResource(name) && overcommitAllowed(name) {
 			reqs[name] = q.DeepCopy()
 		}
 	}
 	for name, q := range r.Limits {
-		if _, ok := reqs[name]; !ok && podLevelResource(name) {
+		if _, ok := reqs[name]; !ok && resourcehelper.IsSupportedPodLevelResource(name) {
 			reqs[name] = q.DeepCopy()
 		}
 	}
 	if len(reqs) > 0 {
 		r.Requests = reqs
 	}
-}
-
-// podLevelResource reports whether spec.resources may name the resource:
-// cpu, memory and huge pages.
-func podLevelResource(name v1.ResourceName) bool {
-	return name == v1.ResourceCPU || name == v1.ResourceMemory || isHugePages(name)
 }
 
 // isHugePages reports whether the resource is a huge page size.
