@@ -14,8 +14,8 @@
 // The exit status is 0 when every expectation held, 1 when any failed (each
 // mismatch is printed as a diff with its step, key path, wanted and found
 // values) and 2 when a file is not a valid scenario or the run could not be
-// done. The scenario format is /work/shared/spec/scenario-format.md,
-// implemented by package resize/scenario.
+// done. The scenario format is described in the README and implemented by
+// package resize/scenario.
 package main
 
 import (

@@ -1,8 +1,8 @@
 // Package scenario loads, validates and runs resize scenarios: YAML files
 // that describe a node, its pods and a sequence of steps (resizes, pod
 // arrivals and departures, memory usage, container exits, faults, clock
-// ticks, kubelet restarts) interleaved with expectations. The format is the
-// contract in /work/shared/spec/scenario-format.md; Load and Parse
+// ticks, kubelet restarts) interleaved with expectations. The format is
+// described in the README's "Scenario files" section; Load and Parse
 // implement it and reject anything else with an *Error naming the file,
 // the step index and the field. Run drives a resize.Node over simulated or
 // real cgroups and runtime, checks every expect step and returns the
