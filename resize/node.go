@@ -142,7 +142,10 @@ func (n *Node) step(in core.Input) (core.Ready, error) {
 }
 
 // run feeds in and then performs batches until the core is quiet: no work
-// that can start and no batch in flight anywhere.
+// that can start and no batch in flight anywhere. When ctx is done, the
+// batches still to perform fail with its error instead (so that every
+// operation the core started ends, as a kubelet's would on its errors)
+// and run returns that error once the core is quiet.
 func (n *Node) run(ctx context.Context, in core.Input) error {
 	rd, err := n.step(in)
 	if err != nil {
@@ -160,9 +163,6 @@ func (n *Node) run(ctx context.Context, in core.Input) error {
 		}
 		results := n.perform(ctx, rd.Batch)
 		if rd, err = n.step(core.BatchDone{ID: rd.Batch.ID, Results: results, Now: n.clock.Now()}); err != nil {
-			return err
-		}
-		if err := ctx.Err(); err != nil && rd.Batch == nil {
 			return err
 		}
 	}

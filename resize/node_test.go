@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"errors"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -309,5 +310,36 @@ func TestNodeConfigValidation(t *testing.T) {
 	}
 	if err := (NodeConfig{}).WithDefaults().Validate(); err != nil {
 		t.Errorf("the defaults do not validate: %v", err)
+	}
+}
+
+// TestCanceledContextEndsTheRun: a call whose context is done stops
+// touching the node, lets every operation it started end on that error,
+// and returns it; the node is usable afterwards.
+func TestCanceledContextEndsTheRun(t *testing.T) {
+	tn := newTestNode(t, NodeConfig{})
+	if _, err := tn.node.AddPod(tn.ctx, demoPod()); err != nil {
+		t.Fatal(err)
+	}
+	writes := len(tn.cg.Writes())
+	ctx, cancel := context.WithCancel(tn.ctx)
+	cancel()
+	err := tn.node.Resize(ctx, "default", "resize-demo", []byte(`{"spec":{"containers":[{"name":"pause","resources":{"requests":{"cpu":"800m"},"limits":{"cpu":"800m"}}}]}}`))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Resize with a canceled context: %v", err)
+	}
+	if n := len(tn.cg.Writes()); n != writes {
+		t.Errorf("%d cgroup writes after the context was canceled", n-writes)
+	}
+	// The allocation was checkpointed: the node's records stay whole.
+	if a := tn.info("resize-demo").Allocated["pause"]; a.Limits.Cpu().String() != "800m" {
+		t.Errorf("allocated cpu limit %s, want 800m", a.Limits.Cpu())
+	}
+	tn.restart()
+	if err := tn.node.Sync(tn.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := tn.file(tn.info("resize-demo").PodCgroup, "cpu.max"); got != "80000 100000" {
+		t.Errorf("after a sync with a live context cpu.max = %q, want the resize done", got)
 	}
 }

@@ -10,11 +10,20 @@ import (
 
 // perform carries out a batch in order and returns one result per action
 // performed. It stops after the first failed action that stops its batch
-// (core.StopsOnFailure), unless the batch says KeepGoing. It holds no lock.
+// (core.StopsOnFailure), unless the batch says KeepGoing. Once ctx is done
+// the actions on the node's cgroups and runtime fail with its error
+// without being tried; the kubelet's own records (checkpoints, events,
+// status) are still kept, so that the checkpoints hold what the core
+// believes they hold. It holds no lock.
 func (n *Node) perform(ctx context.Context, b *core.Batch) []core.Result {
 	results := make([]core.Result, 0, len(b.Actions))
 	for _, a := range b.Actions {
-		r := n.do(ctx, a)
+		var r core.Result
+		if err := ctx.Err(); err != nil && onNode(a) {
+			r.Err = err
+		} else {
+			r = n.do(ctx, a)
+		}
 		if r.Err != nil && errors.Is(r.Err, cri.ErrNotFound) {
 			r.NotFound = true
 		}
@@ -91,4 +100,15 @@ func (n *Node) do(ctx context.Context, a core.Action) core.Result {
 		r.Err = n.cluster.DeletePod(a.Namespace, a.Name)
 	}
 	return r
+}
+
+// onNode reports whether an action reads or changes the node's cgroups or
+// runtime.
+func onNode(a core.Action) bool {
+	switch a.(type) {
+	case core.WriteAllocated, core.WriteActuatedContainer, core.WriteActuated, core.DeleteCheckpoints,
+		core.RecordEvent, core.WriteStatus, core.DeletePod:
+		return false
+	}
+	return true
 }
