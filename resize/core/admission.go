@@ -95,29 +95,6 @@ func (c *Core) pendingKey(ps *podState) allocation.PendingResize {
 	return key
 }
 
-// opOutput collects what an operation has decided but not yet handed out:
-// actions that need no result (events), emitted with its next batch.
-type opOutput struct {
-	pending []Action
-}
-
-func (o *opOutput) emit(a ...Action) { o.pending = append(o.pending, a...) }
-
-// take returns the pending actions followed by acts, and clears them.
-func (o *opOutput) take(acts ...Action) []Action {
-	out := append(o.pending, acts...)
-	o.pending = nil
-	return out
-}
-
-// event builds an event about pod at the core's time.
-func (c *Core) event(pod *v1.Pod, eventType, reason, message string) RecordEvent {
-	return RecordEvent{Event: Event{
-		Time: c.now, Namespace: pod.Namespace, Pod: pod.Name,
-		Type: eventType, Reason: reason, Message: message,
-	}}
-}
-
 // admitTask admits one pod (HandlePodAdditions' canAdmitPod): against the
 // other admitted pods, with the pod's checkpointed allocation if it has
 // one. An admitted pod's allocation is checkpointed and the pod queued for

@@ -175,15 +175,6 @@ func (cfg NodeConfig) Validate() error {
 	return nil
 }
 
-func sortedNames(l v1.ResourceList) []v1.ResourceName {
-	names := make([]v1.ResourceName, 0, len(l))
-	for n := range l {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
-
 // settings are what the core derives once from a defaulted NodeConfig.
 type settings struct {
 	cfg     NodeConfig

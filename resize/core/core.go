@@ -2,10 +2,8 @@ package core
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/resizelet/resizelet/allocation"
@@ -112,55 +110,6 @@ func (c *Core) Config() NodeConfig { return c.s.cfg }
 // Profile returns the kubelet version's behaviour with the node's gates.
 func (c *Core) Profile() profile.Profile { return c.s.profile }
 
-// Step applies one input and returns the next batch for the caller to
-// perform, if there is one it can take now. An input the core cannot take
-// returns an error and changes nothing.
-func (c *Core) Step(in Input) (Ready, error) {
-	if s, ok := in.(Start); ok {
-		if c.started {
-			return Ready{}, ErrStarted
-		}
-		c.start(s)
-		return c.ready(c.next()), nil
-	}
-	if !c.started {
-		return Ready{}, ErrNotStarted
-	}
-	switch in := in.(type) {
-	case PodAdded:
-		if err := c.podAdded(in); err != nil {
-			return Ready{}, err
-		}
-	case ResizeRequested:
-		if err := c.resizeRequested(in); err != nil {
-			return Ready{}, err
-		}
-	case DeleteRequested:
-		if err := c.deleteRequested(in); err != nil {
-			return Ready{}, err
-		}
-	case SyncRequested:
-		c.setNow(in.Now)
-		for _, uid := range c.order {
-			if c.pods[uid].admitted {
-				c.dirty[uid] = true
-			}
-		}
-	case Tick:
-		c.tick(in.Now)
-	case BatchDone:
-		return c.batchDone(in)
-	case Poll:
-	default:
-		return Ready{}, fmt.Errorf("unknown input %T", in)
-	}
-	return c.ready(c.next()), nil
-}
-
-func (c *Core) ready(b *Batch) Ready {
-	return Ready{Batch: b, NextTimer: c.NextTimer()}
-}
-
 // setNow moves the core's idea of the time forward; inputs never move it
 // back.
 func (c *Core) setNow(t time.Time) {
@@ -200,139 +149,4 @@ func (c *Core) NextTimer() time.Time {
 	return next
 }
 
-// tick fires the timers due at now: the periodic retry (queued as an
-// allocation task) and the resyncs and backoffs (the pods become dirty).
-func (c *Core) tick(now time.Time) {
-	c.setNow(now)
-	if !c.retry.Due().After(c.now) {
-		c.enqueueAlloc(&retryTask{trigger: allocation.TriggerPeriodicRetry})
-	}
-	for _, uid := range c.order {
-		ps := c.pods[uid]
-		if !ps.resyncAt.IsZero() && !ps.resyncAt.After(c.now) {
-			ps.resyncAt = time.Time{}
-			c.dirty[uid] = true
-		}
-	}
-}
-
 func (c *Core) enqueueAlloc(t op) { c.allocTasks = append(c.allocTasks, t) }
-
-// next starts the next operation that can start and returns its first
-// batch: an allocation task first, then a pod teardown, then the sync of
-// the first dirty pod in admission order.
-func (c *Core) next() *Batch {
-	for len(c.allocTasks) > 0 && !c.allocBusy {
-		t := c.allocTasks[0]
-		if b := c.launch(t, nil, nil); b != nil {
-			c.allocBusy = true
-			return b
-		}
-	}
-	if c.allocBusy {
-		return nil
-	}
-	for _, uid := range c.order {
-		ps := c.pods[uid]
-		if ps.busy || !ps.deleteRequested {
-			continue
-		}
-		ps.deleteRequested = false
-		ps.busy = true
-		if b := c.launch(&deleteOp{uid: uid}, nil, nil); b != nil {
-			return b
-		}
-	}
-	for _, uid := range c.order {
-		ps := c.pods[uid]
-		if ps.busy || !c.dirty[uid] {
-			continue
-		}
-		delete(c.dirty, uid)
-		if !ps.admitted {
-			continue
-		}
-		ps.busy = true
-		if b := c.launch(&syncOp{uid: uid}, nil, nil); b != nil {
-			return b
-		}
-		// The sync ended without I/O (the pod is gone); look further.
-	}
-	return nil
-}
-
-// launch advances o with the results of its last batch and returns its
-// next batch, or nil when o has ended (its finish has run).
-func (c *Core) launch(o op, done []Action, res []Result) *Batch {
-	acts, keepGoing, final := o.advance(c, done, res)
-	if len(acts) == 0 {
-		if !final {
-			panic(fmt.Sprintf("core: %T returned no actions but is not final", o))
-		}
-		c.end(o)
-		return nil
-	}
-	c.nextID++
-	b := &Batch{ID: c.nextID, Actions: acts, KeepGoing: keepGoing}
-	c.inflight[b.ID] = &flight{op: o, actions: acts, final: final}
-	return b
-}
-
-// end finishes an operation and frees what it held.
-func (c *Core) end(o op) {
-	o.finish(c)
-	if len(c.allocTasks) > 0 && c.allocTasks[0] == o {
-		c.allocTasks = c.allocTasks[1:]
-		c.allocBusy = false
-	}
-}
-
-// batchDone takes a batch's results: checkpoint records the driver
-// attempted are mirrored in memory (a checkpoint keeps a record in memory
-// even when persisting it fails, as the kubelet's does), then the waiting
-// operation continues.
-func (c *Core) batchDone(in BatchDone) (Ready, error) {
-	f, ok := c.inflight[in.ID]
-	if !ok {
-		return Ready{}, fmt.Errorf("batch %d: %w", in.ID, ErrUnknownBatch)
-	}
-	if len(in.Results) > len(f.actions) {
-		return Ready{}, fmt.Errorf("batch %d: %d results for %d actions: %w", in.ID, len(in.Results), len(f.actions), ErrTooManyResults)
-	}
-	delete(c.inflight, in.ID)
-	c.setNow(in.Now)
-	done := f.actions[:len(in.Results)]
-	for _, a := range done {
-		c.mirror(a)
-	}
-	if f.final {
-		c.end(f.op)
-		return c.ready(c.next()), nil
-	}
-	if b := c.launch(f.op, done, in.Results); b != nil {
-		return c.ready(b), nil
-	}
-	return c.ready(c.next()), nil
-}
-
-// mirror applies an attempted checkpoint write to the core's copy.
-func (c *Core) mirror(a Action) {
-	switch a := a.(type) {
-	case WriteAllocated:
-		if ps := c.pods[a.UID]; ps != nil {
-			ps.allocated = a.Resources.DeepCopy()
-			ps.hasAllocated = true
-		}
-	case WriteActuatedContainer:
-		if ps := c.pods[a.UID]; ps != nil {
-			if ps.actuated.ContainerResources == nil {
-				ps.actuated.ContainerResources = map[string]v1.ResourceRequirements{}
-			}
-			ps.actuated.ContainerResources[a.Name] = *a.Resources.DeepCopy()
-		}
-	case WriteActuated:
-		if ps := c.pods[a.UID]; ps != nil {
-			ps.actuated = a.Resources.DeepCopy()
-		}
-	}
-}

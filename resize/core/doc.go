@@ -7,11 +7,17 @@
 // starts no goroutine; package resize's Node is the driver that performs
 // the batches on real or simulated parts and reports back.
 //
-// Start with Core and Step (core.go), then the operations: admission and
-// the pending-resize queue (admission.go), the pod sync (sync.go), the
-// resize write order (resize.go), the container plan (plan.go), the status
-// (status.go) and the kubelet restart (start.go). Every rule that decides
-// something has a table test of its own next to it.
+// Start with Core (core.go) and Step (step.go, which schedules the
+// operations), then the operations themselves: admission and the
+// pending-resize queue (admission.go), the pod sync (sync.go), the
+// teardown (delete.go) and the kubelet restart (start.go); the rules they
+// apply: the resize write order (resize.go), the container plan
+// (plan.go), the status (status.go), the conditions (conditions.go), the
+// CRI configs (criconfig.go) and the event messages (messages.go). Files
+// depend one way: step.go on the operations, the operations on the rules
+// and on core.go, pod.go and ops.go. Every rule that decides something has
+// a table test of its own next to it, and flow_test.go, sync_test.go and
+// step_test.go drive the operations through a small scripted world.
 //
 // Version behaviour comes from package profile; pod cgroup arithmetic from
 // package cgroup/cgconfig; admission arithmetic from package allocation.

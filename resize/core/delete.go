@@ -1,0 +1,143 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/resizelet/resizelet/allocation"
+)
+
+// deleteOp stops and removes a pod's containers and sandbox, removes its
+// cgroup, and, when all of that worked, forgets the pod, deletes its
+// checkpoint records and its API object, and retries the pending resizes
+// (pods_removed). A teardown that failed keeps the pod, so that another
+// delete can finish it.
+type deleteOp struct {
+	opOutput
+	uid   types.UID
+	phase int
+}
+
+func (o *deleteOp) advance(c *Core, done []Action, res []Result) ([]Action, bool, bool) {
+	ps := c.pods[o.uid]
+	if ps == nil {
+		return o.take(), false, true
+	}
+	switch o.phase {
+	case 0:
+		var acts []Action
+		dead := append([]string(nil), ps.dead...)
+		for _, ctr := range allContainers(ps.pod) {
+			rec, ok := ps.containers[ctr.Name]
+			if !ok {
+				continue
+			}
+			acts = append(acts,
+				c.event(ps.pod, v1.EventTypeNormal, ReasonKilling, fmt.Sprintf("Stopping container %s", ctr.Name)),
+				StopContainer{Name: ctr.Name, ID: rec.id, Timeout: terminationGrace(ps.pod)})
+			dead = append(dead, rec.id)
+		}
+		for _, id := range dead {
+			acts = append(acts, RemoveContainer{ID: id})
+		}
+		if ps.sandboxID != "" {
+			acts = append(acts, StopPodSandbox{ID: ps.sandboxID}, RemovePodSandbox{ID: ps.sandboxID})
+		}
+		if ps.podCgroup != "" {
+			acts = append(acts, DeleteCgroup{Path: ps.podCgroup})
+		}
+		ps.dead = dead
+		o.phase = 1
+		if len(acts) == 0 {
+			return o.advance(c, nil, nil)
+		}
+		return acts, true, false
+	default:
+		// What is gone is done: a container or sandbox the runtime no
+		// longer has is not an error, and what was removed is forgotten,
+		// so that another teardown after a failure does not stop it again.
+		var errs []error
+		for i, a := range done {
+			err := res[i].Err
+			if err != nil && res[i].NotFound {
+				err = nil
+			}
+			switch a := a.(type) {
+			case StopContainer:
+				if err != nil {
+					errs = append(errs, fmt.Errorf("stop container %s: %w", a.Name, err))
+				}
+			case RemoveContainer:
+				if err != nil {
+					errs = append(errs, fmt.Errorf("remove container %s: %w", a.ID, err))
+					continue
+				}
+				ps.forgetContainer(a.ID)
+			case StopPodSandbox:
+				if err != nil {
+					errs = append(errs, fmt.Errorf("stop sandbox: %w", err))
+				}
+			case RemovePodSandbox:
+				if err != nil {
+					errs = append(errs, fmt.Errorf("remove sandbox: %w", err))
+					continue
+				}
+				ps.sandboxID = ""
+			case DeleteCgroup:
+				if err != nil {
+					errs = append(errs, fmt.Errorf("delete pod cgroup: %w", err))
+				}
+			}
+		}
+		if len(errs) > 0 {
+			ps.deleteErr = fmt.Errorf("delete pod %s/%s: %w", ps.pod.Namespace, ps.pod.Name, errors.Join(errs...))
+			return o.take(), false, true
+		}
+		pod := ps.pod
+		c.removePod(o.uid)
+		c.enqueueAlloc(&retryTask{trigger: allocation.TriggerPodsRemoved})
+		return o.take(DeleteCheckpoints{UID: o.uid}, DeletePod{Namespace: pod.Namespace, Name: pod.Name}), false, true
+	}
+}
+
+func (o *deleteOp) finish(c *Core) {
+	if ps := c.pods[o.uid]; ps != nil {
+		ps.busy = false
+	}
+}
+
+// forgetContainer drops a removed container from the pod's records.
+func (ps *podState) forgetContainer(id string) {
+	for name, rec := range ps.containers {
+		if rec.id == id {
+			delete(ps.containers, name)
+		}
+	}
+	if i := slices.Index(ps.dead, id); i >= 0 {
+		ps.dead = slices.Delete(ps.dead, i, i+1)
+	}
+}
+
+// deleteRequested queues a pod's teardown.
+func (c *Core) deleteRequested(in DeleteRequested) error {
+	ps, ok := c.pods[in.UID]
+	if !ok {
+		return fmt.Errorf("delete pod %s: %w", in.UID, ErrUnknownPod)
+	}
+	c.setNow(in.Now)
+	ps.deleteRequested = true
+	ps.deleteErr = nil
+	return nil
+}
+
+// DeleteError returns why the last teardown of a pod failed, or nil.
+func (c *Core) DeleteError(uid types.UID) error {
+	if ps := c.pods[uid]; ps != nil {
+		return ps.deleteErr
+	}
+	return nil
+}
