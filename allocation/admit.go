@@ -139,6 +139,14 @@ func ResizeRequested(desired, allocated *v1.Pod, node NodeConfig) bool {
 // isStatic says whether the pod is a static pod (its
 // kubernetes.io/config.source annotation is not "api").
 func AdmitResize(desired, allocated *v1.Pod, others []*v1.Pod, node NodeConfig, isStatic bool) Decision {
+	used := UsageOf(others, desired.UID, node)
+	return DecideResize(desired, allocated, &used, node, isStatic)
+}
+
+// DecideResize is AdmitResize with the other pods' usage already summed
+// (Usage): the decision a node that keeps its usage up to date makes
+// without walking its pods.
+func DecideResize(desired, allocated *v1.Pod, others *Usage, node NodeConfig, isStatic bool) Decision {
 	if !ResizeRequested(desired, allocated, node) {
 		return Decision{Outcome: Admitted, Reason: ReasonUnchanged}
 	}
@@ -183,7 +191,7 @@ func AdmitResize(desired, allocated *v1.Pod, others []*v1.Pod, node NodeConfig, 
 	if msg, ok := capacityFits(desired, node); !ok {
 		return Decision{Outcome: Infeasible, Reason: "insufficient_node_allocatable", Message: msg}
 	}
-	if ok, reason, msg := ResourcesFit(desired, others, node); !ok {
+	if ok, reason, msg := Fits(desired, others, node); !ok {
 		return Decision{Outcome: Deferred, Reason: reason, Message: msg}
 	}
 	return Decision{Outcome: Admitted}
@@ -197,7 +205,13 @@ func AdmitResize(desired, allocated *v1.Pod, others []*v1.Pod, node NodeConfig, 
 // other admit handlers (eviction, sysctls, resource managers) are not
 // modelled.
 func AdmitPod(pod *v1.Pod, others []*v1.Pod, node NodeConfig) Decision {
-	if ok, reason, msg := ResourcesFit(pod, others, node); !ok {
+	used := UsageOf(others, pod.UID, node)
+	return DecidePod(pod, &used, node)
+}
+
+// DecidePod is AdmitPod with the other pods' usage already summed.
+func DecidePod(pod *v1.Pod, others *Usage, node NodeConfig) Decision {
+	if ok, reason, msg := Fits(pod, others, node); !ok {
 		return Decision{Outcome: Infeasible, Reason: reason, Message: msg}
 	}
 	return Decision{Outcome: Admitted}
@@ -215,6 +229,12 @@ func AdmitPod(pod *v1.Pod, others []*v1.Pod, node NodeConfig) Decision {
 // "Node didn't have enough resource: <resource>, requested: %d, used: %d,
 // capacity: %d". Others with the pod's own UID are skipped.
 func ResourcesFit(pod *v1.Pod, others []*v1.Pod, node NodeConfig) (ok bool, reason, message string) {
+	used := UsageOf(others, pod.UID, node)
+	return Fits(pod, &used, node)
+}
+
+// Fits is ResourcesFit with the other pods' usage already summed.
+func Fits(pod *v1.Pod, others *Usage, node NodeConfig) (ok bool, reason, message string) {
 	f := fitInputs(pod, others, node)
 	if f.count+1 > f.allowedPods {
 		return false, "OutOfpods", insufficient(v1.ResourcePods, 1, f.count, f.allowedPods)
@@ -252,18 +272,9 @@ type fit struct {
 	count, allowedPods int64
 }
 
-func fitInputs(pod *v1.Pod, others []*v1.Pod, node NodeConfig) fit {
+func fitInputs(pod *v1.Pod, others *Usage, node NodeConfig) fit {
 	podLevel := node.Profile.PodLevelResources()
-	onNode := requestOptions{useStatus: node.Profile.Gate(profile.GateInPlacePodVerticalScaling), podLevel: podLevel}
-	var f fit
-	for _, o := range others {
-		if o == nil || o.UID == pod.UID {
-			continue
-		}
-		f.count++
-		r := podRequests(o, onNode)
-		f.used.add(&r)
-	}
+	f := fit{used: others.req, count: others.Pods}
 	keep := func(name v1.ResourceName) bool {
 		if !isExtendedResource(name) {
 			return true
@@ -315,7 +326,7 @@ func (c Check) Fits() bool {
 // (memory, then cpu, against allocatable) and the predicate's fit beside
 // the others (pods, cpu, memory, ephemeral storage, then scalar resources
 // by name). It is for plans and reports; AdmitResize decides.
-func ExplainResize(desired *v1.Pod, others []*v1.Pod, node NodeConfig) []Check {
+func ExplainResize(desired *v1.Pod, others *Usage, node NodeConfig) []Check {
 	checks := []Check{
 		{Kind: "capacity", Resource: v1.ResourceMemory, Requested: resourceRequest(desired, v1.ResourceMemory, node), Capacity: node.Allocatable.Memory().Value()},
 		{Kind: "capacity", Resource: v1.ResourceCPU, Requested: resourceRequest(desired, v1.ResourceCPU, node), Capacity: node.Allocatable.Cpu().MilliValue()},

@@ -656,7 +656,8 @@ func TestExplainResize(t *testing.T) {
 		mkPod("o2", ctr("c1", rl("cpu=500m", "memory=512Mi"), nil)),
 	}
 	desired := mkPod("p", ctr("c1", rl("cpu=2500m", "memory=2Gi"), nil))
-	got := ExplainResize(desired, others, node)
+	used := UsageOf(others, desired.UID, node)
+	got := ExplainResize(desired, &used, node)
 	want := []Check{
 		{Kind: "capacity", Resource: v1.ResourceMemory, Requested: 2 << 30, Capacity: 8 << 30},
 		{Kind: "capacity", Resource: v1.ResourceCPU, Requested: 2500, Capacity: 4000},

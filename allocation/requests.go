@@ -153,6 +153,15 @@ func (v *resVec) add(w *resVec) {
 	}
 }
 
+func (v *resVec) sub(w *resVec) {
+	v.milliCPU -= w.milliCPU
+	v.memory -= w.memory
+	v.ephemeral -= w.ephemeral
+	for _, s := range w.scalars {
+		v.apply(s.name, -s.value, opAdd)
+	}
+}
+
 func (v *resVec) maxWith(w *resVec) {
 	v.milliCPU = max(v.milliCPU, w.milliCPU)
 	v.memory = max(v.memory, w.memory)

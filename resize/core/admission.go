@@ -48,6 +48,7 @@ func (c *Core) resizeRequested(in ResizeRequested) error {
 	if !ps.admitted {
 		return nil
 	}
+	c.recount(ps)
 	// The push is an allocation task too: a retry in flight rebuilds the
 	// queue when it ends, and must not drop a pod pushed meanwhile.
 	c.enqueueAlloc(pushTask{uid: ps.uid})
@@ -113,7 +114,11 @@ func (t *admitTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 	switch t.phase {
 	case 0:
 		alloc, _ := ps.allocatedPod()
-		decision := allocation.AdmitPod(alloc, c.otherPods(ps.uid), c.s.admit)
+		used := c.othersUsage(ps)
+		decision := allocation.DecidePod(alloc, used, c.s.admit)
+		if c.verify != nil {
+			c.verify(ps, used, decision)
+		}
 		if decision.Outcome != allocation.Admitted {
 			t.emit(c.event(ps.pod, v1.EventTypeWarning, decision.Reason, decision.Message))
 			status := ps.pod.Status.DeepCopy()
@@ -131,6 +136,7 @@ func (t *admitTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 			t.emit(c.event(ps.pod, v1.EventTypeWarning, ReasonFailed, err.Error()))
 		}
 		ps.admitted = true
+		c.recount(ps)
 		ps.podCgroup = c.s.podCgroupName(qos.GetPodQOS(ps.pod), ps.uid)
 		c.dirty[ps.uid] = true
 		return t.take(), false, true
@@ -258,7 +264,11 @@ func (c *Core) handleResize(ps *podState, out *opOutput) (*WriteAllocated, alloc
 		return nil, allocation.Admitted
 	}
 	pod := ps.pod
-	decision := allocation.AdmitResize(pod, alloc, c.otherPods(ps.uid), c.s.admit, isStaticPod(pod))
+	used := c.othersUsage(ps)
+	decision := allocation.DecideResize(pod, alloc, used, c.s.admit, isStaticPod(pod))
+	if c.verify != nil {
+		c.verify(ps, used, decision)
+	}
 	if decision.Outcome == allocation.Admitted {
 		return &WriteAllocated{UID: ps.uid, Resources: allocationFromPod(pod, c.s.profile.InitContainersResizable())}, allocation.Admitted
 	}
@@ -300,6 +310,7 @@ func (c *Core) writeStatus(ps *podState, status *v1.PodStatus) WriteStatus {
 	updated := *ps.pod
 	updated.Status = *status
 	ps.pod = &updated
+	c.recount(ps)
 	if c.queue.Len() > 0 && c.statusRequestsShrank(ps, old, ps.pod) {
 		c.enqueueAlloc(&retryTask{trigger: allocation.TriggerPodResized})
 	}

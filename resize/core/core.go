@@ -64,6 +64,14 @@ type Core struct {
 	queue allocation.Queue
 	retry allocation.RetryTimer
 
+	// used is the node's usage by its admitted, active pods (recount keeps
+	// it up to date); scratch is where othersUsage subtracts a pod.
+	used    allocation.Usage
+	scratch allocation.Usage
+	// verify, when set (by tests), sees every admission decision with the
+	// usage it was made against.
+	verify func(ps *podState, used *allocation.Usage, d allocation.Decision)
+
 	dirty      map[types.UID]bool
 	allocTasks []op
 	allocBusy  bool

@@ -28,6 +28,7 @@ func (c *Core) Clone() (*Core, error) {
 		pods:     make(map[types.UID]*podState, len(c.pods)),
 		order:    slices.Clone(c.order),
 		retry:    c.retry,
+		used:     c.used.Clone(),
 		dirty:    map[types.UID]bool{},
 		inflight: map[uint64]*flight{},
 		nextID:   c.nextID,
@@ -46,6 +47,7 @@ func (c *Core) Clone() (*Core, error) {
 		cp.allocated = ps.allocated.DeepCopy()
 		cp.actuated = ps.actuated.DeepCopy()
 		cp.conds = ps.conds.copy()
+		cp.usage = ps.usage.Clone()
 		out.pods[uid] = &cp
 	}
 	return out, nil
@@ -90,6 +92,6 @@ func (c *Core) PlanAdmission(pod *v1.Pod) (AdmissionPlan, error) {
 			plan.QueuePosition = i
 		}
 	}
-	plan.Checks = allocation.ExplainResize(updated, clone.otherPods(ps.uid), clone.s.admit)
+	plan.Checks = allocation.ExplainResize(updated, clone.othersUsage(ps), clone.s.admit)
 	return plan, nil
 }

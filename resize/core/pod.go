@@ -35,6 +35,11 @@ type podState struct {
 	hasAllocated bool
 	actuated     allocation.PodResources
 
+	// usage is the pod's share of the node's usage, as the predicate
+	// counts it, while counted says it is in Core.used.
+	usage   allocation.Usage
+	counted bool
+
 	conds resizeConditions
 
 	// busy is set while a sync or teardown of the pod is in flight.
@@ -63,6 +68,9 @@ func (c *Core) newPodState(pod *v1.Pod) *podState {
 
 // removePod forgets a pod entirely.
 func (c *Core) removePod(uid types.UID) {
+	if ps := c.pods[uid]; ps != nil && ps.counted {
+		c.used.Sub(&ps.usage)
+	}
 	delete(c.pods, uid)
 	delete(c.dirty, uid)
 	c.queue.Remove(uid)
@@ -139,6 +147,36 @@ func allocationFromPod(pod *v1.Pod, initContainers bool) allocation.PodResources
 		r.PodLevelResources = pod.Spec.Resources.DeepCopy()
 	}
 	return r
+}
+
+// recount brings the node's usage up to date with one pod after its
+// allocation, spec, status or admission changed: what it takes is computed
+// again from its allocation and its last written status, and it counts
+// only while it is admitted and active.
+func (c *Core) recount(ps *podState) {
+	if ps.counted {
+		c.used.Sub(&ps.usage)
+		ps.counted = false
+	}
+	if ps.admitted && !isTerminal(ps.pod) {
+		alloc, _ := ps.allocatedPod()
+		ps.usage = allocation.PodUsage(alloc, c.s.admit)
+		c.used.Add(&ps.usage)
+		ps.counted = true
+	}
+}
+
+// othersUsage is what admission counts as used beside ps: the node's usage
+// without ps's own share, kept up to date by recount rather than summed
+// over the pods (otherPods is that walk, which the tests keep as the
+// oracle). The result lives in the core's scratch space until the next
+// call.
+func (c *Core) othersUsage(ps *podState) *allocation.Usage {
+	c.scratch.Set(&c.used)
+	if ps.counted {
+		c.scratch.Sub(&ps.usage)
+	}
+	return &c.scratch
 }
 
 // otherPods are the admitted, active pods other than uid, each overlaid

@@ -178,6 +178,7 @@ func (c *Core) mirror(a Action) {
 		if ps := c.pods[a.UID]; ps != nil {
 			ps.allocated = a.Resources.DeepCopy()
 			ps.hasAllocated = true
+			c.recount(ps)
 		}
 	case WriteActuatedContainer:
 		if ps := c.pods[a.UID]; ps != nil {
