@@ -100,15 +100,20 @@ func (n *NodeConfig) cgroupV1() bool { return n.CgroupVersion == cgconfig.V1 }
 // pod-level resources only while the InPlacePodLevelResourcesVerticalScaling
 // gate is on.
 func ResizeRequested(desired, allocated *v1.Pod, node NodeConfig) bool {
+	return resizeRequested(desired, As(allocated), node)
+}
+
+func resizeRequested(desired *v1.Pod, allocated Allocated, node NodeConfig) bool {
 	if node.Profile.PodLevelResize() &&
-		!samePodLevel(desired.Spec.Resources, allocated.Spec.Resources) {
+		!samePodLevel(desired.Spec.Resources, allocated.PodLevel()) {
 		return true
 	}
 	for _, list := range [2][]v1.Container{desired.Spec.Containers, desired.Spec.InitContainers} {
 		for i := range list {
-			a := findContainer(allocated, list[i].Name)
-			if a != nil && !SameResources(&list[i].Resources, &a.Resources) {
-				return true
+			if a := findContainer(allocated.Pod, list[i].Name); a != nil {
+				if r := allocated.Resources(a); !SameResources(&list[i].Resources, &r) {
+					return true
+				}
 			}
 		}
 	}
@@ -140,14 +145,15 @@ func ResizeRequested(desired, allocated *v1.Pod, node NodeConfig) bool {
 // kubernetes.io/config.source annotation is not "api").
 func AdmitResize(desired, allocated *v1.Pod, others []*v1.Pod, node NodeConfig, isStatic bool) Decision {
 	used := UsageOf(others, desired.UID, node)
-	return DecideResize(desired, allocated, &used, node, isStatic)
+	return DecideResize(desired, As(allocated), &used, node, isStatic)
 }
 
-// DecideResize is AdmitResize with the other pods' usage already summed
-// (Usage): the decision a node that keeps its usage up to date makes
-// without walking its pods.
-func DecideResize(desired, allocated *v1.Pod, others *Usage, node NodeConfig, isStatic bool) Decision {
-	if !ResizeRequested(desired, allocated, node) {
+// DecideResize is AdmitResize with the allocated pod as a view of the
+// desired pod and its allocation record, and the other pods' usage
+// already summed (Usage): the decision a node that keeps its usage up to
+// date makes without walking its pods or copying any.
+func DecideResize(desired *v1.Pod, allocated Allocated, others *Usage, node NodeConfig, isStatic bool) Decision {
+	if !resizeRequested(desired, allocated, node) {
 		return Decision{Outcome: Admitted, Reason: ReasonUnchanged}
 	}
 	early := func(reason, msg string) Decision {
@@ -169,7 +175,7 @@ func DecideResize(desired, allocated *v1.Pod, others *Usage, node NodeConfig, is
 	if swapBlocksResize(desired, allocated, node, isStatic) {
 		return early("swap_limitation", msgSwap)
 	}
-	if !samePodLevel(desired.Spec.Resources, allocated.Spec.Resources) &&
+	if !samePodLevel(desired.Spec.Resources, allocated.PodLevel()) &&
 		!node.Profile.PodLevelResize() {
 		return early("feature_gate_off", msgPodLevelGateOff)
 	}
@@ -191,7 +197,7 @@ func DecideResize(desired, allocated *v1.Pod, others *Usage, node NodeConfig, is
 	if msg, ok := capacityFits(desired, node); !ok {
 		return Decision{Outcome: Infeasible, Reason: "insufficient_node_allocatable", Message: msg}
 	}
-	if ok, reason, msg := Fits(desired, others, node); !ok {
+	if ok, reason, msg := Fits(As(desired), others, node); !ok {
 		return Decision{Outcome: Deferred, Reason: reason, Message: msg}
 	}
 	return Decision{Outcome: Admitted}
@@ -206,11 +212,13 @@ func DecideResize(desired, allocated *v1.Pod, others *Usage, node NodeConfig, is
 // modelled.
 func AdmitPod(pod *v1.Pod, others []*v1.Pod, node NodeConfig) Decision {
 	used := UsageOf(others, pod.UID, node)
-	return DecidePod(pod, &used, node)
+	return DecidePod(As(pod), &used, node)
 }
 
-// DecidePod is AdmitPod with the other pods' usage already summed.
-func DecidePod(pod *v1.Pod, others *Usage, node NodeConfig) Decision {
+// DecidePod is AdmitPod with the pod as a view of its allocation (a pod
+// readmitted after a restart has one) and the other pods' usage already
+// summed.
+func DecidePod(pod Allocated, others *Usage, node NodeConfig) Decision {
 	if ok, reason, msg := Fits(pod, others, node); !ok {
 		return Decision{Outcome: Infeasible, Reason: reason, Message: msg}
 	}
@@ -230,11 +238,12 @@ func DecidePod(pod *v1.Pod, others *Usage, node NodeConfig) Decision {
 // capacity: %d". Others with the pod's own UID are skipped.
 func ResourcesFit(pod *v1.Pod, others []*v1.Pod, node NodeConfig) (ok bool, reason, message string) {
 	used := UsageOf(others, pod.UID, node)
-	return Fits(pod, &used, node)
+	return Fits(As(pod), &used, node)
 }
 
-// Fits is ResourcesFit with the other pods' usage already summed.
-func Fits(pod *v1.Pod, others *Usage, node NodeConfig) (ok bool, reason, message string) {
+// Fits is ResourcesFit with the pod as a view and the other pods' usage
+// already summed.
+func Fits(pod Allocated, others *Usage, node NodeConfig) (ok bool, reason, message string) {
 	f := fitInputs(pod, others, node)
 	if f.count+1 > f.allowedPods {
 		return false, "OutOfpods", insufficient(v1.ResourcePods, 1, f.count, f.allowedPods)
@@ -272,7 +281,7 @@ type fit struct {
 	count, allowedPods int64
 }
 
-func fitInputs(pod *v1.Pod, others *Usage, node NodeConfig) fit {
+func fitInputs(pod Allocated, others *Usage, node NodeConfig) fit {
 	podLevel := node.Profile.PodLevelResources()
 	f := fit{used: others.req, count: others.Pods}
 	keep := func(name v1.ResourceName) bool {
@@ -331,7 +340,7 @@ func ExplainResize(desired *v1.Pod, others *Usage, node NodeConfig) []Check {
 		{Kind: "capacity", Resource: v1.ResourceMemory, Requested: resourceRequest(desired, v1.ResourceMemory, node), Capacity: node.Allocatable.Memory().Value()},
 		{Kind: "capacity", Resource: v1.ResourceCPU, Requested: resourceRequest(desired, v1.ResourceCPU, node), Capacity: node.Allocatable.Cpu().MilliValue()},
 	}
-	f := fitInputs(desired, others, node)
+	f := fitInputs(As(desired), others, node)
 	checks = append(checks,
 		Check{Kind: "fit", Resource: v1.ResourcePods, Requested: 1, Used: f.count, Capacity: f.allowedPods},
 		Check{Kind: "fit", Resource: v1.ResourceCPU, Requested: f.req.milliCPU, Used: f.used.milliCPU, Capacity: allocatableAmount(node, v1.ResourceCPU)},
@@ -377,21 +386,24 @@ func capacityFits(pod *v1.Pod, node NodeConfig) (string, bool) {
 // gate on and pod-level resources set, container requests are skipped
 // altogether (SkipContainerLevelResources).
 func resourceRequest(pod *v1.Pod, name v1.ResourceName, node NodeConfig) int64 {
-	var q resource.Quantity
+	var total int64
 	if node.Profile.PodLevelResources() && resourcehelper.IsPodLevelResourcesSet(pod) {
 		if pq, ok := pod.Spec.Resources.Requests[name]; ok {
-			q = pq.DeepCopy()
+			total = amount(name, &pq)
 		}
 	} else {
-		reqs := qos.PodRequests(pod, qos.Options{ExcludeOverhead: true})
-		if rq, ok := reqs[name]; ok {
-			q = rq
+		r := podRequests(As(pod), requestOptions{podLevel: true, excludeOverhead: true})
+		switch name {
+		case v1.ResourceCPU:
+			total = r.milliCPU
+		case v1.ResourceMemory:
+			total = r.memory
 		}
 	}
-	if oh, ok := pod.Spec.Overhead[name]; ok && !q.IsZero() {
-		q.Add(oh)
+	if oh, ok := pod.Spec.Overhead[name]; ok && total != 0 {
+		total += amount(name, &oh)
 	}
-	return amount(name, &q)
+	return total
 }
 
 // swapBlocksResize is disallowResizeForSwappableContainers: for every
@@ -399,19 +411,20 @@ func resourceRequest(pod *v1.Pod, name v1.ResourceName, node NodeConfig) int64 {
 // resize policy (read from the allocated container) is not
 // RestartContainer, the resize is refused if the container would get swap
 // in either its desired or its allocated form.
-func swapBlocksResize(desired, allocated *v1.Pod, node NodeConfig, isStatic bool) bool {
+func swapBlocksResize(desired *v1.Pod, allocated Allocated, node NodeConfig, isStatic bool) bool {
 	for _, list := range [2][]v1.Container{desired.Spec.Containers, desired.Spec.InitContainers} {
 		for i := range list {
 			d := &list[i]
-			a := findContainer(allocated, d.Name)
+			a := findContainer(allocated.Pod, d.Name)
 			if a == nil {
 				continue
 			}
-			dq, aq := d.Resources.Requests[v1.ResourceMemory], a.Resources.Requests[v1.ResourceMemory]
+			ar := allocated.Resources(a)
+			dq, aq := d.Resources.Requests[v1.ResourceMemory], ar.Requests[v1.ResourceMemory]
 			if dq.Equal(aq) || restartsOnMemoryResize(a) {
 				continue
 			}
-			if hasSwap(desired, d, node, isStatic) || hasSwap(allocated, a, node, isStatic) {
+			if hasSwap(desired, &d.Resources, node, isStatic) || hasSwap(allocated.Pod, &ar, node, isStatic) {
 				return true
 			}
 		}
@@ -433,18 +446,18 @@ func restartsOnMemoryResize(c *v1.Container) bool {
 // Burstable pod that is not critical, and only if it sets a memory request
 // or limit and its request differs from its limit. The NodeSwap gate (GA)
 // and a usable swap controller are assumed.
-func hasSwap(pod *v1.Pod, c *v1.Container, node NodeConfig, isStatic bool) bool {
+func hasSwap(pod *v1.Pod, r *v1.ResourceRequirements, node NodeConfig, isStatic bool) bool {
 	if node.SwapBehavior != "LimitedSwap" || node.cgroupV1() || isCritical(pod, isStatic) {
 		return false
 	}
 	if qos.GetPodQOS(pod) != v1.PodQOSBurstable {
 		return false
 	}
-	req, lim := c.Resources.Requests.Memory(), c.Resources.Limits.Memory()
+	req, lim := r.Requests[v1.ResourceMemory], r.Limits[v1.ResourceMemory]
 	if req.IsZero() && lim.IsZero() {
 		return false
 	}
-	return req.Cmp(*lim) != 0
+	return req.Cmp(lim) != 0
 }
 
 // isCritical is kubetypes.IsCriticalPod: static, mirror, or at system
@@ -464,11 +477,11 @@ func isCritical(pod *v1.Pod, isStatic bool) bool {
 // allocation (a container with no allocation counts as allocated zero).
 // Regular containers and sidecars are resizable; other init containers only
 // with the InPlacePodVerticalScalingInitContainers gate.
-func requestChanged(desired, allocated *v1.Pod, name v1.ResourceName, node NodeConfig) bool {
+func requestChanged(desired *v1.Pod, allocated Allocated, name v1.ResourceName, node NodeConfig) bool {
 	changed := func(c *v1.Container) bool {
 		var alloc resource.Quantity
-		if a := findContainer(allocated, c.Name); a != nil {
-			alloc = a.Resources.Requests[name]
+		if a := findContainer(allocated.Pod, c.Name); a != nil {
+			alloc = allocated.Resources(a).Requests[name]
 		}
 		want := c.Resources.Requests[name]
 		return !want.Equal(alloc)

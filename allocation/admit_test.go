@@ -542,7 +542,7 @@ func TestPodRequestsMatchesQOS(t *testing.T) {
 		for _, podLevel := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/podLevel=%v", name, podLevel), func(t *testing.T) {
 				want := qos.PodRequests(p, qos.Options{SkipPodLevelResources: !podLevel})
-				got := podRequests(p, requestOptions{podLevel: podLevel})
+				got := podRequests(As(p), requestOptions{podLevel: podLevel})
 				if got.milliCPU != want.Cpu().MilliValue() || got.memory != want.Memory().Value() {
 					t.Errorf("podRequests() = %dm, %d bytes; qos.PodRequests = %dm, %d bytes",
 						got.milliCPU, got.memory, want.Cpu().MilliValue(), want.Memory().Value())
@@ -588,7 +588,7 @@ func TestPodRequestsStatus(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := podRequests(tc.pod, requestOptions{useStatus: true})
+			got := podRequests(As(tc.pod), requestOptions{useStatus: true})
 			if got.milliCPU != tc.want {
 				t.Errorf("podRequests() cpu = %dm, want %dm", got.milliCPU, tc.want)
 			}

@@ -5,8 +5,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/resizelet/resizelet/qos"
 )
 
 // PendingResize is what the kubelet's pending-resize queue orders a pod by.
@@ -32,10 +30,15 @@ type PendingResize struct {
 // PodLevelResources gate, is on). A resize that raises one container and
 // lowers another by as much is not increasing.
 func IsResizeIncreasing(allocated, desired *v1.Pod, podLevel bool) bool {
-	opts := qos.Options{SkipPodLevelResources: !podLevel}
-	oldReq := qos.PodRequests(allocated, opts)
-	newReq := qos.PodRequests(desired, opts)
-	return newReq.Memory().Cmp(*oldReq.Memory()) > 0 || newReq.Cpu().Cmp(*oldReq.Cpu()) > 0
+	return IsIncreasing(As(allocated), desired, podLevel)
+}
+
+// IsIncreasing is IsResizeIncreasing with the allocated pod as a view.
+func IsIncreasing(allocated Allocated, desired *v1.Pod, podLevel bool) bool {
+	opts := requestOptions{podLevel: podLevel}
+	oldReq := podRequests(allocated, opts)
+	newReq := podRequests(As(desired), opts)
+	return newReq.memory > oldReq.memory || newReq.milliCPU > oldReq.milliCPU
 }
 
 // Less is the comparator of the kubelet's sortPendingResizes (§1.6): a

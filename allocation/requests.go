@@ -188,6 +188,8 @@ type requestOptions struct {
 	// keep, if set, drops container requests it rejects (the predicate
 	// handler's removeMissingExtendedResources for the pod being admitted).
 	keep func(v1.ResourceName) bool
+	// excludeOverhead leaves spec.overhead out.
+	excludeOverhead bool
 }
 
 // podRequests is resourcehelper.PodRequests as the scheduler's NodeInfo and
@@ -206,18 +208,19 @@ type requestOptions struct {
 // adds quantities and converts the sum; the two differ only for quantities
 // finer than the unit (a cpu request below 1m), which round up here once per
 // container.
-func podRequests(pod *v1.Pod, opts requestOptions) resVec {
+func podRequests(a Allocated, opts requestOptions) resVec {
 	var total, sidecars, initMax, c, use resVec
+	pod := a.Pod
 	infeasible := opts.useStatus && resourcehelper.IsPodResizeInfeasible(pod)
 	for i := range pod.Spec.Containers {
 		ctr := &pod.Spec.Containers[i]
-		containerRequests(&c, pod, ctr, pod.Status.ContainerStatuses, opts, infeasible, true)
+		containerRequests(&c, a.Resources(ctr).Requests, ctr.Name, pod.Status.ContainerStatuses, opts, infeasible, true)
 		total.add(&c)
 	}
 	for i := range pod.Spec.InitContainers {
 		ctr := &pod.Spec.InitContainers[i]
 		sidecar := qos.IsSidecar(ctr)
-		containerRequests(&c, pod, ctr, pod.Status.InitContainerStatuses, opts, infeasible, sidecar)
+		containerRequests(&c, a.Resources(ctr).Requests, ctr.Name, pod.Status.InitContainerStatuses, opts, infeasible, sidecar)
 		if sidecar {
 			total.add(&c)
 			sidecars.add(&c)
@@ -229,29 +232,42 @@ func podRequests(pod *v1.Pod, opts requestOptions) resVec {
 		initMax.maxWith(&use)
 	}
 	total.maxWith(&initMax)
-	if opts.podLevel && resourcehelper.IsPodLevelRequestsSet(pod) {
-		total.setList(pod.Spec.Resources.Requests)
+	if podLevel := a.PodLevel(); opts.podLevel && podLevel != nil && podLevelRequestsSet(podLevel) {
+		total.setList(podLevel.Requests)
 	}
-	total.addList(pod.Spec.Overhead, nil)
+	if !opts.excludeOverhead {
+		total.addList(pod.Spec.Overhead, nil)
+	}
 	return total
 }
 
+// podLevelRequestsSet is resourcehelper.IsPodLevelRequestsSet for the
+// allocated pod-level resources.
+func podLevelRequestsSet(r *v1.ResourceRequirements) bool {
+	for name := range r.Requests {
+		if resourcehelper.IsSupportedPodLevelResource(name) {
+			return true
+		}
+	}
+	return false
+}
+
 // containerRequests sets c to one container's effective requests.
-func containerRequests(c *resVec, pod *v1.Pod, ctr *v1.Container, statuses []v1.ContainerStatus,
+func containerRequests(c *resVec, requests v1.ResourceList, name string, statuses []v1.ContainerStatus,
 	opts requestOptions, infeasible, statusApplies bool) {
 	c.milliCPU, c.memory, c.ephemeral = 0, 0, 0
 	c.scalars = c.scalars[:0]
 	if opts.useStatus && statusApplies {
-		if cs := findStatus(statuses, ctr.Name); cs != nil && cs.Resources != nil {
+		if cs := findStatus(statuses, name); cs != nil && cs.Resources != nil {
 			if !infeasible {
-				c.maxList(ctr.Resources.Requests)
+				c.maxList(requests)
 			}
 			c.maxList(cs.Resources.Requests)
 			c.maxList(cs.AllocatedResources)
 			return
 		}
 	}
-	c.addList(ctr.Resources.Requests, opts.keep)
+	c.addList(requests, opts.keep)
 }
 
 func findStatus(statuses []v1.ContainerStatus, name string) *v1.ContainerStatus {
@@ -275,7 +291,7 @@ type Requests struct {
 // and allocated ones alone while the pod's resize is Infeasible), sidecar
 // and init-container rules, pod-level requests where the PodLevelResources
 // gate honours them, and the overhead.
-func StatusRequests(pod *v1.Pod, node NodeConfig) Requests {
+func StatusRequests(pod Allocated, node NodeConfig) Requests {
 	r := podRequests(pod, requestOptions{useStatus: true, podLevel: node.Profile.PodLevelResources()})
 	return Requests{MilliCPU: r.milliCPU, Memory: r.memory}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"testing"
+	"reflect"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -80,7 +81,7 @@ func TestPodRequestsAgainstComponentHelpers(t *testing.T) {
 		for _, useStatus := range []bool{false, true} {
 			for _, podLevel := range []bool{false, true} {
 				want := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{UseStatusResources: useStatus, SkipPodLevelResources: !podLevel})
-				got := podRequests(pod, requestOptions{useStatus: useStatus, podLevel: podLevel})
+				got := podRequests(As(pod), requestOptions{useStatus: useStatus, podLevel: podLevel})
 				dongle := want["example.com/dongle"]
 				if got.milliCPU != want.Cpu().MilliValue() || got.memory != want.Memory().Value() || got.scalar("example.com/dongle") != dongle.Value() {
 					t.Fatalf("pod %d, useStatus %v, podLevel %v: podRequests = %dm, %d bytes, %d dongles; component-helpers = %s, %s, %s\n%+v",
@@ -90,4 +91,74 @@ func TestPodRequestsAgainstComponentHelpers(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestAllocatedViewIsTheOverlay: reading a pod through Allocated gives what
+// reading the materialized allocated pod gives (UpdatePodFromAllocation:
+// each recorded container's resources, and the recorded pod-level
+// resources when the pod sets some, in place of the desired ones), for the
+// requests, the change test and the decision, on random pods and records.
+func TestAllocatedViewIsTheOverlay(t *testing.T) {
+	r := rand.New(rand.NewSource(7))
+	list := func() v1.ResourceList {
+		return v1.ResourceList{
+			v1.ResourceCPU:    *resource.NewMilliQuantity(int64(50*(1+r.Intn(40))), resource.DecimalSI),
+			v1.ResourceMemory: *resource.NewQuantity(int64(1+r.Intn(64))<<20, resource.BinarySI),
+		}
+	}
+	always := v1.ContainerRestartPolicyAlways
+	node := linuxNode(rl("cpu=16", "memory=64Gi", "pods=110"))
+	for i := 0; i < 1000; i++ {
+		pod := mkPod(fmt.Sprintf("p%d", i))
+		record := PodResources{ContainerResources: map[string]v1.ResourceRequirements{}}
+		for c := 0; c < 1+r.Intn(3); c++ {
+			ctr := v1.Container{Name: fmt.Sprintf("c%d", c), Resources: v1.ResourceRequirements{Requests: list()}}
+			if c == 0 && r.Intn(3) == 0 {
+				ctr.RestartPolicy = &always
+				pod.Spec.InitContainers = append(pod.Spec.InitContainers, ctr)
+			} else {
+				pod.Spec.Containers = append(pod.Spec.Containers, ctr)
+			}
+			if r.Intn(3) > 0 {
+				record.ContainerResources[ctr.Name] = v1.ResourceRequirements{Requests: list()}
+			}
+		}
+		if r.Intn(3) == 0 {
+			pod.Spec.Resources = &v1.ResourceRequirements{Requests: list()}
+		}
+		if r.Intn(2) == 0 {
+			record.PodLevelResources = &v1.ResourceRequirements{Requests: list()}
+		}
+		view := Allocated{Pod: pod, Record: &record}
+		overlaid := overlayForTest(pod, record)
+		for _, podLevel := range []bool{false, true} {
+			a, b := podRequests(view, requestOptions{podLevel: podLevel}), podRequests(As(overlaid), requestOptions{podLevel: podLevel})
+			if a.milliCPU != b.milliCPU || a.memory != b.memory {
+				t.Fatalf("pod %d podLevel %v: view %dm %d, overlay %dm %d", i, podLevel, a.milliCPU, a.memory, b.milliCPU, b.memory)
+			}
+		}
+		if got, want := view.Changed(), !reflect.DeepEqual(overlaid, pod); got != want {
+			t.Fatalf("pod %d: Changed %v, overlay differs %v", i, got, want)
+		}
+		used := Usage{}
+		if got, want := DecideResize(pod, view, &used, node, false), DecideResize(pod, As(overlaid), &used, node, false); got != want {
+			t.Fatalf("pod %d: view decides %+v, overlay %+v", i, got, want)
+		}
+	}
+}
+
+// overlayForTest materializes UpdatePodFromAllocation the plain way.
+func overlayForTest(pod *v1.Pod, record PodResources) *v1.Pod {
+	out := pod.DeepCopy()
+	for _, list := range [][]v1.Container{out.Spec.Containers, out.Spec.InitContainers} {
+		for i := range list {
+			if r, ok := record.ContainerResources[list[i].Name]; ok && !SameResources(&list[i].Resources, &r) {
+				list[i].Resources = *r.DeepCopy()
+			}
+		}
+	}
+	if record.PodLevelResources != nil && out.Spec.Resources != nil && !SameResources(out.Spec.Resources, record.PodLevelResources) {
+		out.Spec.Resources = record.PodLevelResources.DeepCopy()
+	}
+	return out
 }

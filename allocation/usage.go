@@ -79,8 +79,8 @@ func (u *Usage) Equal(v *Usage) bool {
 // max(spec, status resources, allocated resources), or the status and
 // allocated ones alone while its resize is Infeasible; pod-level requests
 // where the PodLevelResources gate honours them; overhead), and one pod.
-// pod is the pod overlaid with its allocation, carrying its status.
-func PodUsage(pod *v1.Pod, node NodeConfig) Usage {
+// pod is the pod with its allocation, carrying its status.
+func PodUsage(pod Allocated, node NodeConfig) Usage {
 	return Usage{req: podRequests(pod, requestOptions{
 		useStatus: node.Profile.Gate(profile.GateInPlacePodVerticalScaling),
 		podLevel:  node.Profile.PodLevelResources(),
@@ -95,7 +95,7 @@ func UsageOf(others []*v1.Pod, self types.UID, node NodeConfig) Usage {
 		if o == nil || o.UID == self {
 			continue
 		}
-		p := PodUsage(o, node)
+		p := PodUsage(As(o), node)
 		u.Add(&p)
 	}
 	return u

@@ -1,44 +1,131 @@
 package resize
 
 import (
-	"context"
 	"fmt"
 	"testing"
-	"time"
 
-	"github.com/resizelet/resizelet/cgroup"
-	"github.com/resizelet/resizelet/cri"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/resizelet/resizelet/resize/core"
 )
 
-// BenchmarkResizeCycle measures one in-place CPU resize, from the API
-// request to the written status, on a simulated node with a number of
-// other pods (admission looks at all of them).
-func BenchmarkResizeCycle(b *testing.B) {
-	for _, others := range []int{0, 10, 100} {
-		b.Run(fmt.Sprintf("others=%d", others), func(b *testing.B) {
-			ctx := context.Background()
-			cg := cgroup.NewSimKernel(cgroup.V2)
-			rt := cri.NewSimContainerd(cg)
-			cluster := NewCluster(ClusterOptions{})
-			node, err := NewNode(ctx, NodeConfig{}, Deps{Cluster: cluster, Cgroups: cg, Runtime: rt, Clock: NewFakeClock(time.Unix(0, 0))})
-			if err != nil {
-				b.Fatal(err)
-			}
-			for i := 0; i < others; i++ {
-				if _, err := node.AddPod(ctx, cpuPod(fmt.Sprintf("other-%d", i), "10m")); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if _, err := node.AddPod(ctx, cpuPod("target", "100m")); err != nil {
-				b.Fatal(err)
-			}
-			patches := [][]byte{[]byte(cpuPatch("200m")), []byte(cpuPatch("100m"))}
+// The benchmarks run in the anchor world of the performance reference
+// (anchorNode, anchorPods) with N settled pods.
+var benchPods = []int{10, 110, 1000, 5000}
+
+// The resizes of target/c1 the benchmarks alternate between.
+var (
+	admittedPatches = [][]byte{
+		[]byte(`{"spec":{"containers":[{"name":"c1","resources":{"requests":{"cpu":"300m","memory":"192Mi"},"limits":{"cpu":"600m","memory":"384Mi"}}}]}}`),
+		[]byte(`{"spec":{"containers":[{"name":"c1","resources":{"requests":{"cpu":"200m","memory":"128Mi"},"limits":{"cpu":"400m","memory":"256Mi"}}}]}}`),
+	}
+	// deferredPatches ask for the node's whole cpu but c2's 100m, and 1m
+	// less: never admitted beside the other pods, a new generation each
+	// time.
+	deferredPatches = [][]byte{
+		[]byte(`{"spec":{"containers":[{"name":"c1","resources":{"requests":{"cpu":"15999900m","memory":"192Mi"},"limits":{"cpu":"15999900m","memory":"384Mi"}}}]}}`),
+		[]byte(`{"spec":{"containers":[{"name":"c1","resources":{"requests":{"cpu":"15999899m","memory":"160Mi"},"limits":{"cpu":"15999899m","memory":"320Mi"}}}]}}`),
+	}
+)
+
+// benchDecision measures the node-side decision of a resize as the
+// reference defines it: from the updated pod (the API server has applied
+// the patch and bumped the generation, untimed) to the allocation
+// decision, the condition and the event (reason); what follows (the
+// actuation and the status write) settles untimed.
+func benchDecision(b *testing.B, patches [][]byte, reason string) {
+	for _, n := range benchPods {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			tn := newAnchorNode(b, n)
+			node := tn.node
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if err := node.Resize(ctx, "default", "target", patches[i%2]); err != nil {
+				b.StopTimer()
+				pod, err := tn.cluster.ResizePod("default", "target", patches[i%2])
+				if err != nil {
 					b.Fatal(err)
 				}
+				b.StartTimer()
+				rd, err := node.step(core.ResizeRequested{Pod: pod, Now: tn.clock.Now()})
+				for err == nil && rd.Batch != nil && !emits(rd.Batch, reason) {
+					results := node.perform(tn.ctx, rd.Batch)
+					rd, err = node.step(core.BatchDone{ID: rd.Batch.ID, Results: results, Now: tn.clock.Now()})
+				}
+				b.StopTimer()
+				if err != nil || rd.Batch == nil {
+					b.Fatalf("no %s event: %v", reason, err)
+				}
+				if err := node.drain(tn.ctx, rd); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+		})
+	}
+}
+
+// emits reports whether a batch records an event with the reason.
+func emits(batch *core.Batch, reason string) bool {
+	for _, a := range batch.Actions {
+		if e, ok := a.(core.RecordEvent); ok && e.Event.Reason == reason {
+			return true
+		}
+	}
+	return false
+}
+
+// BenchmarkResizeDecision is the reference's "resize decision, admitted".
+func BenchmarkResizeDecision(b *testing.B) {
+	benchDecision(b, admittedPatches, ReasonResizeStarted)
+}
+
+// BenchmarkResizeDecisionDeferred is "resize decision, deferred".
+func BenchmarkResizeDecisionDeferred(b *testing.B) {
+	benchDecision(b, deferredPatches, ReasonResizeDeferred)
+}
+
+// BenchmarkResizeCycle is a whole resize through the JSON patch: the API
+// server's resize subresource, the decision, the actuation on the
+// in-memory kernel and containerd, and the status write.
+func BenchmarkResizeCycle(b *testing.B) {
+	for _, n := range benchPods {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			tn := newAnchorNode(b, n)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := tn.node.Resize(tn.ctx, "default", "target", admittedPatches[i%2]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkAddPod admits and starts a new three-container Burstable pod
+// beside N settled pods (c1 250m/256Mi limits 500m/512Mi, c2 100m/128Mi
+// limits 200m/256Mi, c3 50m/64Mi limits 100m/128Mi); it is deleted again
+// untimed, so that N stays constant.
+func BenchmarkAddPod(b *testing.B) {
+	for _, n := range benchPods {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			tn := newAnchorNode(b, n)
+			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "new", Namespace: "default"}, Spec: v1.PodSpec{Containers: []v1.Container{
+				anchorContainer("c1", 250, 256, 500, 512), anchorContainer("c2", 100, 128, 200, 256), anchorContainer("c3", 50, 64, 100, 128),
+			}}}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := tn.node.AddPod(tn.ctx, pod); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				if err := tn.node.DeletePod(tn.ctx, "default", "new"); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
 			}
 		})
 	}

@@ -151,6 +151,13 @@ func (n *Node) run(ctx context.Context, in core.Input) error {
 	if err != nil {
 		return err
 	}
+	return n.drain(ctx, rd)
+}
+
+// drain performs rd's batch and every batch after it until the core is
+// quiet.
+func (n *Node) drain(ctx context.Context, rd core.Ready) error {
+	var err error
 	for i := 0; ; i++ {
 		if i >= maxBatches {
 			return errors.New("node did not become quiet: the core keeps returning work")
@@ -204,6 +211,40 @@ func (n *Node) AddPod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
 		return nil, err
 	}
 	return n.cluster.GetPod(created.Namespace, created.Name)
+}
+
+// AddPods creates the pods in the cluster, in order, and hands them to the
+// kubelet at once, as HandlePodAdditions takes a list: each is admitted in
+// turn (against the ones before it), the pending resizes are retried once
+// (pods_added), and the node runs until quiet. It ends up where AddPod on
+// each pod in turn does, in one run. A pod the cluster refuses stops the
+// call; the pods before it stay created but are not handed to the kubelet,
+// and the error says which.
+func (n *Node) AddPods(ctx context.Context, pods []*v1.Pod) ([]*v1.Pod, error) {
+	created := make([]*v1.Pod, 0, len(pods))
+	for i, pod := range pods {
+		if pod.CreationTimestamp.IsZero() {
+			pod = pod.DeepCopy()
+			pod.CreationTimestamp = metav1.NewTime(n.clock.Now())
+		}
+		c, err := n.cluster.CreatePod(pod)
+		if err != nil {
+			return nil, fmt.Errorf("add pods: pods[%d]: %w", i, err)
+		}
+		created = append(created, c)
+	}
+	if err := n.run(ctx, core.PodsAdded{Pods: created, Now: n.clock.Now()}); err != nil {
+		return nil, err
+	}
+	out := make([]*v1.Pod, 0, len(created))
+	for _, c := range created {
+		p, err := n.cluster.GetPod(c.Namespace, c.Name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // Resize sends a resize request through the cluster's resize subresource

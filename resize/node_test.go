@@ -19,7 +19,7 @@ import (
 
 // testNode is a simulated node and the parts under it.
 type testNode struct {
-	t       *testing.T
+	t       testing.TB
 	ctx     context.Context
 	node    *Node
 	cfg     NodeConfig

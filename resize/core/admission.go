@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -12,19 +13,25 @@ import (
 	"github.com/resizelet/resizelet/qos"
 )
 
-// podAdded is HandlePodAdditions for one pod: the pod joins the node's
-// pods, is admitted (an allocation task), and the pending resizes are
-// retried (pods_added).
-func (c *Core) podAdded(in PodAdded) error {
-	if in.Pod == nil {
-		return fmt.Errorf("pod added: nil pod")
+// podsAdded is HandlePodAdditions: the pods join the node's pods, each is
+// admitted in turn (an allocation task each), and the pending resizes are
+// retried once (pods_added). Nothing changes when a pod is refused.
+func (c *Core) podsAdded(pods []*v1.Pod, now time.Time) error {
+	seen := map[types.UID]bool{}
+	for _, pod := range pods {
+		if pod == nil {
+			return fmt.Errorf("pods added: nil pod")
+		}
+		if _, ok := c.pods[pod.UID]; ok || seen[pod.UID] {
+			return fmt.Errorf("pods added: %s/%s (uid %s) is already known", pod.Namespace, pod.Name, pod.UID)
+		}
+		seen[pod.UID] = true
 	}
-	if _, ok := c.pods[in.Pod.UID]; ok {
-		return fmt.Errorf("pod added: %s/%s (uid %s) is already known", in.Pod.Namespace, in.Pod.Name, in.Pod.UID)
+	c.setNow(now)
+	for _, pod := range pods {
+		c.newPodState(pod.DeepCopy())
+		c.enqueueAlloc(&admitTask{uid: pod.UID})
 	}
-	c.setNow(in.Now)
-	c.newPodState(in.Pod.DeepCopy())
-	c.enqueueAlloc(&admitTask{uid: in.Pod.UID})
 	c.enqueueAlloc(&retryTask{trigger: allocation.TriggerPodsAdded})
 	return nil
 }
@@ -53,7 +60,7 @@ func (c *Core) resizeRequested(in ResizeRequested) error {
 	// queue when it ends, and must not drop a pod pushed meanwhile.
 	c.enqueueAlloc(pushTask{uid: ps.uid})
 	c.enqueueAlloc(&retryTask{trigger: allocation.TriggerPodUpdated})
-	c.dirty[ps.uid] = true
+	c.markDirty(ps)
 	return nil
 }
 
@@ -61,8 +68,7 @@ func (c *Core) resizeRequested(in ResizeRequested) error {
 // from its allocation, or that still shows a Pending condition, joins the
 // queue once; the queue is re-sorted with every pod's current keys.
 func (c *Core) pushPending(ps *podState) {
-	_, changed := ps.allocatedPod()
-	if !changed && ps.conds.pending == nil {
+	if !ps.view().Changed() && ps.conds.pending == nil {
 		return
 	}
 	if c.queue.Has(ps.uid) {
@@ -80,10 +86,9 @@ func (c *Core) pushPending(ps *podState) {
 
 // pendingKey computes a pod's sort keys for the pending-resize queue.
 func (c *Core) pendingKey(ps *podState) allocation.PendingResize {
-	alloc, _ := ps.allocatedPod()
 	key := allocation.PendingResize{
 		UID:        ps.uid,
-		Increasing: allocation.IsResizeIncreasing(alloc, ps.pod, c.s.profile.PodLevelResources()),
+		Increasing: allocation.IsIncreasing(ps.view(), ps.pod, c.s.profile.PodLevelResources()),
 		Guaranteed: ps.pod.Status.QOSClass == v1.PodQOSGuaranteed,
 	}
 	if ps.pod.Spec.Priority != nil {
@@ -113,9 +118,8 @@ func (t *admitTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 	}
 	switch t.phase {
 	case 0:
-		alloc, _ := ps.allocatedPod()
 		used := c.othersUsage(ps)
-		decision := allocation.DecidePod(alloc, used, c.s.admit)
+		decision := allocation.DecidePod(ps.view(), used, c.s.admit)
 		if c.verify != nil {
 			c.verify(ps, used, decision)
 		}
@@ -129,7 +133,7 @@ func (t *admitTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 			return t.take(), false, true
 		}
 		t.phase = 1
-		return t.take(WriteAllocated{UID: ps.uid, Resources: allocationFromPod(alloc, c.s.profile.InitContainersResizable())}), false, false
+		return t.take(WriteAllocated{UID: ps.uid, Resources: allocationFromPod(ps.view(), c.s.profile.InitContainersResizable())}), false, false
 	default:
 		if _, r, _ := resultOf[WriteAllocated](done, res); r.Err != nil {
 			err := r.Err
@@ -138,7 +142,7 @@ func (t *admitTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 		ps.admitted = true
 		c.recount(ps)
 		ps.podCgroup = c.s.podCgroupName(qos.GetPodQOS(ps.pod), ps.uid)
-		c.dirty[ps.uid] = true
+		c.markDirty(ps)
 		return t.take(), false, true
 	}
 }
@@ -245,7 +249,7 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 // changed (triggerPodSync).
 func (t *retryTask) settle(c *Core, ps *podState, allocated bool) {
 	if allocated || !apiequality.Semantic.DeepEqual(t.before, ps.conds.list()) {
-		c.dirty[ps.uid] = true
+		c.markDirty(ps)
 	}
 }
 
@@ -258,19 +262,19 @@ func (t *retryTask) finish(*Core) {}
 // succeeded); a refused one sets Pending, with a Warning event when the
 // reason or generation changed.
 func (c *Core) handleResize(ps *podState, out *opOutput) (*WriteAllocated, allocation.Outcome) {
-	alloc, changed := ps.allocatedPod()
-	if !changed {
+	view := ps.view()
+	if !view.Changed() {
 		ps.conds.clearPending()
 		return nil, allocation.Admitted
 	}
 	pod := ps.pod
 	used := c.othersUsage(ps)
-	decision := allocation.DecideResize(pod, alloc, used, c.s.admit, isStaticPod(pod))
+	decision := allocation.DecideResize(pod, view, used, c.s.admit, isStaticPod(pod))
 	if c.verify != nil {
 		c.verify(ps, used, decision)
 	}
 	if decision.Outcome == allocation.Admitted {
-		return &WriteAllocated{UID: ps.uid, Resources: allocationFromPod(pod, c.s.profile.InitContainersResizable())}, allocation.Admitted
+		return &WriteAllocated{UID: ps.uid, Resources: allocationFromPod(allocation.As(pod), c.s.profile.InitContainersResizable())}, allocation.Admitted
 	}
 	reason := string(decision.Outcome)
 	newly := ps.conds.setPending(reason, decision.Message, pod.Generation, metav1.NewTime(c.now))
@@ -325,9 +329,7 @@ func (c *Core) writeStatus(ps *podState, status *v1.PodStatus) WriteStatus {
 // allocation against the old status: a pod whose total grew can still
 // shrink by this measure.
 func (c *Core) statusRequestsShrank(ps *podState, old, updated *v1.Pod) bool {
-	oldAlloc, _ := overlay(old, ps.allocated, ps.hasAllocated)
-	newAlloc, _ := overlay(updated, ps.allocated, ps.hasAllocated)
-	before := allocation.StatusRequests(oldAlloc, c.s.admit)
-	after := allocation.StatusRequests(newAlloc, c.s.admit)
+	before := allocation.StatusRequests(viewOf(old, ps), c.s.admit)
+	after := allocation.StatusRequests(viewOf(updated, ps), c.s.admit)
 	return after.MilliCPU < before.MilliCPU || after.Memory < before.Memory
 }

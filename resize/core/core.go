@@ -72,7 +72,17 @@ type Core struct {
 	// usage it was made against.
 	verify func(ps *podState, used *allocation.Usage, d allocation.Decision)
 
-	dirty      map[types.UID]bool
+	byName  map[podName]types.UID
+	nextSeq uint64
+	// dirtyHeap holds the pods that wait for a sync (podState.dirty), by
+	// admission order, dirtyCount how many; deletes counts the teardowns
+	// asked for; timers are the resync timers.
+	dirtyHeap   seqHeap
+	dirtyCount  int
+	busyScratch []seqEntry
+	deletes     int
+	timers      timerHeap
+
 	allocTasks []op
 	allocBusy  bool
 
@@ -107,7 +117,7 @@ func New(cfg NodeConfig) (*Core, error) {
 	return &Core{
 		s:        newSettings(cfg),
 		pods:     map[types.UID]*podState{},
-		dirty:    map[types.UID]bool{},
+		byName:   map[podName]types.UID{},
 		inflight: map[uint64]*flight{},
 	}, nil
 }
@@ -136,23 +146,16 @@ func (c *Core) Quiet() bool {
 func (c *Core) InFlight() int { return len(c.inflight) }
 
 func (c *Core) hasPodWork() bool {
-	for _, uid := range c.order {
-		ps := c.pods[uid]
-		if ps.deleteRequested || c.dirty[uid] {
-			return true
-		}
-	}
-	return false
+	return c.deletes > 0 || c.dirtyCount > 0
 }
 
 // NextTimer is the earliest time a timer falls due: the periodic retry of
 // pending resizes or a pod's resync or backoff.
 func (c *Core) NextTimer() time.Time {
 	next := c.retry.Due()
-	for _, uid := range c.order {
-		if t := c.pods[uid].resyncAt; !t.IsZero() && t.Before(next) {
-			next = t
-		}
+	c.dropStaleTimers()
+	if len(c.timers) > 0 && c.timers[0].at.Before(next) {
+		next = c.timers[0].at
 	}
 	return next
 }

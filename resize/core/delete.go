@@ -129,7 +129,10 @@ func (c *Core) deleteRequested(in DeleteRequested) error {
 		return fmt.Errorf("delete pod %s: %w", in.UID, ErrUnknownPod)
 	}
 	c.setNow(in.Now)
-	ps.deleteRequested = true
+	if !ps.deleteRequested {
+		ps.deleteRequested = true
+		c.deletes++
+	}
 	ps.deleteErr = nil
 	return nil
 }

@@ -37,6 +37,14 @@ type PodAdded struct {
 	Now time.Time
 }
 
+// PodsAdded is several new pods bound to the node at once, in creation
+// order: HandlePodAdditions admits each in turn and then retries the
+// pending resizes once (pods_added).
+type PodsAdded struct {
+	Pods []*v1.Pod
+	Now  time.Time
+}
+
 // ResizeRequested is a pod update after the API server accepted a resize
 // (HandlePodUpdates): Pod has the new spec and generation.
 type ResizeRequested struct {
@@ -76,6 +84,7 @@ type Poll struct{}
 
 func (Start) input()           {}
 func (PodAdded) input()        {}
+func (PodsAdded) input()       {}
 func (ResizeRequested) input() {}
 func (DeleteRequested) input() {}
 func (SyncRequested) input()   {}

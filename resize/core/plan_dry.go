@@ -26,15 +26,20 @@ func (c *Core) Clone() (*Core, error) {
 		started:  c.started,
 		now:      c.now,
 		pods:     make(map[types.UID]*podState, len(c.pods)),
+		byName:   make(map[podName]types.UID, len(c.byName)),
+		nextSeq:  c.nextSeq,
 		order:    slices.Clone(c.order),
+		timers:   slices.Clone(c.timers),
 		retry:    c.retry,
 		used:     c.used.Clone(),
-		dirty:    map[types.UID]bool{},
 		inflight: map[uint64]*flight{},
 		nextID:   c.nextID,
 	}
 	for _, item := range c.queue.Items() {
 		out.queue.Push(item)
+	}
+	for k, uid := range c.byName {
+		out.byName[k] = uid
 	}
 	for uid, ps := range c.pods {
 		cp := *ps
@@ -81,7 +86,7 @@ func (c *Core) PlanAdmission(pod *v1.Pod) (AdmissionPlan, error) {
 	updated.Status = ps.pod.Status
 	ps.pod = updated
 	plan := AdmissionPlan{QueuePosition: -1}
-	if _, changed := ps.allocatedPod(); !changed {
+	if !ps.view().Changed() {
 		return plan, nil
 	}
 	clone.pushPending(ps)

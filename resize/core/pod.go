@@ -42,6 +42,10 @@ type podState struct {
 
 	conds resizeConditions
 
+	// seq is the pod's place in admission order.
+	seq uint64
+	// dirty says the pod waits for a sync (see markDirty).
+	dirty bool
 	// busy is set while a sync or teardown of the pod is in flight.
 	busy            bool
 	deleteRequested bool
@@ -56,37 +60,48 @@ type containerRecord struct {
 }
 
 func (c *Core) newPodState(pod *v1.Pod) *podState {
+	c.nextSeq++
 	ps := &podState{
 		uid:        pod.UID,
+		seq:        c.nextSeq,
 		pod:        pod,
 		containers: map[string]containerRecord{},
 	}
 	c.pods[pod.UID] = ps
 	c.order = append(c.order, pod.UID)
+	c.byName[podName{pod.Namespace, pod.Name}] = pod.UID
 	return ps
 }
 
 // removePod forgets a pod entirely.
 func (c *Core) removePod(uid types.UID) {
-	if ps := c.pods[uid]; ps != nil && ps.counted {
+	ps := c.pods[uid]
+	if ps == nil {
+		return
+	}
+	if ps.counted {
 		c.used.Sub(&ps.usage)
 	}
+	if ps.dirty {
+		c.dirtyCount--
+	}
+	if ps.deleteRequested {
+		c.deletes--
+	}
+	delete(c.byName, podName{ps.pod.Namespace, ps.pod.Name})
 	delete(c.pods, uid)
-	delete(c.dirty, uid)
 	c.queue.Remove(uid)
 	if i := slices.Index(c.order, uid); i >= 0 {
 		c.order = slices.Delete(c.order, i, i+1)
 	}
 }
 
+// podName is a pod's namespace and name, the key the kubelet is asked by.
+type podName struct{ namespace, name string }
+
 // podByName finds a known pod.
 func (c *Core) podByName(namespace, name string) *podState {
-	for _, uid := range c.order {
-		if ps := c.pods[uid]; ps.pod.Namespace == namespace && ps.pod.Name == name {
-			return ps
-		}
-	}
-	return nil
+	return c.pods[c.byName[podName{namespace, name}]]
 }
 
 // overlay is UpdatePodFromAllocation: the pod with its checkpointed
@@ -124,28 +139,45 @@ func overlay(pod *v1.Pod, alloc allocation.PodResources, has bool) (*v1.Pod, boo
 	return out, changed
 }
 
-// allocatedPod is the pod overlaid with its own allocation.
+// allocatedPod is the pod overlaid with its own allocation, a copy where
+// they differ: for the sync, which hands the allocated pod on. Decisions
+// read the pod through view instead.
 func (ps *podState) allocatedPod() (*v1.Pod, bool) {
 	return overlay(ps.pod, ps.allocated, ps.hasAllocated)
 }
 
-// allocationFromPod is what the allocation checkpoint records of a pod:
-// the resources of every regular container and sidecar (and, where
-// non-sidecar init containers are resizable, of those too), and the
-// pod-level resources when set.
-func allocationFromPod(pod *v1.Pod, initContainers bool) allocation.PodResources {
-	r := allocation.PodResources{ContainerResources: map[string]v1.ResourceRequirements{}}
-	for i := range pod.Spec.Containers {
-		r.ContainerResources[pod.Spec.Containers[i].Name] = *pod.Spec.Containers[i].Resources.DeepCopy()
+// view is the allocated pod without a copy.
+func (ps *podState) view() allocation.Allocated {
+	return viewOf(ps.pod, ps)
+}
+
+// viewOf is pod seen with ps's allocation.
+func viewOf(pod *v1.Pod, ps *podState) allocation.Allocated {
+	if !ps.hasAllocated {
+		return allocation.Allocated{Pod: pod}
 	}
-	for i := range pod.Spec.InitContainers {
-		if initContainers || qos.IsSidecar(&pod.Spec.InitContainers[i]) {
-			r.ContainerResources[pod.Spec.InitContainers[i].Name] = *pod.Spec.InitContainers[i].Resources.DeepCopy()
+	return allocation.Allocated{Pod: pod, Record: &ps.allocated}
+}
+
+// allocationFromPod is what the allocation checkpoint records of a pod
+// (seen through its current allocation): the resources of every regular
+// container and sidecar (and, where non-sidecar init containers are
+// resizable, of those too), and the pod-level resources when set.
+//
+// The record shares its resource lists with the pod: pods and records are
+// never changed in place (an update replaces them), so nothing is copied.
+func allocationFromPod(pod allocation.Allocated, initContainers bool) allocation.PodResources {
+	spec := &pod.Pod.Spec
+	r := allocation.PodResources{ContainerResources: make(map[string]v1.ResourceRequirements, len(spec.Containers)+len(spec.InitContainers))}
+	for i := range spec.Containers {
+		r.ContainerResources[spec.Containers[i].Name] = pod.Resources(&spec.Containers[i])
+	}
+	for i := range spec.InitContainers {
+		if initContainers || qos.IsSidecar(&spec.InitContainers[i]) {
+			r.ContainerResources[spec.InitContainers[i].Name] = pod.Resources(&spec.InitContainers[i])
 		}
 	}
-	if pod.Spec.Resources != nil {
-		r.PodLevelResources = pod.Spec.Resources.DeepCopy()
-	}
+	r.PodLevelResources = pod.PodLevel()
 	return r
 }
 
@@ -159,8 +191,7 @@ func (c *Core) recount(ps *podState) {
 		ps.counted = false
 	}
 	if ps.admitted && !isTerminal(ps.pod) {
-		alloc, _ := ps.allocatedPod()
-		ps.usage = allocation.PodUsage(alloc, c.s.admit)
+		ps.usage = allocation.PodUsage(ps.view(), c.s.admit)
 		c.used.Add(&ps.usage)
 		ps.counted = true
 	}

@@ -25,7 +25,11 @@ func (c *Core) Step(in Input) (Ready, error) {
 	}
 	switch in := in.(type) {
 	case PodAdded:
-		if err := c.podAdded(in); err != nil {
+		if err := c.podsAdded([]*v1.Pod{in.Pod}, in.Now); err != nil {
+			return Ready{}, err
+		}
+	case PodsAdded:
+		if err := c.podsAdded(in.Pods, in.Now); err != nil {
 			return Ready{}, err
 		}
 	case ResizeRequested:
@@ -39,8 +43,8 @@ func (c *Core) Step(in Input) (Ready, error) {
 	case SyncRequested:
 		c.setNow(in.Now)
 		for _, uid := range c.order {
-			if c.pods[uid].admitted {
-				c.dirty[uid] = true
+			if ps := c.pods[uid]; ps.admitted {
+				c.markDirty(ps)
 			}
 		}
 	case Tick:
@@ -65,12 +69,10 @@ func (c *Core) tick(now time.Time) {
 	if !c.retry.Due().After(c.now) {
 		c.enqueueAlloc(&retryTask{trigger: allocation.TriggerPeriodicRetry})
 	}
-	for _, uid := range c.order {
-		ps := c.pods[uid]
-		if !ps.resyncAt.IsZero() && !ps.resyncAt.After(c.now) {
-			ps.resyncAt = time.Time{}
-			c.dirty[uid] = true
-		}
+	for c.dropStaleTimers(); len(c.timers) > 0 && !c.timers[0].at.After(c.now); c.dropStaleTimers() {
+		ps := c.pods[c.timers.pop().uid]
+		ps.resyncAt = time.Time{}
+		c.markDirty(ps)
 	}
 }
 
@@ -88,28 +90,24 @@ func (c *Core) next() *Batch {
 	if c.allocBusy {
 		return nil
 	}
-	for _, uid := range c.order {
-		ps := c.pods[uid]
+	for i := 0; c.deletes > 0 && i < len(c.order); i++ {
+		ps := c.pods[c.order[i]]
 		if ps.busy || !ps.deleteRequested {
 			continue
 		}
 		ps.deleteRequested = false
+		c.deletes--
 		ps.busy = true
-		if b := c.launch(&deleteOp{uid: uid}, nil, nil); b != nil {
+		if b := c.launch(&deleteOp{uid: ps.uid}, nil, nil); b != nil {
 			return b
 		}
 	}
-	for _, uid := range c.order {
-		ps := c.pods[uid]
-		if ps.busy || !c.dirty[uid] {
-			continue
-		}
-		delete(c.dirty, uid)
+	for ps := c.nextDirty(); ps != nil; ps = c.nextDirty() {
 		if !ps.admitted {
 			continue
 		}
 		ps.busy = true
-		if b := c.launch(&syncOp{uid: uid}, nil, nil); b != nil {
+		if b := c.launch(&syncOp{uid: ps.uid}, nil, nil); b != nil {
 			return b
 		}
 		// The sync ended without I/O (the pod is gone); look further.
@@ -176,7 +174,8 @@ func (c *Core) mirror(a Action) {
 	switch a := a.(type) {
 	case WriteAllocated:
 		if ps := c.pods[a.UID]; ps != nil {
-			ps.allocated = a.Resources.DeepCopy()
+			// Records are never changed in place: no copy is needed.
+			ps.allocated = a.Resources
 			ps.hasAllocated = true
 			c.recount(ps)
 		}

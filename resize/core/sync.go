@@ -85,9 +85,9 @@ func (o *syncOp) finish(c *Core) {
 	}
 	ps.busy = false
 	if len(o.errs) > 0 {
-		ps.resyncAt = c.now.Add(BackOffPeriod)
+		c.setResync(ps, c.now.Add(BackOffPeriod))
 	} else {
-		ps.resyncAt = c.now.Add(ResyncInterval)
+		c.setResync(ps, c.now.Add(ResyncInterval))
 	}
 }
 
