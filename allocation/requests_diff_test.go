@@ -3,8 +3,8 @@ package allocation
 import (
 	"fmt"
 	"math/rand"
-	"testing"
 	"reflect"
+	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
