@@ -20,8 +20,9 @@ type PendingResize struct {
 	// Guaranteed is status.qosClass == Guaranteed.
 	Guaranteed bool
 	// DeferredAt is the lastTransitionTime of the pod's PodResizePending
-	// condition; nil means there is no such condition, which sorts last.
-	DeferredAt *time.Time
+	// condition; the zero time means there is no such condition, which
+	// sorts last.
+	DeferredAt time.Time
 }
 
 // IsResizeIncreasing is the kubelet's isResizeIncreasingRequests: whether
@@ -64,13 +65,13 @@ func Less(a, b PendingResize) bool {
 	if a.Guaranteed != b.Guaranteed {
 		return a.Guaranteed
 	}
-	if a.DeferredAt == nil {
+	if a.DeferredAt.IsZero() {
 		return false
 	}
-	if b.DeferredAt == nil {
+	if b.DeferredAt.IsZero() {
 		return true
 	}
-	return a.DeferredAt.Before(*b.DeferredAt)
+	return a.DeferredAt.Before(b.DeferredAt)
 }
 
 // Queue is the kubelet's podsWithPendingResizes: an ordered set of pending
@@ -91,7 +92,6 @@ type Queue struct {
 // exactly as in the kubelet; it is also stable for longer queues, so equal
 // pods keep the order in which they were queued (detail 8).
 func (q *Queue) Push(p PendingResize) {
-	p = p.copy()
 	for i := range q.items {
 		if q.items[i].UID == p.UID {
 			q.items[i] = p
@@ -129,24 +129,22 @@ func (q *Queue) Has(uid types.UID) bool {
 
 // Items returns a copy of the queue in retry order.
 func (q *Queue) Items() []PendingResize {
-	out := make([]PendingResize, len(q.items))
-	for i := range q.items {
-		out[i] = q.items[i].copy()
-	}
-	return out
+	return append([]PendingResize(nil), q.items...)
+}
+
+// AppendItems appends the queue in retry order to dst and returns it, so
+// that a caller with a buffer of its own reads the queue without
+// allocating.
+func (q *Queue) AppendItems(dst []PendingResize) []PendingResize {
+	return append(dst, q.items...)
+}
+
+// Clear empties the queue, keeping its memory for the next pushes.
+func (q *Queue) Clear() {
+	q.items = q.items[:0]
 }
 
 // Len returns the number of queued resizes.
 func (q *Queue) Len() int {
 	return len(q.items)
-}
-
-// copy returns p with its own DeferredAt, so that neither the caller nor the
-// queue can change the other's record.
-func (p PendingResize) copy() PendingResize {
-	if p.DeferredAt != nil {
-		t := *p.DeferredAt
-		p.DeferredAt = &t
-	}
-	return p
 }

@@ -12,9 +12,8 @@ import (
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func at(d time.Duration) *time.Time {
-	t := t0.Add(d)
-	return &t
+func at(d time.Duration) time.Time {
+	return t0.Add(d)
 }
 
 func uids(items []PendingResize) []types.UID {
@@ -122,8 +121,8 @@ func TestQueueQuirkSwapsNonIncreasingPairs(t *testing.T) {
 // the order they were queued in, also beyond the 12 items where the
 // kubelet's sort stops being an insertion sort.
 func TestQueueStableForEqualResizes(t *testing.T) {
-	for _, deferred := range []*time.Time{nil, at(time.Minute)} {
-		t.Run(fmt.Sprintf("deferredAt=%v", deferred != nil), func(t *testing.T) {
+	for _, deferred := range []time.Time{{}, at(time.Minute)} {
+		t.Run(fmt.Sprintf("deferredAt=%v", !deferred.IsZero()), func(t *testing.T) {
 			var q Queue
 			var want []types.UID
 			for i := range 20 {
@@ -166,7 +165,7 @@ func TestQueuePushReplaces(t *testing.T) {
 	if diff := cmp.Diff([]types.UID{"a", "b"}, uids(items)); diff != "" {
 		t.Errorf("order after replacing (-want +got):\n%s", diff)
 	}
-	if items[1].Priority != 50 || items[1].DeferredAt != nil {
+	if items[1].Priority != 50 || !items[1].DeferredAt.IsZero() {
 		t.Errorf("replaced record = %+v, want priority 50 and no DeferredAt", items[1])
 	}
 	q.Push(PendingResize{UID: "c", Increasing: true})
@@ -190,19 +189,27 @@ func TestQueueRemoveHasLen(t *testing.T) {
 	}
 }
 
-// TestQueueItemsAreCopies checks that neither the pushed record nor the
-// returned items alias the queue's.
+// TestQueueItemsAreCopies checks that the returned items do not alias the
+// queue's, and that AppendItems and Clear keep the queue's order and
+// memory.
 func TestQueueItemsAreCopies(t *testing.T) {
 	var q Queue
-	deferred := t0
-	q.Push(PendingResize{UID: "a", Increasing: true, DeferredAt: &deferred})
-	deferred = t0.Add(time.Hour)
+	q.Push(PendingResize{UID: "a", Increasing: true, DeferredAt: t0})
 	items := q.Items()
-	*items[0].DeferredAt = t0.Add(2 * time.Hour)
+	items[0].DeferredAt = t0.Add(2 * time.Hour)
 	items[0].Priority = 9
 	got := q.Items()[0]
 	if !got.DeferredAt.Equal(t0) || got.Priority != 0 {
-		t.Errorf("queued record = %+v (DeferredAt %v), want the pushed one", got, got.DeferredAt)
+		t.Errorf("queued record = %+v, want the pushed one", got)
+	}
+	q.Push(PendingResize{UID: "b", Increasing: false})
+	buf := q.AppendItems(make([]PendingResize, 0, 4))
+	if len(buf) != 2 || buf[0].UID != "b" || buf[1].UID != "a" {
+		t.Errorf("AppendItems = %+v, want b (not increasing) then a", buf)
+	}
+	q.Clear()
+	if q.Len() != 0 || q.Has("a") {
+		t.Errorf("after Clear the queue holds %+v", q.Items())
 	}
 }
 

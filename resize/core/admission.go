@@ -5,7 +5,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -29,7 +28,7 @@ func (c *Core) podsAdded(pods []*v1.Pod, now time.Time) error {
 	}
 	c.setNow(now)
 	for _, pod := range pods {
-		c.newPodState(pod.DeepCopy())
+		c.newPodState(pod)
 		c.enqueueAlloc(&admitTask{uid: pod.UID})
 	}
 	c.enqueueAlloc(&retryTask{trigger: allocation.TriggerPodsAdded})
@@ -49,7 +48,10 @@ func (c *Core) resizeRequested(in ResizeRequested) error {
 		return fmt.Errorf("resize requested: %s/%s: %w", in.Pod.Namespace, in.Pod.Name, ErrUnknownPod)
 	}
 	c.setNow(in.Now)
-	updated := in.Pod.DeepCopy()
+	// The core owns the pod it is given (Input's contract): it takes it
+	// as it is, with the kubelet's own status in place of the API
+	// server's.
+	updated := in.Pod
 	updated.Status = ps.pod.Status
 	ps.pod = updated
 	if !ps.admitted {
@@ -74,14 +76,17 @@ func (c *Core) pushPending(ps *podState) {
 	if c.queue.Has(ps.uid) {
 		return
 	}
-	var fresh allocation.Queue
-	for _, item := range c.queue.Items() {
+	// The queue is pushed again, item by item in its order, with every
+	// pod's current keys: the kubelet's comparator is not a strict order,
+	// so only the same sequence of insertions gives the same order.
+	c.queueScratch = c.queue.AppendItems(c.queueScratch[:0])
+	c.queue.Clear()
+	for _, item := range c.queueScratch {
 		if other := c.pods[item.UID]; other != nil {
-			fresh.Push(c.pendingKey(other))
+			c.queue.Push(c.pendingKey(other))
 		}
 	}
-	fresh.Push(c.pendingKey(ps))
-	c.queue = fresh
+	c.queue.Push(c.pendingKey(ps))
 }
 
 // pendingKey computes a pod's sort keys for the pending-resize queue.
@@ -95,8 +100,7 @@ func (c *Core) pendingKey(ps *podState) allocation.PendingResize {
 		key.Priority = *ps.pod.Spec.Priority
 	}
 	if ps.conds.pending != nil {
-		t := ps.conds.pending.LastTransitionTime.Time
-		key.DeferredAt = &t
+		key.DeferredAt = ps.conds.pending.LastTransitionTime.Time
 	}
 	return key
 }
@@ -191,7 +195,7 @@ type retryTask struct {
 	// waiting is set while the allocation of items[next] is being
 	// checkpointed; before is that pod's conditions before the decision.
 	waiting bool
-	before  []v1.PodCondition
+	before  condSnapshot
 	decided *v1.Pod
 }
 
@@ -199,7 +203,7 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 	if !t.started {
 		t.started = true
 		c.retry.Reset(c.now)
-		t.items = c.queue.Items()
+		t.items = c.queue.AppendItems(t.items[:0])
 	}
 	if t.waiting {
 		t.waiting = false
@@ -225,7 +229,7 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 		if ps == nil {
 			continue
 		}
-		t.before = ps.conds.list()
+		t.before = ps.conds.snapshot()
 		write, outcome := c.handleResize(ps, &t.opOutput)
 		if write != nil {
 			t.waiting = true
@@ -237,18 +241,17 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 		}
 		t.settle(c, ps, false)
 	}
-	var q allocation.Queue
+	c.queue.Clear()
 	for _, item := range t.keep {
-		q.Push(item)
+		c.queue.Push(item)
 	}
-	c.queue = q
 	return t.take(), false, true
 }
 
 // settle queues the pod for sync when its allocation or conditions
 // changed (triggerPodSync).
 func (t *retryTask) settle(c *Core, ps *podState, allocated bool) {
-	if allocated || !apiequality.Semantic.DeepEqual(t.before, ps.conds.list()) {
+	if allocated || ps.conds.changedSince(t.before) {
 		c.markDirty(ps)
 	}
 }

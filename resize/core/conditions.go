@@ -7,19 +7,26 @@ import (
 
 // resizeConditions are a pod's two resize conditions as the kubelet's
 // status manager keeps them (pkg/kubelet/status/status_manager.go).
+//
+// pending and inProgress are nil when the condition is not set. When set
+// by this type they point at the slots, so that setting a condition again
+// and again (every retry of a Deferred resize does) allocates nothing.
 type resizeConditions struct {
 	pending    *v1.PodCondition
 	inProgress *v1.PodCondition
+
+	pendingSlot    v1.PodCondition
+	inProgressSlot v1.PodCondition
 }
 
-// updatedCondition builds a resize condition: lastProbeTime is always now;
-// lastTransitionTime moves only when the reason changes.
-func updatedCondition(t v1.PodConditionType, old *v1.PodCondition, reason, message string, generation int64, now metav1.Time) *v1.PodCondition {
+// updatedCondition writes a resize condition into slot: lastProbeTime is
+// always now; lastTransitionTime moves only when the reason changes.
+func updatedCondition(slot *v1.PodCondition, t v1.PodConditionType, old *v1.PodCondition, reason, message string, generation int64, now metav1.Time) *v1.PodCondition {
 	transition := now
 	if old != nil && old.Reason == reason {
 		transition = old.LastTransitionTime
 	}
-	return &v1.PodCondition{
+	*slot = v1.PodCondition{
 		Type:               t,
 		Status:             v1.ConditionTrue,
 		ObservedGeneration: generation,
@@ -28,6 +35,7 @@ func updatedCondition(t v1.PodConditionType, old *v1.PodCondition, reason, messa
 		Reason:             reason,
 		Message:            message,
 	}
+	return slot
 }
 
 // setPending sets PodResizePending and reports whether that counts as a
@@ -35,9 +43,13 @@ func updatedCondition(t v1.PodConditionType, old *v1.PodCondition, reason, messa
 // a Deferred message whose numbers moved is updated in place without an
 // event.
 func (c *resizeConditions) setPending(reason, message string, generation int64, now metav1.Time) bool {
-	old := c.pending
-	c.pending = updatedCondition(v1.PodResizePending, old, reason, message, generation, now)
-	return old == nil || old.Reason != reason || old.ObservedGeneration != generation
+	var old v1.PodCondition
+	had := c.pending != nil
+	if had {
+		old = *c.pending
+	}
+	c.pending = updatedCondition(&c.pendingSlot, v1.PodResizePending, condOrNil(had, &old), reason, message, generation, now)
+	return !had || old.Reason != reason || old.ObservedGeneration != generation
 }
 
 // clearPending drops PodResizePending.
@@ -52,15 +64,58 @@ func (c *resizeConditions) clearPending() bool {
 // empty; that is why a new allocation clears the condition first. It
 // reports whether the condition newly got reason Error.
 func (c *resizeConditions) setInProgress(reason, message string, generation int64, now metav1.Time) bool {
-	old := c.inProgress
-	if old != nil {
+	var old v1.PodCondition
+	had := c.inProgress != nil
+	if had {
+		old = *c.inProgress
 		generation = old.ObservedGeneration
 		if reason == "" && message == "" {
 			reason, message = old.Reason, old.Message
 		}
 	}
-	c.inProgress = updatedCondition(v1.PodResizeInProgress, old, reason, message, generation, now)
-	return reason == v1.PodReasonError && (old == nil || old.Reason != v1.PodReasonError)
+	c.inProgress = updatedCondition(&c.inProgressSlot, v1.PodResizeInProgress, condOrNil(had, &old), reason, message, generation, now)
+	return reason == v1.PodReasonError && (!had || old.Reason != v1.PodReasonError)
+}
+
+func condOrNil(had bool, c *v1.PodCondition) *v1.PodCondition {
+	if had {
+		return c
+	}
+	return nil
+}
+
+// condSnapshot is a copy of a pod's resize conditions, to tell afterwards
+// whether anything changed.
+type condSnapshot struct {
+	pending, inProgress       v1.PodCondition
+	hasPending, hasInProgress bool
+}
+
+// snapshot copies the conditions.
+func (c *resizeConditions) snapshot() condSnapshot {
+	s := condSnapshot{hasPending: c.pending != nil, hasInProgress: c.inProgress != nil}
+	if s.hasPending {
+		s.pending = *c.pending
+	}
+	if s.hasInProgress {
+		s.inProgress = *c.inProgress
+	}
+	return s
+}
+
+// changedSince reports whether the conditions differ from the snapshot in
+// any field the status shows.
+func (c *resizeConditions) changedSince(s condSnapshot) bool {
+	return !sameCondition(s.hasPending, &s.pending, c.pending) || !sameCondition(s.hasInProgress, &s.inProgress, c.inProgress)
+}
+
+func sameCondition(had bool, old, cur *v1.PodCondition) bool {
+	if !had || cur == nil {
+		return !had && cur == nil
+	}
+	return old.Type == cur.Type && old.Status == cur.Status && old.Reason == cur.Reason && old.Message == cur.Message &&
+		old.ObservedGeneration == cur.ObservedGeneration &&
+		old.LastProbeTime.Equal(&cur.LastProbeTime) && old.LastTransitionTime.Equal(&cur.LastTransitionTime)
 }
 
 // clearInProgress drops PodResizeInProgress and returns the generation it
@@ -75,7 +130,7 @@ func (c *resizeConditions) clearInProgress() (int64, bool) {
 }
 
 // copy returns conditions that share nothing with c.
-func (c resizeConditions) copy() resizeConditions {
+func (c *resizeConditions) copy() resizeConditions {
 	return resizeConditions{pending: c.pending.DeepCopy(), inProgress: c.inProgress.DeepCopy()}
 }
 

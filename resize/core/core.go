@@ -63,6 +63,8 @@ type Core struct {
 
 	queue allocation.Queue
 	retry allocation.RetryTimer
+	// queueScratch is pushPending's copy of the queue.
+	queueScratch []allocation.PendingResize
 
 	// used is the node's usage by its admitted, active pods (recount keeps
 	// it up to date); scratch is where othersUsage subtracts a pod.

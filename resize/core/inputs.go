@@ -12,7 +12,8 @@ import (
 
 // Input is what Step takes: something that happened to the node. Every
 // input carries the time it happened on the driver's clock; the core
-// reads no clock of its own.
+// reads no clock of its own. The core keeps the pods and records an input
+// carries: the caller must not change them afterwards (hand it copies).
 type Input interface {
 	input()
 }
