@@ -97,7 +97,8 @@ type API interface {
 	// UpdatePodStatus replaces the pod's status; it fails if the pod is
 	// gone or its UID changed.
 	UpdatePodStatus(namespace, name string, uid types.UID, status v1.PodStatus) error
-	// RecordEvent stores an event.
+	// RecordEvent stores an event. A resize event comes with its message
+	// unformatted in Lazy (Message empty): render it when the event is read.
 	RecordEvent(e Event)
 }
 

@@ -158,6 +158,7 @@ func (n *Node) run(ctx context.Context, in core.Input) error {
 // quiet.
 func (n *Node) drain(ctx context.Context, rd core.Ready) error {
 	var err error
+	var results []core.Result
 	for i := 0; ; i++ {
 		if i >= maxBatches {
 			return errors.New("node did not become quiet: the core keeps returning work")
@@ -168,7 +169,7 @@ func (n *Node) drain(ctx context.Context, rd core.Ready) error {
 				return ctx.Err()
 			}
 		}
-		results := n.perform(ctx, rd.Batch)
+		results = n.performInto(ctx, rd.Batch, results)
 		if rd, err = n.step(core.BatchDone{ID: rd.Batch.ID, Results: results, Now: n.clock.Now()}); err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package resize
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/resizelet/resizelet/cri"
 	"github.com/resizelet/resizelet/resize/core"
@@ -16,7 +17,14 @@ import (
 // status) are still kept, so that the checkpoints hold what the core
 // believes they hold. It holds no lock.
 func (n *Node) perform(ctx context.Context, b *core.Batch) []core.Result {
-	results := make([]core.Result, 0, len(b.Actions))
+	return n.performInto(ctx, b, nil)
+}
+
+// performInto is perform appending the results to buf, which a caller
+// reuses from batch to batch (the core keeps nothing of a BatchDone's
+// slice).
+func (n *Node) performInto(ctx context.Context, b *core.Batch, buf []core.Result) []core.Result {
+	results := buf[:0]
 	for _, a := range b.Actions {
 		var r core.Result
 		if err := ctx.Err(); err != nil && onNode(a) {
@@ -91,6 +99,7 @@ func (n *Node) do(ctx context.Context, a core.Action) core.Result {
 			Type:      a.Event.Type,
 			Reason:    a.Event.Reason,
 			Message:   a.Event.Message,
+			Lazy:      lazyMessage(a.Event),
 			Source:    "kubelet",
 			Host:      n.cfg.Name,
 		})
@@ -111,4 +120,13 @@ func onNode(a core.Action) bool {
 		return false
 	}
 	return true
+}
+
+// lazyMessage hands a resize event's unformatted message to the API, so
+// that it is formatted only when read.
+func lazyMessage(e core.Event) fmt.Stringer {
+	if e.Message != "" || e.Resize.Pod == nil {
+		return nil
+	}
+	return e.Resize
 }

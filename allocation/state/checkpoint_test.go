@@ -308,10 +308,10 @@ func TestStoreInMemory(t *testing.T) {
 	}
 }
 
-// TestStoreCopies checks that records given to and returned by the store do
-// not alias its own.
+// TestStoreCopies checks that records given to and returned by a file
+// checkpoint do not alias its own.
 func TestStoreCopies(t *testing.T) {
-	s := newTestStore(t, "")
+	s := newTestStore(t, t.TempDir())
 	in := samplePod()
 	if err := s.Set("p", in); err != nil {
 		t.Fatal(err)
@@ -362,4 +362,29 @@ func rl(pairs ...string) v1.ResourceList {
 		out[v1.ResourceName(name)] = resource.MustParse(q)
 	}
 	return out
+}
+
+// TestMemoryKeepsGivenRecords: an in-memory checkpoint keeps the record Set
+// is given (no copy), returns copies, and does not change a given record
+// when a container's record is set afterwards.
+func TestMemoryKeepsGivenRecords(t *testing.T) {
+	s := NewMemory()
+	given := samplePod()
+	if err := s.Set("p", given); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := s.Get("p")
+	got.ContainerResources["app"].Requests[v1.ResourceCPU] = rl("cpu=9")[v1.ResourceCPU]
+	if again, _ := s.Get("p"); !equality.Semantic.DeepEqual(samplePod(), again) {
+		t.Errorf("Get returned the stored record itself: %+v", again)
+	}
+	if err := s.SetContainer("p", "app", v1.ResourceRequirements{Requests: rl("cpu=2")}); err != nil {
+		t.Fatal(err)
+	}
+	if !equality.Semantic.DeepEqual(samplePod(), given) {
+		t.Errorf("SetContainer changed the record given to Set: %+v", given)
+	}
+	if r, _ := s.Get("p"); !equality.Semantic.DeepEqual(r.ContainerResources["app"].Requests, rl("cpu=2")) {
+		t.Errorf("SetContainer did not take: %+v", r)
+	}
 }

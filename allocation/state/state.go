@@ -11,6 +11,7 @@ package state
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"sync"
 
@@ -66,6 +67,8 @@ type Store struct {
 	dir     string // "" keeps the store in memory only
 	file    string
 	entries map[types.UID]allocation.PodResources
+	// keepGiven keeps the records Set is given instead of copies (NewMemory).
+	keepGiven bool
 	// lastChecksum is the checksum of the file on disk (or 0 before the
 	// first write), so that a write that would not change it is skipped,
 	// as the kubelet's storeState does.
@@ -103,7 +106,11 @@ func (s *Store) View(uid types.UID, fn func(r allocation.PodResources)) bool {
 func (s *Store) Set(uid types.UID, r allocation.PodResources) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.entries[uid] = r.DeepCopy()
+	if s.keepGiven {
+		s.entries[uid] = r
+	} else {
+		s.entries[uid] = r.DeepCopy()
+	}
 	return s.persistLocked()
 }
 
@@ -113,8 +120,12 @@ func (s *Store) SetContainer(uid types.UID, name string, r v1.ResourceRequiremen
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	entry := s.entries[uid]
-	if entry.ContainerResources == nil {
+	switch {
+	case entry.ContainerResources == nil:
 		entry.ContainerResources = make(map[string]v1.ResourceRequirements, 1)
+	case s.keepGiven:
+		// The map may be a record a caller gave Set: change a copy.
+		entry.ContainerResources = maps.Clone(entry.ContainerResources)
 	}
 	entry.ContainerResources[name] = *r.DeepCopy()
 	s.entries[uid] = entry

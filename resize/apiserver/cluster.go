@@ -27,6 +27,10 @@ type Event struct {
 	Message   string
 	Source    string // the reporting component, "kubelet", as kubectl describe shows it under From
 	Host      string // the node the component runs on
+	// Lazy, when set and Message is empty, renders the message when the
+	// event is read (Events): for messages costly to format and often
+	// never read, such as the resize events' JSON.
+	Lazy fmt.Stringer
 }
 
 // Cluster is the API server side of a node's pods: the pod objects with
@@ -194,9 +198,16 @@ func (c *Cluster) RecordEvent(e Event) {
 	c.events = append(c.events, e)
 }
 
-// Events returns all events in the order they were recorded.
+// Events returns all events in the order they were recorded, with their
+// messages rendered.
 func (c *Cluster) Events() []Event {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]Event(nil), c.events...)
+	out := append([]Event(nil), c.events...)
+	for i := range out {
+		if out[i].Message == "" && out[i].Lazy != nil {
+			out[i].Message = out[i].Lazy.String()
+		}
+	}
+	return out
 }

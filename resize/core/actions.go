@@ -70,6 +70,10 @@ type Result struct {
 
 // Event is an event the kubelet emits about a pod. The driver records it
 // with the reporting component and host.
+//
+// A resize event's message carries the pod's resources as JSON, costly to
+// format and often never read: such an event leaves Message empty and
+// holds Resize instead, which renders it (Text).
 type Event struct {
 	Time      time.Time
 	Namespace string
@@ -77,6 +81,15 @@ type Event struct {
 	Type      string // v1.EventTypeNormal or v1.EventTypeWarning
 	Reason    string
 	Message   string
+	Resize    ResizeMessage
+}
+
+// Text is the event's message: Message, or the rendered resize message.
+func (e Event) Text() string {
+	if e.Message == "" && e.Resize.Pod != nil {
+		return e.Resize.String()
+	}
+	return e.Message
 }
 
 // ReadCgroupExists asks whether a cgroup exists (the first half of the
@@ -254,7 +267,7 @@ func (a WriteActuated) String() string {
 }
 func (a DeleteCheckpoints) String() string { return "checkpoint delete " + string(a.UID) }
 func (a RecordEvent) String() string {
-	return fmt.Sprintf("event %s %s %s", a.Event.Type, a.Event.Reason, a.Event.Message)
+	return fmt.Sprintf("event %s %s %s", a.Event.Type, a.Event.Reason, a.Event.Text())
 }
 func (a WriteStatus) String() string {
 	return fmt.Sprintf("status %s/%s phase %s", a.Namespace, a.Name, a.Status.Phase)

@@ -288,7 +288,12 @@ func (c *Core) handleResize(ps *podState, out *opOutput) (*WriteAllocated, alloc
 		if decision.Outcome == allocation.Infeasible {
 			eventReason = ReasonResizeInfeasible
 		}
-		out.emit(c.event(pod, v1.EventTypeWarning, eventReason, ResizePendingMessage(pod, reason, decision.Message, pod.Generation)))
+		prefix := prefixDeferred
+		if decision.Outcome == allocation.Infeasible {
+			prefix = prefixInfeasible
+		}
+		out.emit(c.resizeEvent(pod, v1.EventTypeWarning, eventReason,
+			ResizeMessage{Prefix: prefix, Pod: pod, Generation: pod.Generation, Error: decision.Message}))
 	}
 	return nil, decision.Outcome
 }
@@ -303,7 +308,8 @@ func (c *Core) startResize(ps *podState, pod *v1.Pod, out *opOutput) {
 	ps.conds.clearInProgress()
 	ps.conds.setInProgress("", "", pod.Generation, now)
 	if c.s.profile.ResizeEvents() {
-		out.emit(c.event(pod, v1.EventTypeNormal, ReasonResizeStarted, ResizeStartedMessage(pod, pod.Generation)))
+		out.emit(c.resizeEvent(pod, v1.EventTypeNormal, ReasonResizeStarted,
+			ResizeMessage{Prefix: prefixStarted, Pod: pod, Generation: pod.Generation}))
 	}
 }
 

@@ -73,7 +73,8 @@ type Tick struct {
 }
 
 // BatchDone reports the results of a batch: one Result per action the
-// driver performed, in order.
+// driver performed, in order. The core reads Results during Step and keeps
+// no reference to the slice, so a driver may reuse it.
 type BatchDone struct {
 	ID      uint64
 	Results []Result

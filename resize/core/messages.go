@@ -57,20 +57,52 @@ func resizeMessage(pod *v1.Pod, generation int64, errorMsg, prefix string) strin
 	return prefix + ": " + string(b)
 }
 
+// The prefixes of the resize event messages (pkg/kubelet/events/resize.go).
+const (
+	prefixStarted   = "Pod resize started"
+	prefixCompleted = "Pod resize completed"
+	prefixError     = "Pod resize error"
+	// The Pending events name the condition's reason.
+	prefixDeferred   = "Pod resize " + string(v1.PodReasonDeferred)
+	prefixInfeasible = "Pod resize " + string(v1.PodReasonInfeasible)
+)
+
+// ResizeMessage is a resize event's message, kept unformatted: the pod
+// whose containers it lists (pods are never changed in place, so keeping
+// the pointer keeps the values), the generation, the error for Pending and
+// Error events, and the prefix. NoGeneration leaves the generation out, as
+// the 1.34 ResizeCompleted did.
+type ResizeMessage struct {
+	Prefix       string
+	Pod          *v1.Pod
+	Generation   int64
+	Error        string
+	NoGeneration bool
+}
+
+// String renders the message as pkg/kubelet/events/resize.go does.
+func (m ResizeMessage) String() string {
+	msg := resizeMessage(m.Pod, m.Generation, m.Error, m.Prefix)
+	if m.NoGeneration {
+		msg = dropGeneration(msg)
+	}
+	return msg
+}
+
 // ResizeStartedMessage is the message of a ResizeStarted event for the
 // newly allocated pod.
 func ResizeStartedMessage(allocated *v1.Pod, generation int64) string {
-	return resizeMessage(allocated, generation, "", "Pod resize started")
+	return resizeMessage(allocated, generation, "", prefixStarted)
 }
 
 // ResizeCompletedMessage is the message of a ResizeCompleted event.
 func ResizeCompletedMessage(allocated *v1.Pod, generation int64) string {
-	return resizeMessage(allocated, generation, "", "Pod resize completed")
+	return resizeMessage(allocated, generation, "", prefixCompleted)
 }
 
 // ResizeErrorMessage is the message of a ResizeError event.
 func ResizeErrorMessage(allocated *v1.Pod, generation int64, errorMsg string) string {
-	return resizeMessage(allocated, generation, errorMsg, "Pod resize error")
+	return resizeMessage(allocated, generation, errorMsg, prefixError)
 }
 
 // ResizePendingMessage is the message of a ResizeDeferred or

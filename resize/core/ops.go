@@ -28,6 +28,15 @@ func (c *Core) event(pod *v1.Pod, eventType, reason, message string) RecordEvent
 	}}
 }
 
+// resizeEvent builds a resize event about pod whose message is rendered
+// when read.
+func (c *Core) resizeEvent(pod *v1.Pod, eventType, reason string, msg ResizeMessage) RecordEvent {
+	return RecordEvent{Event: Event{
+		Time: c.now, Namespace: pod.Namespace, Pod: pod.Name,
+		Type: eventType, Reason: reason, Resize: msg,
+	}}
+}
+
 // resultOf finds the first action of type T among the performed ones and
 // its result. Batches carry the events an operation decided before them,
 // so an operation finds the result it waits for by the action's type.

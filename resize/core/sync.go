@@ -309,7 +309,8 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			newly := ps.conds.setInProgress(v1.PodReasonError, o.resizeErr.Error(), ps.pod.Generation, now)
 			if newly && s.profile.ResizeEvents() {
 				generation := ps.conds.inProgress.ObservedGeneration
-				o.emit(c.event(ps.pod, v1.EventTypeWarning, ReasonResizeError, ResizeErrorMessage(o.alloc, generation, o.resizeErr.Error())))
+				o.emit(c.resizeEvent(ps.pod, v1.EventTypeWarning, ReasonResizeError,
+					ResizeMessage{Prefix: prefixError, Pod: o.alloc, Generation: generation, Error: o.resizeErr.Error()}))
 			}
 		}
 		o.phase = syncFinalStatus
@@ -397,11 +398,9 @@ func (c *Core) completedEvent(pod, alloc *v1.Pod, generation int64) (RecordEvent
 	if !c.s.profile.ResizeCompletedEvent() {
 		return RecordEvent{}, false
 	}
-	msg := ResizeCompletedMessage(alloc, generation)
-	if !c.s.profile.ResizeCompletedGeneration() {
-		msg = dropGeneration(msg)
-	}
-	return c.event(pod, v1.EventTypeNormal, ReasonResizeCompleted, msg), true
+	return c.resizeEvent(pod, v1.EventTypeNormal, ReasonResizeCompleted, ResizeMessage{
+		Prefix: prefixCompleted, Pod: alloc, Generation: generation, NoGeneration: !c.s.profile.ResizeCompletedGeneration(),
+	}), true
 }
 
 // containerEventMessage is the message of a Created or Started event: with
