@@ -2,6 +2,7 @@ package allocation
 
 import (
 	"fmt"
+	"strconv"
 	"slices"
 	"strings"
 
@@ -251,7 +252,7 @@ func Fits(pod Allocated, others *Usage, node NodeConfig) (ok bool, reason, messa
 	check := func(name v1.ResourceName, requested, usedAmount int64) (bool, string, string) {
 		capacity := allocatableAmount(node, name)
 		if requested > 0 && requested > capacity-usedAmount {
-			return false, "OutOf" + string(name), insufficient(name, requested, usedAmount, capacity)
+			return false, outOf(name), insufficient(name, requested, usedAmount, capacity)
 		}
 		return true, "", ""
 	}
@@ -358,8 +359,33 @@ func ExplainResize(desired *v1.Pod, others *Usage, node NodeConfig) []Check {
 // insufficient is InsufficientResourceError.Error() of the kubelet's
 // predicate handler.
 func insufficient(name v1.ResourceName, requested, used, capacity int64) string {
-	return fmt.Sprintf("Node didn't have enough resource: %s, requested: %d, used: %d, capacity: %d",
-		name, requested, used, capacity)
+	// Built by hand: a Deferred decision is made on every retry, and this
+	// is its one allocation.
+	var buf [160]byte
+	b := append(buf[:0], "Node didn't have enough resource: "...)
+	b = append(b, name...)
+	b = append(b, ", requested: "...)
+	b = strconv.AppendInt(b, requested, 10)
+	b = append(b, ", used: "...)
+	b = strconv.AppendInt(b, used, 10)
+	b = append(b, ", capacity: "...)
+	b = strconv.AppendInt(b, capacity, 10)
+	return string(b)
+}
+
+// outOf is the predicate's rejection reason for a resource, "OutOfcpu".
+func outOf(name v1.ResourceName) string {
+	switch name {
+	case v1.ResourceCPU:
+		return "OutOfcpu"
+	case v1.ResourceMemory:
+		return "OutOfmemory"
+	case v1.ResourceEphemeralStorage:
+		return "OutOfephemeral-storage"
+	case v1.ResourcePods:
+		return "OutOfpods"
+	}
+	return "OutOf" + string(name)
 }
 
 // capacityFits is canResizePod's capacity check: the whole desired pod's cpu

@@ -39,6 +39,9 @@ func benchDecision(b *testing.B, patches [][]byte, reason string) {
 		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
 			tn := newAnchorNode(b, n)
 			node := tn.node
+			var results []core.Result
+			// The driver's way: one input of each kind, reused.
+			resize, done := &core.ResizeRequested{}, &core.BatchDone{}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -48,10 +51,12 @@ func benchDecision(b *testing.B, patches [][]byte, reason string) {
 					b.Fatal(err)
 				}
 				b.StartTimer()
-				rd, err := node.step(core.ResizeRequested{Pod: pod, Now: tn.clock.Now()})
+				*resize = core.ResizeRequested{Pod: pod, Now: tn.clock.Now()}
+				rd, err := node.step(resize)
 				for err == nil && rd.Batch != nil && !emits(rd.Batch, reason) {
-					results := node.perform(tn.ctx, rd.Batch)
-					rd, err = node.step(core.BatchDone{ID: rd.Batch.ID, Results: results, Now: tn.clock.Now()})
+					results = node.performInto(tn.ctx, rd.Batch, results)
+					*done = core.BatchDone{ID: rd.Batch.ID, Results: results, Now: tn.clock.Now()}
+					rd, err = node.step(done)
 				}
 				b.StopTimer()
 				if err != nil || rd.Batch == nil {

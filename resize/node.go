@@ -159,6 +159,7 @@ func (n *Node) run(ctx context.Context, in core.Input) error {
 func (n *Node) drain(ctx context.Context, rd core.Ready) error {
 	var err error
 	var results []core.Result
+	done := &core.BatchDone{}
 	for i := 0; ; i++ {
 		if i >= maxBatches {
 			return errors.New("node did not become quiet: the core keeps returning work")
@@ -170,7 +171,8 @@ func (n *Node) drain(ctx context.Context, rd core.Ready) error {
 			}
 		}
 		results = n.performInto(ctx, rd.Batch, results)
-		if rd, err = n.step(core.BatchDone{ID: rd.Batch.ID, Results: results, Now: n.clock.Now()}); err != nil {
+		*done = core.BatchDone{ID: rd.Batch.ID, Results: results, Now: n.clock.Now()}
+		if rd, err = n.step(done); err != nil {
 			return err
 		}
 	}

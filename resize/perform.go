@@ -99,7 +99,7 @@ func (n *Node) do(ctx context.Context, a core.Action) core.Result {
 			Type:      a.Event.Type,
 			Reason:    a.Event.Reason,
 			Message:   a.Event.Message,
-			Lazy:      lazyMessage(a.Event),
+			Lazy:      lazyMessage(*a.Event),
 			Source:    "kubelet",
 			Host:      n.cfg.Name,
 		})

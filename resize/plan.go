@@ -77,7 +77,9 @@ func (n *Node) Plan(ctx context.Context, namespace, name string, patch []byte) (
 			return nil, fmt.Errorf("plan resize of %s/%s: the dry run does not become quiet", namespace, name)
 		}
 		results := dry.perform(ctx, rd.Batch)
-		plan.Actions = append(plan.Actions, rd.Batch.Actions[:len(results)]...)
+		for _, a := range rd.Batch.Actions[:len(results)] {
+			plan.Actions = append(plan.Actions, core.Retain(a))
+		}
 		rd, err = clone.Step(core.BatchDone{ID: rd.Batch.ID, Results: results, Now: n.clock.Now()})
 	}
 	if err != nil {

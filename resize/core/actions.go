@@ -169,8 +169,14 @@ type UpdateContainerResources struct {
 	Resources *runtimeapi.ContainerResources
 }
 
-// WriteAllocated records a pod's allocation in allocated_pods_state.
-type WriteAllocated struct {
+// WriteAllocated records a pod's allocation in allocated_pods_state. It
+// holds its record by pointer, so that handing one out allocates nothing;
+// like every action it is valid until its batch is reported (Retain keeps
+// one longer).
+type WriteAllocated struct{ *AllocationRecord }
+
+// AllocationRecord is a pod's allocation record.
+type AllocationRecord struct {
 	UID       types.UID
 	Resources allocation.PodResources
 }
@@ -193,8 +199,24 @@ type WriteActuated struct {
 // DeleteCheckpoints forgets a pod in both checkpoints.
 type DeleteCheckpoints struct{ UID types.UID }
 
-// RecordEvent records an event with the API server.
-type RecordEvent struct{ Event Event }
+// RecordEvent records an event with the API server. It holds its event by
+// pointer, so that handing one out allocates nothing; like every action it
+// is valid until its batch is reported (Retain keeps one longer).
+type RecordEvent struct{ Event *Event }
+
+// Retain returns a copy of a that stays valid after its batch is reported:
+// the core reuses the memory of the actions it hands out.
+func Retain(a Action) Action {
+	switch a := a.(type) {
+	case WriteAllocated:
+		r := *a.AllocationRecord
+		return WriteAllocated{&r}
+	case RecordEvent:
+		e := *a.Event
+		return RecordEvent{&e}
+	}
+	return a
+}
 
 // WriteStatus writes a pod's status to the API server.
 type WriteStatus struct {

@@ -31,7 +31,7 @@ func (c *Core) podsAdded(pods []*v1.Pod, now time.Time) error {
 		c.newPodState(pod)
 		c.enqueueAlloc(&admitTask{uid: pod.UID})
 	}
-	c.enqueueAlloc(&retryTask{trigger: allocation.TriggerPodsAdded})
+	c.enqueueRetry(allocation.TriggerPodsAdded)
 	return nil
 }
 
@@ -59,9 +59,14 @@ func (c *Core) resizeRequested(in ResizeRequested) error {
 	}
 	c.recount(ps)
 	// The push is an allocation task too: a retry in flight rebuilds the
-	// queue when it ends, and must not drop a pod pushed meanwhile.
-	c.enqueueAlloc(pushTask{uid: ps.uid})
-	c.enqueueAlloc(&retryTask{trigger: allocation.TriggerPodUpdated})
+	// queue when it ends, and must not drop a pod pushed meanwhile. With
+	// no task queued or running it happens now, as it would first.
+	if c.allocIdle() {
+		c.pushPending(ps)
+	} else {
+		c.enqueueAlloc(&pushTask{uid: ps.uid})
+	}
+	c.enqueueRetry(allocation.TriggerPodUpdated)
 	c.markDirty(ps)
 	return nil
 }
@@ -128,7 +133,7 @@ func (t *admitTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 			c.verify(ps, used, decision)
 		}
 		if decision.Outcome != allocation.Admitted {
-			t.emit(c.event(ps.pod, v1.EventTypeWarning, decision.Reason, decision.Message))
+			t.emit(c.event(&t.opOutput, ps.pod, v1.EventTypeWarning, decision.Reason, decision.Message))
 			status := ps.pod.Status.DeepCopy()
 			status.Phase = v1.PodFailed
 			status.Reason = decision.Reason
@@ -137,11 +142,12 @@ func (t *admitTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 			return t.take(), false, true
 		}
 		t.phase = 1
-		return t.take(WriteAllocated{UID: ps.uid, Resources: allocationFromPod(ps.view(), c.s.profile.InitContainersResizable())}), false, false
+		t.write = AllocationRecord{UID: ps.uid, Resources: c.allocationFromPod(ps, ps.view())}
+		return t.take(WriteAllocated{&t.write}), false, false
 	default:
 		if _, r, _ := resultOf[WriteAllocated](done, res); r.Err != nil {
 			err := r.Err
-			t.emit(c.event(ps.pod, v1.EventTypeWarning, ReasonFailed, err.Error()))
+			t.emit(c.event(&t.opOutput, ps.pod, v1.EventTypeWarning, ReasonFailed, err.Error()))
 		}
 		ps.admitted = true
 		c.recount(ps)
@@ -154,22 +160,25 @@ func (t *admitTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 func (t *admitTask) finish(*Core) {}
 
 // pushTask queues one pod's pending resize (PushPendingResize).
-type pushTask struct{ uid types.UID }
+type pushTask struct {
+	opOutput
+	uid types.UID
+}
 
-func (t pushTask) advance(c *Core, _ []Action, _ []Result) ([]Action, bool, bool) {
+func (t *pushTask) advance(c *Core, _ []Action, _ []Result) ([]Action, bool, bool) {
 	if ps := c.pods[t.uid]; ps != nil && ps.admitted {
 		c.pushPending(ps)
 	}
 	return nil, false, true
 }
 
-func (pushTask) finish(*Core) {}
+func (*pushTask) finish(*Core) {}
 
 // pushAllTask queues every admitted pod with a pending change, as the
 // kubelet's HandlePodAdditions does after a restart.
-type pushAllTask struct{}
+type pushAllTask struct{ opOutput }
 
-func (pushAllTask) advance(c *Core, _ []Action, _ []Result) ([]Action, bool, bool) {
+func (*pushAllTask) advance(c *Core, _ []Action, _ []Result) ([]Action, bool, bool) {
 	for _, uid := range c.order {
 		if ps := c.pods[uid]; ps.admitted {
 			c.pushPending(ps)
@@ -178,7 +187,7 @@ func (pushAllTask) advance(c *Core, _ []Action, _ []Result) ([]Action, bool, boo
 	return nil, false, true
 }
 
-func (pushAllTask) finish(*Core) {}
+func (*pushAllTask) finish(*Core) {}
 
 // retryTask is retryPendingResizes: it resets the periodic retry timer
 // (every retry does, whatever its trigger), then re-evaluates every queued
@@ -214,7 +223,7 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 			err := r.Err
 			// The allocation stays in memory (the checkpoint keeps it) but
 			// the resize is not started: it stays queued.
-			t.emit(c.event(ps.pod, v1.EventTypeWarning, ReasonFailed, err.Error()))
+			t.emit(c.event(&t.opOutput, ps.pod, v1.EventTypeWarning, ReasonFailed, err.Error()))
 			t.keep = append(t.keep, item)
 		} else {
 			allocated = true
@@ -230,11 +239,11 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 			continue
 		}
 		t.before = ps.conds.snapshot()
-		write, outcome := c.handleResize(ps, &t.opOutput)
-		if write != nil {
+		outcome := c.handleResize(ps, &t.opOutput)
+		if t.write.UID != "" {
 			t.waiting = true
 			t.decided = ps.pod
-			return t.take(*write), false, false
+			return t.take(WriteAllocated{&t.write}), false, false
 		}
 		if outcome == allocation.Deferred {
 			t.keep = append(t.keep, item)
@@ -256,19 +265,28 @@ func (t *retryTask) settle(c *Core, ps *podState, allocated bool) {
 	}
 }
 
-func (t *retryTask) finish(*Core) {}
+// finish returns the task to the core's pool, keeping its memory.
+func (t *retryTask) finish(c *Core) {
+	out, items, keep := t.opOutput, t.items[:0], t.keep[:0]
+	clear(items[:cap(items)])
+	clear(keep[:cap(keep)])
+	out.reset()
+	*t = retryTask{opOutput: out, items: items, keep: keep}
+	c.retryPool = append(c.retryPool, t)
+}
 
 // handleResize is handlePodResourcesResize for one pod (the v1.35
 // allocation manager): a pod whose desired resources equal its allocation
 // clears Pending; otherwise the admission checks run. An admitted resize
-// returns the checkpoint write to perform (startResize follows once it
-// succeeded); a refused one sets Pending, with a Warning event when the
-// reason or generation changed.
-func (c *Core) handleResize(ps *podState, out *opOutput) (*WriteAllocated, allocation.Outcome) {
+// leaves the allocation to checkpoint in out.write (startResize follows
+// once it succeeded); a refused one sets Pending, with a Warning event
+// when the reason or generation changed.
+func (c *Core) handleResize(ps *podState, out *opOutput) allocation.Outcome {
+	out.write = AllocationRecord{}
 	view := ps.view()
 	if !view.Changed() {
 		ps.conds.clearPending()
-		return nil, allocation.Admitted
+		return allocation.Admitted
 	}
 	pod := ps.pod
 	used := c.othersUsage(ps)
@@ -277,7 +295,8 @@ func (c *Core) handleResize(ps *podState, out *opOutput) (*WriteAllocated, alloc
 		c.verify(ps, used, decision)
 	}
 	if decision.Outcome == allocation.Admitted {
-		return &WriteAllocated{UID: ps.uid, Resources: allocationFromPod(allocation.As(pod), c.s.profile.InitContainersResizable())}, allocation.Admitted
+		out.write = AllocationRecord{UID: ps.uid, Resources: c.allocationFromPod(ps, allocation.As(pod))}
+		return allocation.Admitted
 	}
 	reason := string(decision.Outcome)
 	newly := ps.conds.setPending(reason, decision.Message, pod.Generation, metav1.NewTime(c.now))
@@ -292,10 +311,10 @@ func (c *Core) handleResize(ps *podState, out *opOutput) (*WriteAllocated, alloc
 		if decision.Outcome == allocation.Infeasible {
 			prefix = prefixInfeasible
 		}
-		out.emit(c.resizeEvent(pod, v1.EventTypeWarning, eventReason,
+		out.emit(c.resizeEvent(out, pod, v1.EventTypeWarning, eventReason,
 			ResizeMessage{Prefix: prefix, Pod: pod, Generation: pod.Generation, Error: decision.Message}))
 	}
-	return nil, decision.Outcome
+	return decision.Outcome
 }
 
 // startResize is what follows an admitted resize once its allocation is
@@ -308,7 +327,7 @@ func (c *Core) startResize(ps *podState, pod *v1.Pod, out *opOutput) {
 	ps.conds.clearInProgress()
 	ps.conds.setInProgress("", "", pod.Generation, now)
 	if c.s.profile.ResizeEvents() {
-		out.emit(c.resizeEvent(pod, v1.EventTypeNormal, ReasonResizeStarted,
+		out.emit(c.resizeEvent(out, pod, v1.EventTypeNormal, ReasonResizeStarted,
 			ResizeMessage{Prefix: prefixStarted, Pod: pod, Generation: pod.Generation}))
 	}
 }
@@ -325,7 +344,7 @@ func (c *Core) writeStatus(ps *podState, status *v1.PodStatus) WriteStatus {
 	ps.pod = &updated
 	c.recount(ps)
 	if c.queue.Len() > 0 && c.statusRequestsShrank(ps, old, ps.pod) {
-		c.enqueueAlloc(&retryTask{trigger: allocation.TriggerPodResized})
+		c.enqueueRetry(allocation.TriggerPodResized)
 	}
 	return WriteStatus{Namespace: ps.pod.Namespace, Name: ps.pod.Name, UID: ps.uid, Status: status.DeepCopy()}
 }

@@ -85,8 +85,13 @@ type Core struct {
 	deletes     int
 	timers      timerHeap
 
+	// allocTasks are the allocation tasks waiting, the first one running
+	// when allocBusy; allocHead is where the queue starts in the slice.
 	allocTasks []op
+	allocHead  int
 	allocBusy  bool
+	// retryPool keeps finished retry tasks for reuse.
+	retryPool []*retryTask
 
 	inflight map[uint64]*flight
 	nextID   uint64
@@ -107,6 +112,8 @@ type flight struct {
 type op interface {
 	advance(c *Core, done []Action, res []Result) (acts []Action, keepGoing, final bool)
 	finish(c *Core)
+	// output is the operation's pending actions and batch memory.
+	output() *opOutput
 }
 
 // New returns a core for cfg, defaulted and validated. Its first input
@@ -141,7 +148,7 @@ func (c *Core) setNow(t time.Time) {
 // Quiet reports whether there is nothing to do: no batch in flight, and no
 // work that could start now.
 func (c *Core) Quiet() bool {
-	return len(c.inflight) == 0 && len(c.allocTasks) == 0 && !c.hasPodWork()
+	return len(c.inflight) == 0 && c.allocHead == len(c.allocTasks) && !c.hasPodWork()
 }
 
 // InFlight reports how many batches are being performed.
@@ -155,11 +162,27 @@ func (c *Core) hasPodWork() bool {
 // pending resizes or a pod's resync or backoff.
 func (c *Core) NextTimer() time.Time {
 	next := c.retry.Due()
-	c.dropStaleTimers()
-	if len(c.timers) > 0 && c.timers[0].at.Before(next) {
-		next = c.timers[0].at
+	if len(c.timers) > 0 && c.timers[0].resyncAt.Before(next) {
+		next = c.timers[0].resyncAt
 	}
 	return next
 }
 
 func (c *Core) enqueueAlloc(t op) { c.allocTasks = append(c.allocTasks, t) }
+
+// allocIdle reports whether no allocation task is queued or running.
+func (c *Core) allocIdle() bool { return c.allocHead == len(c.allocTasks) }
+
+// enqueueRetry queues a retry of the pending resizes, reusing a finished
+// retry task's memory.
+func (c *Core) enqueueRetry(trigger string) {
+	var t *retryTask
+	if n := len(c.retryPool); n > 0 {
+		t = c.retryPool[n-1]
+		c.retryPool = c.retryPool[:n-1]
+	} else {
+		t = &retryTask{}
+	}
+	t.trigger = trigger
+	c.enqueueAlloc(t)
+}

@@ -12,7 +12,9 @@ import (
 
 // Input is what Step takes: something that happened to the node. Every
 // input carries the time it happened on the driver's clock; the core
-// reads no clock of its own. The core keeps the pods and records an input
+// reads no clock of its own. The inputs a driver sends most, BatchDone and
+// ResizeRequested, may also be given by pointer, so that a driver that
+// reuses one does not allocate to box it. The core keeps the pods and records an input
 // carries: the caller must not change them afterwards (hand it copies).
 type Input interface {
 	input()

@@ -29,7 +29,6 @@ func (c *Core) Clone() (*Core, error) {
 		byName:   make(map[podName]types.UID, len(c.byName)),
 		nextSeq:  c.nextSeq,
 		order:    slices.Clone(c.order),
-		timers:   slices.Clone(c.timers),
 		retry:    c.retry,
 		used:     c.used.Clone(),
 		inflight: map[uint64]*flight{},
@@ -41,7 +40,8 @@ func (c *Core) Clone() (*Core, error) {
 	for k, uid := range c.byName {
 		out.byName[k] = uid
 	}
-	for uid, ps := range c.pods {
+	for _, uid := range c.order {
+		ps := c.pods[uid]
 		cp := *ps
 		cp.pod = ps.pod.DeepCopy()
 		cp.containers = make(map[string]containerRecord, len(ps.containers))
@@ -53,7 +53,11 @@ func (c *Core) Clone() (*Core, error) {
 		cp.actuated = ps.actuated.DeepCopy()
 		cp.conds = ps.conds.copy()
 		cp.usage = ps.usage.Clone()
+		cp.timerIdx = -1
 		out.pods[uid] = &cp
+		if !cp.resyncAt.IsZero() {
+			out.setResync(&cp, cp.resyncAt)
+		}
 	}
 	return out, nil
 }

@@ -33,7 +33,10 @@ type podState struct {
 
 	allocated    allocation.PodResources
 	hasAllocated bool
-	actuated     allocation.PodResources
+	// spare is the container map of the record the last allocation
+	// replaced, for the next record to reuse.
+	spare    map[string]v1.ResourceRequirements
+	actuated allocation.PodResources
 
 	// usage is the pod's share of the node's usage, as the predicate
 	// counts it, while counted says it is in Core.used.
@@ -44,6 +47,9 @@ type podState struct {
 
 	// seq is the pod's place in admission order.
 	seq uint64
+	// timerIdx is the pod's place in Core.timers, -1 when no resync is
+	// armed.
+	timerIdx int
 	// dirty says the pod waits for a sync (see markDirty).
 	dirty bool
 	// busy is set while a sync or teardown of the pod is in flight.
@@ -64,6 +70,7 @@ func (c *Core) newPodState(pod *v1.Pod) *podState {
 	ps := &podState{
 		uid:        pod.UID,
 		seq:        c.nextSeq,
+		timerIdx:   -1,
 		pod:        pod,
 		containers: map[string]containerRecord{},
 	}
@@ -88,6 +95,7 @@ func (c *Core) removePod(uid types.UID) {
 	if ps.deleteRequested {
 		c.deletes--
 	}
+	c.disarm(ps)
 	delete(c.byName, podName{ps.pod.Namespace, ps.pod.Name})
 	delete(c.pods, uid)
 	c.queue.Remove(uid)
@@ -166,9 +174,13 @@ func viewOf(pod *v1.Pod, ps *podState) allocation.Allocated {
 //
 // The record shares its resource lists with the pod: pods and records are
 // never changed in place (an update replaces them), so nothing is copied.
-func allocationFromPod(pod allocation.Allocated, initContainers bool) allocation.PodResources {
+func allocationFromPod(pod allocation.Allocated, initContainers bool, reuse map[string]v1.ResourceRequirements) allocation.PodResources {
 	spec := &pod.Pod.Spec
-	r := allocation.PodResources{ContainerResources: make(map[string]v1.ResourceRequirements, len(spec.Containers)+len(spec.InitContainers))}
+	if reuse == nil {
+		reuse = make(map[string]v1.ResourceRequirements, len(spec.Containers)+len(spec.InitContainers))
+	}
+	clear(reuse)
+	r := allocation.PodResources{ContainerResources: reuse}
 	for i := range spec.Containers {
 		r.ContainerResources[spec.Containers[i].Name] = pod.Resources(&spec.Containers[i])
 	}
@@ -208,6 +220,15 @@ func (c *Core) othersUsage(ps *podState) *allocation.Usage {
 		c.scratch.Sub(&ps.usage)
 	}
 	return &c.scratch
+}
+
+// allocationFromPod is the record of ps's allocation for pod, in the
+// memory of the record ps's last allocation replaced (which nothing holds
+// any more: the checkpoint has the current record, see state.State).
+func (c *Core) allocationFromPod(ps *podState, pod allocation.Allocated) allocation.PodResources {
+	spare := ps.spare
+	ps.spare = nil
+	return allocationFromPod(pod, c.s.profile.InitContainersResizable(), spare)
 }
 
 // otherPods are the admitted, active pods other than uid, each overlaid

@@ -35,7 +35,7 @@ func plannedWrites(t *testing.T, tc writeOrderCase) []string {
 		return p
 	}
 	old, alloc := pod(tc.old), pod(tc.new)
-	actuated := allocationFromPod(allocation.As(old), false)
+	actuated := allocationFromPod(allocation.As(old), false, nil)
 	states := map[string]ContainerState{}
 	for _, c := range tc.old {
 		states[c.Name] = ContainerState{Name: c.Name, ID: "id-" + c.Name, Running: true}

@@ -57,59 +57,64 @@ func (h *seqHeap) pop() seqEntry {
 	return top
 }
 
-// timerEntry is a pod's resync due at a time; an entry whose time is no
-// longer the pod's resyncAt is stale and skipped.
-type timerEntry struct {
-	at  time.Time
-	seq uint64
-	uid types.UID
-}
+// timerHeap holds the pods whose resync timer is armed, earliest first
+// (then by admission order). Each pod knows its place in it (timerIdx),
+// so that re-arming a pod's timer moves its one entry instead of leaving a
+// stale one behind.
+type timerHeap []*podState
 
-// timerHeap orders resyncs by due time, then admission order.
-type timerHeap []timerEntry
-
-func (e timerEntry) before(o timerEntry) bool {
-	if !e.at.Equal(o.at) {
-		return e.at.Before(o.at)
+func timerBefore(a, b *podState) bool {
+	if !a.resyncAt.Equal(b.resyncAt) {
+		return a.resyncAt.Before(b.resyncAt)
 	}
-	return e.seq < o.seq
+	return a.seq < b.seq
 }
 
-func (h *timerHeap) push(e timerEntry) {
-	*h = append(*h, e)
-	s := *h
-	for i := len(s) - 1; i > 0; {
+func (h timerHeap) swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].timerIdx, h[j].timerIdx = i, j
+}
+
+func (h timerHeap) up(i int) {
+	for i > 0 {
 		p := (i - 1) / 2
-		if !s[i].before(s[p]) {
-			break
+		if !timerBefore(h[i], h[p]) {
+			return
 		}
-		s[p], s[i] = s[i], s[p]
+		h.swap(i, p)
 		i = p
 	}
 }
 
-func (h *timerHeap) pop() timerEntry {
-	s := *h
-	top := s[0]
-	last := len(s) - 1
-	s[0] = s[last]
-	s = s[:last]
-	for i := 0; ; {
+func (h timerHeap) down(i int) {
+	for {
 		l, r, m := 2*i+1, 2*i+2, i
-		if l < len(s) && s[l].before(s[m]) {
+		if l < len(h) && timerBefore(h[l], h[m]) {
 			m = l
 		}
-		if r < len(s) && s[r].before(s[m]) {
+		if r < len(h) && timerBefore(h[r], h[m]) {
 			m = r
 		}
 		if m == i {
-			break
+			return
 		}
-		s[m], s[i] = s[i], s[m]
+		h.swap(i, m)
 		i = m
 	}
-	*h = s
-	return top
+}
+
+// remove takes the entry at i out.
+func (h *timerHeap) remove(i int) {
+	s := *h
+	last := len(s) - 1
+	s.swap(i, last)
+	s[last].timerIdx = -1
+	s[last] = nil
+	*h = s[:last]
+	if i < last {
+		(*h).down(i)
+		(*h).up(i)
+	}
 }
 
 // markDirty asks for a sync of the pod.
@@ -122,22 +127,25 @@ func (c *Core) markDirty(ps *podState) {
 	c.dirtyHeap.push(seqEntry{seq: ps.seq, uid: ps.uid})
 }
 
-// setResync arms the pod's resync timer.
+// setResync arms the pod's resync timer, replacing one already armed.
 func (c *Core) setResync(ps *podState, at time.Time) {
 	ps.resyncAt = at
-	c.timers.push(timerEntry{at: at, seq: ps.seq, uid: ps.uid})
+	if ps.timerIdx >= 0 {
+		c.timers.down(ps.timerIdx)
+		c.timers.up(ps.timerIdx)
+		return
+	}
+	ps.timerIdx = len(c.timers)
+	c.timers = append(c.timers, ps)
+	c.timers.up(ps.timerIdx)
 }
 
-// dropStaleTimers removes the timers at the top that no longer match
-// their pod.
-func (c *Core) dropStaleTimers() {
-	for len(c.timers) > 0 {
-		e := c.timers[0]
-		if ps := c.pods[e.uid]; ps != nil && ps.resyncAt.Equal(e.at) && !e.at.IsZero() {
-			return
-		}
-		c.timers.pop()
+// disarm stops the pod's resync timer.
+func (c *Core) disarm(ps *podState) {
+	if ps.timerIdx >= 0 {
+		c.timers.remove(ps.timerIdx)
 	}
+	ps.resyncAt = time.Time{}
 }
 
 // nextDirty returns the first dirty pod in admission order that is not

@@ -54,6 +54,6 @@ func (c *Core) start(in Start) {
 	for _, uid := range c.order {
 		c.enqueueAlloc(&admitTask{uid: uid})
 	}
-	c.enqueueAlloc(pushAllTask{})
-	c.enqueueAlloc(&retryTask{trigger: allocation.TriggerPodsAdded})
+	c.enqueueAlloc(&pushAllTask{})
+	c.enqueueRetry(allocation.TriggerPodsAdded)
 }

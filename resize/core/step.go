@@ -51,6 +51,12 @@ func (c *Core) Step(in Input) (Ready, error) {
 		c.tick(in.Now)
 	case BatchDone:
 		return c.batchDone(in)
+	case *BatchDone:
+		return c.batchDone(*in)
+	case *ResizeRequested:
+		if err := c.resizeRequested(*in); err != nil {
+			return Ready{}, err
+		}
 	case Poll:
 	default:
 		return Ready{}, fmt.Errorf("unknown input %T", in)
@@ -67,11 +73,11 @@ func (c *Core) ready(b *Batch) Ready {
 func (c *Core) tick(now time.Time) {
 	c.setNow(now)
 	if !c.retry.Due().After(c.now) {
-		c.enqueueAlloc(&retryTask{trigger: allocation.TriggerPeriodicRetry})
+		c.enqueueRetry(allocation.TriggerPeriodicRetry)
 	}
-	for c.dropStaleTimers(); len(c.timers) > 0 && !c.timers[0].at.After(c.now); c.dropStaleTimers() {
-		ps := c.pods[c.timers.pop().uid]
-		ps.resyncAt = time.Time{}
+	for len(c.timers) > 0 && !c.timers[0].resyncAt.After(c.now) {
+		ps := c.timers[0]
+		c.disarm(ps)
 		c.markDirty(ps)
 	}
 }
@@ -80,8 +86,8 @@ func (c *Core) tick(now time.Time) {
 // batch: an allocation task first, then a pod teardown, then the sync of
 // the first dirty pod in admission order.
 func (c *Core) next() *Batch {
-	for len(c.allocTasks) > 0 && !c.allocBusy {
-		t := c.allocTasks[0]
+	for !c.allocIdle() && !c.allocBusy {
+		t := c.allocTasks[c.allocHead]
 		if b := c.launch(t, nil, nil); b != nil {
 			c.allocBusy = true
 			return b
@@ -127,17 +133,23 @@ func (c *Core) launch(o op, done []Action, res []Result) *Batch {
 		return nil
 	}
 	c.nextID++
-	b := &Batch{ID: c.nextID, Actions: acts, KeepGoing: keepGoing}
-	c.inflight[b.ID] = &flight{op: o, actions: acts, final: final}
-	return b
+	out := o.output()
+	out.batch = Batch{ID: c.nextID, Actions: acts, KeepGoing: keepGoing}
+	out.fl = flight{op: o, actions: acts, final: final}
+	c.inflight[c.nextID] = &out.fl
+	return &out.batch
 }
 
 // end finishes an operation and frees what it held.
 func (c *Core) end(o op) {
 	o.finish(c)
-	if len(c.allocTasks) > 0 && c.allocTasks[0] == o {
-		c.allocTasks = c.allocTasks[1:]
+	if !c.allocIdle() && c.allocTasks[c.allocHead] == o {
+		c.allocTasks[c.allocHead] = nil
+		c.allocHead++
 		c.allocBusy = false
+		if c.allocIdle() {
+			c.allocTasks, c.allocHead = c.allocTasks[:0], 0
+		}
 	}
 }
 
@@ -174,7 +186,13 @@ func (c *Core) mirror(a Action) {
 	switch a := a.(type) {
 	case WriteAllocated:
 		if ps := c.pods[a.UID]; ps != nil {
-			// Records are never changed in place: no copy is needed.
+			// Records are never changed in place: no copy is needed. The
+			// record this one replaces is held by nothing now.
+			// (A new record's map is never the current one's: see
+			// Core.allocationFromPod.)
+			if ps.hasAllocated {
+				ps.spare = ps.allocated.ContainerResources
+			}
 			ps.allocated = a.Resources
 			ps.hasAllocated = true
 			c.recount(ps)

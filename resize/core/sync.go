@@ -139,7 +139,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			case RunPodSandbox:
 				if err != nil {
 					return o.fail(err,
-						c.event(ps.pod, v1.EventTypeWarning, ReasonFailedCreatePodSandBox, fmt.Sprintf("Failed to create pod sandbox: %v", err)),
+						c.event(&o.opOutput, ps.pod, v1.EventTypeWarning, ReasonFailedCreatePodSandBox, fmt.Sprintf("Failed to create pod sandbox: %v", err)),
 						c.writeStatus(ps, c.buildStatus(ps, o.alloc, nil, nil)))
 				}
 				ps.sandboxID = res[i].ID
@@ -162,7 +162,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 		var acts []Action
 		for _, k := range o.actions.Kill {
 			acts = append(acts,
-				c.event(ps.pod, v1.EventTypeNormal, ReasonKilling, k.Message),
+				c.event(&o.opOutput, ps.pod, v1.EventTypeNormal, ReasonKilling, k.Message),
 				StopContainer{Name: k.Name, ID: k.ID, Timeout: terminationGrace(ps.pod), Reason: k.Reason})
 		}
 		o.phase = syncKilled
@@ -265,7 +265,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 		name := o.actions.Start[o.startNext]
 		_, r, _ := resultOf[CreateContainer](done, res)
 		if err := r.Err; err != nil {
-			o.emit(c.event(ps.pod, v1.EventTypeWarning, ReasonFailed, fmt.Sprintf("Error: %v", err)))
+			o.emit(c.event(&o.opOutput, ps.pod, v1.EventTypeWarning, ReasonFailed, fmt.Sprintf("Error: %v", err)))
 			o.errs = append(o.errs, fmt.Errorf("create container %s: %w", name, err))
 			o.startNext++
 			o.phase = syncStartNext
@@ -277,7 +277,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 		o.phase = syncStarted
 		return []Action{
 			WriteActuatedContainer{UID: o.uid, Name: name, Resources: *ctr.Resources.DeepCopy()},
-			c.event(ps.pod, v1.EventTypeNormal, ReasonCreated, c.containerEventMessage("Created container: %s", "Container created", name)),
+			c.event(&o.opOutput, ps.pod, v1.EventTypeNormal, ReasonCreated, c.containerEventMessage("Created container: %s", "Container created", name)),
 			StartContainer{Name: name, ID: id},
 		}
 
@@ -292,10 +292,10 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 				}
 			case StartContainer:
 				if err != nil {
-					o.emit(c.event(ps.pod, v1.EventTypeWarning, ReasonFailed, fmt.Sprintf("Error: %v", err)))
+					o.emit(c.event(&o.opOutput, ps.pod, v1.EventTypeWarning, ReasonFailed, fmt.Sprintf("Error: %v", err)))
 					o.errs = append(o.errs, fmt.Errorf("start container %s: %w", name, err))
 				} else {
-					o.emit(c.event(ps.pod, v1.EventTypeNormal, ReasonStarted, c.containerEventMessage("Started container %s", "Container started", name)))
+					o.emit(c.event(&o.opOutput, ps.pod, v1.EventTypeNormal, ReasonStarted, c.containerEventMessage("Started container %s", "Container started", name)))
 				}
 			}
 		}
@@ -309,7 +309,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			newly := ps.conds.setInProgress(v1.PodReasonError, o.resizeErr.Error(), ps.pod.Generation, now)
 			if newly && s.profile.ResizeEvents() {
 				generation := ps.conds.inProgress.ObservedGeneration
-				o.emit(c.resizeEvent(ps.pod, v1.EventTypeWarning, ReasonResizeError,
+				o.emit(c.resizeEvent(&o.opOutput, ps.pod, v1.EventTypeWarning, ReasonResizeError,
 					ResizeMessage{Prefix: prefixError, Pod: o.alloc, Generation: generation, Error: o.resizeErr.Error()}))
 			}
 		}
@@ -331,7 +331,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 		var acts []Action
 		if o.allowed && !resizeInProgress(o.alloc, o.states, ps.actuated, podLevelResize) {
 			if generation, cleared := ps.conds.clearInProgress(); cleared {
-				if ev, ok := c.completedEvent(ps.pod, o.alloc, generation); ok {
+				if ev, ok := c.completedEvent(&o.opOutput, ps.pod, o.alloc, generation); ok {
 					acts = append(acts, ev)
 				}
 			}
@@ -341,7 +341,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 		if !wasTerminal && isTerminal(ps.pod) && s.profile.RetryOnPodTerminated() {
 			// A finished pod frees its resources; from 1.36 the pending
 			// resizes are retried for it (pod_terminated).
-			c.enqueueAlloc(&retryTask{trigger: allocation.TriggerPodTerminated})
+			c.enqueueRetry(allocation.TriggerPodTerminated)
 		}
 		o.phase = syncDone
 		return acts
@@ -362,7 +362,7 @@ func (o *syncOp) resized(err error) {
 // cgroupFailed ends a sync whose pod cgroup could not be made.
 func (o *syncOp) cgroupFailed(c *Core, ps *podState, err error) []Action {
 	return o.fail(err,
-		c.event(ps.pod, v1.EventTypeWarning, ReasonFailed, err.Error()),
+		c.event(&o.opOutput, ps.pod, v1.EventTypeWarning, ReasonFailed, err.Error()),
 		c.writeStatus(ps, c.buildStatus(ps, o.alloc, nil, nil)))
 }
 
@@ -394,11 +394,11 @@ func (c *Core) resizeAllowed(pod *v1.Pod) bool {
 }
 
 // completedEvent is the ResizeCompleted event, as the version sends it.
-func (c *Core) completedEvent(pod, alloc *v1.Pod, generation int64) (RecordEvent, bool) {
+func (c *Core) completedEvent(out *opOutput, pod, alloc *v1.Pod, generation int64) (RecordEvent, bool) {
 	if !c.s.profile.ResizeCompletedEvent() {
 		return RecordEvent{}, false
 	}
-	return c.resizeEvent(pod, v1.EventTypeNormal, ReasonResizeCompleted, ResizeMessage{
+	return c.resizeEvent(out, pod, v1.EventTypeNormal, ReasonResizeCompleted, ResizeMessage{
 		Prefix: prefixCompleted, Pod: alloc, Generation: generation, NoGeneration: !c.s.profile.ResizeCompletedGeneration(),
 	}), true
 }

@@ -179,7 +179,7 @@ func (w *world) do(a Action) Result {
 	case WriteActuated:
 		w.actuated[a.UID] = a.Resources.DeepCopy()
 	case RecordEvent:
-		w.events = append(w.events, a.Event)
+		w.events = append(w.events, *a.Event)
 	case WriteStatus:
 		w.statuses[a.Name] = a.Status
 	}
