@@ -2,8 +2,8 @@ package allocation
 
 import (
 	"fmt"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"

@@ -138,6 +138,13 @@ func ApplyResize(old *v1.Pod, patch []byte, opts ResizeOptions) (*v1.Pod, error)
 	if err != nil {
 		return nil, err
 	}
+	return finishResize(oldPod, patched, opts)
+}
+
+// finishResize is what the resize subresource does with the patched pod:
+// v1 defaulting, the resize strategy, the generation, validation against
+// the (defaulted) old pod.
+func finishResize(oldPod, patched *v1.Pod, opts ResizeOptions) (*v1.Pod, error) {
 	DefaultPod(patched)
 
 	newPod := resizeStrategy(patched, oldPod, opts)

@@ -144,6 +144,24 @@ func (c *Cluster) ResizePod(namespace, name string, patch []byte) (*v1.Pod, erro
 	return updated.DeepCopy(), nil
 }
 
+// ResizePodRequest applies a typed resize as ResizePod applies its patch
+// (ApplyResizeRequest). On error nothing changes.
+func (c *Cluster) ResizePodRequest(namespace, name string, req ResizeRequest) (*v1.Pod, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := podKey(namespace, name)
+	old, ok := c.pods[key]
+	if !ok {
+		return nil, fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
+	}
+	updated, err := ApplyResizeRequest(old, req, c.resizeOptions())
+	if err != nil {
+		return nil, err
+	}
+	c.pods[key] = updated
+	return updated.DeepCopy(), nil
+}
+
 // DryRunResizePod applies a resize as ResizePod does and returns the pod
 // it would store, without storing it (the API server's dry run).
 func (c *Cluster) DryRunResizePod(namespace, name string, patch []byte) (*v1.Pod, error) {
