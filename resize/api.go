@@ -63,7 +63,16 @@ type (
 	InvalidError = apiserver.InvalidError
 	// PatchError is the answer to a malformed patch.
 	PatchError = apiserver.PatchError
+	// ResizeRequest is a resize without JSON (apiserver.ResizeRequest).
+	ResizeRequest = apiserver.ResizeRequest
+	// ContainerResize is one container's new requests and limits.
+	ContainerResize = apiserver.ContainerResize
+	// Amounts are cpu (millicores) and memory (bytes) amounts.
+	Amounts = apiserver.Amounts
 )
+
+// CPUMemory is Amounts with both set (apiserver.CPUMemory).
+func CPUMemory(milliCPU, memory int64) Amounts { return apiserver.CPUMemory(milliCPU, memory) }
 
 // ErrPodNotFound is returned for a pod name the cluster or node does not know.
 var ErrPodNotFound = apiserver.ErrPodNotFound
@@ -103,6 +112,16 @@ type API interface {
 }
 
 var _ API = (*Cluster)(nil)
+
+// RequestResizer is an API that also takes typed resize requests
+// (apiserver.Cluster.ResizePodRequest). Node.ResizeRequest uses it when
+// the API has it and sends the request's patch through ResizePod when it
+// has not; both give the same pod.
+type RequestResizer interface {
+	ResizePodRequest(namespace, name string, req ResizeRequest) (*v1.Pod, error)
+}
+
+var _ RequestResizer = (*Cluster)(nil)
 
 // Clock is the node's source of time. Resize timers (the pending-resize
 // retry, the pod resync) run on it.

@@ -20,6 +20,11 @@ var (
 		[]byte(`{"spec":{"containers":[{"name":"c1","resources":{"requests":{"cpu":"300m","memory":"192Mi"},"limits":{"cpu":"600m","memory":"384Mi"}}}]}}`),
 		[]byte(`{"spec":{"containers":[{"name":"c1","resources":{"requests":{"cpu":"200m","memory":"128Mi"},"limits":{"cpu":"400m","memory":"256Mi"}}}]}}`),
 	}
+	// admittedRequests are admittedPatches as typed requests.
+	admittedRequests = []ResizeRequest{
+		{Containers: []ContainerResize{{Name: "c1", Requests: CPUMemory(300, 192<<20), Limits: CPUMemory(600, 384<<20)}}},
+		{Containers: []ContainerResize{{Name: "c1", Requests: CPUMemory(200, 128<<20), Limits: CPUMemory(400, 256<<20)}}},
+	}
 	// deferredPatches ask for the node's whole cpu but c2's 100m, and 1m
 	// less: never admitted beside the other pods, a new generation each
 	// time.
@@ -102,6 +107,23 @@ func BenchmarkResizeCycle(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if err := tn.node.Resize(tn.ctx, "default", "target", admittedPatches[i%2]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkResizeCycleTyped is BenchmarkResizeCycle through the typed
+// request: no JSON on the way.
+func BenchmarkResizeCycleTyped(b *testing.B) {
+	for _, n := range benchPods {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			tn := newAnchorNode(b, n)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := tn.node.ResizeRequest(tn.ctx, "default", "target", admittedRequests[i%2]); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -260,8 +260,30 @@ func (n *Node) Resize(ctx context.Context, namespace, name string, patch []byte)
 	if err != nil {
 		return err
 	}
+	return n.resized(ctx, pod)
+}
+
+// ResizeRequest is Resize for a typed request: no JSON on the way, the
+// same validation, the same pod and the same kubelet handling as Resize
+// with req.Patch(). An API that is not a RequestResizer is sent the patch.
+func (n *Node) ResizeRequest(ctx context.Context, namespace, name string, req ResizeRequest) error {
+	var pod *v1.Pod
+	var err error
+	if rr, ok := n.cluster.(RequestResizer); ok {
+		pod, err = rr.ResizePodRequest(namespace, name, req)
+	} else {
+		pod, err = n.cluster.ResizePod(namespace, name, req.Patch())
+	}
+	if err != nil {
+		return err
+	}
+	return n.resized(ctx, pod)
+}
+
+// resized hands the kubelet a pod the resize subresource updated.
+func (n *Node) resized(ctx context.Context, pod *v1.Pod) error {
 	n.mu.Lock()
-	_, known := n.core.Pod(namespace, name)
+	_, known := n.core.Pod(pod.Namespace, pod.Name)
 	n.mu.Unlock()
 	if !known {
 		return nil
