@@ -99,7 +99,8 @@ type API interface {
 	// ListPods returns copies of all pods in creation order.
 	ListPods() []*v1.Pod
 	// ResizePod applies a resize patch through the resize subresource and
-	// returns the updated pod; on error nothing changes.
+	// returns the updated pod; on error nothing changes. The node only
+	// reads the pod returned, so it may be the API's own copy.
 	ResizePod(namespace, name string, patch []byte) (*v1.Pod, error)
 	// DeletePod removes the pod.
 	DeletePod(namespace, name string) error
@@ -117,6 +118,8 @@ var _ API = (*Cluster)(nil)
 // (apiserver.Cluster.ResizePodRequest). Node.ResizeRequest uses it when
 // the API has it and sends the request's patch through ResizePod when it
 // has not; both give the same pod.
+//
+// As with ResizePod, the node only reads the pod returned.
 type RequestResizer interface {
 	ResizePodRequest(namespace, name string, req ResizeRequest) (*v1.Pod, error)
 }

@@ -123,10 +123,26 @@ var errEmptyPatch = errors.New("empty patch")
 // old is defaulted (a copy of it) before use: the API server only ever
 // stores defaulted pods, so an undefaulted old would otherwise look changed
 // by any patch.
+//
+// A patch that only sets requests and limits of containers the pod has
+// (the common case, readResizePatch) is applied without the JSON round
+// trip, with the same result. The pod returned then shares with old the
+// parts the resize did not change, as the API server's objects are shared:
+// read it, or DeepCopy it before changing anything in it.
 func ApplyResize(old *v1.Pod, patch []byte, opts ResizeOptions) (*v1.Pod, error) {
 	if old == nil {
 		return nil, errors.New("apply resize: nil pod")
 	}
+	if e, ok := readResizePatch(patch); ok && inPlace(old.Spec.Containers, e.containers) && inPlace(old.Spec.InitContainers, e.initContainers) {
+		return resizeInPlace(old, &e, opts)
+	}
+	return applyStrategicMerge(old, patch, opts)
+}
+
+// applyStrategicMerge is ApplyResize the general way, as the API server
+// goes: the old pod and the patch as JSON maps, the strategic merge, the
+// strict decoding of the result, then finishResize.
+func applyStrategicMerge(old *v1.Pod, patch []byte, opts ResizeOptions) (*v1.Pod, error) {
 	patchMap, err := decodePatch(patch)
 	if err != nil {
 		return nil, err

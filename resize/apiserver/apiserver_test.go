@@ -441,7 +441,18 @@ func fuzzPods() []*v1.Pod {
 		Resources: &v1.ResourceRequirements{Requests: rl("cpu=1,memory=1Gi"), Limits: rl("cpu=1,memory=1Gi")}}}
 	c := testPod(ctr("c1", "cpu=100m", ""))
 	c.Spec.Resources = &v1.ResourceRequirements{Limits: rl("cpu=1,memory=1Gi")}
-	return []*v1.Pod{stored(a), stored(b), stored(c)}
+	// d is built in Go with quantities that change form through JSON (a
+	// BinarySI number that is not a multiple of 1Ki prints without a
+	// suffix and decodes as DecimalSI), as a pod the API server never
+	// decoded could be.
+	d := testPod(ctr("c1", "cpu=100m", ""), ctr("c2", "", ""))
+	d.Spec.Containers[0].Resources.Requests[v1.ResourceMemory] = *resource.NewQuantity(100_000_000, resource.BinarySI)
+	d.Spec.Containers[1].Resources.Limits = v1.ResourceList{
+		v1.ResourceMemory: *resource.NewQuantity(300_000_000, resource.BinarySI),
+		v1.ResourceCPU:    *resource.NewQuantity(2, resource.DecimalExponent),
+	}
+	d.Spec.Resources = &v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceMemory: *resource.NewQuantity(900_000_000, resource.BinarySI)}}
+	return []*v1.Pod{stored(a), stored(b), stored(c), stored(d)}
 }
 
 // FuzzApplyResize feeds arbitrary patches to ApplyResize under each

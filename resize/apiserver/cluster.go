@@ -128,6 +128,10 @@ func (c *Cluster) ListPods() []*v1.Pod {
 // ResizePod applies a resize through the resize subresource. On success
 // the stored pod has the new spec (and a bumped generation if the spec
 // changed); on error nothing changes.
+//
+// The pod returned is the stored one, shared: read it, or DeepCopy it
+// before changing anything in it. The cluster never changes a stored pod
+// in place (an update stores a new one), so it stays as returned.
 func (c *Cluster) ResizePod(namespace, name string, patch []byte) (*v1.Pod, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -141,11 +145,12 @@ func (c *Cluster) ResizePod(namespace, name string, patch []byte) (*v1.Pod, erro
 		return nil, err
 	}
 	c.pods[key] = updated
-	return updated.DeepCopy(), nil
+	return updated, nil
 }
 
 // ResizePodRequest applies a typed resize as ResizePod applies its patch
-// (ApplyResizeRequest). On error nothing changes.
+// (ApplyResizeRequest). On error nothing changes. The pod returned is the
+// stored one, shared, as ResizePod's.
 func (c *Cluster) ResizePodRequest(namespace, name string, req ResizeRequest) (*v1.Pod, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -159,11 +164,13 @@ func (c *Cluster) ResizePodRequest(namespace, name string, req ResizeRequest) (*
 		return nil, err
 	}
 	c.pods[key] = updated
-	return updated.DeepCopy(), nil
+	return updated, nil
 }
 
 // DryRunResizePod applies a resize as ResizePod does and returns the pod
-// it would store, without storing it (the API server's dry run).
+// it would store, without storing it (the API server's dry run). The pod
+// shares what the resize did not change with the stored one: read it, or
+// DeepCopy it before changing anything in it.
 func (c *Cluster) DryRunResizePod(namespace, name string, patch []byte) (*v1.Pod, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

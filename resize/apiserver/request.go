@@ -3,8 +3,6 @@ package apiserver
 import (
 	"errors"
 	"fmt"
-	"slices"
-	"sort"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -129,109 +127,21 @@ func memoryQuantity(bytes int64) resource.Quantity {
 // ApplyResizeRequest is ApplyResize for a typed request: the same
 // defaulting, strategy, generation and validation, with the request
 // applied to the pod directly instead of through JSON. It gives the pod
-// and the errors ApplyResize gives for req.Patch(); old is never modified.
+// and the errors ApplyResize gives for req.Patch() (the same JSON, the
+// same semantics); old is never modified.
+//
+// The pod it returns shares with old the parts the resize did not change,
+// as the API server's objects are shared: read it, or DeepCopy it before
+// changing anything in it.
 func ApplyResizeRequest(old *v1.Pod, req ResizeRequest, opts ResizeOptions) (*v1.Pod, error) {
 	if old == nil {
 		return nil, errors.New("apply resize: nil pod")
 	}
-	oldPod := old.DeepCopy()
-	DefaultPod(oldPod)
-	patched := oldPod.DeepCopy()
-	patched.Spec.Containers = applyContainers(patched.Spec.Containers, req.Containers)
-	patched.Spec.InitContainers = applyContainers(patched.Spec.InitContainers, req.InitContainers)
-	if req.PodLevel != nil {
-		if patched.Spec.Resources == nil {
-			patched.Spec.Resources = &v1.ResourceRequirements{}
-		}
-		setAmounts(patched.Spec.Resources, *req.PodLevel)
+	e := editOfRequest(&req)
+	if !inPlace(old.Spec.Containers, e.containers) || !inPlace(old.Spec.InitContainers, e.initContainers) {
+		// A new container, or a new order: the strategic merge decides
+		// what the pod becomes, and validation refuses it.
+		return ApplyResize(old, req.Patch(), opts)
 	}
-	return finishResize(oldPod, patched, opts)
-}
-
-// applyContainers merges the resizes into a container list by name, as
-// the strategic merge of a list with merge key "name" does
-// (strategicpatch mergeSlice): each resize is merged into the container of
-// its name, or appended as a new container; then the containers the
-// request names come in the request's order, the others in their old
-// order, and the two are interleaved as normalizeElementOrder does: a
-// container the request does not name keeps its place before a named one
-// only when both were there before and it came first.
-func applyContainers(list []v1.Container, resizes []ContainerResize) []v1.Container {
-	if len(resizes) == 0 {
-		return list
-	}
-	original := make([]string, len(list))
-	for i := range list {
-		original[i] = list[i].Name
-	}
-	merged := list
-	for _, r := range resizes {
-		i := 0
-		for i < len(merged) && merged[i].Name != r.Name {
-			i++
-		}
-		if i == len(merged) {
-			merged = append(merged, v1.Container{Name: r.Name})
-		}
-		setAmounts(&merged[i].Resources, r)
-	}
-	// The request's order: each name at its first appearance.
-	order := func(name string) int {
-		for i, r := range resizes {
-			if r.Name == name {
-				return i
-			}
-		}
-		return -1
-	}
-	var named, others []v1.Container
-	for _, c := range merged {
-		if order(c.Name) >= 0 {
-			named = append(named, c)
-		} else {
-			others = append(others, c)
-		}
-	}
-	sort.SliceStable(named, func(i, j int) bool { return order(named[i].Name) < order(named[j].Name) })
-	before := func(name string) int { return slices.Index(original, name) }
-	out := make([]v1.Container, 0, len(merged))
-	for i, j := 0, 0; i < len(others) || j < len(named); {
-		switch {
-		case j >= len(named):
-			out = append(out, others[i])
-			i++
-		case i >= len(others):
-			out = append(out, named[j])
-			j++
-		default:
-			if li, ri := before(others[i].Name), before(named[j].Name); li >= 0 && ri >= 0 && li < ri {
-				out = append(out, others[i])
-				i++
-			} else {
-				out = append(out, named[j])
-				j++
-			}
-		}
-	}
-	return out
-}
-
-// setAmounts sets the request's amounts in requirements.
-func setAmounts(rr *v1.ResourceRequirements, r ContainerResize) {
-	set := func(list *v1.ResourceList, a Amounts) {
-		if !a.HasCPU && !a.HasMemory {
-			return
-		}
-		if *list == nil {
-			*list = v1.ResourceList{}
-		}
-		if a.HasCPU {
-			(*list)[v1.ResourceCPU] = cpuQuantity(a.MilliCPU)
-		}
-		if a.HasMemory {
-			(*list)[v1.ResourceMemory] = memoryQuantity(a.Memory)
-		}
-	}
-	set(&rr.Requests, r.Requests)
-	set(&rr.Limits, r.Limits)
+	return resizeInPlace(old, &e, opts)
 }

@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -69,43 +68,43 @@ const (
 // do in the API server.
 func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList {
 	p := opts.profile()
-	root := field.NewPath("")
-	specPath := field.NewPath("spec")
 	podLevel := hasPodLevelResources(oldPod) || hasPodLevelResources(newPod)
 
 	if p.PodLevelResizeForbidden() && podLevel {
-		return field.ErrorList{field.Forbidden(root, msgPodLevelResources)}
+		return field.ErrorList{field.Forbidden(field.NewPath(""), msgPodLevelResources)}
 	}
 	if _, ok := oldPod.Annotations[v1.MirrorPodAnnotationKey]; ok {
-		return field.ErrorList{field.Forbidden(root, msgStaticPod)}
+		return field.ErrorList{field.Forbidden(field.NewPath(""), msgStaticPod)}
 	}
 	if oldPod.Spec.OS != nil && oldPod.Spec.OS.Name == v1.Windows {
-		return field.ErrorList{field.Forbidden(root, msgWindowsPod)}
+		return field.ErrorList{field.Forbidden(field.NewPath(""), msgWindowsPod)}
 	}
 
 	allErrs := ValidatePod(newPod, opts)
 	if oldQOSClass(oldPod) != qos.PodQOSClass(newPod) {
 		// The API server reports the pod's current (status) class as the
 		// bad value, as an Invalid error rather than a Forbidden one.
-		allErrs = append(allErrs, field.Invalid(specPath, newPod.Status.QOSClass, msgQOSChange))
+		allErrs = append(allErrs, field.Invalid(field.NewPath("spec"), newPod.Status.QOSClass, msgQOSChange))
 	}
 	if !resizeSupported(oldPod) {
-		allErrs = append(allErrs, field.Forbidden(specPath, msgNoResizeSupport))
+		allErrs = append(allErrs, field.Forbidden(field.NewPath("spec"), msgNoResizeSupport))
 	}
 
-	// newSpec is newPod's spec with every allowed change undone, so that
-	// comparing it with oldPod's spec finds the changes that are not.
-	newSpec := newPod.Spec.DeepCopy()
+	// The API server undoes every allowed change in a copy of the new spec
+	// and compares the copy with the old spec. The comparisons below give
+	// what that comparison gives, without the copy (equalAfterUndo).
+	podLevelChecked := false
 	if !p.PodLevelResizeForbidden() && podLevel {
 		if !p.PodLevelResize() {
-			return append(allErrs, field.Forbidden(root, msgPodLevelGateOff))
+			return append(allErrs, field.Forbidden(field.NewPath(""), msgPodLevelGateOff))
 		}
-		allErrs = append(allErrs, validatePodLevelResize(newPod, oldPod, newSpec, specPath, p)...)
+		allErrs = append(allErrs, validatePodLevelResize(newPod, oldPod, p)...)
+		podLevelChecked = true
 	}
 
 	// The rest compares containers index by index, so it needs the same
 	// containers in the same order.
-	if orderErrs := validateContainerOrder(newPod, oldPod, specPath); len(orderErrs) > 0 {
+	if orderErrs := validateContainerOrder(newPod, oldPod); len(orderErrs) > 0 {
 		return append(allErrs, orderErrs...)
 	}
 
@@ -114,42 +113,39 @@ func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList 
 		if !initResizable && !qos.IsSidecar(&oldPod.Spec.InitContainers[i]) {
 			continue
 		}
-		allErrs = append(allErrs, validateContainerResize(&newPod.Spec.InitContainers[i], &oldPod.Spec.InitContainers[i],
-			specPath.Child("initContainers").Index(i).Child("resources"), p)...)
+		allErrs = append(allErrs, validateContainerResize(&newPod.Spec.InitContainers[i], &oldPod.Spec.InitContainers[i], "initContainers", i, p)...)
 	}
 	for i := range oldPod.Spec.Containers {
-		allErrs = append(allErrs, validateContainerResize(&newPod.Spec.Containers[i], &oldPod.Spec.Containers[i],
-			specPath.Child("containers").Index(i).Child("resources"), p)...)
+		allErrs = append(allErrs, validateContainerResize(&newPod.Spec.Containers[i], &oldPod.Spec.Containers[i], "containers", i, p)...)
 	}
 
-	for i := range newSpec.Containers {
-		c, o := &newSpec.Containers[i], &oldPod.Spec.Containers[i]
-		undoCPUMemoryChanges(c, o, p)
-		if !apiequality.Semantic.DeepEqual(*c, *o) {
-			allErrs = append(allErrs, field.Forbidden(specPath, msgOnlyCPUMemory))
+	for i := range newPod.Spec.Containers {
+		if !equalAfterUndo(&newPod.Spec.Containers[i], &oldPod.Spec.Containers[i], p) {
+			allErrs = append(allErrs, field.Forbidden(field.NewPath("spec"), msgOnlyCPUMemory))
 		}
 	}
-	for i := range newSpec.InitContainers {
-		c, o := &newSpec.InitContainers[i], &oldPod.Spec.InitContainers[i]
-		modified := !apiequality.Semantic.DeepEqual(*c, *o)
+	for i := range newPod.Spec.InitContainers {
+		c, o := &newPod.Spec.InitContainers[i], &oldPod.Spec.InitContainers[i]
 		if qos.IsSidecar(c) || initResizable {
-			undoCPUMemoryChanges(c, o, p)
-			if !apiequality.Semantic.DeepEqual(*c, *o) {
+			if !equalAfterUndo(c, o, p) {
 				if p.InitResizeErrorPerContainer() {
-					allErrs = append(allErrs, field.Forbidden(specPath.Child("initContainers").Index(i), msgOnlyCPUMemoryInit))
+					allErrs = append(allErrs, field.Forbidden(field.NewPath("spec", "initContainers").Index(i), msgOnlyCPUMemoryInit))
 				} else {
-					allErrs = append(allErrs, field.Forbidden(specPath, msgOnlyCPUMemorySide))
+					allErrs = append(allErrs, field.Forbidden(field.NewPath("spec"), msgOnlyCPUMemorySide))
 				}
 			}
-		} else if modified {
-			allErrs = append(allErrs, field.Forbidden(specPath, msgInitImmutable))
+		} else if !containersEqual(c, o) {
+			allErrs = append(allErrs, field.Forbidden(field.NewPath("spec"), msgInitImmutable))
 		}
 	}
 	if len(allErrs) > 0 {
 		return allErrs
 	}
-	if !apiequality.Semantic.DeepEqual(*newSpec, oldPod.Spec) {
-		allErrs = append(allErrs, field.Forbidden(specPath, msgOnlyCPUMemory))
+	// Every container compared equal (after its undo), and so did the
+	// pod-level resources if they were checked: what is left of the
+	// API server's final comparison is the rest of the spec.
+	if !specEqualOutsideContainers(&newPod.Spec, &oldPod.Spec, podLevelChecked) {
+		allErrs = append(allErrs, field.Forbidden(field.NewPath("spec"), msgOnlyCPUMemory))
 	}
 	return allErrs
 }
@@ -184,17 +180,16 @@ func resizeSupported(pod *v1.Pod) bool {
 
 // validateContainerOrder rejects a resize that adds, removes, renames or
 // reorders containers or init containers.
-func validateContainerOrder(newPod, oldPod *v1.Pod, specPath *field.Path) field.ErrorList {
+func validateContainerOrder(newPod, oldPod *v1.Pod) field.ErrorList {
 	var errs field.ErrorList
 	check := func(newList, oldList []v1.Container, name, msgAdded, msgReordered string) {
-		path := specPath.Child(name)
 		if len(newList) != len(oldList) {
-			errs = append(errs, field.Forbidden(path, msgAdded))
+			errs = append(errs, field.Forbidden(field.NewPath("spec", name), msgAdded))
 			return
 		}
 		for i := range oldList {
 			if newList[i].Name != oldList[i].Name {
-				errs = append(errs, field.Forbidden(path.Index(i).Child("name"), msgReordered))
+				errs = append(errs, field.Forbidden(field.NewPath("spec", name).Index(i).Child("name"), msgReordered))
 			}
 		}
 	}
@@ -206,27 +201,28 @@ func validateContainerOrder(newPod, oldPod *v1.Pod, specPath *field.Path) field.
 // validateContainerResize checks one container's resources against its old
 // ones: requests and limits may be added or changed but not removed, and
 // (1.33 only) a memory limit may not be lowered or added unless the memory
-// resizePolicy is RestartContainer.
-func validateContainerResize(newC, oldC *v1.Container, path *field.Path, p profile.Profile) field.ErrorList {
+// resizePolicy is RestartContainer. list and index say where the container
+// is (spec.<list>[index].resources).
+func validateContainerResize(newC, oldC *v1.Container, list string, index int, p profile.Profile) field.ErrorList {
 	var errs field.ErrorList
+	path := func() *field.Path { return field.NewPath("spec", list).Index(index).Child("resources") }
 	if resourcesRemoved(newC.Resources.Requests, oldC.Resources.Requests) {
-		errs = append(errs, field.Forbidden(path.Child("requests"), msgRequestsRemoved))
+		errs = append(errs, field.Forbidden(path().Child("requests"), msgRequestsRemoved))
 	}
 	if resourcesRemoved(newC.Resources.Limits, oldC.Resources.Limits) {
-		errs = append(errs, field.Forbidden(path.Child("limits"), msgLimitsRemoved))
+		errs = append(errs, field.Forbidden(path().Child("limits"), msgLimitsRemoved))
 	}
 	if !p.MemoryLimitNeedsRestartPolicy() || memoryResizePolicy(newC) == v1.RestartContainer {
 		return errs
 	}
 	newLimit, hasNew := newC.Resources.Limits[v1.ResourceMemory]
 	oldLimit, hasOld := oldC.Resources.Limits[v1.ResourceMemory]
-	memPath := path.Child("limits").Key(string(v1.ResourceMemory))
 	switch {
 	case hasNew && hasOld && newLimit.Cmp(oldLimit) < 0:
-		errs = append(errs, field.Forbidden(memPath, msgMemLimitDecrease))
+		errs = append(errs, field.Forbidden(path().Child("limits").Key(string(v1.ResourceMemory)), msgMemLimitDecrease))
 	case hasNew && !hasOld:
 		// Adding a limit lowers it from unlimited.
-		errs = append(errs, field.Forbidden(memPath, msgMemLimitAdd))
+		errs = append(errs, field.Forbidden(path().Child("limits").Key(string(v1.ResourceMemory)), msgMemLimitAdd))
 	}
 	return errs
 }
@@ -256,71 +252,142 @@ func resourcesRemoved(newList, oldList v1.ResourceList) bool {
 	return false
 }
 
-// undoCPUMemoryChanges sets c's cpu and memory requests and limits back to
-// o's, so that what remains different is a change the resize may not make.
-// Like the API server it rebuilds Resources from limits and requests only.
-// Up to 1.34 a list o does not have is dropped whole, so adding a list of
-// other resources to a container that had none goes unnoticed there; from
-// 1.35 (where the API server's helper was rewritten for pod-level resize)
-// such a list is kept and compared.
-func undoCPUMemoryChanges(c, o *v1.Container, p profile.Profile) {
-	c.Resources = v1.ResourceRequirements{
-		Limits:   undoCPUMemoryList(c.Resources.Limits, o.Resources.Limits, p),
-		Requests: undoCPUMemoryList(c.Resources.Requests, o.Resources.Requests, p),
-	}
+// The API server checks that a resize changed nothing but cpu and memory by
+// undoing the cpu and memory changes in a copy of the new spec and
+// comparing the copy with the old spec. Its undo rebuilds a container's
+// Resources from limits and requests only (so claims are dropped), and
+// each list as the new list's other resources plus the old list's cpu and
+// memory. Up to 1.34 a list the old container does not have is dropped
+// whole, so adding a list of other resources to a container that had none
+// goes unnoticed there; from 1.35 (where the API server's helper was
+// rewritten for pod-level resize) such a list is kept and compared.
+// equalAfterUndo and its helpers give the result of that comparison
+// without building the copy.
+
+// equalAfterUndo reports whether c, with its cpu and memory changes undone
+// as the API server undoes them, equals o.
+func equalAfterUndo(c, o *v1.Container, p profile.Profile) bool {
+	return len(o.Resources.Claims) == 0 &&
+		listEqualAfterUndo(c.Resources.Limits, o.Resources.Limits, p) &&
+		listEqualAfterUndo(c.Resources.Requests, o.Resources.Requests, p) &&
+		equalOutsideResources(c, o)
 }
 
-// undoCPUMemoryList returns a copy of list with cpu and memory taken from
-// old (or absent when old lacks them).
-func undoCPUMemoryList(list, old v1.ResourceList, p profile.Profile) v1.ResourceList {
+// listEqualAfterUndo reports whether list with cpu and memory taken from
+// old (the API server's undo) equals old: whether the resources other
+// than cpu and memory are the same in both.
+func listEqualAfterUndo(list, old v1.ResourceList, p profile.Profile) bool {
 	if old == nil && (!p.ComparesAddedResourceLists() || list == nil) {
-		return nil
+		// The undo gives no list, as old has none.
+		return true
 	}
-	out := make(v1.ResourceList, len(list)+2)
-	for name, q := range list {
-		if name != v1.ResourceCPU && name != v1.ResourceMemory {
-			out[name] = q
+	return otherResourcesEqual(list, old)
+}
+
+// undoneLen is the length of the list the undo makes of list when the old
+// list is absent.
+func undoneLen(list v1.ResourceList, p profile.Profile) int {
+	if !p.ComparesAddedResourceLists() || list == nil {
+		return 0
+	}
+	n := 0
+	for name := range list {
+		if !isCPUOrMemory(name) {
+			n++
 		}
 	}
-	if q, ok := old[v1.ResourceCPU]; ok {
-		out[v1.ResourceCPU] = q
+	return n
+}
+
+func isCPUOrMemory(name v1.ResourceName) bool {
+	return name == v1.ResourceCPU || name == v1.ResourceMemory
+}
+
+// otherResourcesEqual reports whether a and b hold the same resources
+// other than cpu and memory, in equal amounts.
+func otherResourcesEqual(a, b v1.ResourceList) bool {
+	na, nb := 0, 0
+	for name, q := range a {
+		if isCPUOrMemory(name) {
+			continue
+		}
+		na++
+		if bq, ok := b[name]; !ok || q.Cmp(bq) != 0 {
+			return false
+		}
 	}
-	if q, ok := old[v1.ResourceMemory]; ok {
-		out[v1.ResourceMemory] = q
+	for name := range b {
+		if !isCPUOrMemory(name) {
+			nb++
+		}
 	}
-	return out
+	return na == nb
+}
+
+// listsEqual is semantic equality of resource lists: the same resources in
+// equal amounts, an empty list equal to none.
+func listsEqual(a, b v1.ResourceList) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, q := range a {
+		if bq, ok := b[name]; !ok || q.Cmp(bq) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// claimsEqual is semantic equality of resource claims.
+func claimsEqual(a, b []v1.ResourceClaim) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == len(b)
+	}
+	return apiequality.Semantic.DeepEqual(a, b)
+}
+
+// requirementsEqual is semantic equality of resource requirements.
+func requirementsEqual(a, b *v1.ResourceRequirements) bool {
+	return listsEqual(a.Limits, b.Limits) && listsEqual(a.Requests, b.Requests) && claimsEqual(a.Claims, b.Claims)
+}
+
+// containersEqual is semantic equality of containers.
+func containersEqual(c, o *v1.Container) bool {
+	return requirementsEqual(&c.Resources, &o.Resources) && equalOutsideResources(c, o)
 }
 
 // validatePodLevelResize checks a change of spec.resources when pod-level
 // resize is on: nothing may be removed and only cpu and memory may change.
-// It undoes the allowed changes in newSpec.Resources.
-func validatePodLevelResize(newPod, oldPod *v1.Pod, newSpec *v1.PodSpec, specPath *field.Path, p profile.Profile) field.ErrorList {
+func validatePodLevelResize(newPod, oldPod *v1.Pod, p profile.Profile) field.ErrorList {
 	oldR, newR := oldPod.Spec.Resources, newPod.Spec.Resources
 	if oldR != nil && newR == nil {
-		return field.ErrorList{field.Forbidden(specPath.Child("resources"), msgPodLevelRemoved)}
+		return field.ErrorList{field.Forbidden(field.NewPath("spec", "resources"), msgPodLevelRemoved)}
 	}
 	var errs field.ErrorList
 	if oldR != nil {
 		if resourcesRemoved(newR.Requests, oldR.Requests) {
-			errs = append(errs, field.Forbidden(specPath.Child("resources").Child("requests"), msgPodLevelReqRemoved))
+			errs = append(errs, field.Forbidden(field.NewPath("spec", "resources", "requests"), msgPodLevelReqRemoved))
 		}
 		if resourcesRemoved(newR.Limits, oldR.Limits) {
-			errs = append(errs, field.Forbidden(specPath.Child("resources").Child("limits"), msgPodLevelLimRemoved))
+			errs = append(errs, field.Forbidden(field.NewPath("spec", "resources", "limits"), msgPodLevelLimRemoved))
 		}
 	}
-	if r := newSpec.Resources; r != nil {
-		var oldReqs, oldLims v1.ResourceList
-		if oldR != nil {
-			oldReqs, oldLims = oldR.Requests, oldR.Limits
-		}
-		r.Requests = undoCPUMemoryList(r.Requests, oldReqs, p)
-		r.Limits = undoCPUMemoryList(r.Limits, oldLims, p)
-		if oldR == nil && len(r.Requests) == 0 && len(r.Limits) == 0 && len(r.Claims) == 0 {
-			newSpec.Resources = nil
-		}
+	// The API server undoes the cpu and memory changes of spec.resources
+	// (keeping its claims) and drops a result that is empty where the old
+	// pod had none, then compares.
+	equal := true
+	switch {
+	case newR == nil:
+		// Both absent.
+	case oldR == nil:
+		equal = undoneLen(newR.Requests, p) == 0 && undoneLen(newR.Limits, p) == 0 && len(newR.Claims) == 0
+	default:
+		equal = listEqualAfterUndo(newR.Requests, oldR.Requests, p) &&
+			listEqualAfterUndo(newR.Limits, oldR.Limits, p) &&
+			claimsEqual(newR.Claims, oldR.Claims)
 	}
-	if !apiequality.Semantic.DeepEqual(newSpec.Resources, oldR) {
-		errs = append(errs, field.Forbidden(specPath, msgPodLevelOnlyCPUMem))
+	if !equal {
+		errs = append(errs, field.Forbidden(field.NewPath("spec"), msgPodLevelOnlyCPUMem))
 	}
 	return errs
 }
@@ -343,142 +410,186 @@ func ValidatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 	if pod.Name == "" {
 		errs = append(errs, field.Required(field.NewPath("metadata", "name"), "name or generateName is required"))
 	}
-	spec := field.NewPath("spec")
 	never := pod.Spec.RestartPolicy == v1.RestartPolicyNever
 
-	names := make(map[string]bool, len(pod.Spec.Containers)+len(pod.Spec.InitContainers))
-	path := spec.Child("containers")
+	// names holds the names taken so far, as the API server's set does
+	// (an init container without a name takes none); pods have few
+	// containers, so a list on the stack does.
+	var buf [16]string
+	names := buf[:0]
+	taken := func(name string) bool { return slices.Contains(names, name) }
+
 	if len(pod.Spec.Containers) == 0 {
-		errs = append(errs, field.Required(path, ""))
+		errs = append(errs, field.Required(field.NewPath("spec", "containers"), ""))
 	}
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
-		idx := path.Index(i)
-		errs = append(errs, validateContainerCommon(c, idx, never)...)
-		if names[c.Name] {
-			errs = append(errs, field.Duplicate(idx.Child("name"), c.Name))
+		errs = append(errs, validateContainerCommon(c, "containers", i, never)...)
+		if taken(c.Name) {
+			errs = append(errs, field.Duplicate(containerPath("containers", i).Child("name"), c.Name))
 		} else {
-			names[c.Name] = true
+			names = append(names, c.Name)
 		}
 	}
 
-	path = spec.Child("initContainers")
+	gateOn := opts.profile().Gate(profile.GateInPlacePodVerticalScaling)
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		idx := path.Index(i)
-		errs = append(errs, validateContainerCommon(c, idx, never)...)
-		if names[c.Name] {
-			errs = append(errs, field.Duplicate(idx.Child("name"), c.Name))
+		errs = append(errs, validateContainerCommon(c, "initContainers", i, never)...)
+		if taken(c.Name) {
+			errs = append(errs, field.Duplicate(containerPath("initContainers", i).Child("name"), c.Name))
 		} else if c.Name != "" {
-			names[c.Name] = true
+			names = append(names, c.Name)
 		}
-		if !opts.profile().Gate(profile.GateInPlacePodVerticalScaling) && len(c.ResizePolicy) > 0 {
-			errs = append(errs, field.Invalid(idx.Child("resizePolicy"), c.ResizePolicy, msgInitResizePolicy))
+		if !gateOn && len(c.ResizePolicy) > 0 {
+			errs = append(errs, field.Invalid(containerPath("initContainers", i).Child("resizePolicy"), c.ResizePolicy, msgInitResizePolicy))
 		}
 	}
 
-	path = spec.Child("ephemeralContainers")
 	for i := range pod.Spec.EphemeralContainers {
 		c := (*v1.Container)(&pod.Spec.EphemeralContainers[i].EphemeralContainerCommon)
-		idx := path.Index(i)
-		errs = append(errs, validateContainerCommon(c, idx, never)...)
-		if names[c.Name] {
-			errs = append(errs, field.Duplicate(idx.Child("name"), c.Name))
+		errs = append(errs, validateContainerCommon(c, "ephemeralContainers", i, never)...)
+		if taken(c.Name) {
+			errs = append(errs, field.Duplicate(containerPath("ephemeralContainers", i).Child("name"), c.Name))
 		} else {
-			names[c.Name] = true
+			names = append(names, c.Name)
 		}
 		if r := c.Resources; r.Limits != nil || r.Requests != nil || r.Claims != nil {
-			errs = append(errs, field.Forbidden(idx.Child("resources"), msgEphemeralField))
+			errs = append(errs, field.Forbidden(containerPath("ephemeralContainers", i).Child("resources"), msgEphemeralField))
 		}
 		if c.ResizePolicy != nil {
-			errs = append(errs, field.Forbidden(idx.Child("resizePolicy"), msgEphemeralField))
+			errs = append(errs, field.Forbidden(containerPath("ephemeralContainers", i).Child("resizePolicy"), msgEphemeralField))
 		}
 	}
 
 	if pod.Spec.Resources != nil {
-		errs = append(errs, validateResourceRequirements(pod.Spec.Resources, spec.Child("resources"), false)...)
+		errs = append(errs, validateResourceRequirements(pod.Spec.Resources, "", 0, false)...)
 	}
 	return errs
 }
 
+// containerPath is spec.<list>[index]. Paths are built only for errors:
+// a valid pod builds none.
+func containerPath(list string, index int) *field.Path {
+	return field.NewPath("spec", list).Index(index)
+}
+
 // validateContainerCommon checks what every kind of container shares: its
 // name, resources and resizePolicy.
-func validateContainerCommon(c *v1.Container, path *field.Path, restartNever bool) field.ErrorList {
+func validateContainerCommon(c *v1.Container, list string, index int, restartNever bool) field.ErrorList {
 	var errs field.ErrorList
-	namePath := path.Child("name")
 	if c.Name == "" {
-		errs = append(errs, field.Required(namePath, ""))
-	} else {
+		errs = append(errs, field.Required(containerPath(list, index).Child("name"), ""))
+	} else if !isDNS1123Label(c.Name) {
 		for _, msg := range validation.IsDNS1123Label(c.Name) {
-			errs = append(errs, field.Invalid(namePath, c.Name, msg))
+			errs = append(errs, field.Invalid(containerPath(list, index).Child("name"), c.Name, msg))
 		}
 	}
-	errs = append(errs, validateResourceRequirements(&c.Resources, path.Child("resources"), true)...)
-	errs = append(errs, validateResizePolicy(c.ResizePolicy, path.Child("resizePolicy"), restartNever)...)
+	errs = append(errs, validateResourceRequirements(&c.Resources, list, index, true)...)
+	errs = append(errs, validateResizePolicy(c.ResizePolicy, list, index, restartNever)...)
 	return errs
+}
+
+// isDNS1123Label reports what validation.IsDNS1123Label finds no fault
+// with: 1 to 63 lower-case letters, digits and '-', starting and ending
+// with a letter or digit. It saves the regular expression for the names
+// that are fine.
+func isDNS1123Label(s string) bool {
+	if len(s) == 0 || len(s) > validation.DNS1123LabelMaxLength {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case c == '-' && i > 0 && i < len(s)-1:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // validateResizePolicy checks a container's resizePolicy list, with the
 // API server's field paths (the list itself, not the entry, except for
 // duplicates).
-func validateResizePolicy(list []v1.ContainerResizePolicy, path *field.Path, restartNever bool) field.ErrorList {
+func validateResizePolicy(list []v1.ContainerResizePolicy, ctrList string, index int, restartNever bool) field.ErrorList {
 	var errs field.ErrorList
-	seen := make(map[v1.ResourceName]bool, len(list))
+	path := func() *field.Path { return containerPath(ctrList, index).Child("resizePolicy") }
 	for i, p := range list {
-		if seen[p.ResourceName] {
-			errs = append(errs, field.Duplicate(path.Index(i), p.ResourceName))
+		for _, q := range list[:i] {
+			if q.ResourceName == p.ResourceName {
+				errs = append(errs, field.Duplicate(path().Index(i), p.ResourceName))
+				break
+			}
 		}
-		seen[p.ResourceName] = true
 		switch p.ResourceName {
 		case v1.ResourceCPU, v1.ResourceMemory:
 		case "":
-			errs = append(errs, field.Required(path, ""))
+			errs = append(errs, field.Required(path(), ""))
 		default:
-			errs = append(errs, field.NotSupported(path, p.ResourceName, []string{string(v1.ResourceCPU), string(v1.ResourceMemory)}))
+			errs = append(errs, field.NotSupported(path(), p.ResourceName, []string{string(v1.ResourceCPU), string(v1.ResourceMemory)}))
 		}
 		switch p.RestartPolicy {
 		case v1.NotRequired, v1.RestartContainer:
 		case "":
-			errs = append(errs, field.Required(path, ""))
+			errs = append(errs, field.Required(path(), ""))
 		default:
-			errs = append(errs, field.NotSupported(path, p.RestartPolicy, []string{string(v1.NotRequired), string(v1.RestartContainer)}))
+			errs = append(errs, field.NotSupported(path(), p.RestartPolicy, []string{string(v1.NotRequired), string(v1.RestartContainer)}))
 		}
 		if restartNever && p.RestartPolicy != v1.NotRequired {
-			errs = append(errs, field.Invalid(path, p.RestartPolicy, msgResizePolicyNever))
+			errs = append(errs, field.Invalid(path(), p.RestartPolicy, msgResizePolicyNever))
 		}
 	}
 	return errs
 }
 
-// validateResourceRequirements checks requests and limits. For a container
-// (container true) resource names are checked too; for pod-level resources
-// they are not.
-func validateResourceRequirements(r *v1.ResourceRequirements, path *field.Path, container bool) field.ErrorList {
-	var errs field.ErrorList
-	limPath, reqPath := path.Child("limits"), path.Child("requests")
-	for _, name := range slices.Sorted(maps.Keys(r.Limits)) {
-		q := r.Limits[name]
-		p := limPath.Key(string(name))
-		if container {
-			errs = append(errs, validateContainerResourceName(name, p)...)
-		}
-		errs = append(errs, validateQuantityValue(name, q, p)...)
+// sortedNames returns the list's resource names in order, in buf when
+// they fit.
+func sortedNames(list v1.ResourceList, buf []v1.ResourceName) []v1.ResourceName {
+	names := buf[:0]
+	for name := range list {
+		names = append(names, name)
 	}
-	for _, name := range slices.Sorted(maps.Keys(r.Requests)) {
-		q := r.Requests[name]
-		p := reqPath.Key(string(name))
+	slices.Sort(names)
+	return names
+}
+
+// validateResourceRequirements checks requests and limits, of the
+// container at spec.<list>[index] (container true: resource names are
+// checked too) or of the pod level (list empty; names are not checked).
+func validateResourceRequirements(r *v1.ResourceRequirements, list string, index int, container bool) field.ErrorList {
+	var errs field.ErrorList
+	path := func() *field.Path {
+		if list == "" {
+			return field.NewPath("spec", "resources")
+		}
+		return containerPath(list, index).Child("resources")
+	}
+	var buf [8]v1.ResourceName
+	for _, name := range sortedNames(r.Limits, buf[:]) {
+		q := r.Limits[name]
+		p := func() *field.Path { return path().Child("limits").Key(string(name)) }
 		if container {
 			errs = append(errs, validateContainerResourceName(name, p)...)
 		}
-		errs = append(errs, validateQuantityValue(name, q, p)...)
+		errs = append(errs, validateQuantityValue(name, &q, p)...)
+	}
+	for _, name := range sortedNames(r.Requests, buf[:]) {
+		q := r.Requests[name]
+		p := func() *field.Path { return path().Child("requests").Key(string(name)) }
+		if container {
+			errs = append(errs, validateContainerResourceName(name, p)...)
+		}
+		errs = append(errs, validateQuantityValue(name, &q, p)...)
 		limit, ok := r.Limits[name]
 		switch {
 		case ok && q.Cmp(limit) != 0 && !overcommitAllowed(name):
-			errs = append(errs, field.Invalid(reqPath, q.String(), fmt.Sprintf("must be equal to %s limit of %s", name, limit.String())))
+			errs = append(errs, field.Invalid(path().Child("requests"), q.String(), fmt.Sprintf("must be equal to %s limit of %s", name, limit.String())))
 		case ok && q.Cmp(limit) > 0:
-			errs = append(errs, field.Invalid(reqPath, q.String(), fmt.Sprintf("must be less than or equal to %s limit of %s", name, limit.String())))
+			errs = append(errs, field.Invalid(path().Child("requests"), q.String(), fmt.Sprintf("must be less than or equal to %s limit of %s", name, limit.String())))
 		case !ok && !overcommitAllowed(name):
-			errs = append(errs, field.Required(limPath, msgLimitRequired))
+			errs = append(errs, field.Required(path().Child("limits"), msgLimitRequired))
 		}
 	}
 	return errs
@@ -487,32 +598,35 @@ func validateResourceRequirements(r *v1.ResourceRequirements, path *field.Path, 
 // validateContainerResourceName checks that a container resource is a
 // standard one (cpu, memory, ephemeral-storage, hugepages-*) or a
 // well-formed extended resource.
-func validateContainerResourceName(name v1.ResourceName, path *field.Path) field.ErrorList {
+func validateContainerResourceName(name v1.ResourceName, path func() *field.Path) field.ErrorList {
+	switch name {
+	case v1.ResourceCPU, v1.ResourceMemory, v1.ResourceEphemeralStorage:
+		// Standard, and qualified names.
+		return nil
+	}
 	var errs field.ErrorList
 	for _, msg := range validation.IsQualifiedName(string(name)) {
-		errs = append(errs, field.Invalid(path, name, msg))
+		errs = append(errs, field.Invalid(path(), name, msg))
 	}
 	if !strings.Contains(string(name), "/") {
-		switch {
-		case name == v1.ResourceCPU, name == v1.ResourceMemory, name == v1.ResourceEphemeralStorage, isHugePages(name):
-		default:
-			errs = append(errs, field.Invalid(path, name, msgNotStandardResource))
+		if !isHugePages(name) {
+			errs = append(errs, field.Invalid(path(), name, msgNotStandardResource))
 		}
 	} else if !isNativeResource(name) && strings.HasPrefix(string(name), v1.DefaultResourceRequestsPrefix) {
-		errs = append(errs, field.Invalid(path, name, msgNotExtendedResource))
+		errs = append(errs, field.Invalid(path(), name, msgNotExtendedResource))
 	}
 	return errs
 }
 
 // validateQuantityValue checks that a quantity is not negative, and whole
 // for extended resources (which count devices).
-func validateQuantityValue(name v1.ResourceName, q resource.Quantity, path *field.Path) field.ErrorList {
+func validateQuantityValue(name v1.ResourceName, q *resource.Quantity, path func() *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if q.Sign() < 0 {
-		errs = append(errs, field.Invalid(path, q.String(), msgNegativeQuantity))
+		errs = append(errs, field.Invalid(path(), q.String(), msgNegativeQuantity))
 	}
 	if !isNativeResource(name) && q.MilliValue()%1000 != 0 {
-		errs = append(errs, field.Invalid(path, q.String(), msgNotInteger))
+		errs = append(errs, field.Invalid(path(), q.String(), msgNotInteger))
 	}
 	return errs
 }

@@ -48,10 +48,11 @@ func (c *Core) resizeRequested(in ResizeRequested) error {
 		return fmt.Errorf("resize requested: %s/%s: %w", in.Pod.Namespace, in.Pod.Name, ErrUnknownPod)
 	}
 	c.setNow(in.Now)
-	// The core owns the pod it is given (Input's contract): it takes it
-	// as it is, with the kubelet's own status in place of the API
-	// server's.
-	updated := in.Pod
+	// The pod is taken as it is, with the kubelet's own status in place of
+	// the API server's; the given pod may be the API server's own, so the
+	// status goes into a copy of the top level (Input's contract).
+	updated := new(v1.Pod)
+	*updated = *in.Pod
 	updated.Status = ps.pod.Status
 	ps.pod = updated
 	if !ps.admitted {

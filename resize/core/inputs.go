@@ -14,8 +14,11 @@ import (
 // input carries the time it happened on the driver's clock; the core
 // reads no clock of its own. The inputs a driver sends most, BatchDone and
 // ResizeRequested, may also be given by pointer, so that a driver that
-// reuses one does not allocate to box it. The core keeps the pods and records an input
-// carries: the caller must not change them afterwards (hand it copies).
+// reuses one does not allocate to box it.
+//
+// The core keeps the pods and records an input carries and never changes
+// them: they may be shared with the API server, and the caller must not
+// change them afterwards either.
 type Input interface {
 	input()
 }
