@@ -27,7 +27,9 @@ import (
 // kubelet's resize path uses. The method signatures are cri-api's own, so a
 // full RuntimeService implementation satisfies Runtime as it is.
 //
-// Implementations must be safe for concurrent use.
+// Implementations must be safe for concurrent use. Responses are for
+// reading: an in-process implementation such as SimContainerd may hand
+// the same message to several callers.
 type Runtime interface {
 	RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig, runtimeHandler string) (string, error)
 	StopPodSandbox(ctx context.Context, podSandboxID string) error

@@ -197,6 +197,12 @@ type simContainer struct {
 	message    string
 	pid        int
 	removed    bool
+
+	// status is the last ContainerStatus snapshot and statusKey what it
+	// was built from (guarded by SimContainerd.mu): it is handed out
+	// shared until the container changes.
+	status    *runtimeapi.ContainerStatusResponse
+	statusKey statusKey
 }
 
 // The exit codes and reasons the runtime reports, as containerd does.
@@ -840,6 +846,10 @@ func (m *SimContainerd) ListContainers(ctx context.Context, filter *runtimeapi.C
 // not from the cgroup files, as containerd and CRI-O report it. With
 // verbose, Info["info"] holds a JSON object shaped like containerd's
 // (sandboxID, pid, runtimeSpec.process.args).
+//
+// The status is a snapshot shared by every call until the container
+// changes: read it, do not change it (a gRPC client would hold its own
+// copy; an in-process caller shares the simulator's).
 func (m *SimContainerd) ContainerStatus(ctx context.Context, containerID string, verbose bool) (*runtimeapi.ContainerStatusResponse, error) {
 	m.mu.Lock()
 	c, ok := m.containers[containerID]
@@ -847,35 +857,61 @@ func (m *SimContainerd) ContainerStatus(ctx context.Context, containerID string,
 		m.mu.Unlock()
 		return nil, fmt.Errorf("container status %q: %w", containerID, ErrNotFound)
 	}
-	st := &runtimeapi.ContainerStatus{
-		Id:         c.id,
-		Metadata:   &runtimeapi.ContainerMetadata{Name: c.metaName, Attempt: c.attempt},
-		State:      c.state,
-		CreatedAt:  c.createdAt,
-		StartedAt:  c.startedAt,
-		FinishedAt: c.finishedAt,
-		ExitCode:   c.exitCode,
-		Image:      &runtimeapi.ImageSpec{Image: c.image},
-		ImageRef:   c.image,
-		Reason:     c.reason,
-		Message:    c.message,
+	key := statusKey{state: c.state, startedAt: c.startedAt, finishedAt: c.finishedAt, exitCode: c.exitCode,
+		reason: c.reason, message: c.message, spec: c.spec}
+	resp := c.status
+	if resp == nil || c.statusKey != key {
+		// Labels, annotations and a stored spec are never modified, so the
+		// snapshot shares them.
+		resp = &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{
+			Id:          c.id,
+			Metadata:    &runtimeapi.ContainerMetadata{Name: c.metaName, Attempt: c.attempt},
+			State:       c.state,
+			CreatedAt:   c.createdAt,
+			StartedAt:   c.startedAt,
+			FinishedAt:  c.finishedAt,
+			ExitCode:    c.exitCode,
+			Image:       &runtimeapi.ImageSpec{Image: c.image},
+			ImageRef:    c.image,
+			Reason:      c.reason,
+			Message:     c.message,
+			Labels:      c.labels,
+			Annotations: c.annotations,
+			Resources:   &runtimeapi.ContainerResources{Linux: nonNilLinux(c.spec)},
+		}}
+		c.status, c.statusKey = resp, key
 	}
-	spec, pid := c.spec, c.pid
+	pid := c.pid
 	m.mu.Unlock()
-	// Labels, annotations and a stored spec are never modified, so they can
-	// be copied without the lock.
-	st.Labels = maps.Clone(c.labels)
-	st.Annotations = maps.Clone(c.annotations)
-	st.Resources = &runtimeapi.ContainerResources{Linux: cloneLinux(spec)}
-	resp := &runtimeapi.ContainerStatusResponse{Status: st}
-	if verbose {
-		info, err := json.Marshal(verboseInfo{SandboxID: c.sandboxID, Pid: pid, RuntimeSpec: verboseSpec{Process: verboseProcess{Args: c.args}}})
-		if err != nil {
-			return nil, fmt.Errorf("container status %q: verbose info: %w", containerID, err)
-		}
-		resp.Info = map[string]string{"info": string(info)}
+	if !verbose {
+		return resp, nil
 	}
-	return resp, nil
+	info, err := json.Marshal(verboseInfo{SandboxID: c.sandboxID, Pid: pid, RuntimeSpec: verboseSpec{Process: verboseProcess{Args: c.args}}})
+	if err != nil {
+		return nil, fmt.Errorf("container status %q: verbose info: %w", containerID, err)
+	}
+	return &runtimeapi.ContainerStatusResponse{Status: resp.Status, Info: map[string]string{"info": string(info)}}, nil
+}
+
+// statusKey is what a container's status snapshot was built from: the
+// fields that change over its life (the spec is replaced, never changed in
+// place, so its pointer says whether it changed).
+type statusKey struct {
+	state                 runtimeapi.ContainerState
+	startedAt, finishedAt int64
+	exitCode              int32
+	reason, message       string
+	spec                  *runtimeapi.LinuxContainerResources
+}
+
+// emptyLinux is what a container without a stored spec reports.
+var emptyLinux = &runtimeapi.LinuxContainerResources{}
+
+func nonNilLinux(r *runtimeapi.LinuxContainerResources) *runtimeapi.LinuxContainerResources {
+	if r == nil {
+		return emptyLinux
+	}
+	return r
 }
 
 // verboseInfo is the part of containerd's verbose ContainerStatus "info"

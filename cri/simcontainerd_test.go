@@ -751,11 +751,19 @@ func TestContainerStatusFields(t *testing.T) {
 		t.Errorf("non-verbose status has info %v, want none", plain.Info)
 	}
 
-	// The status is a copy: changing it changes nothing stored.
-	st.Labels[LabelContainerName] = "changed"
-	st.Resources.Linux.CpuShares = 1
-	if again := status(t, rt, id); again.Labels[LabelContainerName] != "app" || again.Resources.GetLinux().GetCpuShares() != 512 {
-		t.Errorf("a caller's change to a returned status leaked into the runtime: %v", again)
+	// The status is a snapshot shared until the container changes; a
+	// change makes a new one and leaves the old as it was.
+	if again := status(t, rt, id); again != st {
+		t.Errorf("a second status of an unchanged container is a new message")
+	}
+	if err := rt.UpdateContainerResources(tctx, id, &runtimeapi.ContainerResources{Linux: &runtimeapi.LinuxContainerResources{CpuShares: 1024}}); err != nil {
+		t.Fatal(err)
+	}
+	if again := status(t, rt, id); again == st || again.Resources.GetLinux().GetCpuShares() != 1024 {
+		t.Errorf("status after an update = %v, want a new snapshot with 1024 shares", again)
+	}
+	if st.Resources.GetLinux().GetCpuShares() != 512 {
+		t.Errorf("the old snapshot changed with the container: %v", st)
 	}
 }
 

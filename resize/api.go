@@ -105,7 +105,9 @@ type API interface {
 	// DeletePod removes the pod.
 	DeletePod(namespace, name string) error
 	// UpdatePodStatus replaces the pod's status; it fails if the pod is
-	// gone or its UID changed.
+	// gone or its UID changed. The node never changes a status it has
+	// written (later statuses share its unchanged parts), so the API may
+	// keep it without a copy.
 	UpdatePodStatus(namespace, name string, uid types.UID, status v1.PodStatus) error
 	// RecordEvent stores an event. A resize event comes with its message
 	// unformatted in Lazy (Message empty): render it when the event is read.

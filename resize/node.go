@@ -158,7 +158,12 @@ func (n *Node) run(ctx context.Context, in core.Input) error {
 // quiet.
 func (n *Node) drain(ctx context.Context, rd core.Ready) error {
 	var err error
-	var results []core.Result
+	buf := resultBuffers.Get().(*[]core.Result)
+	defer func() {
+		clear(*buf)
+		resultBuffers.Put(buf)
+	}()
+	results := (*buf)[:0]
 	done := &core.BatchDone{}
 	for i := 0; ; i++ {
 		if i >= maxBatches {
@@ -171,12 +176,17 @@ func (n *Node) drain(ctx context.Context, rd core.Ready) error {
 			}
 		}
 		results = n.performInto(ctx, rd.Batch, results)
+		*buf = results
 		*done = core.BatchDone{ID: rd.Batch.ID, Results: results, Now: n.clock.Now()}
 		if rd, err = n.step(done); err != nil {
 			return err
 		}
 	}
 }
+
+// resultBuffers are the drains' result slices, reused: the core keeps
+// nothing of a BatchDone's results.
+var resultBuffers = sync.Pool{New: func() any { return new([]core.Result) }}
 
 // wait returns the next batch there is for this caller, waiting while
 // others perform theirs, or reports that the node is quiet.
@@ -283,7 +293,7 @@ func (n *Node) ResizeRequest(ctx context.Context, namespace, name string, req Re
 // resized hands the kubelet a pod the resize subresource updated.
 func (n *Node) resized(ctx context.Context, pod *v1.Pod) error {
 	n.mu.Lock()
-	_, known := n.core.Pod(pod.Namespace, pod.Name)
+	known := n.core.Knows(pod.Namespace, pod.Name)
 	n.mu.Unlock()
 	if !known {
 		return nil

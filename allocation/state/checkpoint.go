@@ -89,10 +89,11 @@ func checkpointPath(dir, file string) string { return filepath.Join(dir, file) }
 // touches the disk. A kubelet restart in a simulation is a new node on the
 // same Store.
 //
-// Unlike a file checkpoint, it keeps the record Set is given rather than a
-// copy, so that a simulated node records an allocation without copying
-// it: the caller must not change a record it has given (the resize core
-// never changes a record in place). Get and All still return copies.
+// Unlike a file checkpoint, it keeps the record Set (and the requirements
+// SetContainer) is given rather than a copy, so that a simulated node
+// records an allocation without copying it: the caller must not change a
+// record it has given (the resize core never changes a record in place).
+// Get and All still return copies.
 func NewMemory() *Store {
 	return &Store{entries: map[types.UID]allocation.PodResources{}, keepGiven: true}
 }

@@ -127,7 +127,11 @@ func (s *Store) SetContainer(uid types.UID, name string, r v1.ResourceRequiremen
 		// The map may be a record a caller gave Set: change a copy.
 		entry.ContainerResources = maps.Clone(entry.ContainerResources)
 	}
-	entry.ContainerResources[name] = *r.DeepCopy()
+	if s.keepGiven {
+		entry.ContainerResources[name] = r
+	} else {
+		entry.ContainerResources[name] = *r.DeepCopy()
+	}
 	s.entries[uid] = entry
 	return s.persistLocked()
 }

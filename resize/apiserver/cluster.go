@@ -200,7 +200,9 @@ func (c *Cluster) DeletePod(namespace, name string) error {
 }
 
 // UpdatePodStatus replaces the pod's status, as the kubelet's status
-// manager does. It fails if the pod is gone or its UID changed.
+// manager does. It fails if the pod is gone or its UID changed. The status
+// is kept as given, sharing its slices and pointers with the caller, who
+// must not change them afterwards.
 func (c *Cluster) UpdatePodStatus(namespace, name string, uid types.UID, status v1.PodStatus) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -209,9 +211,10 @@ func (c *Cluster) UpdatePodStatus(namespace, name string, uid types.UID, status 
 		return fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
 	}
 	// Stored pods are never changed in place: an update stores a new
-	// object.
+	// object, with the status as given (the caller does not change it
+	// afterwards, as the API interface says).
 	updated := *p
-	updated.Status = *status.DeepCopy()
+	updated.Status = status
 	c.pods[podKey(namespace, name)] = &updated
 	return nil
 }

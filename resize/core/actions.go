@@ -218,7 +218,10 @@ func Retain(a Action) Action {
 	return a
 }
 
-// WriteStatus writes a pod's status to the API server.
+// WriteStatus writes a pod's status to the API server. The status is the
+// core's own and is never changed after it is handed out: the API may keep
+// it as it is (and share it with later statuses, which reuse its unchanged
+// parts).
 type WriteStatus struct {
 	Namespace, Name string
 	UID             types.UID

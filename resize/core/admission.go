@@ -28,7 +28,11 @@ func (c *Core) podsAdded(pods []*v1.Pod, now time.Time) error {
 	}
 	c.setNow(now)
 	for _, pod := range pods {
-		c.newPodState(pod)
+		// The pod may be the API server's own: the core's pod is a copy
+		// of its top level, whose status the core replaces in place.
+		own := new(v1.Pod)
+		*own = *pod
+		c.newPodState(own)
 		c.enqueueAlloc(&admitTask{uid: pod.UID})
 	}
 	c.enqueueRetry(allocation.TriggerPodsAdded)
@@ -339,15 +343,22 @@ func (c *Core) startResize(ps *podState, pod *v1.Pod, out *opOutput) {
 // and the pod's requests, as its status shows them, went down, the pending
 // resizes are retried (pod_resized).
 func (c *Core) writeStatus(ps *podState, status *v1.PodStatus) WriteStatus {
-	old := ps.pod
-	updated := *ps.pod
-	updated.Status = *status
-	ps.pod = &updated
+	// The core's pod is its own at the top level (podsAdded and
+	// resizeRequested copy it; nothing outside the core holds it), so the
+	// status goes in in place; the pod as it was is kept only for the
+	// reconcile test below.
+	var old *v1.Pod
+	if c.queue.Len() > 0 {
+		before := *ps.pod
+		old = &before
+	}
+	ps.pod.Status = *status
 	c.recount(ps)
-	if c.queue.Len() > 0 && c.statusRequestsShrank(ps, old, ps.pod) {
+	if old != nil && c.statusRequestsShrank(ps, old, ps.pod) {
 		c.enqueueRetry(allocation.TriggerPodResized)
 	}
-	return WriteStatus{Namespace: ps.pod.Namespace, Name: ps.pod.Name, UID: ps.uid, Status: status.DeepCopy()}
+	// Statuses are never changed in place: the API may keep this one.
+	return WriteStatus{Namespace: ps.pod.Namespace, Name: ps.pod.Name, UID: ps.uid, Status: status}
 }
 
 // statusRequestsShrank is HandlePodReconcile's test (kubelet.go): the old

@@ -137,12 +137,42 @@ func (c *resizeConditions) copy() resizeConditions {
 // list returns the conditions in the order the kubelet writes them
 // (PodResizePending before PodResizeInProgress), as copies.
 func (c *resizeConditions) list() []v1.PodCondition {
-	var out []v1.PodCondition
+	return c.listLike(nil)
+}
+
+// listLike is list, returning prev itself when it holds the very same
+// conditions (statuses are never changed in place, so they may share it).
+func (c *resizeConditions) listLike(prev []v1.PodCondition) []v1.PodCondition {
+	n := 0
 	if c.pending != nil {
-		out = append(out, *c.pending.DeepCopy())
+		n++
 	}
 	if c.inProgress != nil {
-		out = append(out, *c.inProgress.DeepCopy())
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	if len(prev) == n {
+		i := 0
+		same := true
+		if c.pending != nil {
+			same = prev[i] == *c.pending
+			i++
+		}
+		if same && c.inProgress != nil {
+			same = prev[i] == *c.inProgress
+		}
+		if same {
+			return prev
+		}
+	}
+	out := make([]v1.PodCondition, 0, n)
+	if c.pending != nil {
+		out = append(out, *c.pending)
+	}
+	if c.inProgress != nil {
+		out = append(out, *c.inProgress)
 	}
 	return out
 }

@@ -90,8 +90,10 @@ type Core struct {
 	allocTasks []op
 	allocHead  int
 	allocBusy  bool
-	// retryPool keeps finished retry tasks for reuse.
+	// retryPool and syncPool keep finished retry tasks and syncs for
+	// reuse.
 	retryPool []*retryTask
+	syncPool  []*syncOp
 
 	inflight map[uint64]*flight
 	nextID   uint64

@@ -31,7 +31,7 @@ func (o *deleteOp) advance(c *Core, done []Action, res []Result) ([]Action, bool
 	case 0:
 		var acts []Action
 		dead := append([]string(nil), ps.dead...)
-		for _, ctr := range allContainers(ps.pod) {
+		for ctr := range allContainers(ps.pod) {
 			rec, ok := ps.containers[ctr.Name]
 			if !ok {
 				continue

@@ -85,7 +85,7 @@ func (a *PodActions) Resizing() bool {
 // cgroup too.
 func planPod(alloc *v1.Pod, states map[string]ContainerState, actuated allocation.PodResources, resizeAllowed, podLevelResize bool) PodActions {
 	var a PodActions
-	for _, c := range allContainers(alloc) {
+	for c := range allContainers(alloc) {
 		st, ok := states[c.Name]
 		switch {
 		case !ok || st.ID == "":
@@ -193,7 +193,7 @@ func planContainerResize(a *PodActions, c *v1.Container, st ContainerState, actu
 // whose allocated cpu or memory differs from its actuated record, or
 // pod-level resources not yet actuated (with pod-level resize on).
 func resizeInProgress(alloc *v1.Pod, states map[string]ContainerState, actuated allocation.PodResources, podLevelResize bool) bool {
-	for _, c := range allContainers(alloc) {
+	for c := range allContainers(alloc) {
 		st, ok := states[c.Name]
 		if !ok || !st.Running {
 			continue

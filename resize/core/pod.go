@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 	"strings"
@@ -266,22 +267,24 @@ func (cfg NodeConfig) PodCgroup(qosClass v1.PodQOSClass, uid types.UID) string {
 
 // allContainers lists a pod's sidecars and regular containers, in start
 // order: the containers a pod sync runs.
-func allContainers(pod *v1.Pod) []*v1.Container {
-	var out []*v1.Container
-	for i := range pod.Spec.InitContainers {
-		if qos.IsSidecar(&pod.Spec.InitContainers[i]) {
-			out = append(out, &pod.Spec.InitContainers[i])
+func allContainers(pod *v1.Pod) iter.Seq[*v1.Container] {
+	return func(yield func(*v1.Container) bool) {
+		for i := range pod.Spec.InitContainers {
+			if qos.IsSidecar(&pod.Spec.InitContainers[i]) && !yield(&pod.Spec.InitContainers[i]) {
+				return
+			}
+		}
+		for i := range pod.Spec.Containers {
+			if !yield(&pod.Spec.Containers[i]) {
+				return
+			}
 		}
 	}
-	for i := range pod.Spec.Containers {
-		out = append(out, &pod.Spec.Containers[i])
-	}
-	return out
 }
 
 // findContainer returns the pod's sidecar or regular container by name.
 func findContainer(pod *v1.Pod, name string) *v1.Container {
-	for _, c := range allContainers(pod) {
+	for c := range allContainers(pod) {
 		if c.Name == name {
 			return c
 		}

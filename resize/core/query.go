@@ -52,6 +52,12 @@ func (c *Core) Pod(namespace, name string) (PodInfo, bool) {
 	return info, true
 }
 
+// Knows reports whether the kubelet knows the pod, without copying
+// anything of it.
+func (c *Core) Knows(namespace, name string) bool {
+	return c.podByName(namespace, name) != nil
+}
+
 // APIPod returns a copy of the pod as the kubelet sees it: the spec the
 // API server last gave it and the status the kubelet last wrote.
 func (c *Core) APIPod(namespace, name string) (*v1.Pod, bool) {

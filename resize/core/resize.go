@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -121,10 +122,12 @@ func (s *settings) resizeWrites(t ResizeTarget) []Action {
 				v.CPULimit, v.CPURequest = u.Desired.CPULimit, u.Desired.CPURequest
 			}
 			actuated[u.Name] = v
-			sent := c.DeepCopy()
+			// The container as the kubelet hands it to the runtime: its
+			// resources are the values this update makes actual.
+			sent := *c
 			sent.Resources = requirementsOf(v)
 			out = append(out,
-				UpdateContainerResources{Name: u.Name, ID: u.ID, Resources: &runtimeapi.ContainerResources{Linux: s.containerResources(t.Pod, sent)}},
+				UpdateContainerResources{Name: u.Name, ID: u.ID, Resources: &runtimeapi.ContainerResources{Linux: s.containerResources(t.Pod, &sent)}},
 				WriteActuatedContainer{UID: t.UID, Name: u.Name, Resources: sent.Resources})
 		}
 	}
@@ -159,16 +162,19 @@ func (s *settings) resizeWrites(t ResizeTarget) []Action {
 	if s.profile.PodLevelResize() && t.Pod.Spec.Resources != nil {
 		// updateActuatedPodLevelResources: the pod's whole record, with the
 		// container records as the updates above leave them.
-		rec := t.Actuated.DeepCopy()
+		// Requirements are never changed in place: a new map of them
+		// shares their values.
+		rec := t.Actuated
+		rec.ContainerResources = maps.Clone(rec.ContainerResources)
 		if rec.ContainerResources == nil {
 			rec.ContainerResources = map[string]v1.ResourceRequirements{}
 		}
 		for _, a := range out {
 			if w, ok := a.(WriteActuatedContainer); ok {
-				rec.ContainerResources[w.Name] = *w.Resources.DeepCopy()
+				rec.ContainerResources[w.Name] = w.Resources
 			}
 		}
-		rec.PodLevelResources = t.Pod.Spec.Resources.DeepCopy()
+		rec.PodLevelResources = t.Pod.Spec.Resources
 		out = append(out, WriteActuated{UID: t.UID, Resources: rec})
 	}
 	return out
@@ -231,7 +237,7 @@ func (s *settings) planMemoryCheck(pod *v1.Pod, cur PodCgroupReading, a PodActio
 			decreasing[u.Name] = u.Desired.MemoryLimit
 		}
 	}
-	for _, c := range allContainers(pod) {
+	for c := range allContainers(pod) {
 		if limit, ok := decreasing[c.Name]; ok {
 			mc.containers = append(mc.containers, checkedContainer{name: c.Name, id: ids[c.Name].id, limit: limit})
 		}

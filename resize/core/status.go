@@ -4,6 +4,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"maps"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
@@ -13,9 +16,11 @@ import (
 
 // runtimeResources are the limits and request a runtime reports for a
 // container, converted back to Kubernetes quantities the way the kubelet's
-// toKubeContainerResources does; nil means "not reported".
+// toKubeContainerResources does; a value not reported has its has flag
+// unset.
 type runtimeResources struct {
-	cpuLimit, cpuRequest, memoryLimit *resource.Quantity
+	cpuLimit, cpuRequest, memoryLimit          resource.Quantity
+	hasCPULimit, hasCPURequest, hasMemoryLimit bool
 }
 
 func fromRuntime(r *runtimeapi.ContainerResources) runtimeResources {
@@ -26,16 +31,16 @@ func fromRuntime(r *runtimeapi.ContainerResources) runtimeResources {
 	}
 	if linux.CpuPeriod > 0 {
 		if m := cgconfig.QuotaToMilliCPU(linux.CpuQuota, linux.CpuPeriod); m > 0 {
-			out.cpuLimit = resource.NewMilliQuantity(m, resource.DecimalSI)
+			out.cpuLimit, out.hasCPULimit = *resource.NewMilliQuantity(m, resource.DecimalSI), true
 		}
 	}
 	if linux.CpuShares > 0 {
 		if m := cgconfig.SharesToMilliCPU(linux.CpuShares); m > 0 {
-			out.cpuRequest = resource.NewMilliQuantity(m, resource.DecimalSI)
+			out.cpuRequest, out.hasCPURequest = *resource.NewMilliQuantity(m, resource.DecimalSI), true
 		}
 	}
 	if linux.MemoryLimitInBytes > 0 {
-		out.memoryLimit = resource.NewQuantity(linux.MemoryLimitInBytes, resource.BinarySI)
+		out.memoryLimit, out.hasMemoryLimit = *resource.NewQuantity(linux.MemoryLimitInBytes, resource.BinarySI), true
 	}
 	return out
 }
@@ -49,69 +54,129 @@ func fromRuntime(r *runtimeapi.ContainerResources) runtimeResources {
 // sides are that small; a value the runtime does not report keeps the
 // previous status value of the same running container. The memory request
 // is always the allocated one.
+//
+// Statuses are never changed in place, so the result shares what it can:
+// the allocation's lists where the runtime's values are the same
+// quantities, and the previous status's Resources when it holds the very
+// same lists.
 func statusResources(alloc v1.ResourceRequirements, running bool, reported *runtimeapi.ContainerResources, prev *v1.ContainerStatus, containerID string) *v1.ResourceRequirements {
-	res := alloc.DeepCopy()
-	if !running {
-		return res
-	}
-	rt := fromRuntime(reported)
-	var prevRes *v1.ResourceRequirements
-	if prev != nil && prev.State.Running != nil && prev.ContainerID == containerID && prev.Resources != nil {
-		prevRes = prev.Resources
-	}
-	keepPrevious := func(name v1.ResourceName, prevList, list v1.ResourceList) {
-		if prevRes == nil || prevList == nil {
-			return
+	limits := sharedList{list: alloc.Limits}
+	requests := sharedList{list: alloc.Requests}
+	if running {
+		rt := fromRuntime(reported)
+		var prevRes *v1.ResourceRequirements
+		if prev != nil && prev.State.Running != nil && prev.ContainerID == containerID && prev.Resources != nil {
+			prevRes = prev.Resources
 		}
-		if q, ok := prevList[name]; ok {
-			list[name] = q.DeepCopy()
-		}
-	}
-	if res.Limits != nil {
-		if rt.cpuLimit != nil {
-			if rt.cpuLimit.MilliValue() > cgconfig.MinMilliCPULimit || res.Limits.Cpu().MilliValue() > cgconfig.MinMilliCPULimit {
-				res.Limits[v1.ResourceCPU] = rt.cpuLimit.DeepCopy()
+		keepPrevious := func(name v1.ResourceName, prevList v1.ResourceList, list *sharedList) {
+			if prevRes == nil || prevList == nil {
+				return
 			}
-		} else if prevRes != nil {
-			keepPrevious(v1.ResourceCPU, prevRes.Limits, res.Limits)
-		}
-		if rt.memoryLimit != nil {
-			res.Limits[v1.ResourceMemory] = rt.memoryLimit.DeepCopy()
-		} else if prevRes != nil {
-			keepPrevious(v1.ResourceMemory, prevRes.Limits, res.Limits)
-		}
-	}
-	if res.Requests != nil {
-		if rt.cpuRequest != nil {
-			if rt.cpuRequest.MilliValue() > cgconfig.MinShares || res.Requests.Cpu().MilliValue() > cgconfig.MinShares {
-				res.Requests[v1.ResourceCPU] = rt.cpuRequest.DeepCopy()
+			if q, ok := prevList[name]; ok {
+				list.set(name, q)
 			}
-		} else if prevRes != nil {
-			keepPrevious(v1.ResourceCPU, prevRes.Requests, res.Requests)
+		}
+		if alloc.Limits != nil {
+			if rt.hasCPULimit {
+				if rt.cpuLimit.MilliValue() > cgconfig.MinMilliCPULimit || milliOf(alloc.Limits, v1.ResourceCPU) > cgconfig.MinMilliCPULimit {
+					limits.set(v1.ResourceCPU, rt.cpuLimit)
+				}
+			} else if prevRes != nil {
+				keepPrevious(v1.ResourceCPU, prevRes.Limits, &limits)
+			}
+			if rt.hasMemoryLimit {
+				limits.set(v1.ResourceMemory, rt.memoryLimit)
+			} else if prevRes != nil {
+				keepPrevious(v1.ResourceMemory, prevRes.Limits, &limits)
+			}
+		}
+		if alloc.Requests != nil {
+			if rt.hasCPURequest {
+				if rt.cpuRequest.MilliValue() > cgconfig.MinShares || milliOf(alloc.Requests, v1.ResourceCPU) > cgconfig.MinShares {
+					requests.set(v1.ResourceCPU, rt.cpuRequest)
+				}
+			} else if prevRes != nil {
+				keepPrevious(v1.ResourceCPU, prevRes.Requests, &requests)
+			}
 		}
 	}
-	return res
+	if prev != nil && prev.Resources != nil && sameMap(prev.Resources.Limits, limits.list) &&
+		sameMap(prev.Resources.Requests, requests.list) && sameClaims(prev.Resources.Claims, alloc.Claims) {
+		return prev.Resources
+	}
+	return &v1.ResourceRequirements{Limits: limits.list, Requests: requests.list, Claims: alloc.Claims}
 }
+
+// milliOf is the list's amount of a resource in milli-units, 0 when absent.
+func milliOf(list v1.ResourceList, name v1.ResourceName) int64 {
+	q, ok := list[name]
+	if !ok {
+		return 0
+	}
+	return q.MilliValue()
+}
+
+// sharedList is a resource list that is shared until it must change: set
+// copies it the first time it changes a value.
+type sharedList struct {
+	list  v1.ResourceList
+	owned bool
+}
+
+// set puts q in the list under name, unless the list holds the same
+// quantity there already (the same amount in the same format: it prints
+// the same).
+func (l *sharedList) set(name v1.ResourceName, q resource.Quantity) {
+	if cur, ok := l.list[name]; ok && cur.Format == q.Format && cur.Cmp(q) == 0 {
+		return
+	}
+	if !l.owned {
+		l.list = maps.Clone(l.list)
+		if l.list == nil {
+			l.list = v1.ResourceList{}
+		}
+		l.owned = true
+	}
+	l.list[name] = q
+}
+
+// sameMap reports whether a and b are the same map (not merely equal).
+func sameMap(a, b v1.ResourceList) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// sameClaims reports whether a and b are the same slice.
+func sameClaims(a, b []v1.ResourceClaim) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// Statuses share these: nothing changes a status in place.
+var (
+	startedTrue, startedFalse = true, false
+	containerCreating         = v1.ContainerStateWaiting{Reason: "ContainerCreating"}
+	initCompleted             = v1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}
+)
 
 // buildStatus generates the pod's API status from the allocation, the
 // runtime's view and the resize conditions (generateAPIPodStatus, as far
 // as resize needs it). states and statuses are nil when the sync did not
 // get as far as asking the runtime.
+//
+// The new status shares with the last one whatever did not change
+// (statuses are never changed in place): unchanged container states,
+// IDs and resources cost nothing.
 func (c *Core) buildStatus(ps *podState, alloc *v1.Pod, states map[string]ContainerState, statuses map[string]*runtimeapi.ContainerStatus) *v1.PodStatus {
 	pod := ps.pod
-	status := pod.Status.DeepCopy()
+	status := new(v1.PodStatus)
+	*status = pod.Status
 	status.ObservedGeneration = pod.Generation
-	status.Conditions = ps.conds.list()
+	status.Conditions = ps.conds.listLike(pod.Status.Conditions)
 	if status.StartTime == nil {
 		t := metav1.NewTime(c.now)
 		status.StartTime = &t
-	}
-	prev := map[string]*v1.ContainerStatus{}
-	for i := range pod.Status.InitContainerStatuses {
-		prev[pod.Status.InitContainerStatuses[i].Name] = &pod.Status.InitContainerStatuses[i]
-	}
-	for i := range pod.Status.ContainerStatuses {
-		prev[pod.Status.ContainerStatuses[i].Name] = &pod.Status.ContainerStatuses[i]
 	}
 	allocOf := func(ctr *v1.Container) v1.ResourceRequirements {
 		if r, ok := ps.allocated.ContainerResources[ctr.Name]; ok && ps.hasAllocated {
@@ -120,30 +185,46 @@ func (c *Core) buildStatus(ps *podState, alloc *v1.Pod, states map[string]Contai
 		return ctr.Resources
 	}
 	build := func(ctr *v1.Container) v1.ContainerStatus {
+		prev := previousStatus(pod, ctr.Name)
 		cs := v1.ContainerStatus{Name: ctr.Name, Image: ctr.Image, ImageID: ctr.Image}
 		st, ok := states[ctr.Name]
 		rt := statuses[ctr.Name]
 		if ok {
-			cs.ContainerID = "containerd://" + st.ID
+			cs.ContainerID = containerIDOf(prev, st.ID)
 			cs.RestartCount = int32(st.Attempt)
 		}
 		switch {
 		case ok && st.Running:
-			cs.State.Running = &v1.ContainerStateRunning{StartedAt: metav1.NewTime(timeFromNanos(rt.GetStartedAt()))}
+			running := v1.ContainerStateRunning{StartedAt: metav1.NewTime(timeFromNanos(rt.GetStartedAt()))}
+			if prev != nil && prev.State.Running != nil && *prev.State.Running == running {
+				cs.State.Running = prev.State.Running
+			} else {
+				cs.State.Running = &running
+			}
 			cs.Ready = true
 		case ok && st.Exited:
-			cs.State.Terminated = &v1.ContainerStateTerminated{ExitCode: st.ExitCode, Reason: rt.GetReason(), ContainerID: cs.ContainerID}
+			terminated := v1.ContainerStateTerminated{ExitCode: st.ExitCode, Reason: rt.GetReason(), ContainerID: cs.ContainerID}
+			if prev != nil && prev.State.Terminated != nil && *prev.State.Terminated == terminated {
+				cs.State.Terminated = prev.State.Terminated
+			} else {
+				cs.State.Terminated = &terminated
+			}
 		default:
-			cs.State.Waiting = &v1.ContainerStateWaiting{Reason: "ContainerCreating"}
+			cs.State.Waiting = &containerCreating
 		}
-		started := cs.State.Running != nil
-		cs.Started = &started
-		cs.Resources = statusResources(allocOf(ctr), ok && st.Running, rt.GetResources(), prev[ctr.Name], cs.ContainerID)
+		if cs.State.Running != nil {
+			cs.Started = &startedTrue
+		} else {
+			cs.Started = &startedFalse
+		}
+		cs.Resources = statusResources(allocOf(ctr), ok && st.Running, rt.GetResources(), prev, cs.ContainerID)
 		return cs
 	}
 	status.InitContainerStatuses = nil
 	status.ContainerStatuses = nil
-	running := 0
+	if n := len(alloc.Spec.InitContainers); n > 0 {
+		status.InitContainerStatuses = make([]v1.ContainerStatus, 0, n)
+	}
 	for i := range alloc.Spec.InitContainers {
 		ctr := &alloc.Spec.InitContainers[i]
 		if qos.IsSidecar(ctr) {
@@ -152,11 +233,23 @@ func (c *Core) buildStatus(ps *podState, alloc *v1.Pod, states map[string]Contai
 		}
 		// Non-sidecar init containers are not run by resizelet: they are
 		// reported as completed (a documented limitation).
-		status.InitContainerStatuses = append(status.InitContainerStatuses, v1.ContainerStatus{
-			Name: ctr.Name, Image: ctr.Image, ImageID: ctr.Image, Started: new(bool), Ready: true,
-			State:     v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}},
-			Resources: ctr.Resources.DeepCopy(),
-		})
+		cs := v1.ContainerStatus{
+			Name: ctr.Name, Image: ctr.Image, ImageID: ctr.Image, Started: &startedFalse, Ready: true,
+			State: v1.ContainerState{Terminated: &initCompleted},
+		}
+		if prev := previousStatus(pod, ctr.Name); prev != nil && prev.Resources != nil &&
+			sameMap(prev.Resources.Limits, ctr.Resources.Limits) && sameMap(prev.Resources.Requests, ctr.Resources.Requests) &&
+			sameClaims(prev.Resources.Claims, ctr.Resources.Claims) {
+			cs.Resources = prev.Resources
+		} else {
+			r := ctr.Resources
+			cs.Resources = &r
+		}
+		status.InitContainerStatuses = append(status.InitContainerStatuses, cs)
+	}
+	running := 0
+	if n := len(alloc.Spec.Containers); n > 0 {
+		status.ContainerStatuses = make([]v1.ContainerStatus, 0, n)
 	}
 	for i := range alloc.Spec.Containers {
 		cs := build(&alloc.Spec.Containers[i])
@@ -167,6 +260,35 @@ func (c *Core) buildStatus(ps *podState, alloc *v1.Pod, states map[string]Contai
 	}
 	status.Phase = podPhase(alloc, status.ContainerStatuses, running)
 	return status
+}
+
+// previousStatus is the container's status in the pod's last status, or
+// nil.
+func previousStatus(pod *v1.Pod, name string) *v1.ContainerStatus {
+	for i := range pod.Status.ContainerStatuses {
+		if pod.Status.ContainerStatuses[i].Name == name {
+			return &pod.Status.ContainerStatuses[i]
+		}
+	}
+	for i := range pod.Status.InitContainerStatuses {
+		if pod.Status.InitContainerStatuses[i].Name == name {
+			return &pod.Status.InitContainerStatuses[i]
+		}
+	}
+	return nil
+}
+
+// containerIDPrefix is the runtime's name in container IDs.
+const containerIDPrefix = "containerd://"
+
+// containerIDOf is the status's container ID for the runtime's id, the
+// previous status's string when it is the same.
+func containerIDOf(prev *v1.ContainerStatus, id string) string {
+	if prev != nil && len(prev.ContainerID) == len(containerIDPrefix)+len(id) &&
+		strings.HasPrefix(prev.ContainerID, containerIDPrefix) && prev.ContainerID[len(containerIDPrefix):] == id {
+		return prev.ContainerID
+	}
+	return containerIDPrefix + id
 }
 
 func timeFromNanos(ns int64) time.Time {

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"maps"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -113,7 +114,7 @@ func (c *Core) next() *Batch {
 			continue
 		}
 		ps.busy = true
-		if b := c.launch(&syncOp{uid: ps.uid}, nil, nil); b != nil {
+		if b := c.launch(c.newSync(ps.uid), nil, nil); b != nil {
 			return b
 		}
 		// The sync ended without I/O (the pod is gone); look further.
@@ -198,15 +199,21 @@ func (c *Core) mirror(a Action) {
 			c.recount(ps)
 		}
 	case WriteActuatedContainer:
+		// Requirements are never changed in place, so the record may
+		// share them with the action; the map of containers is the
+		// core's own.
 		if ps := c.pods[a.UID]; ps != nil {
 			if ps.actuated.ContainerResources == nil {
 				ps.actuated.ContainerResources = map[string]v1.ResourceRequirements{}
 			}
-			ps.actuated.ContainerResources[a.Name] = *a.Resources.DeepCopy()
+			ps.actuated.ContainerResources[a.Name] = a.Resources
 		}
 	case WriteActuated:
 		if ps := c.pods[a.UID]; ps != nil {
-			ps.actuated = a.Resources.DeepCopy()
+			// The store may keep the record it is given; the core changes
+			// its container map in place, so it takes a copy of that.
+			ps.actuated = a.Resources
+			ps.actuated.ContainerResources = maps.Clone(a.Resources.ContainerResources)
 		}
 	}
 }

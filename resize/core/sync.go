@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -57,6 +58,11 @@ type syncOp struct {
 	errs      []error
 	startNext int
 	attempt   uint32
+
+	// names and scratch are reused buffers: container names to sort, and
+	// actions being built (take copies them into the batch).
+	names   []string
+	scratch []Action
 }
 
 func (o *syncOp) advance(c *Core, done []Action, res []Result) ([]Action, bool, bool) {
@@ -77,18 +83,55 @@ func (o *syncOp) advance(c *Core, done []Action, res []Result) ([]Action, bool, 
 }
 
 // finish schedules the pod's next sync: a minute after a good one, ten
-// seconds after a failed one.
+// seconds after a failed one. The op then goes back to the core's pool.
 func (o *syncOp) finish(c *Core) {
-	ps := c.pods[o.uid]
-	if ps == nil {
+	if ps := c.pods[o.uid]; ps != nil {
+		ps.busy = false
+		if len(o.errs) > 0 {
+			c.setResync(ps, c.now.Add(BackOffPeriod))
+		} else {
+			c.setResync(ps, c.now.Add(ResyncInterval))
+		}
+	}
+	o.recycle()
+	c.syncPool = append(c.syncPool, o)
+}
+
+// newSync returns a sync of the pod, reusing a finished one's memory.
+func (c *Core) newSync(uid types.UID) *syncOp {
+	var o *syncOp
+	if n := len(c.syncPool); n > 0 {
+		o = c.syncPool[n-1]
+		c.syncPool[n-1] = nil
+		c.syncPool = c.syncPool[:n-1]
+	} else {
+		o = &syncOp{}
+	}
+	o.uid = uid
+	return o
+}
+
+// recycle clears the op for another sync, keeping its memory: the maps
+// and buffers of a finished sync are read by nothing after it.
+func (o *syncOp) recycle() {
+	out, states, statuses := o.opOutput, o.states, o.statuses
+	out.reset()
+	clear(states)
+	clear(statuses)
+	clear(o.errs)
+	clear(o.scratch)
+	*o = syncOp{opOutput: out, states: states, statuses: statuses, errs: o.errs[:0], names: o.names[:0], scratch: o.scratch[:0]}
+}
+
+// clearObserved makes the maps of the runtime's view empty for a new
+// reading.
+func (o *syncOp) clearObserved() {
+	if o.states == nil {
+		o.states, o.statuses = map[string]ContainerState{}, map[string]*runtimeapi.ContainerStatus{}
 		return
 	}
-	ps.busy = false
-	if len(o.errs) > 0 {
-		c.setResync(ps, c.now.Add(BackOffPeriod))
-	} else {
-		c.setResync(ps, c.now.Add(ResyncInterval))
-	}
+	clear(o.states)
+	clear(o.statuses)
 }
 
 // fail ends the sync with err and the given last actions.
@@ -124,7 +167,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 		return acts
 
 	case syncObserved:
-		o.states, o.statuses = map[string]ContainerState{}, map[string]*runtimeapi.ContainerStatus{}
+		o.clearObserved()
 		for i, a := range done {
 			err := res[i].Err
 			switch a := a.(type) {
@@ -276,7 +319,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 		ctr := findContainer(o.alloc, name)
 		o.phase = syncStarted
 		return []Action{
-			WriteActuatedContainer{UID: o.uid, Name: name, Resources: *ctr.Resources.DeepCopy()},
+			WriteActuatedContainer{UID: o.uid, Name: name, Resources: ctr.Resources},
 			c.event(&o.opOutput, ps.pod, v1.EventTypeNormal, ReasonCreated, c.containerEventMessage("Created container: %s", "Container created", name)),
 			StartContainer{Name: name, ID: id},
 		}
@@ -317,7 +360,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 		return o.statusReads(ps)
 
 	case syncFinalStatus:
-		o.states, o.statuses = map[string]ContainerState{}, map[string]*runtimeapi.ContainerStatus{}
+		o.clearObserved()
 		for i, a := range done {
 			read, ok := a.(ReadContainerStatus)
 			if !ok {
@@ -367,11 +410,18 @@ func (o *syncOp) cgroupFailed(c *Core, ps *podState, err error) []Action {
 }
 
 // statusReads asks the runtime for each container the pod has, by name.
+// The actions are built in the op's scratch buffer (take copies them).
 func (o *syncOp) statusReads(ps *podState) []Action {
-	var acts []Action
-	for _, name := range sortedKeys(ps.containers) {
+	o.names = o.names[:0]
+	for name := range ps.containers {
+		o.names = append(o.names, name)
+	}
+	slices.Sort(o.names)
+	acts := o.scratch[:0]
+	for _, name := range o.names {
 		acts = append(acts, ReadContainerStatus{Name: name, ID: ps.containers[name].id})
 	}
+	o.scratch = acts
 	return acts
 }
 
