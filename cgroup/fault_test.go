@@ -202,7 +202,7 @@ func TestFaultInjectorDelegates(t *testing.T) {
 // TestFaultInjectorConcurrent runs changing Sets from many goroutines
 // (meant for -race): exactly times of them fail.
 func TestFaultInjectorConcurrent(t *testing.T) {
-	m := NewSimKernel(V2)
+	m := NewSimKernel(V2, WithWriteLimit(-1)) // counts every write
 	f := NewFaultInjector(m)
 	const workers, rounds, times = 8, 50, 37
 	for w := 0; w < workers; w++ {

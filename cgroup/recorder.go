@@ -2,8 +2,9 @@ package cgroup
 
 import "sync"
 
-// Recorder is a Manager decorator that keeps every Write that Set returned,
-// in the order the Sets returned them. Wrapping the manager a node and its
+// Recorder is a Manager decorator that keeps the Writes that Set returned
+// (the latest DefaultLogLimit, unless RecordAtMost says otherwise), in the
+// order the Sets returned them. Wrapping the manager a node and its
 // runtime share gives one ordered log of the cgroup writes of a resize,
 // whatever the Manager underneath (the SimKernel simulator or a real
 // filesystem), which is what a transcript of a scenario prints.
@@ -15,11 +16,25 @@ type Recorder struct {
 
 	mu     sync.Mutex
 	writes []Write
+	limit  int
+}
+
+// RecorderOption configures a Recorder.
+type RecorderOption func(*Recorder)
+
+// RecordAtMost keeps the latest n writes (0: DefaultLogLimit; a negative n
+// keeps every write).
+func RecordAtMost(n int) RecorderOption {
+	return func(r *Recorder) { r.limit = logLimit(n) }
 }
 
 // NewRecorder returns a Recorder over m.
-func NewRecorder(m Manager) *Recorder {
-	return &Recorder{Manager: m}
+func NewRecorder(m Manager, opts ...RecorderOption) *Recorder {
+	r := &Recorder{Manager: m, limit: DefaultLogLimit}
+	for _, opt := range opts {
+		opt(r)
+	}
+	return r
 }
 
 // Set calls the inner Manager's Set and records the writes it returned, the
@@ -28,19 +43,17 @@ func (r *Recorder) Set(path string, v Values) ([]Write, error) {
 	ws, err := r.Manager.Set(path, v)
 	if len(ws) > 0 {
 		r.mu.Lock()
-		r.writes = append(r.writes, ws...)
+		r.writes = appendBounded(r.writes, r.limit, ws...)
 		r.mu.Unlock()
 	}
 	return ws, err
 }
 
-// Writes returns a copy of the recorded writes, oldest first.
+// Writes returns a copy of the recorded writes kept, oldest first.
 func (r *Recorder) Writes() []Write {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]Write, len(r.writes))
-	copy(out, r.writes)
-	return out
+	return latest(r.writes, r.limit)
 }
 
 // Reset forgets the recorded writes, so that the next Writes returns only

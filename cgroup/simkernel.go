@@ -48,6 +48,7 @@ type SimKernel struct {
 	hostMemory int64
 	nodes      map[string]*simNode
 	writes     []Write
+	writeLimit int
 	oomFns     []func(path string)
 }
 
@@ -67,6 +68,12 @@ type simNode struct {
 
 // SimKernelOption configures a SimKernel.
 type SimKernelOption func(*SimKernel)
+
+// WithWriteLimit keeps the latest n writes for Writes (0: DefaultLogLimit;
+// a negative n keeps every write).
+func WithWriteLimit(n int) SimKernelOption {
+	return func(m *SimKernel) { m.writeLimit = logLimit(n) }
+}
 
 // WithHostMemory sets the memory of the simulated host in bytes: what a
 // hierarchy without limits can use before the host runs out and the model
@@ -91,6 +98,7 @@ func NewSimKernel(version Version, opts ...SimKernelOption) *SimKernel {
 		version:    version,
 		hostMemory: simDefaultHostMemory,
 		nodes:      make(map[string]*simNode),
+		writeLimit: DefaultLogLimit,
 	}
 	for _, opt := range opts {
 		opt(m)
@@ -269,7 +277,7 @@ func (m *SimKernel) Get(path string) (Values, error) {
 // kernel model rejects. Fields of the other cgroup version (CPUShares on
 // v2, CPUWeight on v1) are ignored. Unlimited is written as "max" on v2 and
 // as -1 on v1. It returns the writes made, the failed one last with Err
-// set, and records every attempted write for Writes.
+// set, and records every attempted write for Writes (the latest are kept).
 //
 // Kernel behaviour: v2 cpu.weight outside 1..10000 fails with ERANGE; a
 // CFS quota below 1000 µs or a period outside 1000..1000000 µs with EINVAL;
@@ -303,7 +311,7 @@ func (m *SimKernel) Set(path string, v Values) ([]Write, error) {
 			killed, err = m.apply(n, w.file, canon, killed)
 		}
 		rec := Write{Path: path, File: w.file, Old: old, New: w.content, Err: err}
-		m.writes = append(m.writes, rec)
+		m.writes = appendBounded(m.writes, m.writeLimit, rec)
 		writes = append(writes, rec)
 		if err != nil {
 			failed = fmt.Errorf("write %s/%s: %w", path, w.file, err)
@@ -572,14 +580,12 @@ func (m *SimKernel) OnOOMKill(fn func(path string)) {
 	m.oomFns = append(fns, fn)
 }
 
-// Writes returns every write attempted through Set, in order, failed ones
-// with Err set.
+// Writes returns the latest writes attempted through Set (up to the write
+// limit), in order, failed ones with Err set.
 func (m *SimKernel) Writes() []Write {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]Write, len(m.writes))
-	copy(out, m.writes)
-	return out
+	return latest(m.writes, m.writeLimit)
 }
 
 // Files returns a copy of all files of a cgroup by name, with trimmed

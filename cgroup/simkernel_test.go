@@ -878,7 +878,7 @@ func TestNewSimKernelUnknownVersion(t *testing.T) {
 // many goroutines (meant for -race) and checks that every write was
 // logged once and usage adds up.
 func TestSimKernelConcurrent(t *testing.T) {
-	m := NewSimKernel(V2)
+	m := NewSimKernel(V2, WithWriteLimit(-1)) // counts every write
 	var kills sync.Map
 	m.OnOOMKill(func(p string) { kills.Store(p, true) })
 	const workers, rounds = 8, 200

@@ -37,6 +37,7 @@ type Recorder struct {
 
 	mu         sync.Mutex
 	calls      []Call
+	limit      int
 	sandboxes  map[string]string       // sandbox ID → "namespace/name"
 	containers map[string]recordedName // container ID → names
 }
@@ -48,19 +49,46 @@ type recordedName struct {
 var _ Runtime = (*Recorder)(nil)
 
 // NewRecorder returns a Recorder over rt with no calls recorded.
-func NewRecorder(rt Runtime) *Recorder {
-	return &Recorder{inner: rt, sandboxes: map[string]string{}, containers: map[string]recordedName{}}
+func NewRecorder(rt Runtime, opts ...RecorderOption) *Recorder {
+	r := &Recorder{inner: rt, limit: DefaultCallLimit, sandboxes: map[string]string{}, containers: map[string]recordedName{}}
+	for _, opt := range opts {
+		opt(r)
+	}
+	return r
+}
+
+// DefaultCallLimit is how many of the latest calls a Recorder keeps unless
+// RecordAtMost says otherwise.
+const DefaultCallLimit = 256
+
+// RecorderOption configures a Recorder.
+type RecorderOption func(*Recorder)
+
+// RecordAtMost keeps the latest n calls (0: DefaultCallLimit; a negative n
+// keeps every call).
+func RecordAtMost(n int) RecorderOption {
+	return func(r *Recorder) {
+		r.limit = n
+		if n == 0 {
+			r.limit = DefaultCallLimit
+		}
+	}
 }
 
 // Unwrap returns the inner runtime.
 func (r *Recorder) Unwrap() Runtime { return r.inner }
 
-// Calls returns a copy of the recorded calls, oldest first.
+// Calls returns a copy of the recorded calls kept (the latest, up to the
+// limit), oldest first.
 func (r *Recorder) Calls() []Call {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]Call, len(r.calls))
-	for i, c := range r.calls {
+	calls := r.calls
+	if r.limit > 0 && len(calls) > r.limit {
+		calls = calls[len(calls)-r.limit:]
+	}
+	out := make([]Call, len(calls))
+	for i, c := range calls {
 		c.Linux = cloneLinuxOrNil(c.Linux)
 		c.Sandbox = cloneSandboxRequest(c.Sandbox)
 		out[i] = c
@@ -78,6 +106,12 @@ func (r *Recorder) Reset() {
 func (r *Recorder) record(c Call) {
 	r.mu.Lock()
 	r.calls = append(r.calls, c)
+	// Up to twice the limit, then the latest limit: O(1) amortized.
+	if r.limit > 0 && len(r.calls) >= 2*r.limit {
+		n := copy(r.calls, r.calls[len(r.calls)-r.limit:])
+		clear(r.calls[n:])
+		r.calls = r.calls[:n]
+	}
 	r.mu.Unlock()
 }
 

@@ -168,3 +168,31 @@ func TestRecorderRecordsFailedCreate(t *testing.T) {
 		t.Errorf("calls = %v, want one failed CreateContainer of default/web app", callLines(calls))
 	}
 }
+
+// TestRecorderLimit: a Recorder keeps the latest calls up to its limit,
+// DefaultCallLimit when not told, and every call when told so.
+func TestRecorderLimit(t *testing.T) {
+	run := func(rec *Recorder, n int) {
+		for i := 0; i < n; i++ {
+			mustRun(t, rec, sandboxConfig(fmt.Sprintf("p%d", i), "default", fmt.Sprintf("uid-%d", i), podParent))
+		}
+	}
+	rt, _ := newSimContainerd(t, cgroup.V2)
+	two := NewRecorder(rt, RecordAtMost(2))
+	run(two, 5)
+	if got := two.Calls(); len(got) != 2 || got[0].Pod != "default/p3" || got[1].Pod != "default/p4" {
+		t.Errorf("kept %v, want the calls for p3 and p4", got)
+	}
+	rt2, _ := newSimContainerd(t, cgroup.V2)
+	def := NewRecorder(rt2)
+	run(def, DefaultCallLimit+3)
+	if n := len(def.Calls()); n != DefaultCallLimit {
+		t.Errorf("the default limit kept %d calls, want %d", n, DefaultCallLimit)
+	}
+	rt3, _ := newSimContainerd(t, cgroup.V2)
+	all := NewRecorder(rt3, RecordAtMost(-1))
+	run(all, DefaultCallLimit+3)
+	if n := len(all.Calls()); n != DefaultCallLimit+3 {
+		t.Errorf("a negative limit kept %d of %d calls", n, DefaultCallLimit+3)
+	}
+}

@@ -39,9 +39,10 @@ func PodConfig(pod *v1.Pod, opts PodConfigOptions) ResourceConfig {
 	if period == 0 {
 		period = QuotaPeriod
 	}
-	rOpts := qos.Options{SkipPodLevelResources: !opts.PodLevelResources}
-	reqs := qos.PodRequests(pod, rOpts)
-	limits := qos.PodLimits(pod, rOpts)
+	cpuRequest, cpuLimit, memoryLimit, ok := podAmounts(pod, opts.PodLevelResources)
+	if !ok {
+		cpuRequest, cpuLimit, memoryLimit = podAmountsFromLists(pod, opts.PodLevelResources)
+	}
 	cpuLimitsDeclared := qos.AllContainersHaveLimit(pod, v1.ResourceCPU)
 	memoryLimitsDeclared := qos.AllContainersHaveLimit(pod, v1.ResourceMemory)
 	if opts.PodLevelResources && pod.Spec.Resources != nil {
@@ -52,7 +53,40 @@ func PodConfig(pod *v1.Pod, opts PodConfigOptions) ResourceConfig {
 			memoryLimitsDeclared = true
 		}
 	}
-	var cpuRequest, cpuLimit, memoryLimit int64
+	// One allocation holds the values the config points at.
+	v := &struct {
+		shares, period uint64
+		quota, memory  int64
+	}{shares: MilliCPUToShares(cpuRequest), period: period, quota: MilliCPUToQuota(cpuLimit, int64(period)), memory: memoryLimit}
+	if !opts.EnforceCPULimits {
+		v.quota = Unlimited
+	}
+	var cfg ResourceConfig
+	switch qos.GetPodQOS(pod) {
+	case v1.PodQOSGuaranteed:
+		cfg.CPUShares, cfg.CPUQuota, cfg.CPUPeriod, cfg.Memory = &v.shares, &v.quota, &v.period, &v.memory
+	case v1.PodQOSBurstable:
+		cfg.CPUShares = &v.shares
+		if cpuLimitsDeclared {
+			cfg.CPUQuota, cfg.CPUPeriod = &v.quota, &v.period
+		}
+		if memoryLimitsDeclared {
+			cfg.Memory = &v.memory
+		}
+	default:
+		v.shares = MinShares
+		cfg.CPUShares = &v.shares
+	}
+	return cfg
+}
+
+// podAmountsFromLists is the pod's cpu request, cpu limit (millicores) and
+// memory limit (bytes) as the kubelet takes them: from
+// k8s.io/component-helpers' PodRequests and PodLimits, overhead included.
+func podAmountsFromLists(pod *v1.Pod, podLevel bool) (cpuRequest, cpuLimit, memoryLimit int64) {
+	rOpts := qos.Options{SkipPodLevelResources: !podLevel}
+	reqs := qos.PodRequests(pod, rOpts)
+	limits := qos.PodLimits(pod, rOpts)
 	if q, ok := reqs[v1.ResourceCPU]; ok {
 		cpuRequest = q.MilliValue()
 	}
@@ -62,28 +96,7 @@ func PodConfig(pod *v1.Pod, opts PodConfigOptions) ResourceConfig {
 	if q, ok := limits[v1.ResourceMemory]; ok {
 		memoryLimit = q.Value()
 	}
-	shares := MilliCPUToShares(cpuRequest)
-	quota := MilliCPUToQuota(cpuLimit, int64(period))
-	if !opts.EnforceCPULimits {
-		quota = Unlimited
-	}
-	var cfg ResourceConfig
-	switch qos.GetPodQOS(pod) {
-	case v1.PodQOSGuaranteed:
-		cfg.CPUShares, cfg.CPUQuota, cfg.CPUPeriod, cfg.Memory = &shares, &quota, &period, &memoryLimit
-	case v1.PodQOSBurstable:
-		cfg.CPUShares = &shares
-		if cpuLimitsDeclared {
-			cfg.CPUQuota, cfg.CPUPeriod = &quota, &period
-		}
-		if memoryLimitsDeclared {
-			cfg.Memory = &memoryLimit
-		}
-	default:
-		minShares := uint64(MinShares)
-		cfg.CPUShares = &minShares
-	}
-	return cfg
+	return cpuRequest, cpuLimit, memoryLimit
 }
 
 // Values turns a ResourceConfig into file values for a cgroup version:
@@ -91,29 +104,35 @@ func PodConfig(pod *v1.Pod, opts PodConfigOptions) ResourceConfig {
 // limit and is written as Unlimited; a memory limit of 0 is left unset.
 func (c ResourceConfig) Values(version Version, weight WeightFunc) Values {
 	var v Values
+	// One allocation holds the values v points at.
+	hold := &struct {
+		shares, weight, period uint64
+		quota, memory          int64
+	}{}
 	if c.CPUShares != nil {
 		s := *c.CPUShares
 		if version == V2 {
-			w := weight(s)
-			v.CPUWeight = &w
+			hold.weight = weight(s)
+			v.CPUWeight = &hold.weight
 		} else {
-			v.CPUShares = &s
+			hold.shares = s
+			v.CPUShares = &hold.shares
 		}
 	}
 	if c.CPUQuota != nil {
-		q := *c.CPUQuota
-		if q <= 0 {
-			q = Unlimited
+		hold.quota = *c.CPUQuota
+		if hold.quota <= 0 {
+			hold.quota = Unlimited
 		}
-		v.CPUQuota = &q
+		v.CPUQuota = &hold.quota
 	}
 	if c.CPUPeriod != nil {
-		p := *c.CPUPeriod
-		v.CPUPeriod = &p
+		hold.period = *c.CPUPeriod
+		v.CPUPeriod = &hold.period
 	}
 	if c.Memory != nil && *c.Memory != 0 {
-		m := *c.Memory
-		v.MemoryLimit = &m
+		hold.memory = *c.Memory
+		v.MemoryLimit = &hold.memory
 	}
 	return v
 }

@@ -40,24 +40,43 @@ type Event struct {
 type Cluster struct {
 	mu      sync.Mutex
 	profile profile.Profile
-	pods    map[string]*v1.Pod // by namespace/name
-	order   []string           // creation order of the keys in pods
-	events  []Event
+	pods    map[podRef]*v1.Pod
+	order   []podRef // creation order of the keys in pods
+	// events are the latest events, at most twice eventLimit of them
+	// (Events returns the last eventLimit); dropped counts the events
+	// before them.
+	events     []Event
+	eventLimit int
+	dropped    uint64
 }
+
+// DefaultEventLimit is how many of the latest events a Cluster keeps
+// unless ClusterOptions.EventLimit says otherwise.
+const DefaultEventLimit = 256
 
 // ClusterOptions configure the API server's behaviour: the Kubernetes
 // version (validation rules differ by version) and its feature gates.
 type ClusterOptions struct {
 	Profile      profile.Version // empty means profile.Default
 	FeatureGates map[string]bool
+	// EventLimit bounds the events kept: the latest EventLimit are kept.
+	// 0 means DefaultEventLimit; a negative limit keeps every event.
+	EventLimit int
 }
 
 // NewCluster returns an empty cluster.
 func NewCluster(opts ClusterOptions) *Cluster {
-	return &Cluster{profile: profile.New(opts.Profile, opts.FeatureGates), pods: map[string]*v1.Pod{}}
+	limit := opts.EventLimit
+	if limit == 0 {
+		limit = DefaultEventLimit
+	}
+	return &Cluster{profile: profile.New(opts.Profile, opts.FeatureGates), pods: map[podRef]*v1.Pod{}, eventLimit: limit}
 }
 
-func podKey(namespace, name string) string { return namespace + "/" + name }
+// podRef is a pod's namespace and name, the key pods are stored by.
+type podRef struct{ namespace, name string }
+
+func podKey(namespace, name string) podRef { return podRef{namespace, name} }
 
 func (c *Cluster) resizeOptions() ResizeOptions {
 	return ResizeOptions{Profile: c.profile.Version(), Gate: c.profile.Gate}
@@ -219,19 +238,62 @@ func (c *Cluster) UpdatePodStatus(namespace, name string, uid types.UID, status 
 	return nil
 }
 
-// RecordEvent stores an event.
+// RecordEvent stores an event. Once the cluster holds more than its event
+// limit, the oldest events are dropped.
 func (c *Cluster) RecordEvent(e Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.events = append(c.events, e)
+	// The log holds up to twice the limit and then keeps the latest
+	// limit: appending stays O(1) amortized and Events needs no ring
+	// arithmetic.
+	if c.eventLimit > 0 && len(c.events) >= 2*c.eventLimit {
+		n := copy(c.events, c.events[len(c.events)-c.eventLimit:])
+		clear(c.events[n:])
+		c.dropped += uint64(len(c.events) - n)
+		c.events = c.events[:n]
+	}
 }
 
-// Events returns all events in the order they were recorded, with their
-// messages rendered.
+// Events returns the events kept (the latest, up to the event limit) in
+// the order they were recorded, with their messages rendered.
 func (c *Cluster) Events() []Event {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := append([]Event(nil), c.events...)
+	kept := c.events
+	if c.eventLimit > 0 && len(kept) > c.eventLimit {
+		kept = kept[len(kept)-c.eventLimit:]
+	}
+	return rendered(kept)
+}
+
+// EventCount is how many events were ever recorded: the sequence number
+// the next event will have.
+func (c *Cluster) EventCount() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.dropped + uint64(len(c.events))
+}
+
+// EventsSince returns the events recorded since the first seq events (seq
+// from an earlier EventCount), with their messages rendered; those already
+// dropped from the log are missing, and dropped says how many.
+func (c *Cluster) EventsSince(seq uint64) (events []Event, dropped uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if seq < c.dropped {
+		dropped, seq = c.dropped-seq, c.dropped
+	}
+	i := seq - c.dropped
+	if i > uint64(len(c.events)) {
+		return nil, dropped
+	}
+	return rendered(c.events[i:]), dropped
+}
+
+// rendered copies events and renders their lazy messages.
+func rendered(events []Event) []Event {
+	out := append([]Event(nil), events...)
 	for i := range out {
 		if out[i].Message == "" && out[i].Lazy != nil {
 			out[i].Message = out[i].Lazy.String()

@@ -126,7 +126,9 @@ func newBackends(ctx context.Context, s *Scenario, opts Options) (*backends, err
 		inner = cgroup.NewSimKernel(version)
 	}
 	cgFaults := cgroup.NewFaultInjector(inner)
-	rec := cgroup.NewRecorder(cgFaults)
+	// A step's transcript names every write and call: keep them all (the
+	// runner resets the recorders after each step).
+	rec := cgroup.NewRecorder(cgFaults, cgroup.RecordAtMost(-1))
 	b := &backends{version: version, cgroups: rec, cgFaults: cgFaults, real: root != ""}
 	if opts.CRIEndpoint != "" {
 		if opts.Image == "" {
@@ -146,7 +148,7 @@ func newBackends(ctx context.Context, s *Scenario, opts Options) (*backends, err
 		b.base, b.exiter = mem, mem
 	}
 	b.rtFaults = cri.NewFaultInjector(b.base)
-	b.runtime = cri.NewRecorder(b.rtFaults)
+	b.runtime = cri.NewRecorder(b.rtFaults, cri.RecordAtMost(-1))
 	return b, nil
 }
 
@@ -259,7 +261,9 @@ func Run(ctx context.Context, s *Scenario, opts Options) (*Result, error) {
 		t:       newTranscript(),
 		step:    -1,
 	}
-	r.cluster = resize.NewCluster(resize.ClusterOptions{Profile: cfg.Profile, FeatureGates: cfg.FeatureGates})
+	// A scenario is finite and its transcript names every event: keep
+	// them all.
+	r.cluster = resize.NewCluster(resize.ClusterOptions{Profile: cfg.Profile, FeatureGates: cfg.FeatureGates, EventLimit: -1})
 	r.deps = resize.Deps{
 		Cluster:       r.cluster,
 		Cgroups:       b.cgroups,

@@ -1,0 +1,57 @@
+package apiserver
+
+import (
+	"fmt"
+	"testing"
+)
+
+func recordN(c *Cluster, from, to int) {
+	for i := from; i < to; i++ {
+		c.RecordEvent(Event{Pod: "p", Reason: fmt.Sprint(i)})
+	}
+}
+
+func reasons(events []Event) string {
+	s := ""
+	for _, e := range events {
+		s += e.Reason + " "
+	}
+	return s
+}
+
+// TestClusterEventLimit: the cluster keeps the latest events up to its
+// limit, counts every event, and hands out those since a count.
+func TestClusterEventLimit(t *testing.T) {
+	c := NewCluster(ClusterOptions{EventLimit: 3})
+	recordN(c, 0, 10)
+	if got := reasons(c.Events()); got != "7 8 9 " {
+		t.Errorf("Events() = %q, want the latest three", got)
+	}
+	if n := c.EventCount(); n != 10 {
+		t.Errorf("EventCount() = %d, want 10", n)
+	}
+	if got, dropped := c.EventsSince(8); reasons(got) != "8 9 " || dropped != 0 {
+		t.Errorf("EventsSince(8) = %q, %d dropped; want 8 9, none dropped", reasons(got), dropped)
+	}
+	got, dropped := c.EventsSince(0)
+	if n := uint64(len(got)) + dropped; n != 10 || reasons(got[len(got)-3:]) != "7 8 9 " {
+		t.Errorf("EventsSince(0) = %q with %d dropped; want the kept ones ending 7 8 9, adding up to 10", reasons(got), dropped)
+	}
+	if got, _ := c.EventsSince(10); len(got) != 0 {
+		t.Errorf("EventsSince(count) = %q, want none", reasons(got))
+	}
+
+	all := NewCluster(ClusterOptions{EventLimit: -1})
+	recordN(all, 0, 3*DefaultEventLimit)
+	if n := len(all.Events()); n != 3*DefaultEventLimit {
+		t.Errorf("a negative limit kept %d of %d events", n, 3*DefaultEventLimit)
+	}
+	def := NewCluster(ClusterOptions{})
+	recordN(def, 0, 3*DefaultEventLimit)
+	if n := len(def.Events()); n != DefaultEventLimit {
+		t.Errorf("the default limit kept %d events, want %d", n, DefaultEventLimit)
+	}
+	if n := len(def.events); n >= 2*DefaultEventLimit {
+		t.Errorf("the log holds %d events, more than twice the limit", n)
+	}
+}
