@@ -70,6 +70,42 @@ type NodeConfig struct {
 	// CgroupVersion is the node's cgroup version; 0 means cgconfig.V2.
 	// Swap is only ever given on cgroup v2.
 	CgroupVersion cgconfig.Version
+	// Messages, when set, keeps the messages of the latest shortfalls, so
+	// that a decision that repeats one (a Deferred resize retried) reuses
+	// its string instead of building it again. It is not safe for
+	// concurrent use: give each decider its own.
+	Messages *MessageCache
+}
+
+// MessageCache keeps the last few insufficient-resource messages with the
+// numbers they were built from. The zero value is ready to use.
+type MessageCache struct {
+	entries [8]cachedMessage
+	next    int
+}
+
+type cachedMessage struct {
+	name                      v1.ResourceName
+	requested, used, capacity int64
+	msg                       string
+}
+
+// insufficient returns the message for a shortfall, from the cache when it
+// holds it (a nil cache builds it every time).
+func (c *MessageCache) insufficient(name v1.ResourceName, requested, used, capacity int64) string {
+	if c == nil {
+		return insufficient(name, requested, used, capacity)
+	}
+	for i := range c.entries {
+		e := &c.entries[i]
+		if e.msg != "" && e.name == name && e.requested == requested && e.used == used && e.capacity == capacity {
+			return e.msg
+		}
+	}
+	msg := insufficient(name, requested, used, capacity)
+	c.entries[c.next] = cachedMessage{name: name, requested: requested, used: used, capacity: capacity, msg: msg}
+	c.next = (c.next + 1) % len(c.entries)
+	return msg
 }
 
 // defaultMaxPods is the kubelet's default --max-pods, which the node reports
@@ -247,12 +283,12 @@ func ResourcesFit(pod *v1.Pod, others []*v1.Pod, node NodeConfig) (ok bool, reas
 func Fits(pod Allocated, others *Usage, node NodeConfig) (ok bool, reason, message string) {
 	f := fitInputs(pod, others, node)
 	if f.count+1 > f.allowedPods {
-		return false, "OutOfpods", insufficient(v1.ResourcePods, 1, f.count, f.allowedPods)
+		return false, "OutOfpods", node.Messages.insufficient(v1.ResourcePods, 1, f.count, f.allowedPods)
 	}
 	check := func(name v1.ResourceName, requested, usedAmount int64) (bool, string, string) {
 		capacity := allocatableAmount(node, name)
 		if requested > 0 && requested > capacity-usedAmount {
-			return false, outOf(name), insufficient(name, requested, usedAmount, capacity)
+			return false, outOf(name), node.Messages.insufficient(name, requested, usedAmount, capacity)
 		}
 		return true, "", ""
 	}

@@ -680,3 +680,24 @@ func TestExplainResize(t *testing.T) {
 		t.Errorf("ResourcesFit = %v (%s), checks say %v; want both false (cpu 2500 > 4000 - 2000)", ok, msg, fits)
 	}
 }
+
+// TestMessageCache: a cached message is the one built fresh, a repeated
+// shortfall reuses it without allocating, and the cache keeps the latest.
+func TestMessageCache(t *testing.T) {
+	var c MessageCache
+	for i := int64(0); i < 20; i++ {
+		if got, want := c.insufficient(v1.ResourceCPU, 1000+i, 5, 2000), insufficient(v1.ResourceCPU, 1000+i, 5, 2000); got != want {
+			t.Fatalf("cached %q, fresh %q", got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { c.insufficient(v1.ResourceCPU, 1019, 5, 2000) }); n != 0 {
+		t.Errorf("a repeated shortfall allocated %v times", n)
+	}
+	if got := c.insufficient(v1.ResourceMemory, 1019, 5, 2000); got != insufficient(v1.ResourceMemory, 1019, 5, 2000) {
+		t.Errorf("another resource with the same numbers gave %q", got)
+	}
+	var none *MessageCache
+	if got := none.insufficient(v1.ResourcePods, 1, 110, 110); got != "Node didn't have enough resource: pods, requested: 1, used: 110, capacity: 110" {
+		t.Errorf("nil cache gave %q", got)
+	}
+}

@@ -93,6 +93,7 @@ func ApplyResize(old *v1.Pod, patch []byte, opts ResizeOptions) (*v1.Pod, error)
 // while it holds its own lock.
 type API interface {
 	// CreatePod stores a new pod, defaulted and validated, and returns it.
+	// The node only reads the pod returned.
 	CreatePod(pod *v1.Pod) (*v1.Pod, error)
 	// GetPod returns a copy of the pod, or an error wrapping ErrPodNotFound.
 	GetPod(namespace, name string) (*v1.Pod, error)

@@ -55,8 +55,9 @@ func benchDecision(b *testing.B, patches [][]byte, reason string) {
 				if err != nil {
 					b.Fatal(err)
 				}
+				own := *pod // as the driver hands it over: the top level the kubelet's
 				b.StartTimer()
-				*resize = core.ResizeRequested{Pod: pod, Now: tn.clock.Now()}
+				*resize = core.ResizeRequested{Pod: &own, Now: tn.clock.Now()}
 				rd, err := node.step(resize)
 				for err == nil && rd.Batch != nil && !emits(rd.Batch, reason) {
 					results = node.performInto(tn.ctx, rd.Batch, results)

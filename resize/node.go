@@ -220,7 +220,8 @@ func (n *Node) AddPod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := n.run(ctx, core.PodAdded{Pod: created, Now: n.clock.Now()}); err != nil {
+	own := *created // the core takes the top level as its own
+	if err := n.run(ctx, core.PodAdded{Pod: &own, Now: n.clock.Now()}); err != nil {
 		return nil, err
 	}
 	return n.cluster.GetPod(created.Namespace, created.Name)
@@ -244,7 +245,8 @@ func (n *Node) AddPods(ctx context.Context, pods []*v1.Pod) ([]*v1.Pod, error) {
 		if err != nil {
 			return nil, fmt.Errorf("add pods: pods[%d]: %w", i, err)
 		}
-		created = append(created, c)
+		own := *c // the core takes the top level as its own
+		created = append(created, &own)
 	}
 	if err := n.run(ctx, core.PodsAdded{Pods: created, Now: n.clock.Now()}); err != nil {
 		return nil, err
@@ -290,7 +292,9 @@ func (n *Node) ResizeRequest(ctx context.Context, namespace, name string, req Re
 	return n.resized(ctx, pod)
 }
 
-// resized hands the kubelet a pod the resize subresource updated.
+// resized hands the kubelet a pod the resize subresource updated: a copy
+// of its top level, which the core takes as its own (the rest is shared
+// with the API server, which never changes it).
 func (n *Node) resized(ctx context.Context, pod *v1.Pod) error {
 	n.mu.Lock()
 	known := n.core.Knows(pod.Namespace, pod.Name)
@@ -298,7 +302,8 @@ func (n *Node) resized(ctx context.Context, pod *v1.Pod) error {
 	if !known {
 		return nil
 	}
-	return n.run(ctx, core.ResizeRequested{Pod: pod, Now: n.clock.Now()})
+	own := *pod
+	return n.run(ctx, core.ResizeRequested{Pod: &own, Now: n.clock.Now()})
 }
 
 // DeletePod stops and removes the pod's containers and sandbox, removes its

@@ -71,7 +71,8 @@ func (n *Node) Plan(ctx context.Context, namespace, name string, patch []byte) (
 	}
 	plan := &Plan{Pod: pod, Admission: admission}
 	dry := dryRun{n: n, created: map[string]*core.CreateContainer{}}
-	rd, err := clone.Step(core.ResizeRequested{Pod: pod, Now: n.clock.Now()})
+	own := *pod // the core takes the top level as its own
+	rd, err := clone.Step(core.ResizeRequested{Pod: &own, Now: n.clock.Now()})
 	for i := 0; err == nil && rd.Batch != nil; i++ {
 		if i >= maxBatches {
 			return nil, fmt.Errorf("plan resize of %s/%s: the dry run does not become quiet", namespace, name)

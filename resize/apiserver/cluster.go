@@ -84,7 +84,8 @@ func (c *Cluster) resizeOptions() ResizeOptions {
 
 // CreatePod stores a new pod as the API server would: defaulted, with a
 // UID derived from namespace and name when it has none, generation 1, and
-// validated. The returned pod is a copy.
+// validated. The pod returned is the stored one, shared, as ResizePod's:
+// read it, or DeepCopy it before changing anything in it.
 func (c *Cluster) CreatePod(pod *v1.Pod) (*v1.Pod, error) {
 	p := pod.DeepCopy()
 	DefaultPod(p)
@@ -109,7 +110,7 @@ func (c *Cluster) CreatePod(pod *v1.Pod) (*v1.Pod, error) {
 	}
 	c.pods[key] = p
 	c.order = append(c.order, key)
-	return p.DeepCopy(), nil
+	return p, nil
 }
 
 // deterministicUID makes a UID from namespace and name, so the same scenario

@@ -28,11 +28,7 @@ func (c *Core) podsAdded(pods []*v1.Pod, now time.Time) error {
 	}
 	c.setNow(now)
 	for _, pod := range pods {
-		// The pod may be the API server's own: the core's pod is a copy
-		// of its top level, whose status the core replaces in place.
-		own := new(v1.Pod)
-		*own = *pod
-		c.newPodState(own)
+		c.newPodState(pod)
 		c.enqueueAlloc(&admitTask{uid: pod.UID})
 	}
 	c.enqueueRetry(allocation.TriggerPodsAdded)
@@ -53,10 +49,8 @@ func (c *Core) resizeRequested(in ResizeRequested) error {
 	}
 	c.setNow(in.Now)
 	// The pod is taken as it is, with the kubelet's own status in place of
-	// the API server's; the given pod may be the API server's own, so the
-	// status goes into a copy of the top level (Input's contract).
-	updated := new(v1.Pod)
-	*updated = *in.Pod
+	// the API server's (its top level is the core's: Input's contract).
+	updated := in.Pod
 	updated.Status = ps.pod.Status
 	ps.pod = updated
 	if !ps.admitted {
@@ -343,9 +337,8 @@ func (c *Core) startResize(ps *podState, pod *v1.Pod, out *opOutput) {
 // and the pod's requests, as its status shows them, went down, the pending
 // resizes are retried (pod_resized).
 func (c *Core) writeStatus(ps *podState, status *v1.PodStatus) WriteStatus {
-	// The core's pod is its own at the top level (podsAdded and
-	// resizeRequested copy it; nothing outside the core holds it), so the
-	// status goes in in place; the pod as it was is kept only for the
+	// The core's pod is its own at the top level (Input's contract), so
+	// the status goes in in place; the pod as it was is kept only for the
 	// reconcile test below.
 	var old *v1.Pod
 	if c.queue.Len() > 0 {

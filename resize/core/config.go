@@ -206,6 +206,7 @@ func newSettings(cfg NodeConfig) settings {
 		SwapBehavior:        cfg.SwapBehavior,
 		CgroupVersion:       cfg.CgroupVersion,
 		Profile:             p,
+		Messages:            &allocation.MessageCache{},
 	}
 	return s
 }

@@ -16,9 +16,12 @@ import (
 // ResizeRequested, may also be given by pointer, so that a driver that
 // reuses one does not allocate to box it.
 //
-// The core keeps the pods and records an input carries and never changes
-// them: they may be shared with the API server, and the caller must not
-// change them afterwards either.
+// The core keeps the pods and records an input carries. The top level of
+// each pod (the v1.Pod struct itself) becomes the core's: it keeps the
+// kubelet's status there, in place. Nothing a pod or record refers to
+// (its spec's slices and maps, a record's requirements) is ever changed,
+// so that may be shared with the API server: hand the core a shallow copy
+// of a pod you share, and change nothing it refers to afterwards.
 type Input interface {
 	input()
 }

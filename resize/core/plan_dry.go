@@ -21,8 +21,12 @@ func (c *Core) Clone() (*Core, error) {
 	if !c.Quiet() {
 		return nil, ErrBusy
 	}
+	s := c.s
+	// The message cache is the original's working memory: the clone runs
+	// beside it and gets its own.
+	s.admit.Messages = &allocation.MessageCache{}
 	out := &Core{
-		s:        c.s,
+		s:        s,
 		started:  c.started,
 		now:      c.now,
 		pods:     make(map[types.UID]*podState, len(c.pods)),
