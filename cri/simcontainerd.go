@@ -203,6 +203,29 @@ type simContainer struct {
 	// shared until the container changes.
 	status    *runtimeapi.ContainerStatusResponse
 	statusKey statusKey
+	// meta, image and attributes are the parts of the answers that never
+	// change, made once (guarded by SimContainerd.mu).
+	meta       *runtimeapi.ContainerMetadata
+	imageMsg   *runtimeapi.ImageSpec
+	attributes *runtimeapi.ContainerAttributes
+}
+
+// metadata is the container's metadata message, made once. The caller
+// holds SimContainerd.mu.
+func (c *simContainer) metadata() *runtimeapi.ContainerMetadata {
+	if c.meta == nil {
+		c.meta = &runtimeapi.ContainerMetadata{Name: c.metaName, Attempt: c.attempt}
+	}
+	return c.meta
+}
+
+// imageSpec is the container's image message, made once. The caller holds
+// SimContainerd.mu.
+func (c *simContainer) imageSpec() *runtimeapi.ImageSpec {
+	if c.imageMsg == nil {
+		c.imageMsg = &runtimeapi.ImageSpec{Image: c.image}
+	}
+	return c.imageMsg
 }
 
 // The exit codes and reasons the runtime reports, as containerd does.
@@ -458,21 +481,26 @@ func matchLabels(labels, selector map[string]string) bool {
 
 // UpdatePodSandboxResources records the request for the sandbox, as
 // containerd (v2.3+) and CRI-O do; it writes no cgroup, since the kubelet
-// owns the pod cgroup. SandboxResources returns what was recorded.
+// owns the pod cgroup. SandboxResources returns (a copy of) what was
+// recorded. The request is kept as given, as a message sent is never
+// changed by the kubelet: the caller must not change it afterwards.
 func (m *SimContainerd) UpdatePodSandboxResources(ctx context.Context, request *runtimeapi.UpdatePodSandboxResourcesRequest) (*runtimeapi.UpdatePodSandboxResourcesResponse, error) {
 	if request == nil {
 		return nil, fmt.Errorf("update pod sandbox resources: empty request: %w", ErrInvalidArgument)
 	}
-	rec := cloneSandboxRequest(request)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	sb, ok := m.sandboxes[request.PodSandboxId]
 	if !ok {
 		return nil, fmt.Errorf("update pod sandbox resources %q: %w", request.PodSandboxId, ErrNotFound)
 	}
-	sb.resources = rec
-	return &runtimeapi.UpdatePodSandboxResourcesResponse{}, nil
+	sb.resources = request
+	return emptySandboxResponse, nil
 }
+
+// emptySandboxResponse is every UpdatePodSandboxResources answer: it has
+// nothing in it to change.
+var emptySandboxResponse = &runtimeapi.UpdatePodSandboxResourcesResponse{}
 
 // SandboxResources returns a copy of the last UpdatePodSandboxResources
 // request the runtime accepted for the sandbox, or nil if there was none.
@@ -865,13 +893,13 @@ func (m *SimContainerd) ContainerStatus(ctx context.Context, containerID string,
 		// snapshot shares them.
 		resp = &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{
 			Id:          c.id,
-			Metadata:    &runtimeapi.ContainerMetadata{Name: c.metaName, Attempt: c.attempt},
+			Metadata:    c.metadata(),
 			State:       c.state,
 			CreatedAt:   c.createdAt,
 			StartedAt:   c.startedAt,
 			FinishedAt:  c.finishedAt,
 			ExitCode:    c.exitCode,
-			Image:       &runtimeapi.ImageSpec{Image: c.image},
+			Image:       c.imageSpec(),
 			ImageRef:    c.image,
 			Reason:      c.reason,
 			Message:     c.message,
@@ -960,7 +988,7 @@ func (m *SimContainerd) UpdateContainerResources(ctx context.Context, containerI
 	old, running := c.spec, c.state == runtimeapi.ContainerState_CONTAINER_RUNNING
 	m.mu.Unlock()
 
-	merged := m.merge(cloneLinux(old), resources.GetLinux())
+	merged := m.merge(old, resources.GetLinux())
 	if running {
 		if err := m.apply(c.cgroup, merged); err != nil {
 			// The stored spec was never replaced: that is containerd's
@@ -1012,90 +1040,136 @@ func (m *SimContainerd) readInt(path, file string) (int64, error) {
 // limit when non-zero, -1 (or any negative) meaning unlimited.
 func (m *SimContainerd) values(r *runtimeapi.LinuxContainerResources) cgroup.Values {
 	var v cgroup.Values
+	// One allocation holds the values v points at.
+	hold := &struct {
+		memory, quota          int64
+		weight, period, shares uint64
+	}{}
 	if l := r.GetMemoryLimitInBytes(); l != 0 {
 		if l < 0 {
 			l = cgroup.Unlimited
 		}
-		v.MemoryLimit = &l
+		hold.memory = l
+		v.MemoryLimit = &hold.memory
 	}
 	shares, quota, period := r.GetCpuShares(), r.GetCpuQuota(), r.GetCpuPeriod()
 	if m.cg.Version() == cgroup.V2 {
 		if shares > 0 {
-			w := m.weight(uint64(shares))
-			v.CPUWeight = &w
+			hold.weight = m.weight(uint64(shares))
+			v.CPUWeight = &hold.weight
 		}
 		if quota != 0 || period != 0 {
 			if quota <= 0 {
 				quota = cgroup.Unlimited
 			}
-			p := uint64(cgconfig.QuotaPeriod)
+			hold.quota, hold.period = quota, uint64(cgconfig.QuotaPeriod)
 			if period > 0 {
-				p = uint64(period)
+				hold.period = uint64(period)
 			}
-			v.CPUQuota, v.CPUPeriod = &quota, &p
+			v.CPUQuota, v.CPUPeriod = &hold.quota, &hold.period
 		}
 		return v
 	}
 	if shares > 0 {
-		s := uint64(shares)
-		v.CPUShares = &s
+		hold.shares = uint64(shares)
+		v.CPUShares = &hold.shares
 	}
 	if period > 0 {
-		p := uint64(period)
-		v.CPUPeriod = &p
+		hold.period = uint64(period)
+		v.CPUPeriod = &hold.period
 	}
 	if quota != 0 {
 		if quota < 0 {
 			quota = cgroup.Unlimited
 		}
-		v.CPUQuota = &quota
+		hold.quota = quota
+		v.CPUQuota = &hold.quota
 	}
 	return v
 }
 
-// merge applies an update to spec in place, as containerd's WithResources
-// does, and returns spec. OomScoreAdj is not applied (containerd sets it at
-// create only).
+// merge returns spec with an update applied, as containerd's WithResources
+// does: a 0 or empty field leaves the value; hugepage limits are appended;
+// unified keys are merged; OomScoreAdj is not applied (containerd sets it
+// at create only). spec is not changed: the result is a new message that
+// shares spec's hugepage limits and unified map when the update leaves
+// them as they are (stored specs are never changed in place). A nil spec
+// is an empty one.
 func (m *SimContainerd) merge(spec, upd *runtimeapi.LinuxContainerResources) *runtimeapi.LinuxContainerResources {
+	if spec == nil {
+		spec = emptyLinux
+	}
+	out := &runtimeapi.LinuxContainerResources{
+		CpuPeriod:              spec.CpuPeriod,
+		CpuQuota:               spec.CpuQuota,
+		CpuShares:              spec.CpuShares,
+		MemoryLimitInBytes:     spec.MemoryLimitInBytes,
+		OomScoreAdj:            spec.OomScoreAdj,
+		CpusetCpus:             spec.CpusetCpus,
+		CpusetMems:             spec.CpusetMems,
+		HugepageLimits:         spec.HugepageLimits,
+		Unified:                spec.Unified,
+		MemorySwapLimitInBytes: spec.MemorySwapLimitInBytes,
+	}
 	if upd == nil {
-		return spec
+		return out
 	}
 	if upd.CpuPeriod != 0 {
-		spec.CpuPeriod = upd.CpuPeriod
+		out.CpuPeriod = upd.CpuPeriod
 	}
 	if upd.CpuQuota != 0 {
-		spec.CpuQuota = upd.CpuQuota
+		out.CpuQuota = upd.CpuQuota
 	}
 	if upd.CpuShares != 0 {
-		spec.CpuShares = upd.CpuShares
+		out.CpuShares = upd.CpuShares
 	}
 	if upd.CpusetCpus != "" {
-		spec.CpusetCpus = upd.CpusetCpus
+		out.CpusetCpus = upd.CpusetCpus
 	}
 	if upd.CpusetMems != "" {
-		spec.CpusetMems = upd.CpusetMems
+		out.CpusetMems = upd.CpusetMems
 	}
 	if upd.MemoryLimitInBytes != 0 {
-		spec.MemoryLimitInBytes = upd.MemoryLimitInBytes
+		out.MemoryLimitInBytes = upd.MemoryLimitInBytes
 		if upd.MemorySwapLimitInBytes == 0 && m.swap {
-			spec.MemorySwapLimitInBytes = upd.MemoryLimitInBytes
+			out.MemorySwapLimitInBytes = upd.MemoryLimitInBytes
 		}
 	}
 	if upd.MemorySwapLimitInBytes != 0 && m.swap {
-		spec.MemorySwapLimitInBytes = upd.MemorySwapLimitInBytes
+		out.MemorySwapLimitInBytes = upd.MemorySwapLimitInBytes
 	}
 	for _, h := range upd.HugepageLimits {
-		if h != nil {
-			spec.HugepageLimits = append(spec.HugepageLimits, &runtimeapi.HugepageLimit{PageSize: h.PageSize, Limit: h.Limit})
+		if h == nil {
+			continue
+		}
+		if len(out.HugepageLimits) == len(spec.HugepageLimits) {
+			// The first one appended: the spec's limits are shared, so
+			// append to a copy.
+			out.HugepageLimits = append(make([]*runtimeapi.HugepageLimit, 0, len(spec.HugepageLimits)+len(upd.HugepageLimits)), spec.HugepageLimits...)
+		}
+		out.HugepageLimits = append(out.HugepageLimits, &runtimeapi.HugepageLimit{PageSize: h.PageSize, Limit: h.Limit})
+	}
+	if upd.Unified != nil && !holdsAll(spec.Unified, upd.Unified) {
+		unified := make(map[string]string, len(spec.Unified)+len(upd.Unified))
+		maps.Copy(unified, spec.Unified)
+		maps.Copy(unified, upd.Unified)
+		out.Unified = unified
+	}
+	return out
+}
+
+// holdsAll reports whether have is a map (not nil) that already holds
+// every key of add with the same value: merging add changes nothing.
+func holdsAll(have, add map[string]string) bool {
+	if have == nil {
+		return false
+	}
+	for k, v := range add {
+		if cur, ok := have[k]; !ok || cur != v {
+			return false
 		}
 	}
-	if upd.Unified != nil {
-		if spec.Unified == nil {
-			spec.Unified = make(map[string]string, len(upd.Unified))
-		}
-		maps.Copy(spec.Unified, upd.Unified)
-	}
-	return spec
+	return true
 }
 
 // ContainerStats reports the container's memory usage from its cgroup
@@ -1115,21 +1189,24 @@ func (m *SimContainerd) ContainerStats(ctx context.Context, containerID string) 
 		usage = 0
 	}
 	now := m.now().UnixNano()
+	// The attributes never change: every answer shares them (answers are
+	// for reading, as the Runtime interface says).
+	m.mu.Lock()
+	if c.attributes == nil {
+		c.attributes = &runtimeapi.ContainerAttributes{Id: c.id, Metadata: c.metadata(), Labels: c.labels, Annotations: c.annotations}
+	}
+	attrs := c.attributes
+	m.mu.Unlock()
+	bytes := &runtimeapi.UInt64Value{Value: uint64(usage)}
 	return &runtimeapi.ContainerStats{
-		Attributes: &runtimeapi.ContainerAttributes{
-			Id:          c.id,
-			Metadata:    &runtimeapi.ContainerMetadata{Name: c.metaName, Attempt: c.attempt},
-			Labels:      maps.Clone(c.labels),
-			Annotations: maps.Clone(c.annotations),
-		},
-		Cpu: &runtimeapi.CpuUsage{Timestamp: now, UsageCoreNanoSeconds: &runtimeapi.UInt64Value{}},
-		Memory: &runtimeapi.MemoryUsage{
-			Timestamp:       now,
-			WorkingSetBytes: &runtimeapi.UInt64Value{Value: uint64(usage)},
-			UsageBytes:      &runtimeapi.UInt64Value{Value: uint64(usage)},
-		},
+		Attributes: attrs,
+		Cpu:        &runtimeapi.CpuUsage{Timestamp: now, UsageCoreNanoSeconds: zeroUsage},
+		Memory:     &runtimeapi.MemoryUsage{Timestamp: now, WorkingSetBytes: bytes, UsageBytes: bytes},
 	}, nil
 }
+
+// zeroUsage is the cpu usage the model reports: none.
+var zeroUsage = &runtimeapi.UInt64Value{}
 
 // ExecSync runs only the command SetMemoryUsage (usage.go) sends to a
 // runtime that is not simulated, so that memory usage can be set through any

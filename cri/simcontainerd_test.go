@@ -802,12 +802,16 @@ func TestUpdatePodSandboxResourcesIsRecordedOnly(t *testing.T) {
 	if _, err := rt.UpdatePodSandboxResources(tctx, req); err != nil {
 		t.Fatal(err)
 	}
-	req.Resources.CpuShares = 1 // the caller's copy; the runtime keeps its own
-
 	got := rt.SandboxResources(sbID)
 	if got.GetPodSandboxId() != sbID || got.GetResources().GetCpuShares() != 2048 || got.GetResources().GetMemoryLimitInBytes() != 512*mi ||
 		got.GetOverhead().GetCpuShares() != 10 {
 		t.Errorf("SandboxResources = %v, want the request as sent", got)
+	}
+	// What SandboxResources returns is a copy: changing it changes
+	// nothing kept.
+	got.Resources.CpuShares = 1
+	if again := rt.SandboxResources(sbID); again.GetResources().GetCpuShares() != 2048 {
+		t.Errorf("a change to the returned request reached the runtime: %v", again)
 	}
 	if w := cg.Writes()[before:]; len(w) != 0 {
 		t.Errorf("UpdatePodSandboxResources wrote cgroups: %v", w)

@@ -387,4 +387,24 @@ func TestMemoryKeepsGivenRecords(t *testing.T) {
 	if r, _ := s.Get("p"); !equality.Semantic.DeepEqual(r.ContainerResources["app"].Requests, rl("cpu=2")) {
 		t.Errorf("SetContainer did not take: %+v", r)
 	}
+	// The copy SetContainer made is the store's own: more container
+	// writes change it in place, and the given record still not.
+	three := v1.ResourceRequirements{Requests: rl("cpu=3")}
+	if n := testing.AllocsPerRun(10, func() { _ = s.SetContainer("p", "app", three) }); n > 0.5 {
+		t.Errorf("a container write to the store's own map allocated %v times", n)
+	}
+	if !equality.Semantic.DeepEqual(samplePod(), given) {
+		t.Errorf("later SetContainers changed the record given to Set: %+v", given)
+	}
+	// A record given to Set again is the caller's once more.
+	again := samplePod()
+	if err := s.Set("p", again); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetContainer("p", "app", v1.ResourceRequirements{Requests: rl("cpu=4")}); err != nil {
+		t.Fatal(err)
+	}
+	if !equality.Semantic.DeepEqual(samplePod(), again) {
+		t.Errorf("SetContainer changed the record given to Set again: %+v", again)
+	}
 }

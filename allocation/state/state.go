@@ -67,8 +67,11 @@ type Store struct {
 	dir     string // "" keeps the store in memory only
 	file    string
 	entries map[types.UID]allocation.PodResources
-	// keepGiven keeps the records Set is given instead of copies (NewMemory).
+	// keepGiven keeps the records Set is given instead of copies
+	// (NewMemory); own then holds the pods whose container map the store
+	// made itself, which SetContainer may change in place.
 	keepGiven bool
+	own       map[types.UID]struct{}
 	// lastChecksum is the checksum of the file on disk (or 0 before the
 	// first write), so that a write that would not change it is skipped,
 	// as the kubelet's storeState does.
@@ -108,6 +111,7 @@ func (s *Store) Set(uid types.UID, r allocation.PodResources) error {
 	defer s.mu.Unlock()
 	if s.keepGiven {
 		s.entries[uid] = r
+		delete(s.own, uid)
 	} else {
 		s.entries[uid] = r.DeepCopy()
 	}
@@ -120,12 +124,22 @@ func (s *Store) SetContainer(uid types.UID, name string, r v1.ResourceRequiremen
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	entry := s.entries[uid]
+	_, owned := s.own[uid]
 	switch {
 	case entry.ContainerResources == nil:
 		entry.ContainerResources = make(map[string]v1.ResourceRequirements, 1)
-	case s.keepGiven:
-		// The map may be a record a caller gave Set: change a copy.
+		owned = true
+	case s.keepGiven && !owned:
+		// The map is a record a caller gave Set: change a copy, which is
+		// the store's own from now on.
 		entry.ContainerResources = maps.Clone(entry.ContainerResources)
+		owned = true
+	}
+	if s.keepGiven && owned {
+		if s.own == nil {
+			s.own = map[types.UID]struct{}{}
+		}
+		s.own[uid] = struct{}{}
 	}
 	if s.keepGiven {
 		entry.ContainerResources[name] = r
@@ -143,6 +157,7 @@ func (s *Store) Delete(uid types.UID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.entries, uid)
+	delete(s.own, uid)
 }
 
 // All returns a copy of every record, by pod UID.

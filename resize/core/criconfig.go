@@ -44,7 +44,7 @@ func (s *settings) sandboxConfig(pod *v1.Pod, podCgroup string) *runtimeapi.PodS
 func (s *settings) podResources(pod *v1.Pod) *runtimeapi.LinuxContainerResources {
 	opts := qos.Options{ExcludeOverhead: true, SkipPodLevelResources: !s.profile.PodLevelResources()}
 	reqs, limits := qos.PodRequests(pod, opts), qos.PodLimits(pod, opts)
-	return s.linuxResources(reqs.Cpu(), limits.Cpu(), limits.Memory())
+	return s.linuxResources(reqs[v1.ResourceCPU], limits[v1.ResourceCPU], limits[v1.ResourceMemory])
 }
 
 // containerConfig is the CRI config for one container of the allocated
@@ -77,18 +77,25 @@ func (s *settings) containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32)
 // memory fields of calculateLinuxResources, the OOM score, and on cgroup v2
 // memory.oom.group so the whole container is killed on OOM.
 func (s *settings) containerResources(pod *v1.Pod, c *v1.Container) *runtimeapi.LinuxContainerResources {
-	lcr := s.linuxResources(c.Resources.Requests.Cpu(), c.Resources.Limits.Cpu(), c.Resources.Limits.Memory())
+	lcr := s.linuxResources(c.Resources.Requests[v1.ResourceCPU], c.Resources.Limits[v1.ResourceCPU], c.Resources.Limits[v1.ResourceMemory])
 	lcr.OomScoreAdj = s.oomScoreAdj(pod, c)
 	if s.cfg.CgroupVersion == cgconfig.V2 {
-		lcr.Unified = map[string]string{"memory.oom.group": "1"}
+		lcr.Unified = oomGroup
 	}
 	return lcr
 }
 
+// oomGroup is the unified setting the kubelet sends with every container
+// on cgroup v2 (its SingleProcessOOMKill off): the container is killed as
+// a whole. Actions are never changed once handed out, so every message
+// shares this one map.
+var oomGroup = map[string]string{"memory.oom.group": "1"}
+
 // linuxResources is calculateLinuxResources: shares from the request (or
 // the limit when there is no request), the memory limit when set, and with
-// CFS quota on, the quota for the limit (0 for none) and the period.
-func (s *settings) linuxResources(cpuRequest, cpuLimit, memoryLimit *resource.Quantity) *runtimeapi.LinuxContainerResources {
+// CFS quota on, the quota for the limit (0 for none) and the period. An
+// absent quantity is the zero Quantity.
+func (s *settings) linuxResources(cpuRequest, cpuLimit, memoryLimit resource.Quantity) *runtimeapi.LinuxContainerResources {
 	lcr := &runtimeapi.LinuxContainerResources{}
 	if cpuRequest.IsZero() && !cpuLimit.IsZero() {
 		lcr.CpuShares = int64(cgconfig.MilliCPUToShares(cpuLimit.MilliValue()))
@@ -106,14 +113,18 @@ func (s *settings) linuxResources(cpuRequest, cpuLimit, memoryLimit *resource.Qu
 	return lcr
 }
 
+// noOverhead is the overhead of a pod without one. Messages the core
+// hands out are never changed, so they all share it.
+var noOverhead = &runtimeapi.LinuxContainerResources{}
+
 // overheadResources is convertOverheadToLinuxResources: the overhead
 // treated as guaranteed (requests == limits).
 func (s *settings) overheadResources(pod *v1.Pod) *runtimeapi.LinuxContainerResources {
 	if pod.Spec.Overhead == nil {
-		return &runtimeapi.LinuxContainerResources{}
+		return noOverhead
 	}
-	cpu := pod.Spec.Overhead.Cpu()
-	return s.linuxResources(cpu, cpu, pod.Spec.Overhead.Memory())
+	cpu := pod.Spec.Overhead[v1.ResourceCPU]
+	return s.linuxResources(cpu, cpu, pod.Spec.Overhead[v1.ResourceMemory])
 }
 
 // oomScoreAdj is GetContainerOOMScoreAdjust.
@@ -124,11 +135,11 @@ func (s *settings) oomScoreAdj(pod *v1.Pod, c *v1.Container) int64 {
 	case v1.PodQOSBestEffort:
 		return bestEffortOOMScoreAdj
 	}
-	capacity := s.cfg.Capacity.Memory().Value()
+	capacity := quantityOf(s.cfg.Capacity, v1.ResourceMemory).Value()
 	if capacity <= 0 {
 		return 1000 + guaranteedOOMScoreAdj
 	}
-	adj := 1000 - (1000*c.Resources.Requests.Memory().Value())/capacity
+	adj := 1000 - (1000*quantityOf(c.Resources.Requests, v1.ResourceMemory).Value())/capacity
 	if adj < 1000+guaranteedOOMScoreAdj {
 		return 1000 + guaranteedOOMScoreAdj
 	}

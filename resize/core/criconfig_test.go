@@ -37,7 +37,7 @@ func TestLinuxResources(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSettings(tc.cfg.WithDefaults())
-			got := s.linuxResources(q(tc.cpuReq), q(tc.cpuLim), q(tc.memLim))
+			got := s.linuxResources(*q(tc.cpuReq), *q(tc.cpuLim), *q(tc.memLim))
 			if got.CpuShares != tc.shares || got.CpuQuota != tc.quota || got.CpuPeriod != tc.period || got.MemoryLimitInBytes != tc.mem {
 				t.Errorf("got %s, want shares %d quota %d period %d memory %d", FormatLinux(got), tc.shares, tc.quota, tc.period, tc.mem)
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/resizelet/resizelet/allocation"
 )
@@ -17,13 +18,20 @@ type ContainerValues struct {
 	CPULimit, CPURequest       int64
 }
 
+// quantityOf is list[name], the zero quantity when absent: what
+// ResourceList.Cpu and Memory return, without their allocation.
+func quantityOf(list v1.ResourceList, name v1.ResourceName) *resource.Quantity {
+	q := list[name]
+	return &q
+}
+
 // valuesOf reads the four numbers from requirements; a missing value is 0.
 func valuesOf(r v1.ResourceRequirements) ContainerValues {
 	return ContainerValues{
-		MemoryLimit:   r.Limits.Memory().Value(),
-		MemoryRequest: r.Requests.Memory().Value(),
-		CPULimit:      r.Limits.Cpu().MilliValue(),
-		CPURequest:    r.Requests.Cpu().MilliValue(),
+		MemoryLimit:   quantityOf(r.Limits, v1.ResourceMemory).Value(),
+		MemoryRequest: quantityOf(r.Requests, v1.ResourceMemory).Value(),
+		CPULimit:      quantityOf(r.Limits, v1.ResourceCPU).MilliValue(),
+		CPURequest:    quantityOf(r.Requests, v1.ResourceCPU).MilliValue(),
 	}
 }
 

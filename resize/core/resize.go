@@ -125,7 +125,7 @@ func (s *settings) resizeWrites(t ResizeTarget) []Action {
 			// The container as the kubelet hands it to the runtime: its
 			// resources are the values this update makes actual.
 			sent := *c
-			sent.Resources = requirementsOf(v)
+			sent.Resources = requirementsLike(v, c.Resources)
 			out = append(out,
 				UpdateContainerResources{Name: u.Name, ID: u.ID, Resources: &runtimeapi.ContainerResources{Linux: s.containerResources(t.Pod, &sent)}},
 				WriteActuatedContainer{UID: t.UID, Name: u.Name, Resources: sent.Resources})
@@ -178,6 +178,29 @@ func (s *settings) resizeWrites(t ResizeTarget) []Action {
 		out = append(out, WriteActuated{UID: t.UID, Resources: rec})
 	}
 	return out
+}
+
+// requirementsLike is requirementsOf(v), or have itself when it holds
+// the very same quantities (the same amounts in the same formats, so they
+// print the same): after a resize the second update of a container sends
+// its allocation, which then needs no new maps.
+func requirementsLike(v ContainerValues, have v1.ResourceRequirements) v1.ResourceRequirements {
+	same := func(list v1.ResourceList, cpu, memory int64) bool {
+		if len(list) != 2 {
+			return false
+		}
+		c, okc := list[v1.ResourceCPU]
+		m, okm := list[v1.ResourceMemory]
+		var wantCPU, wantMemory resource.Quantity
+		wantCPU.SetMilli(cpu)
+		wantMemory.Set(memory)
+		return okc && okm && c.Format == resource.DecimalSI && m.Format == resource.BinarySI &&
+			c.Cmp(wantCPU) == 0 && m.Cmp(wantMemory) == 0
+	}
+	if len(have.Claims) == 0 && same(have.Limits, v.CPULimit, v.MemoryLimit) && same(have.Requests, v.CPURequest, v.MemoryRequest) {
+		return have
+	}
+	return requirementsOf(v)
 }
 
 // requirementsOf turns compared values back into requirements with every
