@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 )
@@ -40,6 +41,51 @@ type FS struct {
 	afterMkdir func(dir string) error
 	// usage holds the processes SetUsage keeps in cgroups.
 	usage usageState
+	// known is what FS last read from the files Get reads, so that the
+	// Sets that follow compare with it instead of reading each file again.
+	known fileCache
+}
+
+// fileCache remembers file contents by directory and file name. An entry
+// is taken out when a Set uses it (the write changes the file, and the
+// kernel may round what was written), and dropped with its cgroup.
+type fileCache struct {
+	mu sync.Mutex
+	m  map[fileKey]string
+}
+
+type fileKey struct{ dir, file string }
+
+func (c *fileCache) put(dir, file, content string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[fileKey]string{}
+	}
+	c.m[fileKey{dir, file}] = content
+}
+
+// take returns and forgets the content remembered for dir/file.
+func (c *fileCache) take(dir, file string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := fileKey{dir, file}
+	s, ok := c.m[k]
+	if ok {
+		delete(c.m, k)
+	}
+	return s, ok
+}
+
+// forget drops what is remembered of the files in dir and below it.
+func (c *fileCache) forget(dir string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.m {
+		if k.dir == dir || strings.HasPrefix(k.dir, dir+"/") {
+			delete(c.m, k)
+		}
+	}
 }
 
 // FSOption configures NewFS.

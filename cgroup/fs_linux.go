@@ -104,6 +104,18 @@ func NewFS(root string, opts ...FSOption) (*FS, error) {
 	return f, nil
 }
 
+// forget drops what the FS remembers of the files of the cgroup at path
+// and below it.
+func (f *FS) forget(path string) {
+	if f.version == V2 {
+		f.known.forget(join(f.root, path))
+		return
+	}
+	for _, m := range f.mounts {
+		f.known.forget(join(m, path))
+	}
+}
+
 func statfsMagic(dir string) int64 {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil {
@@ -165,6 +177,7 @@ func (f *FS) Create(path string) error {
 	if err := validatePath(path); err != nil {
 		return fmt.Errorf("create %s: %w", path, err)
 	}
+	f.forget(path)
 	if f.version == V1 {
 		return f.createV1(path)
 	}
@@ -307,6 +320,7 @@ func (f *FS) Delete(path string) error {
 	if path == "" {
 		return fmt.Errorf("delete the root cgroup: %w", syscall.EBUSY)
 	}
+	f.forget(path)
 	if f.version == V2 {
 		return f.removeDir(path, join(f.root, path))
 	}
@@ -447,9 +461,9 @@ func (f *FS) Get(path string) (Values, error) {
 	if err := validatePath(path); err != nil {
 		return Values{}, fmt.Errorf("get %s: %w", path, err)
 	}
-	if !f.Exists(path) {
-		return Values{}, fmt.Errorf("get %s: %w", path, ErrNotExist)
-	}
+	// No stat first: a missing cgroup shows in the first read, which
+	// tells a missing cgroup from a missing file. What is read is
+	// remembered for the Sets that follow (fileCache).
 	v, err := parseValues(f.version, func(file string) (string, bool, error) {
 		dir, err := f.fileDir(path, file)
 		if err != nil {
@@ -459,9 +473,13 @@ func (f *FS) Get(path string) (Values, error) {
 		if errors.Is(err, ErrNotSupported) {
 			return "", false, nil
 		}
+		if errors.Is(err, ErrNotExist) {
+			return "", false, fmt.Errorf("get %s: %w", path, ErrNotExist)
+		}
 		if err != nil {
 			return "", false, fmt.Errorf("read %s/%s: %w", path, file, err)
 		}
+		f.known.put(dir, file, s)
 		return s, s != "", nil
 	})
 	var ce *contentError
@@ -477,16 +495,33 @@ func (f *FS) Get(path string) (Values, error) {
 // "max" on v2 and -1 on v1. On v2 a nil CPUQuota or CPUPeriod keeps the
 // other half of cpu.max. CPUShares is ignored on v2 and CPUWeight on v1.
 //
-// The writes go through containerd/cgroups, except "max" into memory.max,
-// which its cgroup2.Memory cannot express (it writes numbers only).
+// The writes go through containerd/cgroups (cgroup2's manager; cgroup1's
+// memory controller), except "max" into memory.max, which its
+// cgroup2.Memory cannot express (it writes numbers only), and the v1 cpu
+// files, written as cgroup1 writes them but without its MkdirAll.
+//
+// Set makes no system call beyond its writes and the reads of files whose
+// content the last Get did not leave in memory: a resize reads the pod
+// cgroup back (Get) and then writes it, and those reads serve as the
+// current values. The memory holds only what this FS read or left, so a
+// file another writer changed between a Get and a Set is compared with
+// what the Get saw; the kubelet is the only writer of a pod cgroup.
 func (f *FS) Set(path string, v Values) ([]Write, error) {
 	if err := validatePath(path); err != nil {
 		return nil, fmt.Errorf("set %s: %w", path, err)
 	}
-	if !f.Exists(path) {
+	ws, err := f.set(path, v)
+	if err != nil && len(ws) == 1 && errors.Is(ws[0].Err, ErrNotExist) {
+		// The cgroup is missing: nothing was written.
 		return nil, fmt.Errorf("set %s: %w", path, ErrNotExist)
 	}
-	s := setter{path: path, version: f.version}
+	return ws, err
+}
+
+// set is Set on a valid path. It makes no system call beyond the writes
+// and the reads of files whose content the last Get did not leave it.
+func (f *FS) set(path string, v Values) ([]Write, error) {
+	s := setter{path: path, version: f.version, known: &f.known}
 	if f.version == V2 {
 		dir := join(f.root, path)
 		mgr, err := cgroup2.Load("/"+path, cgroup2.WithMountpoint(f.root))
@@ -521,30 +556,32 @@ func (f *FS) Set(path string, v Values) ([]Write, error) {
 		return s.writes, s.err
 	}
 	cpu, mem := join(f.mounts["cpu"], path), join(f.mounts["memory"], path)
-	update := func(controller string, r *specs.LinuxResources) func() error {
-		return func() error {
-			cg, err := cgroup1.Load(f.v1Path(path), cgroup1.WithHierarchy(f.v1Hierarchy(controller)))
-			if err != nil {
-				return err
-			}
-			return cg.Update(r)
-		}
-	}
+	// The memory limit goes through cgroup1's memory controller, without
+	// cgroup1.Load (which stats every hierarchy on each call). The cpu
+	// files are written as cgroup1's cpu controller writes them, but
+	// directly: its Update is its Create, which runs MkdirAll (a stat)
+	// before every write.
 	if v.MemoryLimit != nil {
-		s.one(mem, fileMemoryLimit, strconv.FormatInt(*v.MemoryLimit, 10),
-			update("memory", &specs.LinuxResources{Memory: &specs.LinuxMemory{Limit: v.MemoryLimit}}))
+		root, prefix := v1Root("memory", f.mounts["memory"])
+		r := &specs.LinuxResources{Memory: &specs.LinuxMemory{Limit: v.MemoryLimit}}
+		s.one(mem, fileMemoryLimit, strconv.FormatInt(*v.MemoryLimit, 10), func() error {
+			return cgroup1.NewMemory(root).Update(prefix+path, r)
+		})
+	}
+	writeCPU := func(file, content string) func() error {
+		return func() error { return os.WriteFile(cpu+"/"+file, []byte(content), 0) }
 	}
 	if v.CPUShares != nil {
-		s.one(cpu, fileCPUShares, strconv.FormatUint(*v.CPUShares, 10),
-			update("cpu", &specs.LinuxResources{CPU: &specs.LinuxCPU{Shares: v.CPUShares}}))
+		c := strconv.FormatUint(*v.CPUShares, 10)
+		s.one(cpu, fileCPUShares, c, writeCPU(fileCPUShares, c))
 	}
 	if v.CPUPeriod != nil {
-		s.one(cpu, fileCFSPeriod, strconv.FormatUint(*v.CPUPeriod, 10),
-			update("cpu", &specs.LinuxResources{CPU: &specs.LinuxCPU{Period: v.CPUPeriod}}))
+		c := strconv.FormatUint(*v.CPUPeriod, 10)
+		s.one(cpu, fileCFSPeriod, c, writeCPU(fileCFSPeriod, c))
 	}
 	if v.CPUQuota != nil {
-		s.one(cpu, fileCFSQuota, strconv.FormatInt(*v.CPUQuota, 10),
-			update("cpu", &specs.LinuxResources{CPU: &specs.LinuxCPU{Quota: v.CPUQuota}}))
+		c := strconv.FormatInt(*v.CPUQuota, 10)
+		s.one(cpu, fileCFSQuota, c, writeCPU(fileCFSQuota, c))
 	}
 	return s.writes, s.err
 }
@@ -556,6 +593,16 @@ type setter struct {
 	version Version // for reading writes back as the kernel would (same)
 	writes  []Write
 	err     error
+	known   *fileCache
+}
+
+// current is the content of dir/file: as the last Get read it, or read
+// now.
+func (s *setter) current(dir, file string) (string, error) {
+	if old, ok := s.known.take(dir, file); ok {
+		return old, nil
+	}
+	return read(dir, file)
 }
 
 // one writes want into dir/file with write unless the file already holds
@@ -564,22 +611,29 @@ func (s *setter) one(dir, file, want string, write func() error) {
 	if s.err != nil {
 		return
 	}
-	old, err := read(dir, file)
+	old, err := s.current(dir, file)
 	if err != nil {
 		s.fail(file, old, want, err)
 		return
 	}
-	s.apply(file, old, want, write)
+	s.apply(dir, file, old, want, write)
 }
 
 // apply writes want with write unless old already says it, and records the
-// write.
-func (s *setter) apply(file, old, want string, write func() error) {
+// write. A file left as it was keeps its remembered content.
+func (s *setter) apply(dir, file, old, want string, write func() error) {
 	if same(s.version, file, old, want) {
+		s.known.put(dir, file, old)
 		return
 	}
 	if err := write(); err != nil {
-		s.fail(file, old, want, kernelErr(err))
+		err = kernelErr(err)
+		if errors.Is(err, fs.ErrNotExist) && !isDir(dir) {
+			// The content came from memory, and the cgroup has gone
+			// since.
+			err = ErrNotExist
+		}
+		s.fail(file, old, want, err)
 		return
 	}
 	s.writes = append(s.writes, Write{Path: s.path, File: file, Old: old, New: want})
@@ -597,7 +651,7 @@ func (s *setter) cpuMax(dir string, v Values, mgr *cgroup2.Manager) {
 	if s.err != nil {
 		return
 	}
-	old, err := read(dir, fileCPUMax)
+	old, err := s.current(dir, fileCPUMax)
 	if err != nil {
 		s.fail(fileCPUMax, old, "", err)
 		return
@@ -614,7 +668,7 @@ func (s *setter) cpuMax(dir string, v Values, mgr *cgroup2.Manager) {
 		period = *v.CPUPeriod
 	}
 	want := formatCPUMax(quota, period)
-	s.apply(fileCPUMax, old, want, func() error {
+	s.apply(dir, fileCPUMax, old, want, func() error {
 		var q *int64
 		if quota != Unlimited {
 			q = &quota

@@ -885,7 +885,7 @@ const requireEnv = "RESIZELET_REQUIRE_CGROUP"
 // realFS returns an FS over /sys/fs/cgroup if this host offers cgroup
 // version v and the test runs as root, and skips (or fails, when
 // RESIZELET_REQUIRE_CGROUP names v) otherwise.
-func realFS(t *testing.T, v Version) *FS {
+func realFS(t testing.TB, v Version) *FS {
 	t.Helper()
 	skip := t.Skipf
 	if os.Getenv(requireEnv) == v.String() {
@@ -911,7 +911,7 @@ func realFS(t *testing.T, v Version) *FS {
 // privateParent makes a cgroup of the test's own below the root and removes
 // it, with everything below it, when the test ends, even when it fails:
 // processes still in it are killed first, children are removed first.
-func privateParent(t *testing.T, f *FS) string {
+func privateParent(t testing.TB, f *FS) string {
 	t.Helper()
 	parent := "resizelet-fstest-" + t.Name() + "-" + strconv.Itoa(os.Getpid())
 	if err := f.Create(parent); err != nil {
@@ -921,7 +921,7 @@ func privateParent(t *testing.T, f *FS) string {
 	return parent
 }
 
-func removeTree(t *testing.T, f *FS, parent string) {
+func removeTree(t testing.TB, f *FS, parent string) {
 	var paths []string
 	seen := map[string]bool{}
 	for _, c := range []string{"cpu", "memory"} {
