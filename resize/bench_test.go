@@ -2,6 +2,7 @@ package resize
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -157,4 +158,24 @@ func BenchmarkAddPod(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkNodeHeap builds settled 110-pod nodes in the anchor world and
+// reports the heap each keeps alive (heap-bytes/node, live heap after a
+// GC): everything a simulated node holds, the API server's pods and
+// events, the kubelet core, its checkpoints, the simulated kernel and
+// runtime and their logs.
+func BenchmarkNodeHeap(b *testing.B) {
+	var total uint64
+	var before, after runtime.MemStats
+	for i := 0; i < b.N; i++ {
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		tn := newAnchorNode(b, 110)
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		total += after.HeapAlloc - before.HeapAlloc
+		runtime.KeepAlive(tn)
+	}
+	b.ReportMetric(float64(total)/float64(b.N), "heap-bytes/node")
 }

@@ -32,10 +32,17 @@ type ResizeOptions struct {
 	// on. nil means the version's defaults. Gates locked on in the version
 	// stay on whatever Gate says.
 	Gate func(name string) bool
+
+	// resolved, when set (a Cluster's options), is the profile the
+	// options stand for, with its answers worked out once.
+	resolved *profile.Profile
 }
 
 // profile is the version's behaviour with the options' gates.
 func (o ResizeOptions) profile() profile.Profile {
+	if o.resolved != nil {
+		return *o.resolved
+	}
 	p := profile.New(o.Profile, nil)
 	if o.Gate != nil {
 		p = p.WithGateFunc(o.Gate)

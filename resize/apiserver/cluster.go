@@ -79,7 +79,7 @@ type podRef struct{ namespace, name string }
 func podKey(namespace, name string) podRef { return podRef{namespace, name} }
 
 func (c *Cluster) resizeOptions() ResizeOptions {
-	return ResizeOptions{Profile: c.profile.Version(), Gate: c.profile.Gate}
+	return ResizeOptions{Profile: c.profile.Version(), Gate: c.profile.Gate, resolved: &c.profile}
 }
 
 // CreatePod stores a new pod as the API server would: defaulted, with a

@@ -128,6 +128,17 @@ type Profile struct {
 	gates map[string]bool
 	// gateFunc, when set, answers instead of gates and the defaults.
 	gateFunc func(name string) bool
+	// hot holds the answers of the predicates asked on every decision,
+	// worked out once by New (valid is false for the zero value and
+	// once WithGateFunc replaces the gates): the minor version and three
+	// gates.
+	hot hotAnswers
+}
+
+type hotAnswers struct {
+	valid                                          bool
+	minor                                          int
+	podLevelResize, podLevelResources, initResizes bool
 }
 
 // New returns the profile of version v ("" means Default) with the
@@ -144,13 +155,42 @@ func New(v Version, gates map[string]bool) Profile {
 			copied[k] = val
 		}
 	}
-	return Profile{version: v, gates: copied}
+	p := Profile{version: v, gates: copied}
+	if copied == nil {
+		p.hot = defaultHot[v]
+		return p
+	}
+	p.hot = p.hotAnswers()
+	return p
 }
+
+// hotAnswers works out the answers Profile keeps for the predicates asked
+// on every decision.
+func (p Profile) hotAnswers() hotAnswers {
+	p.hot = hotAnswers{}
+	return hotAnswers{
+		valid:             true,
+		minor:             p.Version().Minor(),
+		podLevelResize:    p.PodLevelResize(),
+		podLevelResources: p.PodLevelResources(),
+		initResizes:       p.InitContainersResizable(),
+	}
+}
+
+// defaultHot are the answers of each version with its default gates.
+var defaultHot = func() map[Version]hotAnswers {
+	out := map[Version]hotAnswers{}
+	for _, v := range Versions() {
+		out[v] = Profile{version: v}.hotAnswers()
+	}
+	return out
+}()
 
 // WithGateFunc returns p answering gates with f instead of its explicit
 // settings and defaults (gates locked on stay on).
 func (p Profile) WithGateFunc(f func(name string) bool) Profile {
 	p.gateFunc = f
+	p.hot = hotAnswers{}
 	return p
 }
 
@@ -162,7 +202,12 @@ func (p Profile) Version() Version {
 	return p.version
 }
 
-func (p Profile) minor() int { return p.Version().Minor() }
+func (p Profile) minor() int {
+	if p.hot.valid {
+		return p.hot.minor
+	}
+	return p.Version().Minor()
+}
 
 // Gate reports whether a feature gate is on: InPlacePodVerticalScaling is
 // GA and locked on from 1.35; otherwise an explicit setting wins over the
@@ -236,6 +281,9 @@ func (p Profile) PodOnlyMemoryCheck() bool { return p.minor() < 34 }
 // (alpha, off) and is on by default from 1.36. The API server validates
 // such a resize and the kubelet actuates pod-level changes only then.
 func (p Profile) PodLevelResize() bool {
+	if p.hot.valid {
+		return p.hot.podLevelResize
+	}
 	return p.minor() >= 35 && p.Gate(GateInPlacePodLevelResourcesVerticalScaling)
 }
 
@@ -246,13 +294,21 @@ func (p Profile) PodLevelResizeForbidden() bool { return p.minor() < 35 }
 
 // PodLevelResources reports whether pod-level resources count where they
 // are set (the PodLevelResources gate: requests, limits, the pod cgroup).
-func (p Profile) PodLevelResources() bool { return p.Gate(GatePodLevelResources) }
+func (p Profile) PodLevelResources() bool {
+	if p.hot.valid {
+		return p.hot.podLevelResources
+	}
+	return p.Gate(GatePodLevelResources)
+}
 
 // InitContainersResizable reports whether non-sidecar init containers may
 // be resized (InPlacePodVerticalScalingInitContainers, from 1.35; beta and
 // on in 1.36): the API server accepts their resize and the kubelet
 // allocates them.
 func (p Profile) InitContainersResizable() bool {
+	if p.hot.valid {
+		return p.hot.initResizes
+	}
 	return p.minor() >= 35 && p.Gate(GateInPlacePodVerticalScalingInitContainers)
 }
 

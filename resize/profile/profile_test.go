@@ -412,3 +412,29 @@ func TestString(t *testing.T) {
 		})
 	}
 }
+
+// TestHotAnswersMatchGates: the answers New works out once are the ones
+// the gates give, for every version and every setting of the gates they
+// read.
+func TestHotAnswersMatchGates(t *testing.T) {
+	names := []string{GateInPlacePodLevelResourcesVerticalScaling, GatePodLevelResources, GateInPlacePodVerticalScalingInitContainers}
+	for _, v := range Versions() {
+		for mask := 0; mask < 1<<(2*len(names)); mask++ {
+			gates := map[string]bool{}
+			for i, name := range names {
+				switch (mask >> (2 * i)) & 3 {
+				case 1:
+					gates[name] = true
+				case 2:
+					gates[name] = false
+				}
+			}
+			p := New(v, gates)
+			slow := p.WithGateFunc(p.Gate)
+			if p.PodLevelResize() != slow.PodLevelResize() || p.PodLevelResources() != slow.PodLevelResources() ||
+				p.InitContainersResizable() != slow.InitContainersResizable() || p.minor() != slow.minor() {
+				t.Errorf("%s %v: New's answers differ from the gates'", v, gates)
+			}
+		}
+	}
+}
