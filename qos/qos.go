@@ -12,12 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// isQOSResource reports whether a resource counts for the QoS class: only
-// cpu and memory do.
-func isQOSResource(name v1.ResourceName) bool {
-	return name == v1.ResourceCPU || name == v1.ResourceMemory
-}
-
 // PodQOSClass computes the pod's QoS class from its spec the way the API
 // server's ComputePodQOS does: pod-level resources decide when the pod sets
 // them (and podLevel is true); otherwise every regular and init container
@@ -41,63 +35,78 @@ func GetPodQOS(pod *v1.Pod) v1.PodQOSClass {
 }
 
 func podQOSClass(pod *v1.Pod, podLevel bool) v1.PodQOSClass {
-	requests := v1.ResourceList{}
-	limits := v1.ResourceList{}
+	// The sums of the positive cpu and memory requests and limits, the
+	// only resources QoS looks at, as quantities (no lists to build).
+	var requests, limits qosSums
 	guaranteed := true
 	// account adds one set of requirements; a set whose limits do not
 	// cover both cpu and memory rules Guaranteed out. Pod-level resources
 	// without limits leave that to the requests-equal-limits check.
-	account := func(r v1.ResourceRequirements, limitsOptional bool) {
-		addQOSResources(requests, r.Requests)
-		if found := addQOSResources(limits, r.Limits); found != 2 && !(limitsOptional && len(r.Limits) == 0) {
+	account := func(r *v1.ResourceRequirements, limitsOptional bool) {
+		requests.add(r.Requests)
+		if found := limits.add(r.Limits); found != 2 && !(limitsOptional && len(r.Limits) == 0) {
 			guaranteed = false
 		}
 	}
 	if podLevel && pod.Spec.Resources != nil {
-		account(*pod.Spec.Resources, true)
+		account(pod.Spec.Resources, true)
 	} else {
 		for i := range pod.Spec.Containers {
-			account(pod.Spec.Containers[i].Resources, false)
+			account(&pod.Spec.Containers[i].Resources, false)
 		}
 		for i := range pod.Spec.InitContainers {
-			account(pod.Spec.InitContainers[i].Resources, false)
+			account(&pod.Spec.InitContainers[i].Resources, false)
 		}
 	}
-	if len(requests) == 0 && len(limits) == 0 {
+	if requests.count() == 0 && limits.count() == 0 {
 		return v1.PodQOSBestEffort
 	}
 	if guaranteed {
-		for name, req := range requests {
-			if lim, ok := limits[name]; !ok || lim.Cmp(req) != 0 {
+		for i := range requests.sum {
+			if requests.has[i] && (!limits.has[i] || limits.sum[i].Cmp(requests.sum[i]) != 0) {
 				guaranteed = false
 				break
 			}
 		}
 	}
-	if guaranteed && len(requests) == len(limits) {
+	if guaranteed && requests.count() == limits.count() {
 		return v1.PodQOSGuaranteed
 	}
 	return v1.PodQOSBurstable
 }
 
-// addQOSResources adds the positive cpu and memory quantities of from to
-// list and returns how many it added.
-func addQOSResources(list, from v1.ResourceList) int {
+// qosSums are the sums of positive cpu (index 0) and memory (index 1)
+// amounts over resource lists, with whether any list had the resource.
+type qosSums struct {
+	sum [2]resource.Quantity
+	has [2]bool
+}
+
+// add adds the positive cpu and memory quantities of list and returns how
+// many it added.
+func (s *qosSums) add(list v1.ResourceList) int {
 	found := 0
-	for name, q := range from {
-		if isQOSResource(name) && q.Sign() > 0 {
-			found++
-			addQuantity(list, name, q)
+	for i, name := range [2]v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
+		q, ok := list[name]
+		if !ok || q.Sign() <= 0 {
+			continue
+		}
+		found++
+		if s.has[i] {
+			s.sum[i].Add(q)
+		} else {
+			s.sum[i], s.has[i] = q.DeepCopy(), true
 		}
 	}
 	return found
 }
 
-func addQuantity(list v1.ResourceList, name v1.ResourceName, q resource.Quantity) {
-	if cur, ok := list[name]; ok {
-		cur.Add(q)
-		list[name] = cur
-		return
+func (s *qosSums) count() int {
+	n := 0
+	for _, h := range s.has {
+		if h {
+			n++
+		}
 	}
-	list[name] = q.DeepCopy()
+	return n
 }

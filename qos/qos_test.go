@@ -1,6 +1,7 @@
 package qos
 
 import (
+	"math/rand"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -111,4 +112,99 @@ func TestPodRequestsAndLimits(t *testing.T) {
 		cmp(t, "limits", PodLimits(p, Options{}), map[v1.ResourceName]string{"cpu": "4", "memory": "2Gi"})
 		cmp(t, "requests, gate off", PodRequests(p, Options{SkipPodLevelResources: true}), map[v1.ResourceName]string{"cpu": "100m", "memory": "100Mi"})
 	})
+}
+
+// listQOSClass is the QoS computation with resource lists, as first
+// written (and as the API server writes it): the oracle for podQOSClass.
+func listQOSClass(pod *v1.Pod, podLevel bool) v1.PodQOSClass {
+	requests, limits := v1.ResourceList{}, v1.ResourceList{}
+	add := func(list, from v1.ResourceList) int {
+		found := 0
+		for name, q := range from {
+			if (name == v1.ResourceCPU || name == v1.ResourceMemory) && q.Sign() > 0 {
+				found++
+				if cur, ok := list[name]; ok {
+					cur.Add(q)
+					list[name] = cur
+				} else {
+					list[name] = q.DeepCopy()
+				}
+			}
+		}
+		return found
+	}
+	guaranteed := true
+	account := func(r v1.ResourceRequirements, limitsOptional bool) {
+		add(requests, r.Requests)
+		if found := add(limits, r.Limits); found != 2 && !(limitsOptional && len(r.Limits) == 0) {
+			guaranteed = false
+		}
+	}
+	if podLevel && pod.Spec.Resources != nil {
+		account(*pod.Spec.Resources, true)
+	} else {
+		for _, c := range pod.Spec.Containers {
+			account(c.Resources, false)
+		}
+		for _, c := range pod.Spec.InitContainers {
+			account(c.Resources, false)
+		}
+	}
+	if len(requests) == 0 && len(limits) == 0 {
+		return v1.PodQOSBestEffort
+	}
+	if guaranteed {
+		for name, req := range requests {
+			if lim, ok := limits[name]; !ok || lim.Cmp(req) != 0 {
+				guaranteed = false
+			}
+		}
+	}
+	if guaranteed && len(requests) == len(limits) {
+		return v1.PodQOSGuaranteed
+	}
+	return v1.PodQOSBurstable
+}
+
+// TestQOSClassMatchesLists: the class computed without lists is the one
+// the lists give, on random pods.
+func TestQOSClassMatchesLists(t *testing.T) {
+	r := rand.New(rand.NewSource(5))
+	amounts := []string{"0", "-1", "100m", "200m", "1", "64Mi", "128Mi"}
+	list := func() v1.ResourceList {
+		l := v1.ResourceList{}
+		for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory, "example.com/gpu"} {
+			if r.Intn(3) > 0 {
+				l[name] = resource.MustParse(amounts[r.Intn(len(amounts))])
+			}
+		}
+		return l
+	}
+	classes := map[v1.PodQOSClass]int{}
+	for i := 0; i < 20000; i++ {
+		p := &v1.Pod{}
+		for n := r.Intn(3); n >= 0; n-- {
+			rr := v1.ResourceRequirements{Requests: list(), Limits: list()}
+			if r.Intn(3) == 0 {
+				rr.Requests = rr.Limits.DeepCopy()
+			}
+			p.Spec.Containers = append(p.Spec.Containers, v1.Container{Resources: rr})
+		}
+		if r.Intn(4) == 0 {
+			p.Spec.InitContainers = []v1.Container{{Resources: v1.ResourceRequirements{Requests: list(), Limits: list()}}}
+		}
+		if r.Intn(4) == 0 {
+			p.Spec.Resources = &v1.ResourceRequirements{Requests: list(), Limits: list()}
+		}
+		for _, podLevel := range []bool{false, true} {
+			got, want := podQOSClass(p, podLevel), listQOSClass(p, podLevel)
+			if got != want {
+				t.Fatalf("pod %d (pod level %v): %s, the lists say %s: %+v", i, podLevel, got, want, p.Spec)
+			}
+			classes[got]++
+		}
+	}
+	if len(classes) != 3 {
+		t.Fatalf("the draw reached only %v", classes)
+	}
 }
