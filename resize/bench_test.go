@@ -98,17 +98,16 @@ func BenchmarkResizeDecisionDeferred(b *testing.B) {
 	benchDecision(b, deferredPatches, ReasonResizeDeferred)
 }
 
-// BenchmarkResizeCycle is a whole resize through the JSON patch: the API
-// server's resize subresource, the decision, the actuation on the
-// in-memory kernel and containerd, and the status write.
-func BenchmarkResizeCycle(b *testing.B) {
+// benchCycle measures a whole resize of target/c1 per op, alternating
+// between the two sizes, made by resize.
+func benchCycle(b *testing.B, resize func(tn *testNode, i int) error) {
 	for _, n := range benchPods {
 		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
 			tn := newAnchorNode(b, n)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if err := tn.node.Resize(tn.ctx, "default", "target", admittedPatches[i%2]); err != nil {
+				if err := resize(tn, i); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -116,21 +115,21 @@ func BenchmarkResizeCycle(b *testing.B) {
 	}
 }
 
+// BenchmarkResizeCycle is a whole resize through the JSON patch: the API
+// server's resize subresource, the decision, the actuation on the
+// in-memory kernel and containerd, and the status write.
+func BenchmarkResizeCycle(b *testing.B) {
+	benchCycle(b, func(tn *testNode, i int) error {
+		return tn.node.Resize(tn.ctx, "default", "target", admittedPatches[i%2])
+	})
+}
+
 // BenchmarkResizeCycleTyped is BenchmarkResizeCycle through the typed
 // request: no JSON on the way.
 func BenchmarkResizeCycleTyped(b *testing.B) {
-	for _, n := range benchPods {
-		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
-			tn := newAnchorNode(b, n)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if err := tn.node.ResizeRequest(tn.ctx, "default", "target", admittedRequests[i%2]); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+	benchCycle(b, func(tn *testNode, i int) error {
+		return tn.node.ResizeRequest(tn.ctx, "default", "target", admittedRequests[i%2])
+	})
 }
 
 // BenchmarkAddPod admits and starts a new three-container Burstable pod

@@ -153,38 +153,18 @@ func (c *Cluster) ListPods() []*v1.Pod {
 // before changing anything in it. The cluster never changes a stored pod
 // in place (an update stores a new one), so it stays as returned.
 func (c *Cluster) ResizePod(namespace, name string, patch []byte) (*v1.Pod, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	key := podKey(namespace, name)
-	old, ok := c.pods[key]
-	if !ok {
-		return nil, fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
-	}
-	updated, err := ApplyResize(old, patch, c.resizeOptions())
-	if err != nil {
-		return nil, err
-	}
-	c.pods[key] = updated
-	return updated, nil
+	return c.resize(namespace, name, true, func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error) {
+		return ApplyResize(old, patch, o)
+	})
 }
 
 // ResizePodRequest applies a typed resize as ResizePod applies its patch
 // (ApplyResizeRequest). On error nothing changes. The pod returned is the
 // stored one, shared, as ResizePod's.
 func (c *Cluster) ResizePodRequest(namespace, name string, req ResizeRequest) (*v1.Pod, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	key := podKey(namespace, name)
-	old, ok := c.pods[key]
-	if !ok {
-		return nil, fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
-	}
-	updated, err := ApplyResizeRequest(old, req, c.resizeOptions())
-	if err != nil {
-		return nil, err
-	}
-	c.pods[key] = updated
-	return updated, nil
+	return c.resize(namespace, name, true, func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error) {
+		return ApplyResizeRequest(old, req, o)
+	})
 }
 
 // DryRunResizePod applies a resize as ResizePod does and returns the pod
@@ -192,13 +172,29 @@ func (c *Cluster) ResizePodRequest(namespace, name string, req ResizeRequest) (*
 // shares what the resize did not change with the stored one: read it, or
 // DeepCopy it before changing anything in it.
 func (c *Cluster) DryRunResizePod(namespace, name string, patch []byte) (*v1.Pod, error) {
+	return c.resize(namespace, name, false, func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error) {
+		return ApplyResize(old, patch, o)
+	})
+}
+
+// resize runs apply on the stored pod under the cluster's lock and, with
+// store, stores what it returns.
+func (c *Cluster) resize(namespace, name string, store bool, apply func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error)) (*v1.Pod, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	old, ok := c.pods[podKey(namespace, name)]
+	key := podKey(namespace, name)
+	old, ok := c.pods[key]
 	if !ok {
 		return nil, fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
 	}
-	return ApplyResize(old, patch, c.resizeOptions())
+	updated, err := apply(old, c.resizeOptions())
+	if err != nil {
+		return nil, err
+	}
+	if store {
+		c.pods[key] = updated
+	}
+	return updated, nil
 }
 
 // DeletePod removes the pod.

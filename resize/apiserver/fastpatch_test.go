@@ -156,7 +156,7 @@ func TestFastPatchMatchesStrategicMerge(t *testing.T) {
 	}
 	options = append(options, ResizeOptions{Profile: profile.V135, Gate: profile.New(profile.V135, map[string]bool{profile.GateInPlacePodLevelResourcesVerticalScaling: true}).Gate})
 	direct, total := 0, 0
-	for i := 0; i < 1500; i++ {
+	for i := 0; i < 600; i++ {
 		patch := g.patch()
 		for _, o := range options {
 			if samePatchOutcome(t, patch, o) {

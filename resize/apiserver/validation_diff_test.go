@@ -264,7 +264,7 @@ func TestValidateResizeMatchesOracle(t *testing.T) {
 		return name == profile.GateInPlacePodLevelResourcesVerticalScaling || profile.New(profile.V135, nil).Gate(name)
 	}})
 	outcomes := map[string]int{}
-	for i := 0; i < 4000; i++ {
+	for i := 0; i < 2000; i++ {
 		g.sane = i%2 == 0
 		old := g.pod()
 		newPod := g.changed(old)
