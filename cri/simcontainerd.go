@@ -319,8 +319,9 @@ func (m *SimContainerd) RunPodSandbox(ctx context.Context, config *runtimeapi.Po
 		seq:            m.nextSandbox,
 		name:           name,
 		metadata:       podMetadata{name: md.Name, uid: md.Uid, namespace: md.Namespace, attempt: md.Attempt},
-		labels:         maps.Clone(config.GetLabels()),
-		annotations:    maps.Clone(config.GetAnnotations()),
+		// Kept as given: the kubelet never changes a message it sent.
+		labels:         config.GetLabels(),
+		annotations:    config.GetAnnotations(),
 		runtimeHandler: runtimeHandler,
 		cgroupParent:   parent,
 		state:          runtimeapi.PodSandboxState_SANDBOX_READY,
@@ -521,7 +522,9 @@ func (m *SimContainerd) SandboxResources(podSandboxID string) *runtimeapi.Update
 // container cgroup (cgconfig.ContainerCgroupName below the sandbox's cgroup
 // parent) and writes config.Linux.Resources to it the way runc does, then
 // stores those resources as the container's spec. The container is CREATED,
-// with the attempt of config.Metadata.
+// with the attempt of config.Metadata. The config's labels and annotations
+// are kept as given (as RunPodSandbox keeps the sandbox's): the caller must
+// not change them afterwards, and the kubelet never does.
 func (m *SimContainerd) CreateContainer(ctx context.Context, podSandboxID string, config *runtimeapi.ContainerConfig, sandboxConfig *runtimeapi.PodSandboxConfig) (string, error) {
 	md := config.GetMetadata()
 	if md == nil {
@@ -577,8 +580,9 @@ func (m *SimContainerd) CreateContainer(ctx context.Context, podSandboxID string
 		attempt:     md.Attempt,
 		image:       config.GetImage().GetImage(),
 		args:        append(slices.Clone(config.GetCommand()), config.GetArgs()...),
-		labels:      maps.Clone(config.GetLabels()),
-		annotations: maps.Clone(config.GetAnnotations()),
+		// Kept as given: the kubelet never changes a message it sent.
+		labels:      config.GetLabels(),
+		annotations: config.GetAnnotations(),
 		createdAt:   m.now().UnixNano(),
 		spec:        spec,
 		state:       runtimeapi.ContainerState_CONTAINER_CREATED,
@@ -1093,7 +1097,8 @@ func (m *SimContainerd) values(r *runtimeapi.LinuxContainerResources) cgroup.Val
 // unified keys are merged; OomScoreAdj is not applied (containerd sets it
 // at create only). spec is not changed: the result is a new message that
 // shares spec's hugepage limits and unified map when the update leaves
-// them as they are (stored specs are never changed in place). A nil spec
+// them as they are, and the update's unified map when spec has none
+// (stored specs and sent messages are never changed in place). A nil spec
 // is an empty one.
 func (m *SimContainerd) merge(spec, upd *runtimeapi.LinuxContainerResources) *runtimeapi.LinuxContainerResources {
 	if spec == nil {
@@ -1149,7 +1154,13 @@ func (m *SimContainerd) merge(spec, upd *runtimeapi.LinuxContainerResources) *ru
 		}
 		out.HugepageLimits = append(out.HugepageLimits, &runtimeapi.HugepageLimit{PageSize: h.PageSize, Limit: h.Limit})
 	}
-	if upd.Unified != nil && !holdsAll(spec.Unified, upd.Unified) {
+	switch {
+	case upd.Unified == nil || holdsAll(spec.Unified, upd.Unified):
+	case len(spec.Unified) == 0:
+		// Nothing to merge into: the update's map is the result, shared
+		// as messages sent are never changed.
+		out.Unified = upd.Unified
+	default:
 		unified := make(map[string]string, len(spec.Unified)+len(upd.Unified))
 		maps.Copy(unified, spec.Unified)
 		maps.Copy(unified, upd.Unified)
