@@ -315,10 +315,10 @@ func (m *SimContainerd) RunPodSandbox(ctx context.Context, config *runtimeapi.Po
 	}
 	m.nextSandbox++
 	sb := &simSandbox{
-		id:             "sb-" + strconv.Itoa(m.nextSandbox),
-		seq:            m.nextSandbox,
-		name:           name,
-		metadata:       podMetadata{name: md.Name, uid: md.Uid, namespace: md.Namespace, attempt: md.Attempt},
+		id:       "sb-" + strconv.Itoa(m.nextSandbox),
+		seq:      m.nextSandbox,
+		name:     name,
+		metadata: podMetadata{name: md.Name, uid: md.Uid, namespace: md.Namespace, attempt: md.Attempt},
 		// Kept as given: the kubelet never changes a message it sent.
 		labels:         config.GetLabels(),
 		annotations:    config.GetAnnotations(),
@@ -571,15 +571,15 @@ func (m *SimContainerd) CreateContainer(ctx context.Context, podSandboxID string
 	}
 
 	c := &simContainer{
-		id:          id,
-		sandboxID:   podSandboxID,
-		seq:         seq,
-		name:        name,
-		cgroup:      path,
-		metaName:    md.Name,
-		attempt:     md.Attempt,
-		image:       config.GetImage().GetImage(),
-		args:        append(slices.Clone(config.GetCommand()), config.GetArgs()...),
+		id:        id,
+		sandboxID: podSandboxID,
+		seq:       seq,
+		name:      name,
+		cgroup:    path,
+		metaName:  md.Name,
+		attempt:   md.Attempt,
+		image:     config.GetImage().GetImage(),
+		args:      append(slices.Clone(config.GetCommand()), config.GetArgs()...),
 		// Kept as given: the kubelet never changes a message it sent.
 		labels:      config.GetLabels(),
 		annotations: config.GetAnnotations(),
