@@ -3,8 +3,18 @@
 // resize subresource.
 //
 // Start with Cluster, the in-memory API server a resize node talks to
-// (CreatePod, ResizePod, UpdatePodStatus, RecordEvent, ...). ApplyResize is
-// the resize subresource on its own: strategic merge patch, the resize
-// strategy, v1 defaulting (DefaultPod) and validation (ValidateResize) with
-// the API server's messages, per Kubernetes version (package profile).
+// (CreatePod, ResizePod, ResizePodRequest, UpdatePodStatus, RecordEvent,
+// ...). ApplyResize is the resize subresource on its own: strategic merge
+// patch, the resize strategy, v1 defaulting (DefaultPod) and validation
+// (ValidateResize) with the API server's messages, per Kubernetes version
+// (package profile). ApplyResizeRequest takes a typed ResizeRequest
+// instead of JSON and gives what its patch gives.
+//
+// Objects are shared and never changed in place: a resize builds the new
+// pod from the old one, sharing what it does not change (edit.go); a
+// patch that only sets requests and limits of named containers is read
+// directly (fastpatch.go) instead of going through the strategic merge,
+// with the same result. The differential tests (fastpatch_test.go,
+// request_test.go, validation_diff_test.go) hold the fast ways to the
+// general ones.
 package apiserver
