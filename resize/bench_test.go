@@ -11,8 +11,8 @@ import (
 	"github.com/resizelet/resizelet/resize/core"
 )
 
-// The benchmarks run in the anchor world of the performance reference
-// (anchorNode, anchorPods) with N settled pods.
+// The benchmarks run in the anchor world that README's Performance section
+// describes (anchorNode, anchorPods), with N settled pods.
 var benchPods = []int{10, 110, 1000, 5000}
 
 // The resizes of target/c1 the benchmarks alternate between.
@@ -35,9 +35,9 @@ var (
 	}
 )
 
-// benchDecision measures the node-side decision of a resize as the
-// reference defines it: from the updated pod (the API server has applied
-// the patch and bumped the generation, untimed) to the allocation
+// benchDecision measures the node-side decision of a resize as README's
+// benchmark table defines it: from the updated pod (the API server has
+// applied the patch and bumped the generation, untimed) to the allocation
 // decision, the condition and the event (reason); what follows (the
 // actuation and the status write) settles untimed.
 func benchDecision(b *testing.B, patches [][]byte, reason string) {
@@ -88,7 +88,7 @@ func emits(batch *core.Batch, reason string) bool {
 	return false
 }
 
-// BenchmarkResizeDecision is the reference's "resize decision, admitted".
+// BenchmarkResizeDecision is the admitted resize decision.
 func BenchmarkResizeDecision(b *testing.B) {
 	benchDecision(b, admittedPatches, ReasonResizeStarted)
 }

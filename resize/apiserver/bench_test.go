@@ -7,8 +7,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// runningPod is the performance reference's pod for "API resize
-// validation": one running Burstable container, cpu 200m limit 400m, as
+// runningPod is the pod of the API resize validation benchmark (README,
+// Performance): one running Burstable container, cpu 200m limit 400m, as
 // the API server stores it after the kubelet's status writes.
 func runningPod() *v1.Pod {
 	p := testPod(ctr("app", "cpu=200m,memory=128Mi", "cpu=400m,memory=256Mi"))
@@ -27,15 +27,15 @@ func runningPod() *v1.Pod {
 	return p
 }
 
-// The reference's resize: cpu 200m/400m to 300m/600m.
+// The benchmark's resize: cpu 200m/400m to 300m/600m.
 var (
 	benchPatch   = []byte(`{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"300m"},"limits":{"cpu":"600m"}}}]}}`)
 	benchRequest = ResizeRequest{Containers: []ContainerResize{{Name: "app", Requests: Amounts{MilliCPU: 300, HasCPU: true}, Limits: Amounts{MilliCPU: 600, HasCPU: true}}}}
 )
 
-// BenchmarkApplyResize is the performance reference's "API resize
-// validation": the strategic merge patch of a running one-container pod's
-// resize, defaulting, and the resize validation.
+// BenchmarkApplyResize is the API server's part of a resize, as the
+// kubelet's figures measure it: the strategic merge patch of a running
+// one-container pod's resize, defaulting, and the resize validation.
 func BenchmarkApplyResize(b *testing.B) {
 	old := runningPod()
 	o := ResizeOptions{}
