@@ -76,12 +76,18 @@ type ResizeTarget struct {
 // never removed). With pod-level resize the actuated pod-level record is
 // written last. The first failure stops the list: the next sync retries.
 func (s *settings) resizeWrites(t ResizeTarget) []Action {
+	return s.appendResizeWrites(nil, t)
+}
+
+// appendResizeWrites is resizeWrites appending to out (an op's reused
+// buffer).
+func (s *settings) appendResizeWrites(out []Action, t ResizeTarget) []Action {
+	start := len(out)
 	desired := cgconfig.PodConfig(t.Pod, s.podConfigOptions())
 	cur := t.Current
 	// current is what the pod cgroup holds as the writes go, for the
 	// totals told to the runtime.
 	current := cgconfig.ResourceConfig{Memory: &cur.Memory, CPUQuota: &cur.Quota, CPUPeriod: &cur.Period, CPUShares: &cur.Shares}
-	var out []Action
 	setPod := func(name v1.ResourceName, limit bool) {
 		var rc cgconfig.ResourceConfig
 		switch {
@@ -169,7 +175,7 @@ func (s *settings) resizeWrites(t ResizeTarget) []Action {
 		if rec.ContainerResources == nil {
 			rec.ContainerResources = map[string]v1.ResourceRequirements{}
 		}
-		for _, a := range out {
+		for _, a := range out[start:] {
 			if w, ok := a.(WriteActuatedContainer); ok {
 				rec.ContainerResources[w.Name] = w.Resources
 			}

@@ -262,10 +262,12 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 
 	case syncWrites:
 		o.phase = syncResized
-		return s.resizeWrites(ResizeTarget{
+		// Built in the op's scratch buffer: take copies the actions.
+		o.scratch = s.appendResizeWrites(o.scratch[:0], ResizeTarget{
 			UID: o.uid, Pod: o.alloc, PodCgroup: ps.podCgroup, SandboxID: ps.sandboxID,
 			Actions: o.actions, Current: o.current, Actuated: ps.actuated,
 		})
+		return o.scratch
 
 	case syncResized:
 		var err error
