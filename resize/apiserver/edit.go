@@ -262,13 +262,13 @@ func resizeInPlace(old *v1.Pod, e *podEdit, opts ResizeOptions) (*v1.Pod, error)
 			if e.podLevel != nil {
 				*nr = editedRequirements(*nr, e, e.podLevel)
 			}
+			newPod.Spec.Resources = nr
 			if len(nr.Limits) > 0 {
+				// Defaulting may add requests: to a copy of the map.
 				nr.Requests = maps.Clone(nr.Requests)
-				newPod.Spec.Resources = nr
 				defaultPodLevelRequests(newPod)
 			}
-			newPod.Spec.Resources = nr
-			if !podResourcesEqual(nr, r) || (r == nil) != (nr == nil) {
+			if !podResourcesEqual(nr, r) {
 				changed = true
 			}
 		}
