@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/resizelet/resizelet/allocation/frozen"
 	"github.com/resizelet/resizelet/qos"
 	"github.com/resizelet/resizelet/resize/profile"
 )
@@ -40,15 +41,26 @@ type Event struct {
 type Cluster struct {
 	mu      sync.Mutex
 	profile profile.Profile
-	pods    map[podRef]*v1.Pod
+	pods    map[podRef]storedPod
 	order   []podRef // creation order of the keys in pods
-	// events are the latest events, at most twice eventLimit of them
-	// (Events returns the last eventLimit); dropped counts the events
-	// before them.
-	events     []Event
-	eventLimit int
-	dropped    uint64
+	// thawed are the pods kept decoded: the ones used most recently, at
+	// most hotPods of them (see storedPod).
+	thawed frozen.Recent[podRef]
+	events eventLog
 }
+
+// storedPod is a pod as the cluster stores it: decoded while it is used
+// (pod), frozen (package allocation/frozen) once it has not been for a
+// while, so that a node with many settled pods stays small. A pod that
+// cannot be frozen stays decoded.
+type storedPod struct {
+	pod    *v1.Pod
+	frozen frozen.Pod
+}
+
+// DefaultHotPods is how many pods a Cluster keeps decoded unless
+// ClusterOptions.HotPods says otherwise.
+const DefaultHotPods = 4
 
 // DefaultEventLimit is how many of the latest events a Cluster keeps
 // unless ClusterOptions.EventLimit says otherwise.
@@ -62,6 +74,10 @@ type ClusterOptions struct {
 	// EventLimit bounds the events kept: the latest EventLimit are kept.
 	// 0 means DefaultEventLimit; a negative limit keeps every event.
 	EventLimit int
+	// HotPods is how many of the most recently used pods are kept
+	// decoded; the others are kept frozen and decoded when read. 0 means
+	// DefaultHotPods; a negative value keeps none decoded between calls.
+	HotPods int
 }
 
 // NewCluster returns an empty cluster.
@@ -70,7 +86,41 @@ func NewCluster(opts ClusterOptions) *Cluster {
 	if limit == 0 {
 		limit = DefaultEventLimit
 	}
-	return &Cluster{profile: profile.New(opts.Profile, opts.FeatureGates), pods: map[podRef]*v1.Pod{}, eventLimit: limit}
+	c := &Cluster{profile: profile.New(opts.Profile, opts.FeatureGates), pods: map[podRef]storedPod{}, events: eventLog{limit: limit}}
+	c.thawed.Limit = opts.HotPods
+	if opts.HotPods == 0 {
+		c.thawed.Limit = DefaultHotPods
+	}
+	return c
+}
+
+// get returns the stored pod, decoding it if it is frozen (the decoded
+// pod is then the caller's, and the cluster keeps the frozen one).
+func (c *Cluster) get(key podRef) (*v1.Pod, bool) {
+	sp, ok := c.pods[key]
+	switch {
+	case !ok:
+		return nil, false
+	case sp.pod != nil:
+		c.thawed.Touch(key)
+		return sp.pod, true
+	}
+	return sp.frozen.Thaw(), true
+}
+
+// put stores pod (decoded: it was just written) and freezes the pods used
+// least recently beyond the hot limit.
+func (c *Cluster) put(key podRef, pod *v1.Pod) {
+	c.pods[key] = storedPod{pod: pod}
+	c.thawed.Touch(key)
+	c.thawed.Evict(func(k podRef) bool {
+		sp := c.pods[k]
+		f, ok := frozen.FreezePod(sp.pod)
+		if ok {
+			c.pods[k] = storedPod{frozen: f}
+		}
+		return ok
+	})
 }
 
 // podRef is a pod's namespace and name, the key pods are stored by.
@@ -108,7 +158,7 @@ func (c *Cluster) CreatePod(pod *v1.Pod) (*v1.Pod, error) {
 	if _, ok := c.pods[key]; ok {
 		return nil, fmt.Errorf("create pod %s: already exists", key)
 	}
-	c.pods[key] = p
+	c.put(key, p)
 	c.order = append(c.order, key)
 	return p, nil
 }
@@ -127,11 +177,14 @@ func deterministicUID(namespace, name string) types.UID {
 func (c *Cluster) GetPod(namespace, name string) (*v1.Pod, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	p, ok := c.pods[podKey(namespace, name)]
-	if !ok {
+	sp, ok := c.pods[podKey(namespace, name)]
+	switch {
+	case !ok:
 		return nil, fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
+	case sp.pod != nil:
+		return sp.pod.DeepCopy(), nil
 	}
-	return p.DeepCopy(), nil
+	return sp.frozen.Thaw(), nil
 }
 
 // ListPods returns copies of all pods in creation order.
@@ -140,7 +193,11 @@ func (c *Cluster) ListPods() []*v1.Pod {
 	defer c.mu.Unlock()
 	out := make([]*v1.Pod, 0, len(c.order))
 	for _, key := range c.order {
-		out = append(out, c.pods[key].DeepCopy())
+		if sp := c.pods[key]; sp.pod != nil {
+			out = append(out, sp.pod.DeepCopy())
+		} else {
+			out = append(out, sp.frozen.Thaw())
+		}
 	}
 	return out
 }
@@ -183,7 +240,7 @@ func (c *Cluster) resize(namespace, name string, store bool, apply func(old *v1.
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	key := podKey(namespace, name)
-	old, ok := c.pods[key]
+	old, ok := c.get(key)
 	if !ok {
 		return nil, fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
 	}
@@ -192,7 +249,7 @@ func (c *Cluster) resize(namespace, name string, store bool, apply func(old *v1.
 		return nil, err
 	}
 	if store {
-		c.pods[key] = updated
+		c.put(key, updated)
 	}
 	return updated, nil
 }
@@ -206,6 +263,7 @@ func (c *Cluster) DeletePod(namespace, name string) error {
 		return fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
 	}
 	delete(c.pods, key)
+	c.thawed.Forget(key)
 	for i, k := range c.order {
 		if k == key {
 			c.order = append(c.order[:i], c.order[i+1:]...)
@@ -222,7 +280,8 @@ func (c *Cluster) DeletePod(namespace, name string) error {
 func (c *Cluster) UpdatePodStatus(namespace, name string, uid types.UID, status v1.PodStatus) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	p, ok := c.pods[podKey(namespace, name)]
+	key := podKey(namespace, name)
+	p, ok := c.get(key)
 	if !ok || p.UID != uid {
 		return fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
 	}
@@ -231,25 +290,16 @@ func (c *Cluster) UpdatePodStatus(namespace, name string, uid types.UID, status 
 	// afterwards, as the API interface says).
 	updated := *p
 	updated.Status = status
-	c.pods[podKey(namespace, name)] = &updated
+	c.put(key, &updated)
 	return nil
 }
 
-// RecordEvent stores an event. Once the cluster holds more than its event
-// limit, the oldest events are dropped.
+// RecordEvent stores an event. Once the cluster holds its event limit, the
+// oldest event is dropped for each new one.
 func (c *Cluster) RecordEvent(e Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.events = append(c.events, e)
-	// The log holds up to twice the limit and then keeps the latest
-	// limit: appending stays O(1) amortized and Events needs no ring
-	// arithmetic.
-	if c.eventLimit > 0 && len(c.events) >= 2*c.eventLimit {
-		n := copy(c.events, c.events[len(c.events)-c.eventLimit:])
-		clear(c.events[n:])
-		c.dropped += uint64(len(c.events) - n)
-		c.events = c.events[:n]
-	}
+	c.events.add(e)
 }
 
 // Events returns the events kept (the latest, up to the event limit) in
@@ -257,11 +307,8 @@ func (c *Cluster) RecordEvent(e Event) {
 func (c *Cluster) Events() []Event {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	kept := c.events
-	if c.eventLimit > 0 && len(kept) > c.eventLimit {
-		kept = kept[len(kept)-c.eventLimit:]
-	}
-	return rendered(kept)
+	out, _ := c.events.since(0)
+	return out
 }
 
 // EventCount is how many events were ever recorded: the sequence number
@@ -269,7 +316,7 @@ func (c *Cluster) Events() []Event {
 func (c *Cluster) EventCount() uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.dropped + uint64(len(c.events))
+	return c.events.next
 }
 
 // EventsSince returns the events recorded since the first seq events (seq
@@ -278,23 +325,5 @@ func (c *Cluster) EventCount() uint64 {
 func (c *Cluster) EventsSince(seq uint64) (events []Event, dropped uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if seq < c.dropped {
-		dropped, seq = c.dropped-seq, c.dropped
-	}
-	i := seq - c.dropped
-	if i > uint64(len(c.events)) {
-		return nil, dropped
-	}
-	return rendered(c.events[i:]), dropped
-}
-
-// rendered copies events and renders their lazy messages.
-func rendered(events []Event) []Event {
-	out := append([]Event(nil), events...)
-	for i := range out {
-		if out[i].Message == "" && out[i].Lazy != nil {
-			out[i].Message = out[i].Lazy.String()
-		}
-	}
-	return out
+	return c.events.since(seq)
 }

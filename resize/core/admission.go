@@ -43,8 +43,8 @@ func (c *Core) resizeRequested(in ResizeRequested) error {
 	if in.Pod == nil {
 		return fmt.Errorf("resize requested: nil pod")
 	}
-	ps, ok := c.pods[in.Pod.UID]
-	if !ok {
+	ps := c.hot(c.pods[in.Pod.UID])
+	if ps == nil {
 		return fmt.Errorf("resize requested: %s/%s: %w", in.Pod.Namespace, in.Pod.Name, ErrUnknownPod)
 	}
 	c.setNow(in.Now)
@@ -86,7 +86,7 @@ func (c *Core) pushPending(ps *podState) {
 	c.queueScratch = c.queue.AppendItems(c.queueScratch[:0])
 	c.queue.Clear()
 	for _, item := range c.queueScratch {
-		if other := c.pods[item.UID]; other != nil {
+		if other := c.hot(c.pods[item.UID]); other != nil {
 			c.queue.Push(c.pendingKey(other))
 		}
 	}
@@ -120,7 +120,7 @@ type admitTask struct {
 }
 
 func (t *admitTask) advance(c *Core, done []Action, res []Result) ([]Action, bool, bool) {
-	ps := c.pods[t.uid]
+	ps := c.hot(c.pods[t.uid])
 	if ps == nil {
 		return t.take(), false, true
 	}
@@ -165,7 +165,7 @@ type pushTask struct {
 }
 
 func (t *pushTask) advance(c *Core, _ []Action, _ []Result) ([]Action, bool, bool) {
-	if ps := c.pods[t.uid]; ps != nil && ps.admitted {
+	if ps := c.hot(c.pods[t.uid]); ps != nil && ps.admitted {
 		c.pushPending(ps)
 	}
 	return nil, false, true
@@ -180,7 +180,7 @@ type pushAllTask struct{ opOutput }
 func (*pushAllTask) advance(c *Core, _ []Action, _ []Result) ([]Action, bool, bool) {
 	for _, uid := range c.order {
 		if ps := c.pods[uid]; ps.admitted {
-			c.pushPending(ps)
+			c.pushPending(c.hot(ps))
 		}
 	}
 	return nil, false, true
@@ -216,7 +216,7 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 	if t.waiting {
 		t.waiting = false
 		item := t.items[t.next]
-		ps := c.pods[item.UID]
+		ps := c.hot(c.pods[item.UID])
 		allocated := false
 		if _, r, _ := resultOf[WriteAllocated](done, res); r.Err != nil {
 			err := r.Err
@@ -233,7 +233,7 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 	}
 	for ; t.next < len(t.items); t.next++ {
 		item := t.items[t.next]
-		ps := c.pods[item.UID]
+		ps := c.hot(c.pods[item.UID])
 		if ps == nil {
 			continue
 		}

@@ -47,6 +47,29 @@ type NodeConfig struct {
 	// image it has and a command that keeps running.
 	Image   string
 	Command []string
+
+	// HotPods is how many of the most recently used pods the node keeps
+	// decoded between inputs; the others, once settled, are kept frozen
+	// (package allocation/frozen), a few hundred bytes each instead of
+	// several kilobytes, and decoded when used again. 0 means
+	// DefaultHotPods; a negative value freezes every settled pod at once.
+	// It changes memory and speed, never behaviour.
+	HotPods int
+}
+
+// DefaultHotPods is the HotPods a node has unless its NodeConfig says
+// otherwise.
+const DefaultHotPods = 4
+
+// hotPods is the limit of thawed pods cfg asks for.
+func (cfg NodeConfig) hotPods() int {
+	switch {
+	case cfg.HotPods == 0:
+		return DefaultHotPods
+	case cfg.HotPods < 0:
+		return 0
+	}
+	return cfg.HotPods
 }
 
 // DefaultNodeName is the node name WithDefaults gives.

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/resizelet/resizelet/allocation"
+	"github.com/resizelet/resizelet/allocation/frozen"
 	"github.com/resizelet/resizelet/resize/profile"
 )
 
@@ -60,6 +61,9 @@ type Core struct {
 
 	pods  map[types.UID]*podState
 	order []types.UID // admission order
+	// thawed are the pods not frozen, by when they were last used (see
+	// Core.hot and Core.settle).
+	thawed frozen.Recent[types.UID]
 
 	queue allocation.Queue
 	retry allocation.RetryTimer
@@ -125,12 +129,14 @@ func New(cfg NodeConfig) (*Core, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Core{
+	c := &Core{
 		s:        newSettings(cfg),
 		pods:     map[types.UID]*podState{},
 		byName:   map[podName]types.UID{},
 		inflight: map[uint64]*flight{},
-	}, nil
+	}
+	c.thawed.Limit = cfg.hotPods()
+	return c, nil
 }
 
 // Config returns the defaulted configuration the core runs with.

@@ -248,7 +248,7 @@ type checkedContainer struct {
 // its limit goes down and at each container whose limit is added or
 // lowered; 1.33 looks at the pod whenever it has a limit. ok is false when
 // nothing needs checking.
-func (s *settings) planMemoryCheck(pod *v1.Pod, cur PodCgroupReading, a PodActions, ids map[string]containerRecord) (memoryCheck, bool) {
+func (s *settings) planMemoryCheck(pod *v1.Pod, cur PodCgroupReading, a PodActions, ids containerRecords) (memoryCheck, bool) {
 	desired := cgconfig.PodConfig(pod, s.podConfigOptions())
 	if s.profile.PodOnlyMemoryCheck() {
 		if desired.Memory == nil {
@@ -268,7 +268,7 @@ func (s *settings) planMemoryCheck(pod *v1.Pod, cur PodCgroupReading, a PodActio
 	}
 	for c := range allContainers(pod) {
 		if limit, ok := decreasing[c.Name]; ok {
-			mc.containers = append(mc.containers, checkedContainer{name: c.Name, id: ids[c.Name].id, limit: limit})
+			mc.containers = append(mc.containers, checkedContainer{name: c.Name, id: ids.id(c.Name), limit: limit})
 		}
 	}
 	return mc, mc.podLimit != nil || len(mc.containers) > 0

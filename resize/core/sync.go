@@ -2,7 +2,6 @@ package core
 
 import (
 	"fmt"
-	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,14 +58,13 @@ type syncOp struct {
 	startNext int
 	attempt   uint32
 
-	// names and scratch are reused buffers: container names to sort, and
-	// actions being built (take copies them into the batch).
-	names   []string
+	// scratch is a reused buffer: actions being built (take copies them
+	// into the batch).
 	scratch []Action
 }
 
 func (o *syncOp) advance(c *Core, done []Action, res []Result) ([]Action, bool, bool) {
-	ps := c.pods[o.uid]
+	ps := c.hot(c.pods[o.uid])
 	if ps == nil {
 		return o.take(), false, true
 	}
@@ -120,7 +118,7 @@ func (o *syncOp) recycle() {
 	clear(statuses)
 	clear(o.errs)
 	clear(o.scratch)
-	*o = syncOp{opOutput: out, states: states, statuses: statuses, errs: o.errs[:0], names: o.names[:0], scratch: o.scratch[:0]}
+	*o = syncOp{opOutput: out, states: states, statuses: statuses, errs: o.errs[:0], scratch: o.scratch[:0]}
 }
 
 // clearObserved makes the maps of the runtime's view empty for a new
@@ -290,7 +288,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 				continue
 			}
 			o.attempt = 0
-			if rec, ok := ps.containers[name]; ok {
+			if rec, ok := ps.containers.lookup(name); ok {
 				o.attempt = rec.attempt + 1
 				if !containsID(ps.dead, rec.id) {
 					ps.dead = append(ps.dead, rec.id)
@@ -317,7 +315,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			return nil
 		}
 		id := r.ID
-		ps.containers[name] = containerRecord{id: id, attempt: o.attempt}
+		ps.containers.put(name, containerRecord{id: id, attempt: o.attempt})
 		ctr := findContainer(o.alloc, name)
 		o.phase = syncStarted
 		return []Action{
@@ -414,14 +412,10 @@ func (o *syncOp) cgroupFailed(c *Core, ps *podState, err error) []Action {
 // statusReads asks the runtime for each container the pod has, by name.
 // The actions are built in the op's scratch buffer (take copies them).
 func (o *syncOp) statusReads(ps *podState) []Action {
-	o.names = o.names[:0]
-	for name := range ps.containers {
-		o.names = append(o.names, name)
-	}
-	slices.Sort(o.names)
+	// The records are sorted by name: the reads go in name order.
 	acts := o.scratch[:0]
-	for _, name := range o.names {
-		acts = append(acts, ReadContainerStatus{Name: name, ID: ps.containers[name].id})
+	for _, rec := range ps.containers {
+		acts = append(acts, ReadContainerStatus{Name: rec.name, ID: rec.id})
 	}
 	o.scratch = acts
 	return acts
@@ -435,7 +429,7 @@ func (o *syncOp) observe(ps *podState, read ReadContainerStatus, st *runtimeapi.
 		Running:  st.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING,
 		Exited:   st.GetState() == runtimeapi.ContainerState_CONTAINER_EXITED,
 		ExitCode: st.GetExitCode(),
-		Attempt:  ps.containers[read.Name].attempt,
+		Attempt:  ps.containerAttempt(read.Name),
 	}
 	o.statuses[read.Name] = st
 }

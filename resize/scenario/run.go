@@ -36,6 +36,10 @@ type Options struct {
 	// Plans asks for the dry-run plan of every resize step (Node.Plan),
 	// taken just before the step runs, in Result.Plans.
 	Plans bool
+	// HotPods, when set, is the node's and the API server's HotPods (see
+	// NodeConfig.HotPods): -1 freezes every settled pod at once, which
+	// must change nothing in the transcript.
+	HotPods int
 }
 
 // ErrNotApplicable is returned by Run for a scenario that cannot run on
@@ -240,6 +244,7 @@ func Run(ctx context.Context, s *Scenario, opts Options) (*Result, error) {
 
 	cfg := s.Node
 	cfg.CgroupVersion = b.version
+	cfg.HotPods = opts.HotPods
 	if opts.Image != "" {
 		cfg.Image = opts.Image
 	}
@@ -263,7 +268,7 @@ func Run(ctx context.Context, s *Scenario, opts Options) (*Result, error) {
 	}
 	// A scenario is finite and its transcript names every event: keep
 	// them all.
-	r.cluster = resize.NewCluster(resize.ClusterOptions{Profile: cfg.Profile, FeatureGates: cfg.FeatureGates, EventLimit: -1})
+	r.cluster = resize.NewCluster(resize.ClusterOptions{Profile: cfg.Profile, FeatureGates: cfg.FeatureGates, EventLimit: -1, HotPods: opts.HotPods})
 	r.deps = resize.Deps{
 		Cluster:       r.cluster,
 		Cgroups:       b.cgroups,
