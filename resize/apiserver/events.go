@@ -70,7 +70,10 @@ func (l *eventLog) origin(o eventOrigin) *eventOrigin {
 		if l.origins == nil {
 			l.origins = map[eventOrigin]*eventOrigin{}
 		}
-		p = &o
+		// A copy made here, not &o: taking o's address would move every
+		// call's o to the heap.
+		p = new(eventOrigin)
+		*p = o
 		l.origins[o] = p
 	}
 	l.last = p
