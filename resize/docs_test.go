@@ -1,7 +1,7 @@
-// Package resizelet_test holds the checks of the repository's documents:
-// every document, link and citation in the tree must resolve inside the
-// tree.
-package resizelet_test
+// The checks of the repository's documents: every document, link and
+// citation in the tree must resolve inside the tree. They run from the
+// module root (t.Chdir), so paths are the repository's.
+package resize_test
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 )
 
 // selfFile is this file, which the checks skip.
-const selfFile = "docs_test.go"
+const selfFile = "resize/docs_test.go"
 
 // reference is the behaviour reference: "reference 4.3", a bare "§1.6" in
 // code, "section 2.1" in a scenario and "details 5" all cite it.
@@ -249,6 +249,7 @@ func blank(line string, re *regexp.Regexp) string {
 //     N" or "detail N" in code and scenarios in resize/kubelet-resize.md, a
 //     bare "§N" in a markdown file in that file.
 func TestDocumentsResolveInsideTheTree(t *testing.T) {
+	t.Chdir("..")
 	all := treeFiles(t)
 	files := map[string]bool{}
 	byBase := map[string][]string{}
