@@ -47,6 +47,9 @@ type Options struct {
 	// runtime writes container cgroups through (a real runtime writes its
 	// own).
 	RuntimeCgroups func(cgroup.Manager) cgroup.Manager
+	// TempDir is where the run's checkpoint directory is made; "" means
+	// os.TempDir().
+	TempDir string
 }
 
 // ErrNotApplicable is returned by Run for a scenario that cannot run on
@@ -277,7 +280,7 @@ func newRunner(ctx context.Context, s *Scenario, opts Options) (_ *runner, _ fun
 		// story cannot be told on a v1 host.
 		return nil, nil, fmt.Errorf("%w: swap (LimitedSwap) needs cgroup v2, the host has v1", ErrNotApplicable)
 	}
-	dir, err := os.MkdirTemp("", "resizesim-")
+	dir, err := os.MkdirTemp(opts.TempDir, "resizesim-")
 	if err != nil {
 		return nil, nil, fmt.Errorf("checkpoint dir: %w", err)
 	}
