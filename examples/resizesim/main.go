@@ -201,6 +201,10 @@ func exploreFiles(ctx context.Context, files []string, opts explore.Options, std
 	var total explore.Counts
 	var skipped, resent int
 	gaps := map[string]int{}
+	byMode := map[explore.Mode]*explore.Counts{}
+	for _, m := range explore.Modes {
+		byMode[m] = &explore.Counts{}
+	}
 	var failing []string
 	for i, file := range files {
 		if i > 0 {
@@ -235,9 +239,14 @@ func exploreFiles(ctx context.Context, files []string, opts explore.Options, std
 			if p.Note == explore.DeletionResent {
 				resent++
 			}
+			one := explore.Report{Points: []explore.Point{p}}
+			byMode[p.Mode].Add(one.Counts())
 		}
 	}
 	fmt.Fprintf(stdout, "\nSummary: %d files (%d skipped), %s, in %s\n", len(files), skipped, total, time.Since(start).Round(time.Millisecond))
+	for _, m := range explore.Modes {
+		fmt.Fprintf(stdout, "  %-13s %s\n", m+":", byMode[m])
+	}
 	for _, g := range explore.Gaps {
 		if n := gaps[g.ID]; n > 0 {
 			fmt.Fprintf(stdout, "  %d points show the kubelet's gap [%s]\n", n, g.ID)

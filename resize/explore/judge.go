@@ -256,8 +256,16 @@ func (x *explorer) judge(end, base *endState, mode Mode) Verdict {
 			continue
 		}
 		// The conditions are the run's without the fault: what is left is
-		// whether the real state is too.
-		drift = append(drift, extraDiffs(e.diffs, b.diffs)...)
+		// whether the real state agrees with the allocation. A resize that
+		// reports done must have no difference at all (the run without the
+		// fault may drift too, when the scenario injects its own fault); a
+		// resize the scenario leaves in progress has differences of its
+		// own, and only those beyond them count.
+		if e.inProgress == "" {
+			drift = append(drift, e.diffs...)
+		} else {
+			drift = append(drift, extraDiffs(e.diffs, b.diffs)...)
+		}
 	}
 	for _, key := range end.order {
 		if base.pods[key] == nil {
