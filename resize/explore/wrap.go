@@ -85,35 +85,45 @@ func (n *namer) sandbox(id string) string {
 	return name
 }
 
-// cgroup names a cgroup path by the pod whose UID it holds.
+// cgroup names a cgroup path by the pod whose UID it holds, asking the
+// API server for the pods it does not know yet (without holding its lock).
 func (n *namer) cgroup(path string) string {
 	if n == nil {
 		return path
 	}
-	find := func() (string, bool) {
-		for uid, name := range n.pods {
-			u := string(uid)
-			if strings.Contains(path, u) || strings.Contains(path, strings.ReplaceAll(u, "-", "_")) {
-				if strings.HasSuffix(path, u) || strings.HasSuffix(path, strings.ReplaceAll(u, "-", "_")+".slice") {
-					return name, true
-				}
-				return name + " container cgroup", true
-			}
-		}
-		return "", false
-	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if name, ok := find(); ok {
+	if name, ok := n.podOfCgroup(path); ok {
 		return name
 	}
-	for _, p := range n.cluster.ListPods() {
+	pods := n.cluster.ListPods()
+	n.mu.Lock()
+	for _, p := range pods {
 		n.pods[p.UID] = p.Namespace + "/" + p.Name
 	}
-	if name, ok := find(); ok {
+	n.mu.Unlock()
+	if name, ok := n.podOfCgroup(path); ok {
 		return name
 	}
 	return path
+}
+
+// podOfCgroup names path by a known pod: the pod for its own cgroup (the
+// cgroupfs driver's pod<uid>, the systemd driver's ...pod<uid_>.slice),
+// the pod's container cgroup for one below it.
+func (n *namer) podOfCgroup(path string) (string, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for uid, name := range n.pods {
+		u := string(uid)
+		systemd := strings.ReplaceAll(u, "-", "_")
+		if !strings.Contains(path, u) && !strings.Contains(path, systemd) {
+			continue
+		}
+		if strings.HasSuffix(path, u) || strings.HasSuffix(path, systemd+".slice") {
+			return name, true
+		}
+		return name + " container cgroup", true
+	}
+	return "", false
 }
 
 func shortID(id string) string {
