@@ -349,6 +349,9 @@ type explorer struct {
 	opts Options
 }
 
+// chosen reports whether step i is explored: a step that runs the node
+// (not an expectation, not the arming of a scenario's own fault) that
+// Options.Steps accepts.
 func (x *explorer) chosen(i int, st scenario.Step) bool {
 	switch st.Action {
 	case scenario.ActionExpect, scenario.ActionFault:
@@ -361,11 +364,12 @@ func (x *explorer) chosen(i int, st scenario.Step) bool {
 }
 
 // replay runs the scenario's steps up to and including last, with every
-// kubelet's parts behind a gate. Before each step the current gate
-// watches it; after it, seen (when set) is told of the step's calls. At
-// step trigStep, trig arms the gate. When the step is done and the
-// kubelet crashed (or failed to start again), a new one is started on the
-// same parts; then, if settle is set, it is called with the session.
+// kubelet's parts behind a gate. Watched steps (all of them when seen is
+// set, arm's step otherwise) count their calls, and seen is told of them
+// after each step. At arm's step its trigger arms the gate; when that step
+// is done and the kubelet crashed, or stopped on the failure, a new one is
+// started on the same parts, and a deletion the fault cut short is sent
+// again. Then, if settle is set, it is called with the session.
 func (x *explorer) replay(ctx context.Context, last int, arm *armed, seen func(int, *gate), settle func(*scenario.Session) error) (err error) {
 	var mu sync.Mutex
 	var cur *gate
@@ -398,26 +402,28 @@ func (x *explorer) replay(ctx context.Context, last int, arm *armed, seen func(i
 				rc.names = names
 			}
 		}
-		alloc, aerr := state.NewCheckpoint(d.CheckpointDir, state.AllocatedStateFile)
-		act, ferr := state.NewCheckpoint(d.CheckpointDir, state.ActuatedStateFile)
-		if err := errors.Join(aerr, ferr); err != nil {
-			// NewNode reports a checkpoint it cannot open when it opens it
-			// itself: leave the directory to it.
-			return resize.Deps{Cluster: &gatedAPI{API: d.Cluster, g: g, names: names}, Cgroups: &gatedCgroups{m: d.Cgroups, g: g, names: names},
-				Runtime: &gatedRuntime{rt: d.Runtime, g: g, names: names}, Clock: d.Clock, CheckpointDir: d.CheckpointDir}
-		}
 		out := resize.Deps{
-			Cgroups:   &gatedCgroups{m: d.Cgroups, g: g, names: names},
-			Runtime:   &gatedRuntime{rt: d.Runtime, g: g, names: names},
-			Clock:     d.Clock,
-			Allocated: &gatedState{st: alloc, file: state.AllocatedStateFile, g: g, names: names},
-			Actuated:  &gatedState{st: act, file: state.ActuatedStateFile, g: g, names: names},
+			Cgroups: &gatedCgroups{m: d.Cgroups, g: g, names: names},
+			Runtime: &gatedRuntime{rt: d.Runtime, g: g, names: names},
+			Clock:   d.Clock,
 		}
 		api := &gatedAPI{API: d.Cluster, g: g, names: names}
 		out.Cluster = api
 		if rr, ok := d.Cluster.(resize.RequestResizer); ok {
 			out.Cluster = &gatedRequestAPI{gatedAPI: api, rr: rr}
 		}
+		// Each kubelet opens the checkpoint files anew, as a restarted
+		// kubelet loads them.
+		alloc, aerr := state.NewCheckpoint(d.CheckpointDir, state.AllocatedStateFile)
+		act, ferr := state.NewCheckpoint(d.CheckpointDir, state.ActuatedStateFile)
+		if errors.Join(aerr, ferr) != nil {
+			// NewNode reports a checkpoint it cannot open when it opens it
+			// itself: leave the directory to it.
+			out.CheckpointDir = d.CheckpointDir
+			return out
+		}
+		out.Allocated = &gatedState{st: alloc, file: state.AllocatedStateFile, g: g, names: names}
+		out.Actuated = &gatedState{st: act, file: state.ActuatedStateFile, g: g, names: names}
 		return out
 	}
 
@@ -463,12 +469,10 @@ func (x *explorer) replay(ctx context.Context, last int, arm *armed, seen func(i
 		}
 		if arm != nil && arm.step == i {
 			arm.gate = g
-			arm.stepErr = stepErr
 			if g.isDead() || stepErr != nil || se.Node() == nil {
 				// The kubelet crashed, or stopped on the failure (a restart
 				// whose start failed): it is started again, as a
 				// supervisor starts a kubelet that exited.
-				arm.restarted = true
 				if err := se.Restart(ctx); err != nil {
 					arm.restartErr = err
 					return nil
@@ -510,13 +514,12 @@ type armed struct {
 	trig *trigger
 
 	gate       *gate
-	stepErr    error
-	restarted  bool
 	restartErr error
 	// resent says the step's deletion had to be sent again.
 	resent bool
 }
 
+// errPanic marks a panic recovered while a replay's session was closed.
 var errPanic = errors.New("panic")
 
 // point replays the scenario up to step with trig armed there (no fault
