@@ -53,6 +53,9 @@ type Node struct {
 	mu   sync.Mutex
 	cond *sync.Cond
 	core *core.Core
+
+	// statuses writes pod statuses, and again those whose write failed.
+	statuses statusWriter
 }
 
 // NewNode starts a kubelet on cfg with deps: it loads the checkpoints,
@@ -327,8 +330,12 @@ func (n *Node) DeletePod(ctx context.Context, namespace, name string) error {
 
 // Sync runs the node until it is quiet after syncing every admitted pod.
 // Call it after changing something under the node (memory usage, a
-// container exit).
+// container exit). Like Tick, it first writes again the pod statuses and
+// deletions the API server refused (and, with FlushCheckpoints, the
+// checkpoint files that are behind).
 func (n *Node) Sync(ctx context.Context) error {
+	n.retryStatuses()
+	n.flushCheckpoints()
 	return n.run(ctx, core.SyncRequested{Now: n.clock.Now()})
 }
 
@@ -360,8 +367,13 @@ func (n *Node) Advance(ctx context.Context, d time.Duration) error {
 }
 
 // Tick fires every timer that is due at the clock's current time and runs
-// until quiet. An embedder on a real clock calls it periodically.
+// until quiet. An embedder on a real clock calls it periodically. It first
+// writes again the pod statuses and deletions whose write failed, as the
+// kubelet's status manager does in its periodic batch, and with
+// NodeConfig.FlushCheckpoints the checkpoint files that are behind.
 func (n *Node) Tick(ctx context.Context) error {
+	n.retryStatuses()
+	n.flushCheckpoints()
 	return n.run(ctx, core.Tick{Now: n.clock.Now()})
 }
 

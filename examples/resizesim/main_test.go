@@ -144,3 +144,44 @@ func TestPlanCommand(t *testing.T) {
 		t.Errorf("plan checked expectations:\n%s", out)
 	}
 }
+
+// TestExploreCommand: resizesim explore prints a table per file and a
+// summary, exits 0 when every drift is the kubelet's, and takes the
+// opt-in fixes as flags.
+func TestExploreCommand(t *testing.T) {
+	file := "../../testdata/scenarios/cpu-decrease-guaranteed.yaml"
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"explore", file}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d, stderr %s\n%s", code, stderr.String(), stdout.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{
+		"Scenario: cpu-decrease-guaranteed (" + file + "), reconcilePodCgroups off, flushCheckpoints off",
+		"drift (kubelet)",
+		"[pod-cgroup-not-reconciled]",
+		"Summary: 1 files (0 skipped), ",
+		"points show the kubelet's gap [pod-cgroup-not-reconciled]",
+		"PASS: nothing broken or stuck, every drift is the kubelet's own",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+
+	stdout.Reset()
+	if code := run(context.Background(), []string{"explore", "--reconcile-pod-cgroups", "--flush-checkpoints", "--steps", "resize", file}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("with the fixes: exit %d, stderr %s", code, stderr.String())
+	}
+	if out := stdout.String(); !strings.Contains(out, "reconcilePodCgroups on, flushCheckpoints on") || !strings.Contains(out, " converged, 0 drift (kubelet), 0 drift (resizelet), 0 stuck, 0 broken") {
+		t.Errorf("with the fixes:\n%s", out)
+	}
+
+	stderr.Reset()
+	if code := run(context.Background(), []string{"explore", "--steps", "some", file}, &stdout, &stderr); code != exitInvalid || !strings.Contains(stderr.String(), "--steps") {
+		t.Errorf("--steps some: exit %d, stderr %s", code, stderr.String())
+	}
+	stderr.Reset()
+	if code := run(context.Background(), []string{"explore", filepath.Join(t.TempDir(), "none.yaml")}, &stdout, &stderr); code != exitInvalid {
+		t.Errorf("missing file: exit %d, stderr %s", code, stderr.String())
+	}
+}

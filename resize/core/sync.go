@@ -26,6 +26,8 @@ const (
 	syncUsageRead                    // the check's verdict
 	syncWrites                       // the ordered writes
 	syncResized                      // their outcome
+	syncReconcile                    // with ReconcilePodCgroups: compare the pod cgroup with the allocation
+	syncReconciled                   // the reconcile write's outcome
 	syncStartNext                    // create the next container to start
 	syncCreated                      // checkpoint it, start it
 	syncStarted                      // its outcome
@@ -228,7 +230,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 	case syncResize:
 		if !o.allowed || !o.actions.Resizing() {
 			o.phase = syncStartNext
-			return nil
+			return o.reconcile(c, ps)
 		}
 		o.phase = syncResizeRead
 		return []Action{ReadCgroup{Path: ps.podCgroup}}
@@ -276,6 +278,16 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			}
 		}
 		o.resized(err)
+		if err == nil {
+			return o.reconcile(c, ps)
+		}
+		return nil
+
+	case syncReconcile:
+		return o.reconcileWrites(c, ps, done, res)
+
+	case syncReconciled:
+		o.reconciled(ps, done, res)
 		return nil
 
 	case syncStartNext:

@@ -30,6 +30,19 @@
 //   - cgroups file values may be YAML numbers; files that are in neither
 //     version's list are checked on both.
 //   - A pod in pods: or add: may not carry a status (status is computed).
+//   - node.reconcilePodCgroups and node.flushCheckpoints (booleans, default
+//     false) turn on resizelet's opt-in fixes of the same names in
+//     resize.NodeConfig; neither is a kubelet setting, and the transcript's
+//     header says so when one is on.
+//   - expect.audit lists the differences resize.Node.Audit finds between
+//     the node's real state (cgroups, runtime, checkpoints, status) and the
+//     allocation: the pod's with expect.pod, the whole node's without. Each
+//     entry has optional keys where (podCgroup, containerCgroup, runtime,
+//     actuated, allocated, status), container (with expect.pod), field
+//     (a cgroup file, a resource such as limits.cpu, or record), want and
+//     got; each entry must match a difference of its own, and every
+//     difference must be matched, so audit: [] asserts that the real state
+//     is what the allocation says. The transcript lists the differences.
 //
 // Errors of an action step other than resize are kept for the next
 // expect's error key like a resize's; a malformed patch that only the API

@@ -55,6 +55,12 @@ func (t *transcript) header(s *Scenario, cfg resize.NodeConfig) {
 	fmt.Fprintf(&t.buf, "  cgroup %s (%s driver), container cpu.weight %s, CPU manager %s, memory manager %s, swap %s, CFS quota %s (period %s)\n",
 		cfg.CgroupVersion, cfg.CgroupDriver, s.ContainerWeight, cfg.CPUManagerPolicy, cfg.MemoryManagerPolicy,
 		cfg.SwapBehavior, quota, cfg.CPUCFSQuotaPeriod)
+	if cfg.ReconcilePodCgroups {
+		fmt.Fprintf(&t.buf, "  reconcilePodCgroups: on (resizelet's opt-in fix, not a kubelet setting)\n")
+	}
+	if cfg.FlushCheckpoints {
+		fmt.Fprintf(&t.buf, "  flushCheckpoints: on (resizelet's opt-in fix, not a kubelet setting)\n")
+	}
 	if len(cfg.FeatureGates) > 0 {
 		var gates []string
 		for _, k := range slices.Sorted(maps.Keys(cfg.FeatureGates)) {
