@@ -701,3 +701,64 @@ func TestMessageCache(t *testing.T) {
 		t.Errorf("nil cache gave %q", got)
 	}
 }
+
+// TestAdmitResizeCapacityByVersion: up to 1.35 the kubelet refuses a
+// resize above the node's allocatable as Infeasible (canResizePod); from
+// 1.36 that check is the API server's PodResizeValidator and the kubelet's
+// admit handlers only fit the pod beside the others, so the same resize is
+// Deferred with the predicate handler's reason and message
+// (pkg/kubelet/allocation/allocation_manager.go, handlePodResourcesResize
+// and canAdmitPod).
+func TestAdmitResizeCapacityByVersion(t *testing.T) {
+	alloc := guaranteedPod("g", "1", "1Gi")
+	huge := resized(alloc, 0, rl("cpu=1000", "memory=1Gi"), rl("cpu=1000", "memory=1Gi"))
+	for _, tc := range []struct {
+		v    profile.Version
+		want Decision
+	}{
+		{profile.V135, Decision{Outcome: Infeasible, Reason: "insufficient_node_allocatable",
+			Message: "Node didn't have enough capacity: cpu, requested: 1000000, capacity: 16000"}},
+		{profile.V136, Decision{Outcome: Deferred, Reason: "OutOfcpu",
+			Message: "Node didn't have enough resource: cpu, requested: 1000000, used: 0, capacity: 16000"}},
+		{profile.V137, Decision{Outcome: Deferred, Reason: "OutOfcpu",
+			Message: "Node didn't have enough resource: cpu, requested: 1000000, used: 0, capacity: 16000"}},
+	} {
+		t.Run(string(tc.v), func(t *testing.T) {
+			node := linuxNode(bigNode)
+			node.Profile = profile.New(tc.v, nil)
+			got := AdmitResize(huge, alloc, nil, node, false)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("AdmitResize() mismatch (-want +got):\n%s", diff)
+			}
+			checks := ExplainResize(huge, &Usage{}, node)
+			hasCapacity := false
+			for _, c := range checks {
+				hasCapacity = hasCapacity || c.Kind == "capacity"
+			}
+			if hasCapacity != node.Profile.KubeletCapacityCheck() {
+				t.Errorf("ExplainResize lists capacity checks: %v, want %v", hasCapacity, node.Profile.KubeletCapacityCheck())
+			}
+		})
+	}
+}
+
+// TestAdmitResizeEarlyInfeasibleSilent: the early Infeasible checks are
+// silent (condition, no event) in 1.35, where handlePodResourcesResize
+// returns before its event, and report an event from 1.36, where they run
+// in the resize admit handler (pkg/kubelet/allocation/handlers.go,
+// podResizesAdmitHandler.Admit).
+func TestAdmitResizeEarlyInfeasibleSilent(t *testing.T) {
+	alloc := guaranteedPod("g", "1", "1Gi")
+	up := resized(alloc, 0, rl("cpu=2", "memory=1Gi"), rl("cpu=2", "memory=1Gi"))
+	for _, v := range []profile.Version{profile.V135, profile.V136, profile.V137} {
+		node := linuxNode(bigNode)
+		node.Profile = profile.New(v, nil)
+		got := AdmitResize(up, alloc, nil, node, true)
+		if got.Outcome != Infeasible || got.Reason != "static_pod" || got.Message != msgStaticPod {
+			t.Fatalf("%s: AdmitResize() = %+v, want static_pod Infeasible", v, got)
+		}
+		if want := v == profile.V135; got.Silent != want {
+			t.Errorf("%s: Silent = %v, want %v", v, got.Silent, want)
+		}
+	}
+}

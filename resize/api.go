@@ -26,18 +26,20 @@ const (
 	Profile134 = profile.V134
 	Profile135 = profile.V135
 	Profile136 = profile.V136
+	Profile137 = profile.V137
 )
 
 // Feature gate names that change the resize path (package profile).
 const (
-	GateInPlacePodVerticalScaling                = profile.GateInPlacePodVerticalScaling
-	GateInPlacePodLevelResourcesVerticalScaling  = profile.GateInPlacePodLevelResourcesVerticalScaling
-	GateInPlacePodVerticalScalingExclusiveCPUs   = profile.GateInPlacePodVerticalScalingExclusiveCPUs
-	GateInPlacePodVerticalScalingExclusiveMemory = profile.GateInPlacePodVerticalScalingExclusiveMemory
-	GateInPlacePodVerticalScalingInitContainers  = profile.GateInPlacePodVerticalScalingInitContainers
-	GatePodLevelResources                        = profile.GatePodLevelResources
-	GateMemoryManager                            = profile.GateMemoryManager
-	GateCustomCPUCFSQuotaPeriod                  = profile.GateCustomCPUCFSQuotaPeriod
+	GateInPlacePodVerticalScaling                    = profile.GateInPlacePodVerticalScaling
+	GateInPlacePodLevelResourcesVerticalScaling      = profile.GateInPlacePodLevelResourcesVerticalScaling
+	GateInPlacePodVerticalScalingExclusiveCPUs       = profile.GateInPlacePodVerticalScalingExclusiveCPUs
+	GateInPlacePodVerticalScalingExclusiveMemory     = profile.GateInPlacePodVerticalScalingExclusiveMemory
+	GateInPlacePodVerticalScalingInitContainers      = profile.GateInPlacePodVerticalScalingInitContainers
+	GatePodLevelResources                            = profile.GatePodLevelResources
+	GateMemoryManager                                = profile.GateMemoryManager
+	GateCustomCPUCFSQuotaPeriod                      = profile.GateCustomCPUCFSQuotaPeriod
+	GateInPlacePodVerticalScalingMemoryBackedVolumes = profile.GateInPlacePodVerticalScalingMemoryBackedVolumes
 )
 
 // NodeConfig describes the node a Node simulates or drives (core.NodeConfig):

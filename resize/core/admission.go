@@ -307,8 +307,16 @@ func (c *Core) handleResize(ps *podState, out *opOutput) allocation.Outcome {
 			eventReason = ReasonResizeInfeasible
 		}
 		prefix := prefixDeferred
-		if decision.Outcome == allocation.Infeasible {
+		switch {
+		case decision.Outcome == allocation.Infeasible:
 			prefix = prefixInfeasible
+		case c.s.profile.PendingEventNamesHandlerReason():
+			// From 1.36 the event names the reason of the admit handler
+			// that refused the resize ("Pod resize OutOfcpu"), while the
+			// condition still reads Deferred
+			// (pkg/kubelet/allocation/allocation_manager.go,
+			// handlePodResourcesResize).
+			prefix = pendingPrefix(decision.Reason)
 		}
 		out.emit(c.resizeEvent(out, pod, v1.EventTypeWarning, eventReason,
 			ResizeMessage{Prefix: prefix, Pod: pod, Generation: pod.Generation, Error: decision.Message}))
