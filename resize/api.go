@@ -131,6 +131,20 @@ type RequestResizer interface {
 
 var _ RequestResizer = (*Cluster)(nil)
 
+// NodeInfo is what the API server knows of a node (apiserver.NodeInfo).
+type NodeInfo = apiserver.NodeInfo
+
+// NodeRegistrar is an API that keeps the node's Node object, as a kubelet
+// registers one (apiserver.Cluster.RegisterNode): NewNode registers its
+// name, OS and allocatable there, so that the API server's admission
+// plugins that read the node (the 1.36 PodResizeValidator) can check
+// resizes against it. An API without it gets no registration.
+type NodeRegistrar interface {
+	RegisterNode(node NodeInfo)
+}
+
+var _ NodeRegistrar = (*Cluster)(nil)
+
 // Clock is the node's source of time. Resize timers (the pending-resize
 // retry, the pod resync) run on it.
 type Clock interface {

@@ -86,6 +86,9 @@ func NewNode(ctx context.Context, cfg NodeConfig, deps Deps) (*Node, error) {
 		core:      c,
 	}
 	n.cond = sync.NewCond(&n.mu)
+	if r, ok := n.cluster.(NodeRegistrar); ok {
+		r.RegisterNode(NodeInfo{Name: n.cfg.Name, OS: n.cfg.OS, Allocatable: n.cfg.Allocatable})
+	}
 	if n.allocated == nil {
 		if n.allocated, err = openState(deps.CheckpointDir, state.AllocatedStateFile); err != nil {
 			return nil, fmt.Errorf("new node: %w", err)

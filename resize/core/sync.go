@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/resizelet/resizelet/allocation"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/resize/profile"
 )
@@ -26,6 +25,7 @@ const (
 	syncUsageRead                    // the check's verdict
 	syncWrites                       // the ordered writes
 	syncResized                      // their outcome
+	syncRolledBack                   // the 1.36 sandbox rollback after a failed pod cgroup write
 	syncStartNext                    // create the next container to start
 	syncCreated                      // checkpoint it, start it
 	syncStarted                      // its outcome
@@ -52,6 +52,8 @@ type syncOp struct {
 	actions  PodActions
 	current  PodCgroupReading
 	check    memoryCheck
+	// rollbacks are the 1.36 sandbox rollbacks of the resize writes.
+	rollbacks []sandboxRollback
 
 	resizeErr error
 	errs      []error
@@ -118,7 +120,8 @@ func (o *syncOp) recycle() {
 	clear(statuses)
 	clear(o.errs)
 	clear(o.scratch)
-	*o = syncOp{opOutput: out, states: states, statuses: statuses, errs: o.errs[:0], scratch: o.scratch[:0]}
+	clear(o.rollbacks)
+	*o = syncOp{opOutput: out, states: states, statuses: statuses, errs: o.errs[:0], scratch: o.scratch[:0], rollbacks: o.rollbacks[:0]}
 }
 
 // clearObserved makes the maps of the runtime's view empty for a new
@@ -261,20 +264,44 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 	case syncWrites:
 		o.phase = syncResized
 		// Built in the op's scratch buffer: take copies the actions.
+		o.rollbacks = o.rollbacks[:0]
 		o.scratch = s.appendResizeWrites(o.scratch[:0], ResizeTarget{
 			UID: o.uid, Pod: o.alloc, PodCgroup: ps.podCgroup, SandboxID: ps.sandboxID,
 			Actions: o.actions, Current: o.current, Actuated: ps.actuated,
-		})
+		}, &o.rollbacks)
 		return o.scratch
 
 	case syncResized:
 		var err error
 		for i, a := range done {
-			if res[i].Err != nil && StopsOnFailure(a) {
-				err = res[i].Err
-				break
+			if res[i].Err == nil || !StopsOnFailure(a) {
+				continue
 			}
+			err = res[i].Err
+			if u, ok := a.(UpdatePodSandboxResources); ok {
+				// From 1.36 the runtime's refusal rejects the resize
+				// (doPodResizeAction's setPodCgroupConfig).
+				err = fmt.Errorf("failed to notify runtime for UpdatePodSandboxResources (resource=%s); resize rejected: %w", u.Resource, err)
+			}
+			for _, rb := range o.rollbacks {
+				if rb.index == i {
+					// The pod cgroup write after a 1.36 sandbox update
+					// failed: the runtime is told the previous totals
+					// (best effort), then the resize ends with the
+					// write's error.
+					o.resizeErr = err
+					o.phase = syncRolledBack
+					return []Action{rb.action}
+				}
+			}
+			break
 		}
+		o.resized(err)
+		return nil
+
+	case syncRolledBack:
+		err := o.resizeErr
+		o.resizeErr = nil
 		o.resized(err)
 		return nil
 
@@ -379,13 +406,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 				}
 			}
 		}
-		wasTerminal := isTerminal(ps.pod)
 		acts = append(acts, c.writeStatus(ps, c.buildStatus(ps, o.alloc, o.states, o.statuses)))
-		if !wasTerminal && isTerminal(ps.pod) && s.profile.RetryOnPodTerminated() {
-			// A finished pod frees its resources; from 1.36 the pending
-			// resizes are retried for it (pod_terminated).
-			c.enqueueRetry(allocation.TriggerPodTerminated)
-		}
 		o.phase = syncDone
 		return acts
 	}
