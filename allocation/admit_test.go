@@ -762,3 +762,45 @@ func TestAdmitResizeEarlyInfeasibleSilent(t *testing.T) {
 		}
 	}
 }
+
+// TestAdmitResizeHandlerOrder136 pins the 1.36 and 1.37 order: the resize
+// admit handler runs first among the admit handlers
+// (pkg/kubelet/kubelet.go, NewMainKubelet) and checks platform, gate and
+// static pod, swap, the pod-level gate, then the CPU and memory managers
+// (pkg/kubelet/allocation/handlers.go, podResizesAdmitHandler.Admit); the
+// predicate handler's fit comes after all of them.
+func TestAdmitResizeHandlerOrder136(t *testing.T) {
+	gAlloc := guaranteedPod("g", "1", "1Gi")
+	gHuge := resized(gAlloc, 0, rl("cpu=100", "memory=100Gi"), rl("cpu=100", "memory=100Gi"))
+	bAlloc := burstablePod("b", "1", "1Gi", "2", "2Gi")
+	bMemReqHuge := resized(bAlloc, 0, rl("cpu=1", "memory=100Gi"), rl("cpu=2", "memory=200Gi"))
+	for _, v := range []profile.Version{profile.V136, profile.V137} {
+		node := func(f func(*NodeConfig)) NodeConfig {
+			n := linuxNode(bigNode)
+			n.Profile = profile.New(v, nil)
+			f(&n)
+			return n
+		}
+		for _, tc := range []struct {
+			name               string
+			desired, allocated *v1.Pod
+			node               NodeConfig
+			static             bool
+			wantReason         string
+		}{
+			{"windows before static", gHuge, gAlloc, node(func(n *NodeConfig) { n.OS = "windows" }), true, "windows"},
+			{"static before swap", bMemReqHuge, bAlloc, node(func(n *NodeConfig) { n.SwapBehavior = "LimitedSwap" }), true, "static_pod"},
+			{"swap before the fit", bMemReqHuge, bAlloc, node(func(n *NodeConfig) { n.SwapBehavior = "LimitedSwap" }), false, "swap_limitation"},
+			{"cpu manager before the fit", gHuge, gAlloc, node(func(n *NodeConfig) { n.CPUManagerPolicy = "static" }), false, "guaranteed_pod_cpu_manager_static_policy"},
+			{"memory manager before the fit", gHuge, gAlloc, node(func(n *NodeConfig) { n.MemoryManagerPolicy = "Static" }), false, "guaranteed_pod_memory_manager_static_policy"},
+			{"the fit last, no capacity check", gHuge, gAlloc, node(func(*NodeConfig) {}), false, "OutOfcpu"},
+		} {
+			t.Run(string(v)+"/"+tc.name, func(t *testing.T) {
+				got := AdmitResize(tc.desired, tc.allocated, nil, tc.node, tc.static)
+				if got.Reason != tc.wantReason {
+					t.Errorf("AdmitResize() = %+v, want reason %q", got, tc.wantReason)
+				}
+			})
+		}
+	}
+}

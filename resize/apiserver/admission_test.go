@@ -138,3 +138,23 @@ func TestClusterRunsResizeAdmission(t *testing.T) {
 		}
 	}
 }
+
+// TestResizeKeepsVolumes: a resize patch that changes a memory-backed
+// emptyDir's sizeLimit is dropped by the resize strategy on every version
+// with InPlacePodVerticalScalingMemoryBackedVolumes off, the 1.37 default
+// (pkg/registry/core/pod/strategy.go, dropNonResizeUpdatesForVolumes): the
+// volume keeps its limit and the generation stays.
+func TestResizeKeepsVolumes(t *testing.T) {
+	for _, v := range profile.Versions() {
+		old := admissionPod()
+		limit := resource.MustParse("64Mi")
+		old.Spec.Volumes = []v1.Volume{{Name: "cache", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Medium: v1.StorageMediumMemory, SizeLimit: &limit}}}}
+		got := applyOK(t, old, `{"spec":{"volumes":[{"name":"cache","emptyDir":{"medium":"Memory","sizeLimit":"128Mi"}}]}}`, ResizeOptions{Profile: v})
+		if q := got.Spec.Volumes[0].EmptyDir.SizeLimit; q == nil || q.String() != "64Mi" {
+			t.Errorf("%s: sizeLimit after the resize = %v, want 64Mi kept", v, q)
+		}
+		if got.Generation != old.Generation {
+			t.Errorf("%s: generation %d, want %d kept", v, got.Generation, old.Generation)
+		}
+	}
+}
