@@ -171,8 +171,9 @@ func resizeRequested(desired *v1.Pod, allocated Allocated, node NodeConfig) bool
 //  6. the whole pod's requests above the node's allocatable: Infeasible;
 //  7. the pod does not fit beside the others (ResourcesFit): Deferred.
 //
-// From 1.36 steps 2 to 5 are the resize admit handler's
-// (pkg/kubelet/allocation/handlers.go, podResizesAdmitHandler.Admit), which
+// From 1.36 steps 2 to 5 are the resize admit handler's, without the static
+// pod check, which 1.36 dropped (pkg/kubelet/allocation/handlers.go,
+// podResizesAdmitHandler.Admit, and features_linux.go), which
 // runs first among the admit handlers, in the same order; step 6 is gone
 // from the kubelet (profile.Profile.KubeletCapacityCheck), and step 7 is
 // the predicate handler's, whose reason ("OutOfcpu") the Deferred decision
@@ -213,7 +214,9 @@ func DecideResize(desired *v1.Pod, allocated Allocated, others *Usage, node Node
 	if !node.Profile.Gate(profile.GateInPlacePodVerticalScaling) {
 		return early("feature_gate_off", msgGateOff)
 	}
-	if isStatic {
+	// From 1.36 IsInPlacePodVerticalScalingAllowed no longer refuses
+	// static pods (pkg/kubelet/allocation/features_linux.go).
+	if isStatic && node.Profile.StaticPodResizeInfeasible() {
 		return early("static_pod", msgStaticPod)
 	}
 	if swapBlocksResize(desired, allocated, node, isStatic) {

@@ -107,9 +107,12 @@ func TestAdmitResizeMessages(t *testing.T) {
 			want: Decision{Outcome: Infeasible, Reason: "static_pod", Message: "In-place resize of static-pods is not supported", Silent: true},
 		},
 		{
-			name: "static pod on 1.36 emits an event", desired: cpuUp, allocated: alloc,
+			// 1.36 dropped the static pod check from
+			// IsInPlacePodVerticalScalingAllowed
+			// (pkg/kubelet/allocation/features_linux.go).
+			name: "static pod on 1.36 is resized like any other", desired: cpuUp, allocated: alloc,
 			node: with(linuxNode(bigNode), func(n *NodeConfig) { n.Profile = profile.New(profile.V136, nil) }), static: true,
-			want: Decision{Outcome: Infeasible, Reason: "static_pod", Message: "In-place resize of static-pods is not supported"},
+			want: Decision{Outcome: Admitted},
 		},
 		{
 			name: "swap: burstable memory request change", desired: memReqUp, allocated: alloc, node: swapNode,
@@ -752,10 +755,11 @@ func TestAdmitResizeEarlyInfeasibleSilent(t *testing.T) {
 	up := resized(alloc, 0, rl("cpu=2", "memory=1Gi"), rl("cpu=2", "memory=1Gi"))
 	for _, v := range []profile.Version{profile.V135, profile.V136, profile.V137} {
 		node := linuxNode(bigNode)
+		node.OS = "windows"
 		node.Profile = profile.New(v, nil)
-		got := AdmitResize(up, alloc, nil, node, true)
-		if got.Outcome != Infeasible || got.Reason != "static_pod" || got.Message != msgStaticPod {
-			t.Fatalf("%s: AdmitResize() = %+v, want static_pod Infeasible", v, got)
+		got := AdmitResize(up, alloc, nil, node, false)
+		if got.Outcome != Infeasible || got.Reason != "windows" || got.Message != msgWindows {
+			t.Fatalf("%s: AdmitResize() = %+v, want windows Infeasible", v, got)
 		}
 		if want := v == profile.V135; got.Silent != want {
 			t.Errorf("%s: Silent = %v, want %v", v, got.Silent, want)
@@ -765,8 +769,9 @@ func TestAdmitResizeEarlyInfeasibleSilent(t *testing.T) {
 
 // TestAdmitResizeHandlerOrder136 pins the 1.36 and 1.37 order: the resize
 // admit handler runs first among the admit handlers
-// (pkg/kubelet/kubelet.go, NewMainKubelet) and checks platform, gate and
-// static pod, swap, the pod-level gate, then the CPU and memory managers
+// (pkg/kubelet/kubelet.go, NewMainKubelet) and checks platform and gate
+// (no longer static pods), swap, the pod-level gate, then the CPU and
+// memory managers
 // (pkg/kubelet/allocation/handlers.go, podResizesAdmitHandler.Admit); the
 // predicate handler's fit comes after all of them.
 func TestAdmitResizeHandlerOrder136(t *testing.T) {
@@ -788,8 +793,10 @@ func TestAdmitResizeHandlerOrder136(t *testing.T) {
 			static             bool
 			wantReason         string
 		}{
-			{"windows before static", gHuge, gAlloc, node(func(n *NodeConfig) { n.OS = "windows" }), true, "windows"},
-			{"static before swap", bMemReqHuge, bAlloc, node(func(n *NodeConfig) { n.SwapBehavior = "LimitedSwap" }), true, "static_pod"},
+			{"windows first", gHuge, gAlloc, node(func(n *NodeConfig) { n.OS = "windows"; n.CPUManagerPolicy = "static" }), true, "windows"},
+			// A static pod is not refused from 1.36; it is critical, so it
+			// gets no swap either, and the fit decides.
+			{"a static pod is not refused", bMemReqHuge, bAlloc, node(func(n *NodeConfig) { n.SwapBehavior = "LimitedSwap" }), true, "OutOfmemory"},
 			{"swap before the fit", bMemReqHuge, bAlloc, node(func(n *NodeConfig) { n.SwapBehavior = "LimitedSwap" }), false, "swap_limitation"},
 			{"cpu manager before the fit", gHuge, gAlloc, node(func(n *NodeConfig) { n.CPUManagerPolicy = "static" }), false, "guaranteed_pod_cpu_manager_static_policy"},
 			{"memory manager before the fit", gHuge, gAlloc, node(func(n *NodeConfig) { n.MemoryManagerPolicy = "Static" }), false, "guaranteed_pod_memory_manager_static_policy"},

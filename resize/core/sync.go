@@ -455,9 +455,11 @@ func (o *syncOp) observe(ps *podState, read ReadContainerStatus, st *runtimeapi.
 	o.statuses[read.Name] = st
 }
 
-// resizeAllowed is IsInPlacePodVerticalScalingAllowed for actuation.
+// resizeAllowed is IsInPlacePodVerticalScalingAllowed for actuation: the
+// gate, a linux node and, up to 1.35, not a static pod.
 func (c *Core) resizeAllowed(pod *v1.Pod) bool {
-	return c.s.profile.Gate(profile.GateInPlacePodVerticalScaling) && c.s.cfg.OS == "linux" && !isStaticPod(pod)
+	return c.s.profile.Gate(profile.GateInPlacePodVerticalScaling) && c.s.cfg.OS == "linux" &&
+		(!c.s.profile.StaticPodResizeInfeasible() || !isStaticPod(pod))
 }
 
 // completedEvent is the ResizeCompleted event, as the version sends it.

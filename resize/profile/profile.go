@@ -284,12 +284,22 @@ func (p Profile) ResizeCompletedGeneration() bool { return p.minor() >= 35 }
 func (p Profile) ContainerNameInLifecycleEvents() bool { return p.minor() < 35 }
 
 // EarlyInfeasibleEvents reports whether the early Infeasible checks
-// (platform, static pod, swap, pod-level gate) emit a ResizeInfeasible
+// (platform, swap, pod-level gate; static pod up to 1.35, see
+// StaticPodResizeInfeasible) emit a ResizeInfeasible
 // event: from 1.36, where every check runs in the resize admit handler
 // (pkg/kubelet/allocation/handlers.go, podResizesAdmitHandler.Admit), whose
 // rejection handlePodResourcesResize reports with an event like any other.
 // In 1.35 handlePodResourcesResize returns from them before the event.
 func (p Profile) EarlyInfeasibleEvents() bool { return p.minor() >= 36 }
+
+// StaticPodResizeInfeasible reports whether the kubelet refuses to resize a
+// static pod in place ("In-place resize of static-pods is not supported",
+// Infeasible, and no actuation): up to 1.35. The 1.36
+// IsInPlacePodVerticalScalingAllowed (pkg/kubelet/allocation/
+// features_linux.go) checks only the feature gate, so a static pod is
+// resized like any other. (The API server still refuses a resize of the
+// mirror pod: "static pods cannot be resized".)
+func (p Profile) StaticPodResizeInfeasible() bool { return p.minor() < 36 }
 
 // StaticMemoryManagerNeedsGate reports whether the "Guaranteed pod with the
 // Static memory manager" Infeasible check also requires the MemoryManager

@@ -303,6 +303,7 @@ var predicates = []struct {
 	{"ResizeCompletedGeneration", Profile.ResizeCompletedGeneration},
 	{"ContainerNameInLifecycleEvents", Profile.ContainerNameInLifecycleEvents},
 	{"EarlyInfeasibleEvents", Profile.EarlyInfeasibleEvents},
+	{"StaticPodResizeInfeasible", Profile.StaticPodResizeInfeasible},
 	{"StaticMemoryManagerNeedsGate", Profile.StaticMemoryManagerNeedsGate},
 	{"RetryOnPodTerminated", Profile.RetryOnPodTerminated},
 	{"PodOnlyMemoryCheck", Profile.PodOnlyMemoryCheck},
@@ -334,6 +335,7 @@ func TestPredicatesByVersion(t *testing.T) {
 		"ResizeCompletedGeneration":      {false, false, true, true, true},    // from 1.35
 		"ContainerNameInLifecycleEvents": {true, true, false, false, false},   // before 1.35
 		"EarlyInfeasibleEvents":          {false, false, false, true, true},   // from 1.36
+		"StaticPodResizeInfeasible":      {true, true, true, false, false},    // up to 1.35
 		"StaticMemoryManagerNeedsGate":   {true, true, true, false, false},    // up to 1.35
 		"RetryOnPodTerminated":           {false, false, false, true, true},   // from 1.36
 		"PodOnlyMemoryCheck":             {true, false, false, false, false},  // 1.33; from 1.34 per container
