@@ -25,7 +25,7 @@ import (
 // ResizeOptions is what the API server's behaviour depends on: the
 // Kubernetes version and its feature gates.
 type ResizeOptions struct {
-	// Profile is the Kubernetes version ("1.33" to "1.36"); empty or
+	// Profile is the Kubernetes version ("1.33" to "1.37"); empty or
 	// unknown means profile.Default.
 	Profile profile.Version
 	// Gate reports whether a feature gate (names in package profile) is
