@@ -40,6 +40,7 @@ const (
 	GateMemoryManager                                = profile.GateMemoryManager
 	GateCustomCPUCFSQuotaPeriod                      = profile.GateCustomCPUCFSQuotaPeriod
 	GateInPlacePodVerticalScalingMemoryBackedVolumes = profile.GateInPlacePodVerticalScalingMemoryBackedVolumes
+	GateMemoryQoS                                    = profile.GateMemoryQoS
 )
 
 // NodeConfig describes the node a Node simulates or drives (core.NodeConfig):

@@ -99,6 +99,10 @@ const (
 	// the sizeLimit of a memory-backed emptyDir volume: alpha and off in
 	// 1.37, unknown before.
 	GateInPlacePodVerticalScalingMemoryBackedVolumes = "InPlacePodVerticalScalingMemoryBackedVolumes"
+	// GateMemoryQoS sets cgroup v2 memory protection for containers: alpha
+	// and off up to 1.36, beta and on in 1.37. resizelet reproduces it from
+	// 1.37 only (ContainerMemoryProtection).
+	GateMemoryQoS = "MemoryQoS"
 )
 
 // defaultGates are the gate defaults of each version for the gates that
@@ -127,13 +131,14 @@ var defaultGates = map[Version]map[string]bool{
 	},
 	// 1.37: InPlacePodVerticalScalingInitContainers is GA and locked on
 	// (lockedGates); InPlacePodVerticalScalingMemoryBackedVolumes is new,
-	// alpha and off.
+	// alpha and off; MemoryQoS is beta and on.
 	V137: {
 		GateInPlacePodVerticalScaling:               true,
 		GatePodLevelResources:                       true,
 		GateMemoryManager:                           true,
 		GateInPlacePodLevelResourcesVerticalScaling: true,
 		GateInPlacePodVerticalScalingInitContainers: true,
+		GateMemoryQoS:                               true,
 	},
 }
 
@@ -426,6 +431,30 @@ func (p Profile) AdmissionSkipsUnallocatedPods() bool { return p.minor() >= 37 }
 // pkg/registry/core/pod/strategy.go), as every earlier release does.
 func (p Profile) MemoryBackedVolumeResize() bool {
 	return p.minor() >= 37 && p.Gate(GateInPlacePodVerticalScalingMemoryBackedVolumes)
+}
+
+// ContainerMemoryProtection reports whether, on cgroup v2, every
+// container's resources carry the MemoryQoS protection settings: from 1.37,
+// where MemoryQoS is on by default, while the gate is on. With the default
+// memoryReservationPolicy None and no memoryThrottlingFactor (its default
+// is nil from 1.37) that is memory.min and memory.low of "0" and no
+// memory.high (generateLinuxContainerResources in
+// pkg/kubelet/kuberuntime/kuberuntime_container_linux.go); the pod cgroup
+// gets nothing more (ResourceConfigForPod and ApplyPodLevelMemoryHigh in
+// pkg/kubelet/cm/helpers_linux.go need the TieredReservation policy or a
+// throttling factor). The alpha MemoryQoS of earlier releases is not
+// reproduced.
+func (p Profile) ContainerMemoryProtection() bool {
+	return p.minor() >= 37 && p.Gate(GateMemoryQoS)
+}
+
+// ResetsContainerMemoryHigh reports whether, on cgroup v2 with MemoryQoS
+// off, every container's resources carry memory.high "max", so that a
+// resize clears a throttle set while MemoryQoS was on: from 1.37
+// (generateLinuxContainerResources in
+// pkg/kubelet/kuberuntime/kuberuntime_container_linux.go).
+func (p Profile) ResetsContainerMemoryHigh() bool {
+	return p.minor() >= 37 && !p.Gate(GateMemoryQoS)
 }
 
 // String returns the version and the explicit gates, for logs.

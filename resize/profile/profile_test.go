@@ -161,6 +161,7 @@ var allGates = []string{
 	GateMemoryManager,
 	GateCustomCPUCFSQuotaPeriod,
 	GateInPlacePodVerticalScalingMemoryBackedVolumes,
+	GateMemoryQoS,
 }
 
 func TestGate(t *testing.T) {
@@ -180,6 +181,8 @@ func TestGate(t *testing.T) {
 		{name: "1.36 init resize on by default", p: New(V136, nil), gate: GateInPlacePodVerticalScalingInitContainers, want: true},
 		{name: "1.37 pod-level resize on by default", p: New(V137, nil), gate: GateInPlacePodLevelResourcesVerticalScaling, want: true},
 		{name: "1.37 memory-backed volume resize off by default", p: New(V137, nil), gate: GateInPlacePodVerticalScalingMemoryBackedVolumes, want: false},
+		{name: "1.36 MemoryQoS off by default", p: New(V136, nil), gate: GateMemoryQoS, want: false},
+		{name: "1.37 MemoryQoS on by default", p: New(V137, nil), gate: GateMemoryQoS, want: true},
 		{name: "gate without a default is off", p: New(V135, nil), gate: GateCustomCPUCFSQuotaPeriod, want: false},
 		{name: "unknown gate is off", p: New(V135, nil), gate: "NoSuchGate", want: false},
 
@@ -320,6 +323,8 @@ var predicates = []struct {
 	{"SandboxUpdateFirst", Profile.SandboxUpdateFirst},
 	{"AdmissionSkipsUnallocatedPods", Profile.AdmissionSkipsUnallocatedPods},
 	{"MemoryBackedVolumeResize", Profile.MemoryBackedVolumeResize},
+	{"ContainerMemoryProtection", Profile.ContainerMemoryProtection},
+	{"ResetsContainerMemoryHigh", Profile.ResetsContainerMemoryHigh},
 }
 
 // TestPredicatesByVersion gives, for each predicate and each version with
@@ -352,6 +357,8 @@ func TestPredicatesByVersion(t *testing.T) {
 		"SandboxUpdateFirst":             {false, false, false, true, true},   // from 1.36
 		"AdmissionSkipsUnallocatedPods":  {false, false, false, false, true},  // from 1.37
 		"MemoryBackedVolumeResize":       {false, false, false, false, false}, // gate from 1.37 (alpha, off)
+		"ContainerMemoryProtection":      {false, false, false, false, true},  // MemoryQoS beta and on in 1.37
+		"ResetsContainerMemoryHigh":      {false, false, false, false, false}, // 1.37 with MemoryQoS off
 	}
 	if len(want) != len(predicates) {
 		t.Fatalf("want has %d predicates, the predicates table %d: keep them in step", len(want), len(predicates))
@@ -398,6 +405,12 @@ func TestPredicatesWithGates(t *testing.T) {
 
 		{name: "MemoryBackedVolumeResize 1.36 gate on stays off", p: New(V136, on(GateInPlacePodVerticalScalingMemoryBackedVolumes)), fn: Profile.MemoryBackedVolumeResize, want: false},
 		{name: "MemoryBackedVolumeResize 1.37 gate on", p: New(V137, on(GateInPlacePodVerticalScalingMemoryBackedVolumes)), fn: Profile.MemoryBackedVolumeResize, want: true},
+
+		// MemoryQoS is reproduced from 1.37 only, both ways.
+		{name: "ContainerMemoryProtection 1.36 gate on stays off", p: New(V136, on(GateMemoryQoS)), fn: Profile.ContainerMemoryProtection, want: false},
+		{name: "ContainerMemoryProtection 1.37 gate off", p: New(V137, off(GateMemoryQoS)), fn: Profile.ContainerMemoryProtection, want: false},
+		{name: "ResetsContainerMemoryHigh 1.37 gate off", p: New(V137, off(GateMemoryQoS)), fn: Profile.ResetsContainerMemoryHigh, want: true},
+		{name: "ResetsContainerMemoryHigh 1.36 gate off stays off", p: New(V136, off(GateMemoryQoS)), fn: Profile.ResetsContainerMemoryHigh, want: false},
 
 		{name: "PodLevelResources 1.33 gate on", p: New(V133, on(GatePodLevelResources)), fn: Profile.PodLevelResources, want: true},
 		{name: "PodLevelResources 1.35 gate off", p: New(V135, off(GatePodLevelResources)), fn: Profile.PodLevelResources, want: false},
