@@ -811,3 +811,54 @@ func TestAdmitResizeHandlerOrder136(t *testing.T) {
 		}
 	}
 }
+
+// TestPodRequestsStatusAggregated137 pins the 1.37 rule
+// (staging/src/k8s.io/component-helpers/resource/helpers.go,
+// AggregateContainerRequests): the spec, allocated and actuated requests
+// are summed over the pod first and the largest sum counts; an Infeasible
+// resize leaves the spec out; every init container's status counts.
+func TestPodRequestsStatusAggregated137(t *testing.T) {
+	infeasible := func(p *v1.Pod) *v1.Pod {
+		p.Status.Conditions = []v1.PodCondition{{Type: v1.PodResizePending, Status: v1.ConditionTrue, Reason: v1.PodReasonInfeasible}}
+		return p
+	}
+	tests := []struct {
+		name      string
+		pod       *v1.Pod
+		want, old int64 // millicores on 1.37 and up to 1.36
+	}{
+		// spec 2, actuated 3, allocated 4: 1.36 took max(1,2,1) + max(1,0.5,3) = 5.
+		{"largest sum", withStatus(withStatus(
+			mkPod("a", ctr("c1", rl("cpu=1"), nil), ctr("c2", rl("cpu=1"), nil)),
+			"c1", rl("cpu=2"), rl("cpu=1")), "c2", rl("cpu=500m"), rl("cpu=3")), 4000, 5000},
+		// One container growing, one shrinking, not yet actuated.
+		{"growing and shrinking", withStatus(withStatus(
+			mkPod("g", ctr("c1", rl("cpu=2"), nil), ctr("c2", rl("cpu=500m"), nil)),
+			"c1", rl("cpu=1"), nil), "c2", rl("cpu=1500m"), nil), 2500, 3500},
+		{"infeasible resize leaves the spec out", infeasible(withStatus(mkPod("b", ctr("c1", rl("cpu=8"), nil)), "c1", rl("cpu=1"), rl("cpu=2"))), 2000, 2000},
+		{"a non-sidecar init container's status counts", func() *v1.Pod {
+			p := mkPod("d", ctr("c1", rl("cpu=1"), nil))
+			p.Spec.InitContainers = []v1.Container{ctr("i1", rl("cpu=2"), nil)}
+			p.Status.InitContainerStatuses = []v1.ContainerStatus{{Name: "i1", Resources: &v1.ResourceRequirements{Requests: rl("cpu=5")}}}
+			return p
+		}(), 5000, 2000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, v := range []struct {
+				version profile.Version
+				want    int64
+			}{{profile.V136, tc.old}, {profile.V137, tc.want}} {
+				node := linuxNode(bigNode)
+				node.Profile = profile.New(v.version, nil)
+				if got := StatusRequests(As(tc.pod), node); got.MilliCPU != v.want {
+					t.Errorf("%s: StatusRequests() cpu = %dm, want %dm", v.version, got.MilliCPU, v.want)
+				}
+				u := PodUsage(As(tc.pod), node)
+				if got := u.MilliCPU(); got != v.want {
+					t.Errorf("%s: PodUsage() cpu = %dm, want %dm", v.version, got, v.want)
+				}
+			}
+		})
+	}
+}

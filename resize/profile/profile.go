@@ -457,6 +457,15 @@ func (p Profile) ResetsContainerMemoryHigh() bool {
 	return p.minor() >= 37 && !p.Gate(GateMemoryQoS)
 }
 
+// StatusAggregatedPerPod reports how a pod already on the node counts when
+// its status resources are taken into account (the kubelet's predicate
+// admission counting the other pods, and HandlePodReconcile's shrink
+// test): from 1.37 at the largest of its aggregated spec, actuated and
+// allocated requests (staging/src/k8s.io/component-helpers/resource/
+// helpers.go, AggregateContainerRequests), up to 1.36 at the sum of each
+// container's largest.
+func (p Profile) StatusAggregatedPerPod() bool { return p.minor() >= 37 }
+
 // String returns the version and the explicit gates, for logs.
 func (p Profile) String() string {
 	if len(p.gates) == 0 {

@@ -325,6 +325,7 @@ var predicates = []struct {
 	{"MemoryBackedVolumeResize", Profile.MemoryBackedVolumeResize},
 	{"ContainerMemoryProtection", Profile.ContainerMemoryProtection},
 	{"ResetsContainerMemoryHigh", Profile.ResetsContainerMemoryHigh},
+	{"StatusAggregatedPerPod", Profile.StatusAggregatedPerPod},
 }
 
 // TestPredicatesByVersion gives, for each predicate and each version with
@@ -359,6 +360,7 @@ func TestPredicatesByVersion(t *testing.T) {
 		"MemoryBackedVolumeResize":       {false, false, false, false, false}, // gate from 1.37 (alpha, off)
 		"ContainerMemoryProtection":      {false, false, false, false, true},  // MemoryQoS beta and on in 1.37
 		"ResetsContainerMemoryHigh":      {false, false, false, false, false}, // 1.37 with MemoryQoS off
+		"StatusAggregatedPerPod":         {false, false, false, false, true},  // from 1.37
 	}
 	if len(want) != len(predicates) {
 		t.Fatalf("want has %d predicates, the predicates table %d: keep them in step", len(want), len(predicates))
