@@ -54,6 +54,8 @@ type syncOp struct {
 	check    memoryCheck
 	// rollbacks are the 1.36 sandbox rollbacks of the resize writes.
 	rollbacks []sandboxRollback
+	// newSandbox is set when this sync runs the pod's sandbox.
+	newSandbox bool
 
 	resizeErr error
 	errs      []error
@@ -161,6 +163,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 				SetCgroup{Path: ps.podCgroup, Values: rc.Values(s.cfg.CgroupVersion, cgconfig.LinearWeight)})
 		}
 		if ps.sandboxID == "" {
+			o.newSandbox = true
 			acts = append(acts, RunPodSandbox{Pod: ps.pod.Namespace + "/" + ps.pod.Name, Config: s.sandboxConfig(o.alloc, ps.podCgroup)})
 		}
 		acts = append(acts, o.statusReads(ps)...)
@@ -203,6 +206,13 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			ps.conds.setInProgress("", "", o.alloc.Generation, metav1.NewTime(c.now))
 		}
 		o.actions = planPod(o.alloc, o.states, ps.actuated, o.allowed, podLevelResize)
+		if s.profile.ResizesPodForStartingContainers() && !o.newSandbox && !o.actions.UpdatePodResources {
+			// From 1.37 a container that starts with resources other
+			// than its actuated ones brings the pod cgroup along
+			// (computePodActions, startingResizedContainer); a new
+			// sandbox returns before that check.
+			o.actions.UpdatePodResources = startingResized(o.alloc, o.actions.Start, ps.actuated)
+		}
 		var acts []Action
 		for _, k := range o.actions.Kill {
 			acts = append(acts,

@@ -466,6 +466,15 @@ func (p Profile) ResetsContainerMemoryHigh() bool {
 // container's largest.
 func (p Profile) StatusAggregatedPerPod() bool { return p.minor() >= 37 }
 
+// ResizesPodForStartingContainers reports whether a sync that starts a
+// container of a running pod whose allocated resources differ from its
+// actuated ones resizes the pod cgroup first (UpdatePodResources): from
+// 1.37 (computePodActions and startingResizedContainer in
+// pkg/kubelet/kuberuntime/kuberuntime_manager.go). Up to 1.36 such a
+// container starts with its new resources and the pod cgroup keeps the old
+// ones.
+func (p Profile) ResizesPodForStartingContainers() bool { return p.minor() >= 37 }
+
 // String returns the version and the explicit gates, for logs.
 func (p Profile) String() string {
 	if len(p.gates) == 0 {
