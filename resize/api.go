@@ -41,6 +41,7 @@ const (
 	GateCustomCPUCFSQuotaPeriod                      = profile.GateCustomCPUCFSQuotaPeriod
 	GateInPlacePodVerticalScalingMemoryBackedVolumes = profile.GateInPlacePodVerticalScalingMemoryBackedVolumes
 	GateMemoryQoS                                    = profile.GateMemoryQoS
+	GatePodLevelResourcesFixDefaulting               = profile.GatePodLevelResourcesFixDefaulting
 )
 
 // NodeConfig describes the node a Node simulates or drives (core.NodeConfig):

@@ -171,6 +171,18 @@ func finishResize(oldPod, patched *v1.Pod, opts ResizeOptions) (*v1.Pod, error) 
 	DefaultPod(patched)
 
 	newPod := resizeStrategy(patched, oldPod, opts)
+	if opts.profile().DefaultsPodLevelResources() {
+		// The 1.37 resize strategy's PrepareForUpdate: a patch that drops
+		// spec.resources keeps the old ones, and pod-level resources are
+		// defaulted again.
+		if newPod.Spec.Resources == nil && oldPod.Spec.Resources != nil {
+			newPod.Spec.Resources = oldPod.Spec.Resources
+		}
+		if newPod.Spec.Resources != nil {
+			newPod.Spec.Resources = newPod.Spec.Resources.DeepCopy()
+			defaultPodLevelResources(newPod)
+		}
+	}
 	if !apiequality.Semantic.DeepEqual(newPod.Spec, oldPod.Spec) {
 		newPod.Generation = oldPod.Generation + 1
 	}

@@ -142,6 +142,10 @@ func (c *Cluster) resizeOptions() ResizeOptions {
 func (c *Cluster) CreatePod(pod *v1.Pod) (*v1.Pod, error) {
 	p := pod.DeepCopy()
 	DefaultPod(p)
+	if c.profile.DefaultsPodLevelResources() {
+		// The 1.37 pod strategy's PrepareForCreate.
+		defaultPodLevelResources(p)
+	}
 	if p.Name == "" {
 		return nil, fmt.Errorf("create pod: metadata.name is required")
 	}

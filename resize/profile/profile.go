@@ -103,6 +103,10 @@ const (
 	// and off up to 1.36, beta and on in 1.37. resizelet reproduces it from
 	// 1.37 only (ContainerMemoryProtection).
 	GateMemoryQoS = "MemoryQoS"
+	// GatePodLevelResourcesFixDefaulting makes the API server default
+	// pod-level resources on create and resize: beta and on in 1.37,
+	// unknown before (DefaultsPodLevelResources).
+	GatePodLevelResourcesFixDefaulting = "PodLevelResourcesFixDefaulting"
 )
 
 // defaultGates are the gate defaults of each version for the gates that
@@ -131,7 +135,8 @@ var defaultGates = map[Version]map[string]bool{
 	},
 	// 1.37: InPlacePodVerticalScalingInitContainers is GA and locked on
 	// (lockedGates); InPlacePodVerticalScalingMemoryBackedVolumes is new,
-	// alpha and off; MemoryQoS is beta and on.
+	// alpha and off; MemoryQoS and PodLevelResourcesFixDefaulting are
+	// beta and on.
 	V137: {
 		GateInPlacePodVerticalScaling:               true,
 		GatePodLevelResources:                       true,
@@ -139,6 +144,7 @@ var defaultGates = map[Version]map[string]bool{
 		GateInPlacePodLevelResourcesVerticalScaling: true,
 		GateInPlacePodVerticalScalingInitContainers: true,
 		GateMemoryQoS:                               true,
+		GatePodLevelResourcesFixDefaulting:          true,
 	},
 }
 
@@ -474,6 +480,18 @@ func (p Profile) StatusAggregatedPerPod() bool { return p.minor() >= 37 }
 // container starts with its new resources and the pod cgroup keeps the old
 // ones.
 func (p Profile) ResizesPodForStartingContainers() bool { return p.minor() >= 37 }
+
+// DefaultsPodLevelResources reports whether the API server's pod strategy
+// defaults pod-level resources on create and on every resize of a pod that
+// has them (DefaultPodLevelResources in pkg/api/pod/util.go, called from
+// pkg/registry/core/pod/strategy.go): from 1.37, with the
+// PodLevelResourcesFixDefaulting gate (beta, on) and PodLevelResources.
+// A resize that drops spec.resources keeps the old ones. Up to 1.36 only
+// v1 defaulting fills pod-level requests, and only when pod-level limits
+// are set.
+func (p Profile) DefaultsPodLevelResources() bool {
+	return p.minor() >= 37 && p.Gate(GatePodLevelResourcesFixDefaulting) && p.PodLevelResources()
+}
 
 // String returns the version and the explicit gates, for logs.
 func (p Profile) String() string {

@@ -162,6 +162,7 @@ var allGates = []string{
 	GateCustomCPUCFSQuotaPeriod,
 	GateInPlacePodVerticalScalingMemoryBackedVolumes,
 	GateMemoryQoS,
+	GatePodLevelResourcesFixDefaulting,
 }
 
 func TestGate(t *testing.T) {
@@ -327,6 +328,7 @@ var predicates = []struct {
 	{"ResetsContainerMemoryHigh", Profile.ResetsContainerMemoryHigh},
 	{"StatusAggregatedPerPod", Profile.StatusAggregatedPerPod},
 	{"ResizesPodForStartingContainers", Profile.ResizesPodForStartingContainers},
+	{"DefaultsPodLevelResources", Profile.DefaultsPodLevelResources},
 }
 
 // TestPredicatesByVersion gives, for each predicate and each version with
@@ -363,6 +365,7 @@ func TestPredicatesByVersion(t *testing.T) {
 		"ResetsContainerMemoryHigh":       {false, false, false, false, false}, // 1.37 with MemoryQoS off
 		"StatusAggregatedPerPod":          {false, false, false, false, true},  // from 1.37
 		"ResizesPodForStartingContainers": {false, false, false, false, true},  // from 1.37
+		"DefaultsPodLevelResources":       {false, false, false, false, true},  // PodLevelResourcesFixDefaulting, beta and on in 1.37
 	}
 	if len(want) != len(predicates) {
 		t.Fatalf("want has %d predicates, the predicates table %d: keep them in step", len(want), len(predicates))
