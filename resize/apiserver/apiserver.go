@@ -36,6 +36,10 @@ type ResizeOptions struct {
 	// resolved, when set (a Cluster's options), is the profile the
 	// options stand for, with its answers worked out once.
 	resolved *profile.Profile
+	// allowInitRestartContainer lets ValidatePod accept a RestartContainer
+	// policy on a non-sidecar init container, as the 1.36 API server does
+	// when the old pod already had one (ValidateResize sets it).
+	allowInitRestartContainer bool
 }
 
 // profile is the version's behaviour with the options' gates.

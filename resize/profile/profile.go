@@ -493,6 +493,16 @@ func (p Profile) DefaultsPodLevelResources() bool {
 	return p.minor() >= 37 && p.Gate(GatePodLevelResourcesFixDefaulting) && p.PodLevelResources()
 }
 
+// InitRestartContainerPolicyForbidden reports whether the API server
+// refuses a RestartContainer resize policy on a non-sidecar init container:
+// from 1.36, at creation ("must not be set to 'RestartContainer' for
+// non-sidecar initContainers", unless the old pod already had one:
+// validateInitContainers in pkg/apis/core/validation/validation.go) and
+// for a resize that changes such a container ("non-sidecar init containers
+// with a resize policy of RestartContainer cannot be resized",
+// ValidatePodResize).
+func (p Profile) InitRestartContainerPolicyForbidden() bool { return p.minor() >= 36 }
+
 // String returns the version and the explicit gates, for logs.
 func (p Profile) String() string {
 	if len(p.gates) == 0 {

@@ -329,6 +329,7 @@ var predicates = []struct {
 	{"StatusAggregatedPerPod", Profile.StatusAggregatedPerPod},
 	{"ResizesPodForStartingContainers", Profile.ResizesPodForStartingContainers},
 	{"DefaultsPodLevelResources", Profile.DefaultsPodLevelResources},
+	{"InitRestartContainerPolicyForbidden", Profile.InitRestartContainerPolicyForbidden},
 }
 
 // TestPredicatesByVersion gives, for each predicate and each version with
@@ -338,34 +339,35 @@ func TestPredicatesByVersion(t *testing.T) {
 	versions := [5]Version{V133, V134, V135, V136, V137}
 	// want is indexed like versions: 1.33, 1.34, 1.35, 1.36, 1.37.
 	want := map[string][5]bool{
-		"ResizeGA":                        {false, false, true, true, true},    // 1.35 and later
-		"ResizeEvents":                    {false, false, true, true, true},    // they appear with 1.35
-		"ResizeCompletedEvent":            {false, true, true, true, true},     // from 1.34; 1.33 sent no resize events
-		"ResizeCompletedGeneration":       {false, false, true, true, true},    // from 1.35
-		"ContainerNameInLifecycleEvents":  {true, true, false, false, false},   // before 1.35
-		"EarlyInfeasibleEvents":           {false, false, false, true, true},   // from 1.36
-		"StaticPodResizeInfeasible":       {true, true, true, false, false},    // up to 1.35
-		"StaticMemoryManagerNeedsGate":    {true, true, true, false, false},    // up to 1.35
-		"RetryOnPodTerminated":            {false, false, false, true, true},   // from 1.36
-		"PodOnlyMemoryCheck":              {true, false, false, false, false},  // 1.33; from 1.34 per container
-		"PodLevelResize":                  {false, false, false, true, true},   // gate from 1.35 (alpha, off), on by default from 1.36
-		"PodLevelResizeForbidden":         {true, true, false, false, false},   // up to 1.34
-		"PodLevelResources":               {false, true, true, true, true},     // the PodLevelResources gate: alpha in 1.33, beta and on from 1.34
-		"InitContainersResizable":         {false, false, false, true, true},   // gate from 1.35; beta and on in 1.36, GA in 1.37
-		"InitResizeErrorPerContainer":     {false, false, false, true, true},   // the 1.36 text
-		"MemoryLimitNeedsRestartPolicy":   {true, false, false, false, false},  // 1.33 only
-		"ComparesAddedResourceLists":      {false, false, true, true, true},    // from 1.35
-		"ResizeAdmissionPlugin":           {false, false, false, true, true},   // PodResizeValidator from 1.36
-		"KubeletCapacityCheck":            {true, true, true, false, false},    // canResizePod up to 1.35
-		"PendingEventNamesHandlerReason":  {false, false, false, true, true},   // from 1.36
-		"SandboxUpdateFirst":              {false, false, false, true, true},   // from 1.36
-		"AdmissionSkipsUnallocatedPods":   {false, false, false, false, true},  // from 1.37
-		"MemoryBackedVolumeResize":        {false, false, false, false, false}, // gate from 1.37 (alpha, off)
-		"ContainerMemoryProtection":       {false, false, false, false, true},  // MemoryQoS beta and on in 1.37
-		"ResetsContainerMemoryHigh":       {false, false, false, false, false}, // 1.37 with MemoryQoS off
-		"StatusAggregatedPerPod":          {false, false, false, false, true},  // from 1.37
-		"ResizesPodForStartingContainers": {false, false, false, false, true},  // from 1.37
-		"DefaultsPodLevelResources":       {false, false, false, false, true},  // PodLevelResourcesFixDefaulting, beta and on in 1.37
+		"ResizeGA":                            {false, false, true, true, true},    // 1.35 and later
+		"ResizeEvents":                        {false, false, true, true, true},    // they appear with 1.35
+		"ResizeCompletedEvent":                {false, true, true, true, true},     // from 1.34; 1.33 sent no resize events
+		"ResizeCompletedGeneration":           {false, false, true, true, true},    // from 1.35
+		"ContainerNameInLifecycleEvents":      {true, true, false, false, false},   // before 1.35
+		"EarlyInfeasibleEvents":               {false, false, false, true, true},   // from 1.36
+		"StaticPodResizeInfeasible":           {true, true, true, false, false},    // up to 1.35
+		"StaticMemoryManagerNeedsGate":        {true, true, true, false, false},    // up to 1.35
+		"RetryOnPodTerminated":                {false, false, false, true, true},   // from 1.36
+		"PodOnlyMemoryCheck":                  {true, false, false, false, false},  // 1.33; from 1.34 per container
+		"PodLevelResize":                      {false, false, false, true, true},   // gate from 1.35 (alpha, off), on by default from 1.36
+		"PodLevelResizeForbidden":             {true, true, false, false, false},   // up to 1.34
+		"PodLevelResources":                   {false, true, true, true, true},     // the PodLevelResources gate: alpha in 1.33, beta and on from 1.34
+		"InitContainersResizable":             {false, false, false, true, true},   // gate from 1.35; beta and on in 1.36, GA in 1.37
+		"InitResizeErrorPerContainer":         {false, false, false, true, true},   // the 1.36 text
+		"MemoryLimitNeedsRestartPolicy":       {true, false, false, false, false},  // 1.33 only
+		"ComparesAddedResourceLists":          {false, false, true, true, true},    // from 1.35
+		"ResizeAdmissionPlugin":               {false, false, false, true, true},   // PodResizeValidator from 1.36
+		"KubeletCapacityCheck":                {true, true, true, false, false},    // canResizePod up to 1.35
+		"PendingEventNamesHandlerReason":      {false, false, false, true, true},   // from 1.36
+		"SandboxUpdateFirst":                  {false, false, false, true, true},   // from 1.36
+		"AdmissionSkipsUnallocatedPods":       {false, false, false, false, true},  // from 1.37
+		"MemoryBackedVolumeResize":            {false, false, false, false, false}, // gate from 1.37 (alpha, off)
+		"ContainerMemoryProtection":           {false, false, false, false, true},  // MemoryQoS beta and on in 1.37
+		"ResetsContainerMemoryHigh":           {false, false, false, false, false}, // 1.37 with MemoryQoS off
+		"StatusAggregatedPerPod":              {false, false, false, false, true},  // from 1.37
+		"ResizesPodForStartingContainers":     {false, false, false, false, true},  // from 1.37
+		"DefaultsPodLevelResources":           {false, false, false, false, true},  // PodLevelResourcesFixDefaulting, beta and on in 1.37
+		"InitRestartContainerPolicyForbidden": {false, false, false, true, true},   // from 1.36
 	}
 	if len(want) != len(predicates) {
 		t.Fatalf("want has %d predicates, the predicates table %d: keep them in step", len(want), len(predicates))
