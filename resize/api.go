@@ -42,6 +42,7 @@ const (
 	GateInPlacePodVerticalScalingMemoryBackedVolumes = profile.GateInPlacePodVerticalScalingMemoryBackedVolumes
 	GateMemoryQoS                                    = profile.GateMemoryQoS
 	GatePodLevelResourcesFixDefaulting               = profile.GatePodLevelResourcesFixDefaulting
+	GatePodLevelResourcesFixKubeletQOSClass          = profile.GatePodLevelResourcesFixKubeletQOSClass
 )
 
 // NodeConfig describes the node a Node simulates or drives (core.NodeConfig):

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/resizelet/resizelet/allocation/frozen"
-	"github.com/resizelet/resizelet/qos"
 	"github.com/resizelet/resizelet/resize/profile"
 )
 
@@ -158,7 +157,7 @@ func (c *Cluster) CreatePod(pod *v1.Pod) (*v1.Pod, error) {
 	if errs := ValidatePod(p, c.resizeOptions()); len(errs) > 0 {
 		return nil, &InvalidError{Name: p.Name, Errs: errs}
 	}
-	p.Status = v1.PodStatus{Phase: v1.PodPending, QOSClass: qos.PodQOSClass(p)}
+	p.Status = v1.PodStatus{Phase: v1.PodPending, QOSClass: computeQOS(p, c.profile)}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	key := podKey(p.Namespace, p.Name)

@@ -89,7 +89,7 @@ func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList 
 	specOpts := opts
 	specOpts.allowInitRestartContainer = initRestartContainer(oldPod)
 	allErrs := ValidatePod(newPod, specOpts)
-	if oldQOSClass(oldPod) != qos.PodQOSClass(newPod) {
+	if oldQOSClass(oldPod) != computeQOS(newPod, p) {
 		// The API server reports the pod's current (status) class as the
 		// bad value, as an Invalid error rather than a Forbidden one.
 		allErrs = append(allErrs, field.Invalid(field.NewPath("spec"), newPod.Status.QOSClass, msgQOSChange))
@@ -179,6 +179,16 @@ func hasPodLevelResources(pod *v1.Pod) bool {
 func oldQOSClass(pod *v1.Pod) v1.PodQOSClass {
 	if pod.Status.QOSClass != "" {
 		return pod.Status.QOSClass
+	}
+	return qos.PodQOSClass(pod)
+}
+
+// computeQOS is the API server's ComputePodQOS in the version p: from 1.37
+// empty pod-level resources leave the class to the containers
+// (profile.Profile.PodLevelQOSOnlyWhenSet).
+func computeQOS(pod *v1.Pod, p profile.Profile) v1.PodQOSClass {
+	if p.PodLevelQOSOnlyWhenSet() {
+		return qos.PodQOSClassWhenSet(pod)
 	}
 	return qos.PodQOSClass(pod)
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/resizelet/resizelet/qos"
 	"github.com/resizelet/resizelet/resize/profile"
@@ -57,7 +58,13 @@ func oracleValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.Erro
 	specOpts := opts
 	specOpts.allowInitRestartContainer = oracleInitRestartContainer(oldPod)
 	allErrs := oracleValidatePod(newPod, specOpts)
-	if oldQOSClass(oldPod) != qos.PodQOSClass(newPod) {
+	newQOS := qos.PodQOSClass(newPod)
+	if p.PodLevelQOSOnlyWhenSet() && !resourcehelper.IsPodLevelResourcesSet(newPod) {
+		// 1.37: empty pod-level resources leave the class to the
+		// containers.
+		newQOS = qos.PodQOSClass(&v1.Pod{Spec: v1.PodSpec{Containers: newPod.Spec.Containers, InitContainers: newPod.Spec.InitContainers}})
+	}
+	if oldQOSClass(oldPod) != newQOS {
 		// The API server reports the pod's current (status) class as the
 		// bad value, as an Invalid error rather than a Forbidden one.
 		allErrs = append(allErrs, field.Invalid(specPath, newPod.Status.QOSClass, msgQOSChange))

@@ -107,6 +107,10 @@ const (
 	// pod-level resources on create and resize: beta and on in 1.37,
 	// unknown before (DefaultsPodLevelResources).
 	GatePodLevelResourcesFixDefaulting = "PodLevelResourcesFixDefaulting"
+	// GatePodLevelResourcesFixKubeletQOSClass makes empty pod-level
+	// resources leave the QoS class to the containers: beta and on in
+	// 1.37, unknown before (PodLevelQOSOnlyWhenSet).
+	GatePodLevelResourcesFixKubeletQOSClass = "PodLevelResourcesFixKubeletQOSClass"
 )
 
 // defaultGates are the gate defaults of each version for the gates that
@@ -135,8 +139,8 @@ var defaultGates = map[Version]map[string]bool{
 	},
 	// 1.37: InPlacePodVerticalScalingInitContainers is GA and locked on
 	// (lockedGates); InPlacePodVerticalScalingMemoryBackedVolumes is new,
-	// alpha and off; MemoryQoS and PodLevelResourcesFixDefaulting are
-	// beta and on.
+	// alpha and off; MemoryQoS, PodLevelResourcesFixDefaulting and
+	// PodLevelResourcesFixKubeletQOSClass are beta and on.
 	V137: {
 		GateInPlacePodVerticalScaling:               true,
 		GatePodLevelResources:                       true,
@@ -145,6 +149,7 @@ var defaultGates = map[Version]map[string]bool{
 		GateInPlacePodVerticalScalingInitContainers: true,
 		GateMemoryQoS:                               true,
 		GatePodLevelResourcesFixDefaulting:          true,
+		GatePodLevelResourcesFixKubeletQOSClass:     true,
 	},
 }
 
@@ -502,6 +507,15 @@ func (p Profile) DefaultsPodLevelResources() bool {
 // with a resize policy of RestartContainer cannot be resized",
 // ValidatePodResize).
 func (p Profile) InitRestartContainerPolicyForbidden() bool { return p.minor() >= 36 }
+
+// PodLevelQOSOnlyWhenSet reports whether pod-level resources decide a
+// pod's QoS class only when they set a supported resource: from 1.37 with
+// PodLevelResourcesFixKubeletQOSClass (beta, on; ComputePodQOS in
+// pkg/apis/core/helper/qos/qos.go and pkg/apis/core/v1/helper/qos/qos.go).
+// Up to 1.36 a present but empty spec.resources makes the pod BestEffort.
+func (p Profile) PodLevelQOSOnlyWhenSet() bool {
+	return p.minor() >= 37 && p.Gate(GatePodLevelResourcesFixKubeletQOSClass)
+}
 
 // String returns the version and the explicit gates, for logs.
 func (p Profile) String() string {

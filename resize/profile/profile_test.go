@@ -163,6 +163,7 @@ var allGates = []string{
 	GateInPlacePodVerticalScalingMemoryBackedVolumes,
 	GateMemoryQoS,
 	GatePodLevelResourcesFixDefaulting,
+	GatePodLevelResourcesFixKubeletQOSClass,
 }
 
 func TestGate(t *testing.T) {
@@ -330,6 +331,7 @@ var predicates = []struct {
 	{"ResizesPodForStartingContainers", Profile.ResizesPodForStartingContainers},
 	{"DefaultsPodLevelResources", Profile.DefaultsPodLevelResources},
 	{"InitRestartContainerPolicyForbidden", Profile.InitRestartContainerPolicyForbidden},
+	{"PodLevelQOSOnlyWhenSet", Profile.PodLevelQOSOnlyWhenSet},
 }
 
 // TestPredicatesByVersion gives, for each predicate and each version with
@@ -368,6 +370,7 @@ func TestPredicatesByVersion(t *testing.T) {
 		"ResizesPodForStartingContainers":     {false, false, false, false, true},  // from 1.37
 		"DefaultsPodLevelResources":           {false, false, false, false, true},  // PodLevelResourcesFixDefaulting, beta and on in 1.37
 		"InitRestartContainerPolicyForbidden": {false, false, false, true, true},   // from 1.36
+		"PodLevelQOSOnlyWhenSet":              {false, false, false, false, true},  // PodLevelResourcesFixKubeletQOSClass, beta and on in 1.37
 	}
 	if len(want) != len(predicates) {
 		t.Fatalf("want has %d predicates, the predicates table %d: keep them in step", len(want), len(predicates))
