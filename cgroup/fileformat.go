@@ -59,7 +59,7 @@ var (
 
 // The CFS bandwidth bounds the kernel enforces on a write
 // (kernel/sched/core.c), as checked on this project's v1 host (kernel
-// 6.18) and in real-hosts.md §3. kernelMinCFSUS equals cgconfig.MinQuotaPeriod,
+// 6.18) and in examples/realhost/README.md §3. kernelMinCFSUS equals cgconfig.MinQuotaPeriod,
 // but that one is the kubelet's floor for what it writes, chosen to stay
 // within this one; the kernel's own bound is kept apart so that neither
 // silently follows a change of the other.

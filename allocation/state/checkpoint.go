@@ -32,7 +32,7 @@ type checkpointData struct {
 // string: FNV-32a over hash.DeepHashObject, which prints
 // dump.ForHash(data) with %v into the hasher, widened to uint64.
 //
-// The reference marks the byte-exact input UNVERIFIED; this form reproduces
+// The byte-exact input is an open point (resize/kubelet-resize.md §4.1); this form reproduces
 // the checksum of the kubelet's own V1 fixture (state_checkpoint_test.go,
 // Test_stateCheckpoint_formatUpgraded: 1178570812), which
 // TestChecksumMatchesKubeletFixture pins.

@@ -18,8 +18,9 @@
 // The exit status is 0 when every expectation held, 1 when any failed (each
 // mismatch is printed as a diff with its step, key path, wanted and found
 // values) and 2 when a file is not a valid scenario or the run could not be
-// done. The scenario format is described in the README and implemented by
-// package resize/scenario.
+// done. The scenario format, the transcript and these exit statuses are
+// specified in resize/scenario/FORMAT.md and implemented by package
+// resize/scenario.
 package main
 
 import (

@@ -278,9 +278,9 @@ func (p Profile) ResizeGA() bool { return p.minor() >= 35 }
 
 // ResizeEvents reports whether the kubelet emits ResizeStarted,
 // ResizeDeferred, ResizeInfeasible and ResizeError (pkg/kubelet/events/
-// resize.go). The reference places them in 1.35 and marks the release of
-// each event UNVERIFIED; resizelet chooses what a user upgrading to 1.35
-// sees: they appear with 1.35.
+// resize.go). They are in 1.35; the release of each event was not confirmed
+// (resize/kubelet-resize.md §1.8 and its open points), so resizelet chooses
+// what a user upgrading to 1.35 sees: they appear with 1.35.
 func (p Profile) ResizeEvents() bool { return p.minor() >= 35 }
 
 // ResizeCompletedEvent reports whether the kubelet emits ResizeCompleted:
