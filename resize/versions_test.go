@@ -1,11 +1,15 @@
 package resize
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/resizelet/resizelet/allocation/state"
 )
 
 // TestDeferredEventNamesHandlerReason: a Deferred resize's event reads
@@ -118,5 +122,29 @@ func TestPodTerminatedRetry(t *testing.T) {
 				t.Fatalf("resize admitted when the job finished: %v, want %v", retried, tc.retried)
 			}
 		})
+	}
+}
+
+// TestCheckpointFormatByVersion: a 1.37 node writes its checkpoints with
+// the EmptyDirVolumeLimits field its PodResourceInfo added
+// (pkg/kubelet/allocation/state/state.go); a 1.36 node does not.
+func TestCheckpointFormatByVersion(t *testing.T) {
+	for _, tc := range []struct {
+		profile Profile
+		want    bool
+	}{{Profile136, false}, {Profile137, true}} {
+		tn := newTestNode(t, NodeConfig{Profile: tc.profile})
+		if _, err := tn.node.AddPod(tn.ctx, cpuPod("p", "100m")); err != nil {
+			t.Fatal(err)
+		}
+		for _, file := range []string{state.AllocatedStateFile, state.ActuatedStateFile} {
+			blob, err := os.ReadFile(filepath.Join(tn.deps.CheckpointDir, file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(string(blob), "EmptyDirVolumeLimits"); got != tc.want {
+				t.Errorf("%s %s has EmptyDirVolumeLimits: %v, want %v", tc.profile, file, got, tc.want)
+			}
+		}
 	}
 }

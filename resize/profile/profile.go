@@ -517,6 +517,13 @@ func (p Profile) PodLevelQOSOnlyWhenSet() bool {
 	return p.minor() >= 37 && p.Gate(GatePodLevelResourcesFixKubeletQOSClass)
 }
 
+// CheckpointEmptyDirLimits reports whether the checkpoints'
+// (allocated_pods_state and actuated_pods_state) entries carry the
+// EmptyDirVolumeLimits field, written null for a pod without memory-backed
+// emptyDir limits: from 1.37 (PodResourceInfo in
+// pkg/kubelet/allocation/state/state.go, serialized without omitempty).
+func (p Profile) CheckpointEmptyDirLimits() bool { return p.minor() >= 37 }
+
 // String returns the version and the explicit gates, for logs.
 func (p Profile) String() string {
 	if len(p.gates) == 0 {

@@ -332,6 +332,7 @@ var predicates = []struct {
 	{"DefaultsPodLevelResources", Profile.DefaultsPodLevelResources},
 	{"InitRestartContainerPolicyForbidden", Profile.InitRestartContainerPolicyForbidden},
 	{"PodLevelQOSOnlyWhenSet", Profile.PodLevelQOSOnlyWhenSet},
+	{"CheckpointEmptyDirLimits", Profile.CheckpointEmptyDirLimits},
 }
 
 // TestPredicatesByVersion gives, for each predicate and each version with
@@ -371,6 +372,7 @@ func TestPredicatesByVersion(t *testing.T) {
 		"DefaultsPodLevelResources":           {false, false, false, false, true},  // PodLevelResourcesFixDefaulting, beta and on in 1.37
 		"InitRestartContainerPolicyForbidden": {false, false, false, true, true},   // from 1.36
 		"PodLevelQOSOnlyWhenSet":              {false, false, false, false, true},  // PodLevelResourcesFixKubeletQOSClass, beta and on in 1.37
+		"CheckpointEmptyDirLimits":            {false, false, false, false, true},  // from 1.37
 	}
 	if len(want) != len(predicates) {
 		t.Fatalf("want has %d predicates, the predicates table %d: keep them in step", len(want), len(predicates))
