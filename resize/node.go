@@ -89,13 +89,22 @@ func NewNode(ctx context.Context, cfg NodeConfig, deps Deps) (*Node, error) {
 		core:      c,
 	}
 	n.cond = sync.NewCond(&n.mu)
+	if r, ok := n.cluster.(NodeRegistrar); ok {
+		r.RegisterNode(NodeInfo{Name: n.cfg.Name, OS: n.cfg.OS, Allocatable: n.cfg.Allocatable})
+	}
+	// The checkpoints are written in the version's format (1.37 adds a
+	// field to every entry).
+	format := state.FormatPodResources
+	if c.Profile().CheckpointEmptyDirLimits() {
+		format = state.FormatWithEmptyDirLimits
+	}
 	if n.allocated == nil {
-		if n.allocated, err = openState(deps.CheckpointDir, state.AllocatedStateFile); err != nil {
+		if n.allocated, err = openState(deps.CheckpointDir, state.AllocatedStateFile, format); err != nil {
 			return nil, fmt.Errorf("new node: %w", err)
 		}
 	}
 	if n.actuated == nil {
-		if n.actuated, err = openState(deps.CheckpointDir, state.ActuatedStateFile); err != nil {
+		if n.actuated, err = openState(deps.CheckpointDir, state.ActuatedStateFile, format); err != nil {
 			return nil, fmt.Errorf("new node: %w", err)
 		}
 	}
@@ -122,11 +131,11 @@ func NewNode(ctx context.Context, cfg NodeConfig, deps Deps) (*Node, error) {
 }
 
 // openState opens a checkpoint in dir, or an in-memory one when dir is "".
-func openState(dir, file string) (state.State, error) {
+func openState(dir, file string, format state.Format) (state.State, error) {
 	if dir == "" {
 		return state.NewMemory(), nil
 	}
-	return state.NewCheckpoint(dir, file)
+	return state.NewCheckpointFormat(dir, file, format)
 }
 
 // Gate reports a feature gate of the node.

@@ -16,6 +16,10 @@
 //	--share-crash-states           # explore: run crash points that leave the same state once
 //	--steps resize                 # explore: only the resize steps (default: every step that runs the node)
 //
+// A scenario file chooses the kubelet version with its top-level kubelet
+// key; the versions resizesim reproduces are listed in the usage message
+// (package profile's Versions), 1.35 when the key is absent.
+//
 // The exit status is 0 when every expectation held, 1 when any failed (each
 // mismatch is printed as a diff with its step, key path, wanted and found
 // values) and 2 when a file is not a valid scenario or the run could not be
@@ -39,6 +43,7 @@ import (
 	"time"
 
 	"github.com/resizelet/resizelet/resize/explore"
+	"github.com/resizelet/resizelet/resize/profile"
 	"github.com/resizelet/resizelet/resize/scenario"
 )
 
@@ -78,6 +83,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "       resizesim [flags] run FILE... run scenario files\n")
 		fmt.Fprintf(stderr, "       resizesim [flags] plan FILE... print each resize step's dry-run plan\n")
 		fmt.Fprintf(stderr, "       resizesim [flags] explore FILE... crash or fail every I/O call of every step and judge the end\n")
+		fmt.Fprintf(stderr, "kubelet versions (a scenario's kubelet key): %s (default %s)\n", supportedVersions(), profile.Default)
 		fs.PrintDefaults()
 	}
 	// Flags may come before and after the subcommand and the files.
@@ -142,6 +148,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		status = max(status, code)
 	}
 	return status
+}
+
+// supportedVersions lists the kubelet versions a scenario may name, oldest
+// first, for the usage message and the errors about versions.
+func supportedVersions() string {
+	var names []string
+	for _, v := range profile.Versions() {
+		names = append(names, v.String())
+	}
+	return strings.Join(names, ", ")
 }
 
 func runOne(ctx context.Context, s *scenario.Scenario, opts scenario.Options, stdout, stderr io.Writer) int {

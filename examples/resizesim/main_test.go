@@ -56,6 +56,8 @@ func TestRun(t *testing.T) {
 	wrong := writeFile(t, "wrong.yaml", wrongExpectation)
 	bad := writeFile(t, "bad.yaml", badDuration)
 	notYAML := writeFile(t, "notyaml.yaml", "name: [\n")
+	v137 := writeFile(t, "v137.yaml", "name: v137\nkubelet: \"1.37\"\npods: []\nsteps:\n- advance: 1s\n")
+	v138 := writeFile(t, "v138.yaml", "name: v138\nkubelet: \"1.38\"\npods: []\nsteps: []\n")
 	tests := []struct {
 		name       string
 		args       []string
@@ -92,7 +94,11 @@ func TestRun(t *testing.T) {
 		{name: "worst status wins", args: []string{"run", good, wrong, bad}, wantCode: exitInvalid, wantStdout: []string{"PASS " + good, "FAIL " + wrong}},
 		{name: "missing file", args: []string{"run", filepath.Join(t.TempDir(), "none.yaml")}, wantCode: exitInvalid, wantStderr: []string{"none.yaml"}},
 		{name: "run without files", args: []string{"run"}, wantCode: exitInvalid, wantStderr: []string{"at least one scenario file"}},
-		{name: "unknown command", args: []string{"walk"}, wantCode: exitInvalid, wantStderr: []string{`unknown command "walk"`}},
+		{name: "unknown command", args: []string{"walk"}, wantCode: exitInvalid, wantStderr: []string{`unknown command "walk"`,
+			"kubelet versions (a scenario's kubelet key): 1.33, 1.34, 1.35, 1.36, 1.37 (default 1.35)"}},
+		{name: "1.37 is a kubelet version", args: []string{"run", v137}, wantCode: exitOK, wantStdout: []string{"Kubelet 1.37 on node", "PASS " + v137}},
+		{name: "unknown kubelet version", args: []string{"run", v138}, wantCode: exitInvalid,
+			wantStderr: []string{v138 + `: kubelet: unknown kubelet version "1.38": want one of 1.33, 1.34, 1.35, 1.36, 1.37`}},
 		{name: "cgroup root that is no cgroup filesystem", args: []string{"--cgroup-root", t.TempDir(), "run", good}, wantCode: exitInvalid, wantStderr: []string{"--cgroup-root", "not supported on this host"}},
 		{name: "runtime socket that is not there, flags after the files", args: []string{"run", good, "--cri-endpoint", "unix:///nonexistent/x.sock", "--image", "busybox"}, wantCode: exitInvalid, wantStderr: []string{"--cri-endpoint unix:///nonexistent/x.sock", "no such file"}},
 		{name: "runtime without image", args: []string{"--cri-endpoint", "unix:///run/x.sock"}, wantCode: exitInvalid, wantStderr: []string{"needs --image"}},

@@ -62,6 +62,14 @@ func defaultPodLevelRequests(pod *v1.Pod) {
 	if r == nil || len(r.Limits) == 0 {
 		return
 	}
+	fillPodLevelRequests(pod)
+}
+
+// fillPodLevelRequests is the body of the pod-level requests defaulting,
+// shared by v1 defaulting (pod-level limits set) and the 1.37 strategy's
+// (defaultPodLevelResources: requests or limits set).
+func fillPodLevelRequests(pod *v1.Pod) {
+	r := pod.Spec.Resources
 	reqs := r.Requests
 	if reqs == nil {
 		reqs = v1.ResourceList{}
