@@ -863,6 +863,14 @@ func dumpValue(b *strings.Builder, v reflect.Value) {
 			b.WriteString(" ")
 		}
 		b.WriteString("]")
+	case reflect.String:
+		b.WriteString(strconv.Quote(v.String()))
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		b.WriteString(strconv.FormatInt(v.Int(), 10))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		b.WriteString(strconv.FormatUint(v.Uint(), 10))
+	case reflect.Bool:
+		b.WriteString(strconv.FormatBool(v.Bool()))
 	default:
 		fmt.Fprintf(b, "%#v", v.Interface())
 	}

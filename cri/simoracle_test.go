@@ -966,8 +966,8 @@ func (m *orcSimContainerd) UpdateContainerResources(ctx context.Context, contain
 // wraps the task error in "failed to update resources" twice (once in the
 // status transaction, once around task.Update) and go-runc adds the command
 // and its exit status before runc's own message. A user should match on
-// runc's part ("unable to set memory limit to ..."), as real-hosts.md §2
-// advises; the wrapping is this model's rendering of it.
+// runc's part ("unable to set memory limit to ..."); the wrapping is this
+// model's rendering of it.
 func (m *orcSimContainerd) apply(path string, spec *runtimeapi.LinuxContainerResources) error {
 	writes, err := m.cg.Set(path, m.values(spec))
 	if err == nil {
