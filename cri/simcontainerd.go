@@ -126,12 +126,16 @@ func WithSwapController(on bool) SimContainerdOption {
 // "ctr-1", "ctr-2", ... in creation order; process IDs are 1000, 1001, ... in
 // start order.
 //
-// SimContainerd is safe for concurrent use. One mutex guards its maps and the
-// containers' fields and is never held across a call to the cgroup manager.
-// Each container also has an operation lock, held across its cgroup writes
-// the way containerd holds the container's status lock across runc update,
-// so that start, stop, update and remove of one container are serialised
-// while calls on other containers proceed.
+// It keeps a compact record of each sandbox and container, not the configs
+// it was given, and makes its answers from the records when asked: a
+// simulated node holds hundreds of containers for as long as it lives.
+//
+// SimContainerd is safe for concurrent use. One mutex guards its lists and
+// the containers' fields and is never held across a call to the cgroup
+// manager. Each container also has an operation lock, held across its
+// cgroup writes the way containerd holds the container's status lock
+// across runc update, so that start, stop, update and remove of one
+// container are serialised while calls on other containers proceed.
 type SimContainerd struct {
 	cg     cgroup.Manager
 	model  CgroupModel
@@ -140,92 +144,25 @@ type SimContainerd struct {
 	now    func() time.Time
 	swap   bool
 
-	mu            sync.Mutex
-	sandboxes     map[string]*simSandbox
-	containers    map[string]*simContainer
-	byCgroup      map[string]*simContainer // container cgroup path → container
-	names         map[string]string        // reserved name → ID
+	mu sync.Mutex
+	// sandboxes and containers are in creation order, which is the order
+	// of their IDs (compareIDs): an ID is found by binary search.
+	sandboxes     []*simSandbox
+	containers    []*simContainer
+	names         nameIndex // who holds each reserved name
 	nextSandbox   int
 	nextContainer int
 	nextPID       int
-}
 
-type simSandbox struct {
-	id             string
-	seq            int
-	name           string // the reserved name
-	metadata       podMetadata
-	labels         map[string]string // never modified after creation
-	annotations    map[string]string // never modified after creation
-	runtimeHandler string
-	cgroupParent   string
-	state          runtimeapi.PodSandboxState
-	createdAt      int64
-	resources      *runtimeapi.UpdatePodSandboxResourcesRequest
-}
-
-type podMetadata struct {
-	name, uid, namespace string
-	attempt              uint32
-}
-
-type simContainer struct {
-	op sync.Mutex // serialises start, stop, update, remove and usage changes
-
-	// Set at creation and never modified.
-	id          string
-	sandboxID   string
-	seq         int
-	name        string // the reserved name
-	cgroup      string
-	metaName    string
-	attempt     uint32
-	image       string
-	args        []string // the command and its arguments
-	labels      map[string]string
-	annotations map[string]string
-	createdAt   int64
-
-	// Guarded by SimContainerd.mu. spec is replaced, never modified in
-	// place, so a reader may clone it after unlocking.
-	spec       *runtimeapi.LinuxContainerResources
-	state      runtimeapi.ContainerState
-	startedAt  int64
-	finishedAt int64
-	exitCode   int32
-	reason     string
-	message    string
-	pid        int
-	removed    bool
-
-	// status is the last ContainerStatus snapshot and statusKey what it
-	// was built from (guarded by SimContainerd.mu): it is handed out
-	// shared until the container changes.
-	status    *runtimeapi.ContainerStatusResponse
-	statusKey statusKey
-	// meta, image and attributes are the parts of the answers that never
-	// change, made once (guarded by SimContainerd.mu).
-	meta       *runtimeapi.ContainerMetadata
-	imageMsg   *runtimeapi.ImageSpec
-	attributes *runtimeapi.ContainerAttributes
-}
-
-// metadata is the container's metadata message, made once. The caller
-// holds SimContainerd.mu.
-func (c *simContainer) metadata() *runtimeapi.ContainerMetadata {
-	if c.meta == nil {
-		c.meta = &runtimeapi.ContainerMetadata{Name: c.metaName, Attempt: c.attempt}
-	}
-	return c.meta
-}
-
-// imageSpec is the container's image message, made once. The caller holds
-// SimContainerd.mu.
-func (c *simContainer) imageSpec() *runtimeapi.ImageSpec {
-	if c.imageMsg == nil {
-		c.imageMsg = &runtimeapi.ImageSpec{Image: c.image}
-	}
-	return c.imageMsg
+	// The answers kept (simstate.go), guarded by mu: the status of the
+	// containers read most recently, and parts that answers for different
+	// containers share.
+	recent        [recentStatuses]recentStatus
+	tick          uint64                           // counts the calls of recentLocked
+	image         *runtimeapi.ImageSpec            // the image message made last
+	metadata      [8]*runtimeapi.ContainerMetadata // the metadata messages made last
+	nextMetadata  int                              // where the next metadata message made goes
+	restartCounts [4]map[string]string             // the kubelet's annotations of the first attempts
 }
 
 // The exit codes and reasons the runtime reports, as containerd does.
@@ -246,14 +183,11 @@ const (
 // OOM kills into container exits with exit code 137 and reason "OOMKilled".
 func NewSimContainerd(cg cgroup.Manager, opts ...SimContainerdOption) *SimContainerd {
 	m := &SimContainerd{
-		cg:         cg,
-		weight:     cgconfig.QuadraticWeight,
-		driver:     cgroup.DriverCgroupfs,
-		sandboxes:  map[string]*simSandbox{},
-		containers: map[string]*simContainer{},
-		byCgroup:   map[string]*simContainer{},
-		names:      map[string]string{},
-		nextPID:    firstPID,
+		cg:      cg,
+		weight:  cgconfig.QuadraticWeight,
+		driver:  cgroup.DriverCgroupfs,
+		names:   newNameIndex(),
+		nextPID: firstPID,
 	}
 	for _, o := range opts {
 		o(m)
@@ -307,29 +241,49 @@ func (m *SimContainerd) RunPodSandbox(ctx context.Context, config *runtimeapi.Po
 	}
 	name := strings.Join([]string{"k8s", "POD", md.Name, md.Namespace, md.Uid, strconv.FormatUint(uint64(md.Attempt), 10)}, "_")
 	now := m.now().UnixNano()
+	meta := podMetadata{name: md.Name, uid: md.Uid, namespace: md.Namespace, attempt: md.Attempt}
+	podLabels, labels := sandboxLabels(config.GetLabels(), meta)
+	annotations := maps.Clone(config.GetAnnotations())
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if owner, ok := m.names[name]; ok {
-		return "", fmt.Errorf("run pod sandbox: failed to reserve sandbox name %q: reserved for %q: %w", name, owner, ErrNameReserved)
+	if owner, ok := m.names.owner(name); ok {
+		return "", fmt.Errorf("run pod sandbox: failed to reserve sandbox name %q: reserved for %q: %w", name, owner.id(), ErrNameReserved)
 	}
 	m.nextSandbox++
 	sb := &simSandbox{
-		id:       "sb-" + strconv.Itoa(m.nextSandbox),
-		seq:      m.nextSandbox,
-		name:     name,
-		metadata: podMetadata{name: md.Name, uid: md.Uid, namespace: md.Namespace, attempt: md.Attempt},
-		// Kept as given: the kubelet never changes a message it sent.
-		labels:         config.GetLabels(),
-		annotations:    config.GetAnnotations(),
+		id:             "sb-" + strconv.Itoa(m.nextSandbox),
+		metadata:       meta,
+		podLabels:      podLabels,
+		labels:         labels,
+		annotations:    annotations,
 		runtimeHandler: runtimeHandler,
 		cgroupParent:   parent,
 		state:          runtimeapi.PodSandboxState_SANDBOX_READY,
 		createdAt:      now,
 	}
-	m.sandboxes[sb.id] = sb
-	m.names[name] = sb.id
+	// IDs grow with nextSandbox, so the list stays in creation order.
+	m.sandboxes = append(m.sandboxes, sb)
+	m.names.reserve(name, nameOwner{sb: sb})
 	return sb.id, nil
+}
+
+// sandboxLocked returns the sandbox with the ID, or nil. The caller holds
+// m.mu.
+func (m *SimContainerd) sandboxLocked(id string) *simSandbox {
+	if i, ok := sandboxIndex(m.sandboxes, id); ok {
+		return m.sandboxes[i]
+	}
+	return nil
+}
+
+// containerLocked returns the container with the ID, or nil. The caller
+// holds m.mu.
+func (m *SimContainerd) containerLocked(id string) *simContainer {
+	if i, ok := containerIndex(m.containers, id); ok {
+		return m.containers[i]
+	}
+	return nil
 }
 
 // cgroupParent turns a sandbox's CgroupParent into a path relative to the
@@ -368,12 +322,12 @@ func expandSlice(slice string) (string, error) {
 // sandbox NOTREADY. Stopping a stopped sandbox is not an error.
 func (m *SimContainerd) StopPodSandbox(ctx context.Context, podSandboxID string) error {
 	m.mu.Lock()
-	sb, ok := m.sandboxes[podSandboxID]
-	if !ok {
+	sb := m.sandboxLocked(podSandboxID)
+	if sb == nil {
 		m.mu.Unlock()
 		return fmt.Errorf("stop pod sandbox %q: %w", podSandboxID, ErrNotFound)
 	}
-	ctrs := m.sandboxContainersLocked(podSandboxID)
+	ctrs := m.sandboxContainersLocked(sb)
 	m.mu.Unlock()
 
 	for _, c := range ctrs {
@@ -394,14 +348,14 @@ func (m *SimContainerd) StopPodSandbox(ctx context.Context, podSandboxID string)
 // is idempotent).
 func (m *SimContainerd) RemovePodSandbox(ctx context.Context, podSandboxID string) error {
 	m.mu.Lock()
-	sb, ok := m.sandboxes[podSandboxID]
-	if !ok {
+	sb := m.sandboxLocked(podSandboxID)
+	if sb == nil {
 		m.mu.Unlock()
 		return nil
 	}
 	// NOTREADY first, so that no container is created while it is removed.
 	sb.state = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
-	ctrs := m.sandboxContainersLocked(podSandboxID)
+	ctrs := m.sandboxContainersLocked(sb)
 	m.mu.Unlock()
 
 	for _, c := range ctrs {
@@ -409,24 +363,24 @@ func (m *SimContainerd) RemovePodSandbox(ctx context.Context, podSandboxID strin
 			return fmt.Errorf("remove pod sandbox %q: %w", podSandboxID, err)
 		}
 	}
+	name := sb.reservedName()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.sandboxes[podSandboxID] == sb {
-		delete(m.sandboxes, podSandboxID)
-		delete(m.names, sb.name)
+	if i, ok := sandboxIndex(m.sandboxes, podSandboxID); ok && m.sandboxes[i] == sb {
+		m.sandboxes = slices.Delete(m.sandboxes, i, i+1)
+		m.names.release(name, nameOwner{sb: sb})
 	}
 	return nil
 }
 
 // sandboxContainersLocked returns the sandbox's containers in creation order.
-func (m *SimContainerd) sandboxContainersLocked(podSandboxID string) []*simContainer {
+func (m *SimContainerd) sandboxContainersLocked(sb *simSandbox) []*simContainer {
 	var out []*simContainer
 	for _, c := range m.containers {
-		if c.sandboxID == podSandboxID {
+		if c.sandbox == sb {
 			out = append(out, c)
 		}
 	}
-	slices.SortFunc(out, func(a, b *simContainer) int { return a.seq - b.seq })
 	return out
 }
 
@@ -434,13 +388,20 @@ func (m *SimContainerd) sandboxContainersLocked(podSandboxID string) []*simConta
 // LabelSelector), in creation order.
 func (m *SimContainerd) ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
 	m.mu.Lock()
-	sbs := byIDOrAll(m.sandboxes, filter.GetId())
+	sbs := m.sandboxes
+	if id := filter.GetId(); id != "" {
+		i, ok := sandboxIndex(sbs, id)
+		if !ok {
+			i = len(sbs)
+		}
+		sbs = sbs[i:min(i+1, len(sbs))]
+	}
 	out := make([]*runtimeapi.PodSandbox, 0, len(sbs))
 	for _, sb := range sbs {
 		if st := filter.GetState(); st != nil && st.State != sb.state {
 			continue
 		}
-		if !matchLabels(sb.labels, filter.GetLabelSelector()) {
+		if !sb.matches(filter.GetLabelSelector()) {
 			continue
 		}
 		out = append(out, &runtimeapi.PodSandbox{
@@ -448,18 +409,13 @@ func (m *SimContainerd) ListPodSandbox(ctx context.Context, filter *runtimeapi.P
 			Metadata:       sb.metadata.proto(),
 			State:          sb.state,
 			CreatedAt:      sb.createdAt,
-			Labels:         maps.Clone(sb.labels),
+			Labels:         sb.labelMap(),
 			Annotations:    maps.Clone(sb.annotations),
 			RuntimeHandler: sb.runtimeHandler,
 		})
 	}
 	m.mu.Unlock()
-	slices.SortFunc(out, func(a, b *runtimeapi.PodSandbox) int { return compareIDs(a.Id, b.Id) })
 	return out, nil
-}
-
-func (p podMetadata) proto() *runtimeapi.PodSandboxMetadata {
-	return &runtimeapi.PodSandboxMetadata{Name: p.name, Uid: p.uid, Namespace: p.namespace, Attempt: p.attempt}
 }
 
 // compareIDs orders "prefix-N" IDs by N, which is their creation order.
@@ -468,16 +424,6 @@ func compareIDs(a, b string) int {
 		return len(a) - len(b)
 	}
 	return strings.Compare(a, b)
-}
-
-// matchLabels reports whether labels hold every key and value of selector.
-func matchLabels(labels, selector map[string]string) bool {
-	for k, v := range selector {
-		if got, ok := labels[k]; !ok || got != v {
-			return false
-		}
-	}
-	return true
 }
 
 // UpdatePodSandboxResources records the request for the sandbox, as
@@ -491,8 +437,8 @@ func (m *SimContainerd) UpdatePodSandboxResources(ctx context.Context, request *
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	sb, ok := m.sandboxes[request.PodSandboxId]
-	if !ok {
+	sb := m.sandboxLocked(request.PodSandboxId)
+	if sb == nil {
 		return nil, fmt.Errorf("update pod sandbox resources %q: %w", request.PodSandboxId, ErrNotFound)
 	}
 	sb.resources = request
@@ -508,7 +454,7 @@ var emptySandboxResponse = &runtimeapi.UpdatePodSandboxResourcesResponse{}
 func (m *SimContainerd) SandboxResources(podSandboxID string) *runtimeapi.UpdatePodSandboxResourcesRequest {
 	m.mu.Lock()
 	var rec *runtimeapi.UpdatePodSandboxResourcesRequest
-	if sb, ok := m.sandboxes[podSandboxID]; ok {
+	if sb := m.sandboxLocked(podSandboxID); sb != nil {
 		rec = sb.resources
 	}
 	m.mu.Unlock()
@@ -522,20 +468,23 @@ func (m *SimContainerd) SandboxResources(podSandboxID string) *runtimeapi.Update
 // container cgroup (cgconfig.ContainerCgroupName below the sandbox's cgroup
 // parent) and writes config.Linux.Resources to it the way runc does, then
 // stores those resources as the container's spec. The container is CREATED,
-// with the attempt of config.Metadata. The config's labels and annotations
-// are kept as given (as RunPodSandbox keeps the sandbox's): the caller must
-// not change them afterwards, and the kubelet never does.
+// with the attempt of config.Metadata. The runtime keeps what it reports of
+// the configs, not the configs: the resources as integers, and labels and
+// annotations as the kubelet shapes them or else as copies. Only the
+// resources' unified map is kept as given (the kubelet shares one between
+// all containers): the caller must not change it afterwards, and the
+// kubelet never does.
 func (m *SimContainerd) CreateContainer(ctx context.Context, podSandboxID string, config *runtimeapi.ContainerConfig, sandboxConfig *runtimeapi.PodSandboxConfig) (string, error) {
 	md := config.GetMetadata()
 	if md == nil {
 		return "", fmt.Errorf("create container in sandbox %q: container config must include metadata: %w", podSandboxID, ErrInvalidArgument)
 	}
-	spec := m.merge(&runtimeapi.LinuxContainerResources{}, config.GetLinux().GetResources())
-	spec.OomScoreAdj = config.GetLinux().GetResources().GetOomScoreAdj()
+	spec := m.merge(simSpec{}, config.GetLinux().GetResources())
+	spec.oomScoreAdj = config.GetLinux().GetResources().GetOomScoreAdj()
 
 	m.mu.Lock()
-	sb, ok := m.sandboxes[podSandboxID]
-	if !ok {
+	sb := m.sandboxLocked(podSandboxID)
+	if sb == nil {
 		m.mu.Unlock()
 		return "", fmt.Errorf("create container in sandbox %q: %w", podSandboxID, ErrNotFound)
 	}
@@ -544,22 +493,35 @@ func (m *SimContainerd) CreateContainer(ctx context.Context, podSandboxID string
 		return "", fmt.Errorf("create container in sandbox %q: %w", podSandboxID, ErrSandboxNotReady)
 	}
 	name := strings.Join([]string{"k8s", md.Name, sb.metadata.name, sb.metadata.namespace, sb.metadata.uid, strconv.FormatUint(uint64(md.Attempt), 10)}, "_")
-	if owner, ok := m.names[name]; ok {
+	if owner, ok := m.names.owner(name); ok {
 		m.mu.Unlock()
-		return "", fmt.Errorf("create container in sandbox %q: failed to reserve container name %q: reserved for %q: %w", podSandboxID, name, owner, ErrNameReserved)
+		return "", fmt.Errorf("create container in sandbox %q: failed to reserve container name %q: reserved for %q: %w", podSandboxID, name, owner.id(), ErrNameReserved)
 	}
 	m.nextContainer++
-	seq := m.nextContainer
-	id := "ctr-" + strconv.Itoa(seq)
-	path := strings.TrimPrefix(cgconfig.ContainerCgroupName(sb.cgroupParent, id, m.driver), "/")
-	m.names[name] = id
+	id := "ctr-" + strconv.Itoa(m.nextContainer)
+	// The record holds the name from here on: all but its creation time is
+	// set now.
+	c := &simContainer{
+		id:       id,
+		sandbox:  sb,
+		cgroup:   strings.TrimPrefix(cgconfig.ContainerCgroupName(sb.cgroupParent, id, m.driver), "/"),
+		metaName: md.Name,
+		image:    config.GetImage().GetImage(),
+		attempt:  md.Attempt,
+		spec:     spec,
+		state:    runtimeapi.ContainerState_CONTAINER_CREATED,
+	}
+	c.shape, c.extra = containerAttributes(config, sb, md.Attempt)
+	owner := nameOwner{c: c}
+	m.names.reserve(name, owner)
 	m.mu.Unlock()
 
 	release := func() {
 		m.mu.Lock()
-		delete(m.names, name)
+		m.names.release(name, owner)
 		m.mu.Unlock()
 	}
+	path := c.cgroup
 	if err := m.cg.Create(path); err != nil {
 		release()
 		return "", fmt.Errorf("create container %q: create cgroup: %w", id, err)
@@ -570,33 +532,20 @@ func (m *SimContainerd) CreateContainer(ctx context.Context, podSandboxID string
 		return "", fmt.Errorf("create container %q: %w", id, err)
 	}
 
-	c := &simContainer{
-		id:        id,
-		sandboxID: podSandboxID,
-		seq:       seq,
-		name:      name,
-		cgroup:    path,
-		metaName:  md.Name,
-		attempt:   md.Attempt,
-		image:     config.GetImage().GetImage(),
-		args:      append(slices.Clone(config.GetCommand()), config.GetArgs()...),
-		// Kept as given: the kubelet never changes a message it sent.
-		labels:      config.GetLabels(),
-		annotations: config.GetAnnotations(),
-		createdAt:   m.now().UnixNano(),
-		spec:        spec,
-		state:       runtimeapi.ContainerState_CONTAINER_CREATED,
-	}
+	// Nobody reads createdAt before the container is listed.
+	c.createdAt = m.now().UnixNano()
 	m.mu.Lock()
-	if m.sandboxes[podSandboxID] != sb {
+	if m.sandboxLocked(podSandboxID) != sb {
 		// The sandbox was removed while the cgroup was written.
-		delete(m.names, name)
+		m.names.release(name, owner)
 		m.mu.Unlock()
 		_ = m.cg.Delete(path)
 		return "", fmt.Errorf("create container in sandbox %q: %w", podSandboxID, ErrNotFound)
 	}
-	m.containers[id] = c
-	m.byCgroup[path] = c
+	// A container created concurrently with a higher ID may be listed
+	// already: insert in ID order.
+	i, _ := containerIndex(m.containers, id)
+	m.containers = slices.Insert(m.containers, i, c)
 	m.mu.Unlock()
 	return id, nil
 }
@@ -604,9 +553,9 @@ func (m *SimContainerd) CreateContainer(ctx context.Context, podSandboxID string
 // lookup returns the container with the ID, or an error wrapping ErrNotFound.
 func (m *SimContainerd) lookup(op, id string) (*simContainer, error) {
 	m.mu.Lock()
-	c, ok := m.containers[id]
+	c := m.containerLocked(id)
 	m.mu.Unlock()
-	if !ok {
+	if c == nil {
 		return nil, fmt.Errorf("%s %q: %w", op, id, ErrNotFound)
 	}
 	return c, nil
@@ -642,12 +591,11 @@ func (m *SimContainerd) StartContainer(ctx context.Context, containerID string) 
 	now := m.now().UnixNano()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.changedLocked(c)
 	if setErr != nil {
 		c.state = runtimeapi.ContainerState_CONTAINER_EXITED
 		c.finishedAt = now
-		c.exitCode = exitCodeStartErr
-		c.reason = reasonStartError
-		c.message = setErr.Error()
+		c.exit = exitTextOf(exitCodeStartErr, reasonStartError, setErr.Error())
 		return fmt.Errorf("start container %q: %w", containerID, setErr)
 	}
 	c.state = runtimeapi.ContainerState_CONTAINER_RUNNING
@@ -696,18 +644,20 @@ func (m *SimContainerd) exit(c *simContainer, code int32, reason string) error {
 	now := m.now().UnixNano()
 	m.mu.Lock()
 	if c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
-		c.exitedLocked(now, code, reason)
+		m.exitedLocked(c, now, code, reason)
 	}
 	m.mu.Unlock()
 	return nil
 }
 
-func (c *simContainer) exitedLocked(now int64, code int32, reason string) {
+// exitedLocked makes a running container EXITED with the code and reason,
+// keeping the message it has. The caller holds m.mu.
+func (m *SimContainerd) exitedLocked(c *simContainer, now int64, code int32, reason string) {
 	c.state = runtimeapi.ContainerState_CONTAINER_EXITED
 	c.finishedAt = now
-	c.exitCode = code
-	c.reason = reason
+	c.exit = exitTextOf(code, reason, c.exit.exitMessage())
 	c.pid = 0
+	m.changedLocked(c)
 }
 
 // Exit makes a running container's process exit with the code and reason,
@@ -747,11 +697,19 @@ func (m *SimContainerd) oomKilled(path string) {
 	now := m.now().UnixNano()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c, ok := m.byCgroup[path]
-	if !ok || c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+	c := m.containerLocked(containerIDOf(path))
+	if c == nil || c.cgroup != path || c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
 		return
 	}
-	c.exitedLocked(now, exitCodeKilled, reasonOOMKilled)
+	m.exitedLocked(c, now, exitCodeKilled, reasonOOMKilled)
+}
+
+// containerIDOf returns the ID in a container cgroup's path, the last
+// element as cgconfig.ContainerCgroupName makes it for either driver. The
+// container with that ID owns the path only if its cgroup is the path.
+func containerIDOf(path string) string {
+	base := path[strings.LastIndexByte(path, '/')+1:]
+	return strings.TrimSuffix(strings.TrimPrefix(base, "cri-containerd-"), ".scope")
 }
 
 // PID returns the process ID of a running container; false if the
@@ -759,8 +717,8 @@ func (m *SimContainerd) oomKilled(path string) {
 func (m *SimContainerd) PID(containerID string) (int, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c, ok := m.containers[containerID]
-	if !ok || c.pid == 0 {
+	c := m.containerLocked(containerID)
+	if c == nil || c.pid == 0 {
 		return 0, false
 	}
 	return c.pid, true
@@ -803,9 +761,9 @@ func (m *SimContainerd) SetMemoryUsage(containerID string, bytes int64) error {
 // not exist is not an error (the CRI contract: the call is idempotent).
 func (m *SimContainerd) RemoveContainer(ctx context.Context, containerID string) error {
 	m.mu.Lock()
-	c, ok := m.containers[containerID]
+	c := m.containerLocked(containerID)
 	m.mu.Unlock()
-	if !ok {
+	if c == nil {
 		return nil
 	}
 	return m.removeContainer(c)
@@ -829,13 +787,14 @@ func (m *SimContainerd) removeContainer(c *simContainer) error {
 	if err := m.cg.Delete(c.cgroup); err != nil {
 		return fmt.Errorf("remove container %q: delete cgroup: %w", c.id, err)
 	}
+	name := c.reservedName()
 	m.mu.Lock()
 	c.removed = true
-	delete(m.containers, c.id)
-	delete(m.names, c.name)
-	if m.byCgroup[c.cgroup] == c {
-		delete(m.byCgroup, c.cgroup)
+	if i, ok := containerIndex(m.containers, c.id); ok && m.containers[i] == c {
+		m.containers = slices.Delete(m.containers, i, i+1)
 	}
+	m.names.release(name, nameOwner{c: c})
+	m.forgetLocked(c)
 	m.mu.Unlock()
 	return nil
 }
@@ -844,32 +803,38 @@ func (m *SimContainerd) removeContainer(c *simContainer) error {
 // PodSandboxId, State, LabelSelector), in creation order.
 func (m *SimContainerd) ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
 	m.mu.Lock()
-	cs := byIDOrAll(m.containers, filter.GetId())
+	cs := m.containers
+	if id := filter.GetId(); id != "" {
+		i, ok := containerIndex(cs, id)
+		if !ok {
+			i = len(cs)
+		}
+		cs = cs[i:min(i+1, len(cs))]
+	}
 	out := make([]*runtimeapi.Container, 0, len(cs))
 	for _, c := range cs {
-		if sb := filter.GetPodSandboxId(); sb != "" && sb != c.sandboxID {
+		if sb := filter.GetPodSandboxId(); sb != "" && sb != c.sandbox.id {
 			continue
 		}
 		if st := filter.GetState(); st != nil && st.State != c.state {
 			continue
 		}
-		if !matchLabels(c.labels, filter.GetLabelSelector()) {
+		if !c.matches(filter.GetLabelSelector()) {
 			continue
 		}
 		out = append(out, &runtimeapi.Container{
 			Id:           c.id,
-			PodSandboxId: c.sandboxID,
+			PodSandboxId: c.sandbox.id,
 			Metadata:     &runtimeapi.ContainerMetadata{Name: c.metaName, Attempt: c.attempt},
 			Image:        &runtimeapi.ImageSpec{Image: c.image},
 			ImageRef:     c.image,
 			State:        c.state,
 			CreatedAt:    c.createdAt,
-			Labels:       maps.Clone(c.labels),
-			Annotations:  maps.Clone(c.annotations),
+			Labels:       c.labelMap(),
+			Annotations:  c.annotationMap(),
 		})
 	}
 	m.mu.Unlock()
-	slices.SortFunc(out, func(a, b *runtimeapi.Container) int { return compareIDs(a.Id, b.Id) })
 	return out, nil
 }
 
@@ -879,71 +844,28 @@ func (m *SimContainerd) ListContainers(ctx context.Context, filter *runtimeapi.C
 // verbose, Info["info"] holds a JSON object shaped like containerd's
 // (sandboxID, pid, runtimeSpec.process.args).
 //
-// The status is a snapshot shared by every call until the container
-// changes: read it, do not change it (a gRPC client would hold its own
-// copy; an in-process caller shares the simulator's).
+// The status of the few containers read most recently is kept and shared
+// by every call until the container changes: read it, do not change it (a
+// gRPC client would hold its own copy; an in-process caller shares the
+// simulator's).
 func (m *SimContainerd) ContainerStatus(ctx context.Context, containerID string, verbose bool) (*runtimeapi.ContainerStatusResponse, error) {
 	m.mu.Lock()
-	c, ok := m.containers[containerID]
-	if !ok {
+	c := m.containerLocked(containerID)
+	if c == nil {
 		m.mu.Unlock()
 		return nil, fmt.Errorf("container status %q: %w", containerID, ErrNotFound)
 	}
-	key := statusKey{state: c.state, startedAt: c.startedAt, finishedAt: c.finishedAt, exitCode: c.exitCode,
-		reason: c.reason, message: c.message, spec: c.spec}
-	resp := c.status
-	if resp == nil || c.statusKey != key {
-		// Labels, annotations and a stored spec are never modified, so the
-		// snapshot shares them.
-		resp = &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{
-			Id:          c.id,
-			Metadata:    c.metadata(),
-			State:       c.state,
-			CreatedAt:   c.createdAt,
-			StartedAt:   c.startedAt,
-			FinishedAt:  c.finishedAt,
-			ExitCode:    c.exitCode,
-			Image:       c.imageSpec(),
-			ImageRef:    c.image,
-			Reason:      c.reason,
-			Message:     c.message,
-			Labels:      c.labels,
-			Annotations: c.annotations,
-			Resources:   &runtimeapi.ContainerResources{Linux: nonNilLinux(c.spec)},
-		}}
-		c.status, c.statusKey = resp, key
-	}
+	resp := m.statusLocked(c)
 	pid := c.pid
 	m.mu.Unlock()
 	if !verbose {
 		return resp, nil
 	}
-	info, err := json.Marshal(verboseInfo{SandboxID: c.sandboxID, Pid: pid, RuntimeSpec: verboseSpec{Process: verboseProcess{Args: c.args}}})
+	info, err := json.Marshal(verboseInfo{SandboxID: c.sandbox.id, Pid: pid, RuntimeSpec: verboseSpec{Process: verboseProcess{Args: c.args()}}})
 	if err != nil {
 		return nil, fmt.Errorf("container status %q: verbose info: %w", containerID, err)
 	}
 	return &runtimeapi.ContainerStatusResponse{Status: resp.Status, Info: map[string]string{"info": string(info)}}, nil
-}
-
-// statusKey is what a container's status snapshot was built from: the
-// fields that change over its life (the spec is replaced, never changed in
-// place, so its pointer says whether it changed).
-type statusKey struct {
-	state                 runtimeapi.ContainerState
-	startedAt, finishedAt int64
-	exitCode              int32
-	reason, message       string
-	spec                  *runtimeapi.LinuxContainerResources
-}
-
-// emptyLinux is what a container without a stored spec reports.
-var emptyLinux = &runtimeapi.LinuxContainerResources{}
-
-func nonNilLinux(r *runtimeapi.LinuxContainerResources) *runtimeapi.LinuxContainerResources {
-	if r == nil {
-		return emptyLinux
-	}
-	return r
 }
 
 // verboseInfo is the part of containerd's verbose ContainerStatus "info"
@@ -1002,6 +924,7 @@ func (m *SimContainerd) UpdateContainerResources(ctx context.Context, containerI
 	}
 	m.mu.Lock()
 	c.spec = merged
+	m.changedLocked(c)
 	m.mu.Unlock()
 	return nil
 }
@@ -1013,7 +936,7 @@ func (m *SimContainerd) UpdateContainerResources(ctx context.Context, containerI
 // and its exit status before runc's own message. A user should match on
 // runc's part ("unable to set memory limit to ..."), as examples/realhost/README.md §2
 // advises; the wrapping is this model's rendering of it.
-func (m *SimContainerd) apply(path string, spec *runtimeapi.LinuxContainerResources) error {
+func (m *SimContainerd) apply(path string, spec simSpec) error {
 	writes, err := m.cg.Set(path, m.values(spec))
 	if err == nil {
 		return nil
@@ -1022,7 +945,7 @@ func (m *SimContainerd) apply(path string, spec *runtimeapi.LinuxContainerResour
 		usage, uerr := m.readInt(path, "memory.usage_in_bytes")
 		peak, perr := m.readInt(path, "memory.max_usage_in_bytes")
 		if uerr == nil && perr == nil {
-			err = &MemoryLimitError{Limit: spec.MemoryLimitInBytes, Usage: usage, Peak: peak, Err: err}
+			err = &MemoryLimitError{Limit: spec.memory, Usage: usage, Peak: peak, Err: err}
 		}
 	}
 	return fmt.Errorf("failed to update resources: failed to update resources: runc did not terminate successfully: exit status 1: %w", err)
@@ -1042,21 +965,21 @@ func (m *SimContainerd) readInt(path, file string) (int64, error) {
 // the runtime's WeightFunc; cpu.max when quota or period is non-zero, with a
 // quota <= 0 written as "max" and a period of 0 as 100000. Both: the memory
 // limit when non-zero, -1 (or any negative) meaning unlimited.
-func (m *SimContainerd) values(r *runtimeapi.LinuxContainerResources) cgroup.Values {
+func (m *SimContainerd) values(r simSpec) cgroup.Values {
 	var v cgroup.Values
 	// One allocation holds the values v points at.
 	hold := &struct {
 		memory, quota          int64
 		weight, period, shares uint64
 	}{}
-	if l := r.GetMemoryLimitInBytes(); l != 0 {
+	if l := r.memory; l != 0 {
 		if l < 0 {
 			l = cgroup.Unlimited
 		}
 		hold.memory = l
 		v.MemoryLimit = &hold.memory
 	}
-	shares, quota, period := r.GetCpuShares(), r.GetCpuQuota(), r.GetCpuPeriod()
+	shares, quota, period := r.cpuShares, r.cpuQuota, r.cpuPeriod
 	if m.cg.Version() == cgroup.V2 {
 		if shares > 0 {
 			hold.weight = m.weight(uint64(shares))
@@ -1095,78 +1018,85 @@ func (m *SimContainerd) values(r *runtimeapi.LinuxContainerResources) cgroup.Val
 // merge returns spec with an update applied, as containerd's WithResources
 // does: a 0 or empty field leaves the value; hugepage limits are appended;
 // unified keys are merged; OomScoreAdj is not applied (containerd sets it
-// at create only). spec is not changed: the result is a new message that
-// shares spec's hugepage limits and unified map when the update leaves
-// them as they are, and the update's unified map when spec has none
-// (stored specs and sent messages are never changed in place). A nil spec
-// is an empty one.
-func (m *SimContainerd) merge(spec, upd *runtimeapi.LinuxContainerResources) *runtimeapi.LinuxContainerResources {
-	if spec == nil {
-		spec = emptyLinux
-	}
-	out := &runtimeapi.LinuxContainerResources{
-		CpuPeriod:              spec.CpuPeriod,
-		CpuQuota:               spec.CpuQuota,
-		CpuShares:              spec.CpuShares,
-		MemoryLimitInBytes:     spec.MemoryLimitInBytes,
-		OomScoreAdj:            spec.OomScoreAdj,
-		CpusetCpus:             spec.CpusetCpus,
-		CpusetMems:             spec.CpusetMems,
-		HugepageLimits:         spec.HugepageLimits,
-		Unified:                spec.Unified,
-		MemorySwapLimitInBytes: spec.MemorySwapLimitInBytes,
-	}
+// at create only). The result shares spec's hugepage limits and unified
+// map when the update leaves them as they are, and the update's unified
+// map when spec has none (stored specs and sent messages are never changed
+// in place).
+func (m *SimContainerd) merge(spec simSpec, upd *runtimeapi.LinuxContainerResources) simSpec {
+	out := spec
 	if upd == nil {
 		return out
 	}
 	if upd.CpuPeriod != 0 {
-		out.CpuPeriod = upd.CpuPeriod
+		out.cpuPeriod = upd.CpuPeriod
 	}
 	if upd.CpuQuota != 0 {
-		out.CpuQuota = upd.CpuQuota
+		out.cpuQuota = upd.CpuQuota
 	}
 	if upd.CpuShares != 0 {
-		out.CpuShares = upd.CpuShares
-	}
-	if upd.CpusetCpus != "" {
-		out.CpusetCpus = upd.CpusetCpus
-	}
-	if upd.CpusetMems != "" {
-		out.CpusetMems = upd.CpusetMems
+		out.cpuShares = upd.CpuShares
 	}
 	if upd.MemoryLimitInBytes != 0 {
-		out.MemoryLimitInBytes = upd.MemoryLimitInBytes
+		out.memory = upd.MemoryLimitInBytes
 		if upd.MemorySwapLimitInBytes == 0 && m.swap {
-			out.MemorySwapLimitInBytes = upd.MemoryLimitInBytes
+			out.swap = upd.MemoryLimitInBytes
 		}
 	}
 	if upd.MemorySwapLimitInBytes != 0 && m.swap {
-		out.MemorySwapLimitInBytes = upd.MemorySwapLimitInBytes
+		out.swap = upd.MemorySwapLimitInBytes
 	}
+	out.rare = mergeRare(spec.rare, upd)
+	switch {
+	case upd.Unified == nil || holdsAll(spec.unified, upd.Unified):
+	case len(spec.unified) == 0:
+		// Nothing to merge into: the update's map is the result, shared
+		// as messages sent are never changed.
+		out.unified = upd.Unified
+	default:
+		unified := make(map[string]string, len(spec.unified)+len(upd.Unified))
+		maps.Copy(unified, spec.unified)
+		maps.Copy(unified, upd.Unified)
+		out.unified = unified
+	}
+	return out
+}
+
+// mergeRare returns the rare fields of a spec with an update applied: the
+// cpusets the update sets, and the update's hugepage limits appended to a
+// copy of the spec's. It returns rare itself when the update sets none of
+// them, so that an update as the kubelet sends it allocates nothing.
+func mergeRare(rare *rareSpec, upd *runtimeapi.LinuxContainerResources) *rareSpec {
+	var out rareSpec
+	if rare != nil {
+		out = *rare
+	}
+	changed := false
+	if upd.CpusetCpus != "" {
+		out.cpusetCpus, changed = upd.CpusetCpus, true
+	}
+	if upd.CpusetMems != "" {
+		out.cpusetMems, changed = upd.CpusetMems, true
+	}
+	copied := false
 	for _, h := range upd.HugepageLimits {
 		if h == nil {
 			continue
 		}
-		if len(out.HugepageLimits) == len(spec.HugepageLimits) {
-			// The first one appended: the spec's limits are shared, so
-			// append to a copy.
-			out.HugepageLimits = append(make([]*runtimeapi.HugepageLimit, 0, len(spec.HugepageLimits)+len(upd.HugepageLimits)), spec.HugepageLimits...)
+		if !copied {
+			// The spec's limits are shared with its answers: append to a
+			// copy.
+			out.hugepages = append(make([]*runtimeapi.HugepageLimit, 0, len(out.hugepages)+len(upd.HugepageLimits)), out.hugepages...)
+			copied = true
 		}
-		out.HugepageLimits = append(out.HugepageLimits, &runtimeapi.HugepageLimit{PageSize: h.PageSize, Limit: h.Limit})
+		out.hugepages = append(out.hugepages, &runtimeapi.HugepageLimit{PageSize: h.PageSize, Limit: h.Limit})
+		changed = true
 	}
-	switch {
-	case upd.Unified == nil || holdsAll(spec.Unified, upd.Unified):
-	case len(spec.Unified) == 0:
-		// Nothing to merge into: the update's map is the result, shared
-		// as messages sent are never changed.
-		out.Unified = upd.Unified
-	default:
-		unified := make(map[string]string, len(spec.Unified)+len(upd.Unified))
-		maps.Copy(unified, spec.Unified)
-		maps.Copy(unified, upd.Unified)
-		out.Unified = unified
+	if !changed {
+		return rare
 	}
-	return out
+	merged := new(rareSpec) // not &out, which would move out to the heap on every call
+	*merged = out
+	return merged
 }
 
 // holdsAll reports whether have is a map (not nil) that already holds
@@ -1187,9 +1117,9 @@ func holdsAll(have, add map[string]string) bool {
 // (working set and usage alike: the model has no reclaimable memory).
 func (m *SimContainerd) ContainerStats(ctx context.Context, containerID string) (*runtimeapi.ContainerStats, error) {
 	m.mu.Lock()
-	c, ok := m.containers[containerID]
+	c := m.containerLocked(containerID)
 	m.mu.Unlock()
-	if !ok {
+	if c == nil {
 		return nil, fmt.Errorf("container stats %q: %w", containerID, ErrNotFound)
 	}
 	usage, err := m.cg.MemoryUsage(c.cgroup)
@@ -1200,13 +1130,10 @@ func (m *SimContainerd) ContainerStats(ctx context.Context, containerID string) 
 		usage = 0
 	}
 	now := m.now().UnixNano()
-	// The attributes never change: every answer shares them (answers are
-	// for reading, as the Runtime interface says).
+	// The attributes never change: the answers for a recent container
+	// share them (answers are for reading, as the Runtime interface says).
 	m.mu.Lock()
-	if c.attributes == nil {
-		c.attributes = &runtimeapi.ContainerAttributes{Id: c.id, Metadata: c.metadata(), Labels: c.labels, Annotations: c.annotations}
-	}
-	attrs := c.attributes
+	attrs := m.attributesLocked(c)
 	m.mu.Unlock()
 	bytes := &runtimeapi.UInt64Value{Value: uint64(usage)}
 	return &runtimeapi.ContainerStats{
@@ -1283,20 +1210,4 @@ func cloneSandboxRequest(r *runtimeapi.UpdatePodSandboxResourcesRequest) *runtim
 		Overhead:     cloneLinuxOrNil(r.Overhead),
 		Resources:    cloneLinuxOrNil(r.Resources),
 	}
-}
-
-// byIDOrAll returns the entry with the given ID, or every entry when id is
-// empty: how a CRI list filter's Id narrows a list.
-func byIDOrAll[T any](m map[string]T, id string) []T {
-	if id != "" {
-		if v, ok := m[id]; ok {
-			return []T{v}
-		}
-		return nil
-	}
-	out := make([]T, 0, len(m))
-	for _, v := range m {
-		out = append(out, v)
-	}
-	return out
 }
