@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -69,6 +70,13 @@ func (e *InvalidError) Error() string { return e.status().Error() }
 
 // Unwrap returns the StatusError the API server would send.
 func (e *InvalidError) Unwrap() error { return e.status() }
+
+// Is reports ErrAmountTooLarge when one of the errors is an amount beyond
+// resizelet's bounds, so that callers can tell that refusal (which a real
+// API server would not make) from the API server's own.
+func (e *InvalidError) Is(target error) bool {
+	return target == ErrAmountTooLarge && slices.ContainsFunc(e.Errs, isAmountBound)
+}
 
 // status builds the StatusError from the fields rather than storing it, so
 // an InvalidError built by hand is as good as one from ApplyResize.

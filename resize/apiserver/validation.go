@@ -465,6 +465,11 @@ func ValidatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 	if pod.Spec.Resources != nil {
 		errs = append(errs, validateResourceRequirements(pod.Spec.Resources, "", 0, false)...)
 	}
+	// The pod's totals are checked once every amount is known to fit
+	// (resizelet's bounds, see ErrAmountTooLarge).
+	if !slices.ContainsFunc(errs, isAmountBound) {
+		errs = append(errs, validatePodTotals(pod)...)
+	}
 	return errs
 }
 
@@ -619,11 +624,18 @@ func validateContainerResourceName(name v1.ResourceName, path func() *field.Path
 }
 
 // validateQuantityValue checks that a quantity is not negative, and whole
-// for extended resources (which count devices).
+// for extended resources (which count devices), as the API server does, and
+// that it is within resizelet's bounds (validateAmount), which the API
+// server does not check.
 func validateQuantityValue(name v1.ResourceName, q *resource.Quantity, path func() *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if q.Sign() < 0 {
 		errs = append(errs, field.Invalid(path(), q.String(), msgNegativeQuantity))
+	}
+	if tooLarge := validateAmount(name, q, path); len(tooLarge) > 0 {
+		// MilliValue of such an amount is not the amount: the integer
+		// check below would be about a different number.
+		return append(errs, tooLarge...)
 	}
 	if !isNativeResource(name) && q.MilliValue()%1000 != 0 {
 		errs = append(errs, field.Invalid(path(), q.String(), msgNotInteger))
