@@ -84,13 +84,21 @@ func (c *Cluster) resizeOptions() ResizeOptions {
 
 // CreatePod stores a new pod as the API server would: defaulted, with a
 // UID derived from namespace and name when it has none, generation 1, and
-// validated. The pod returned is the stored one, shared, as ResizePod's:
+// validated (its metadata by ValidatePodMeta, which also says what a UID
+// the caller set means here; a UID another pod has is refused with
+// ErrUIDTaken). The pod returned is the stored one, shared, as ResizePod's:
 // read it, or DeepCopy it before changing anything in it.
 func (c *Cluster) CreatePod(pod *v1.Pod) (*v1.Pod, error) {
+	if pod == nil {
+		return nil, errors.New("create pod: nil pod")
+	}
 	p := pod.DeepCopy()
 	DefaultPod(p)
 	if p.Name == "" {
 		return nil, fmt.Errorf("create pod: metadata.name is required")
+	}
+	if errs := ValidatePodMeta(p); len(errs) > 0 {
+		return nil, &InvalidError{Name: p.Name, Errs: errs}
 	}
 	if p.UID == "" {
 		p.UID = deterministicUID(p.Namespace, p.Name)
@@ -107,6 +115,13 @@ func (c *Cluster) CreatePod(pod *v1.Pod) (*v1.Pod, error) {
 	key := podKey(p.Namespace, p.Name)
 	if _, ok := c.pods[key]; ok {
 		return nil, fmt.Errorf("create pod %s: already exists", key)
+	}
+	// A UID names one pod: two pods sharing one would share a pod cgroup
+	// and checkpoint records, the second silently taking the first's.
+	for other, q := range c.pods {
+		if q.UID == p.UID {
+			return nil, fmt.Errorf("create pod %s/%s: metadata.uid %s is pod %s/%s's: %w", p.Namespace, p.Name, p.UID, other.namespace, other.name, ErrUIDTaken)
+		}
 	}
 	c.pods[key] = p
 	c.order = append(c.order, key)
