@@ -34,4 +34,33 @@
 // Errors of an action step other than resize are kept for the next
 // expect's error key like a resize's; a malformed patch that only the API
 // server detects makes Run return an *Error.
+//
+// Limits of the format, which make a hostile file an *Error (exit status
+// 2 in resizesim) that changes nothing:
+//
+//   - Load reads at most MaxFileSize bytes (1 MiB), and only a regular
+//     file or a pipe: not a directory, a device such as /dev/zero, or a
+//     socket.
+//   - A file holds one YAML document: a second one with content, after a
+//     "---" line, is an error (an empty one, such as a trailing "---", is
+//     allowed).
+//   - name may not hold control characters (a NUL, an escape); description
+//     may hold newlines and tabs but no other control character.
+//   - Pod manifests are checked as the cluster checks them: names are DNS
+//     subdomains, namespaces DNS labels, labels and annotations as the API
+//     server has them, and a metadata.uid, which the cluster keeps, is a
+//     DNS label (lower-case letters, digits and '-': a UUID is one) that no
+//     other pod present at that step has.
+//   - Every amount (node capacity and allocatable; requests, limits,
+//     overhead and pod-level resources in manifests and patches; usage
+//     memory) is at most 9G cpu (9e12 millicores) and at most 8Pi (2^53)
+//     of anything else, and a pod's amounts of one resource add up to no
+//     more: larger amounts overflow the kubelet's int64 arithmetic, which
+//     a 1.35 API server does not prevent (package cgroup/cgconfig,
+//     MaxMilliCPU). A resize whose patch shows such an amount is refused
+//     when the file is parsed; one whose total only the patched pod
+//     shows, when the step runs (Run returns an *Error for it, as it does
+//     for a pod refused for a UID another pod has).
+//   - advance may be as long as a Go duration goes (2562047h): a settled
+//     node skips through such a span in no time (resize.Node.Advance).
 package scenario
