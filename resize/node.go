@@ -393,16 +393,30 @@ func (n *Node) ResizeRequest(ctx context.Context, namespace, name string, req Re
 
 // resized hands the kubelet a pod the resize subresource updated: a copy
 // of its top level, which the core takes as its own (the rest is shared
-// with the API server, which never changes it).
+// with the API server, which never changes it). A pod the kubelet does not
+// know (yet, or any more: another caller may delete it between the API's
+// answer and this) is not its business, as before. The check and the
+// step are one step under the lock, so that a deletion cannot come
+// between them.
 func (n *Node) resized(ctx context.Context, pod *v1.Pod) error {
+	own := *pod
 	n.mu.Lock()
-	known := n.core.Knows(pod.Namespace, pod.Name)
-	n.mu.Unlock()
-	if !known {
+	if !n.core.Knows(pod.Namespace, pod.Name) {
+		n.mu.Unlock()
 		return nil
 	}
-	own := *pod
-	return n.run(ctx, core.ResizeRequested{Pod: &own, Now: n.clock.Now()})
+	rd, err := n.core.Step(core.ResizeRequested{Pod: &own, Now: n.clock.Now()})
+	n.cond.Broadcast()
+	n.mu.Unlock()
+	if errors.Is(err, core.ErrUnknownPod) {
+		// Another pod of that name: the one resized was deleted and
+		// its name taken again.
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return n.drain(ctx, rd)
 }
 
 // DeletePod stops and removes the pod's containers and sandbox, removes its
@@ -413,13 +427,21 @@ func (n *Node) DeletePod(ctx context.Context, namespace, name string) error {
 	if err := checkPodName("delete pod", namespace, name); err != nil {
 		return err
 	}
+	// The lookup and the request are one step under the lock, so that
+	// another caller's deletion cannot come between them.
 	n.mu.Lock()
 	info, known := n.core.Pod(namespace, name)
-	n.mu.Unlock()
 	if !known {
+		n.mu.Unlock()
 		return fmt.Errorf("delete pod %s/%s: %w", namespace, name, ErrPodNotFound)
 	}
-	if err := n.run(ctx, core.DeleteRequested{UID: info.UID, Now: n.clock.Now()}); err != nil {
+	rd, err := n.core.Step(core.DeleteRequested{UID: info.UID, Now: n.clock.Now()})
+	n.cond.Broadcast()
+	n.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := n.drain(ctx, rd); err != nil {
 		return err
 	}
 	n.mu.Lock()
@@ -471,34 +493,32 @@ func (n *Node) Advance(ctx context.Context, d time.Duration) error {
 			seen, settledSince = c, now
 		}
 		if now.Sub(settledSince) >= 2*core.SkipPeriod && target.Sub(now) >= 2*core.SkipPeriod {
-			if span := n.skip(fc, seen, (target.Sub(now)/core.SkipPeriod-1)*core.SkipPeriod); span > 0 {
+			if span := n.skip(fc, now, seen, (target.Sub(now)/core.SkipPeriod-1)*core.SkipPeriod); span > 0 {
 				settledSince = settledSince.Add(span)
 				continue
 			}
 		}
-		if next.After(now) {
-			fc.Set(next)
-		}
+		fc.advanceTo(next)
 		if err := n.Tick(ctx); err != nil {
 			return err
 		}
 	}
-	fc.Set(target)
+	fc.advanceTo(target)
 	return n.Tick(ctx)
 }
 
-// skip moves the core and the clock span later if the core is quiet and
-// nothing changed on the node since the count seen, and returns the span
-// skipped (0 when it did not skip). Under the lock, a quiet core means
-// every batch performed so far has been reported, so its changes are
-// counted already.
-func (n *Node) skip(fc *FakeClock, seen uint64, span time.Duration) time.Duration {
+// skip moves the core and the clock span later if the core is quiet,
+// nothing changed on the node since the count seen and the clock is still
+// at now (no other Advance moved it), and returns the span skipped (0
+// when it did not skip). Under the lock, a quiet core means every batch
+// performed so far has been reported, so its changes are counted already.
+func (n *Node) skip(fc *FakeClock, now time.Time, seen uint64, span time.Duration) time.Duration {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.watch.changes.Load() != seen || !n.core.Skip(span) {
+	if n.watch.changes.Load() != seen || !fc.Now().Equal(now) || !n.core.Skip(span) {
 		return 0
 	}
-	fc.Set(fc.Now().Add(span))
+	fc.advanceTo(now.Add(span))
 	n.watch.skipped.Add(int64(span))
 	return span
 }
