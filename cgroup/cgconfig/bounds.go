@@ -3,6 +3,7 @@ package cgconfig
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -61,12 +62,49 @@ func MaxQuantity(name v1.ResourceName) resource.Quantity {
 }
 
 // AmountFits reports whether q is within the bounds for the resource:
-// -max <= q <= max, with max from MaxQuantity. It compares the quantities
-// themselves, so an amount that no int64 holds is compared exactly.
+// -max <= q <= max, with max from MaxQuantity. An amount that no int64
+// holds is judged correctly: the amount is first sized up as a float
+// (which costs nothing and allocates nothing), and only one within a
+// hair of the bound is compared exactly.
 func AmountFits(name v1.ResourceName, q resource.Quantity) bool {
+	bound := float64(MaxAmount)
+	if name == v1.ResourceCPU {
+		bound = float64(MaxMilliCPU) / MilliCPUToCPU
+	}
+	// The float is off by a few units in the 16th digit at most, or NaN
+	// when a long mantissa meets a large negative exponent.
+	if f := math.Abs(q.AsApproximateFloat64()); !math.IsNaN(f) {
+		switch {
+		case f < bound*(1-1e-9):
+			return true
+		case f > bound*(1+1e-9):
+			return false
+		}
+	}
+	return exactlyFits(name, q)
+}
+
+// exactlyFits compares q with the bound exactly. It first sizes up the
+// amount by its digits and exponent: comparing quantities brings both to
+// one scale, and for "1e54775807" that is a number of 54 million digits
+// (Quantity.Cmp would take minutes), while its size alone says it is too
+// large.
+func exactlyFits(name v1.ResourceName, q resource.Quantity) bool {
+	if q.Sign() == 0 {
+		return true
+	}
+	q = q.DeepCopy() // AsDec converts in place
+	d := q.AsDec()
+	// The amount has about digits-scale digits before the decimal point.
+	digits := int64(float64(d.UnscaledBig().BitLen())*math.Log10(2)) + 1
+	switch magnitude := digits - int64(d.Scale()); {
+	case magnitude > 40:
+		return false // beyond 10^39, far beyond either bound
+	case magnitude < -40:
+		return true // below 10^-40, far below either bound
+	}
 	limit := MaxQuantity(name)
 	if q.Sign() < 0 {
-		q = q.DeepCopy()
 		q.Neg()
 	}
 	return q.Cmp(limit) <= 0

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"math"
 	"math/big"
+	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -105,5 +107,66 @@ func TestAmountFits(t *testing.T) {
 	}
 	if got := MaxQuantity(v1.ResourceMemory); got.String() != "8Pi" {
 		t.Errorf("MaxQuantity(memory) = %s, want 8Pi", got.String())
+	}
+}
+
+// TestAmountFitsHugeExponents: amounts with exponents in the millions are
+// sized up without bringing them to a common scale, which would take
+// minutes and gigabytes. (Large negative exponents are slow to parse in
+// the first place, in ParseQuantity's rounding; scenario files refuse
+// them before they are parsed.)
+func TestAmountFitsHugeExponents(t *testing.T) {
+	for _, tc := range []struct {
+		q    string
+		want bool
+	}{
+		{"1e54775807", false},
+		{"-1e54775807", false},
+		{"1e39", false},
+		{"1e-39", true},
+		{"0e99999999", true},
+	} {
+		start := time.Now()
+		q, err := resource.ParseQuantity(tc.q)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.q, err)
+		}
+		for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
+			if got := AmountFits(name, q); got != tc.want {
+				t.Errorf("AmountFits(%s, %s) = %v, want %v", name, tc.q, got, tc.want)
+			}
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("%s took %v", tc.q, d)
+		}
+	}
+}
+
+// TestAmountFitsNearTheBounds: amounts a hair either side of a bound, and
+// ones whose float is NaN, are compared exactly.
+func TestAmountFitsNearTheBounds(t *testing.T) {
+	for _, tc := range []struct {
+		name v1.ResourceName
+		q    string
+		want bool
+	}{
+		{v1.ResourceCPU, "9000000000", true},
+		{v1.ResourceCPU, "9000000000001m", false},
+		{v1.ResourceCPU, "8999999999.999", true},
+		{v1.ResourceCPU, "-9000000000001m", false},
+		{v1.ResourceMemory, "9007199254740992", true},
+		{v1.ResourceMemory, "9007199254740993", false},
+		{v1.ResourceMemory, "9007199254740992.5", false},
+		{v1.ResourceMemory, "1" + strings.Repeat("0", 400) + "e-400", true},
+		{v1.ResourceMemory, "1" + strings.Repeat("0", 400) + "e-380", false},
+	} {
+		if got := AmountFits(tc.name, resource.MustParse(tc.q)); got != tc.want {
+			t.Errorf("AmountFits(%s, %.40s) = %v, want %v", tc.name, tc.q, got, tc.want)
+		}
+	}
+	// Sizing up allocates nothing for the amounts pods have.
+	q := resource.MustParse("250m")
+	if n := testing.AllocsPerRun(100, func() { AmountFits(v1.ResourceCPU, q) }); n != 0 {
+		t.Errorf("AmountFits allocates %v times", n)
 	}
 }

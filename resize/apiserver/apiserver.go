@@ -179,6 +179,11 @@ func finishResize(oldPod, patched *v1.Pod, opts ResizeOptions) (*v1.Pod, error) 
 	DefaultPod(patched)
 
 	newPod := resizeStrategy(patched, oldPod, opts)
+	if errs := ValidateAmounts(newPod); len(errs) > 0 {
+		// Refused before the comparison below, which would read the
+		// amounts (see ValidatePod); ValidateResize gives the errors.
+		return nil, &InvalidError{Name: oldPod.Name, Errs: ValidateResize(newPod, oldPod, opts)}
+	}
 	if !apiequality.Semantic.DeepEqual(newPod.Spec, oldPod.Spec) {
 		newPod.Generation = oldPod.Generation + 1
 	}
@@ -218,6 +223,11 @@ func decodePatch(patch []byte) (map[string]interface{}, error) {
 	var m map[string]interface{}
 	if err := utiljson.Unmarshal(data, &m); err != nil {
 		return nil, &PatchError{Err: err}
+	}
+	// resizelet's own refusal, before any value is parsed as a quantity
+	// (MaxExponent says why).
+	if where, err := FindHugeExponent(m, ""); err != nil {
+		return nil, &PatchError{Path: where, Err: err}
 	}
 	return m, nil
 }

@@ -1,7 +1,11 @@
 package apiserver
 
 import (
+	"encoding/json"
+	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -197,3 +201,61 @@ func (t *totals) over() []total {
 
 // isAmountBound reports a field error of the amount bounds.
 func isAmountBound(e *field.Error) bool { return e != nil && e.Origin == originAmountBound }
+
+// MaxExponent bounds the exponent of a number written in scientific
+// notation where an amount may be. apimachinery's ParseQuantity rounds
+// every amount to nano units, which for "1e-54775807" means a power of ten
+// with 54 million digits, and comparing quantities (the generation check
+// of a resize compares the old spec with the new) brings them to one
+// scale: one such value keeps a process busy for minutes. No amount a node
+// can have needs an exponent beyond a few dozen.
+const MaxExponent = 1000
+
+// CheckExponent refuses a number with an exponent beyond ±MaxExponent;
+// anything else, numbers or not, passes.
+func CheckExponent(text string) error {
+	i := strings.IndexAny(text, "eE")
+	if i <= 0 || i == len(text)-1 {
+		return nil
+	}
+	mantissa, exp := strings.TrimLeft(text[:i], "+-"), strings.TrimLeft(text[i+1:], "+-")
+	if mantissa == "" || exp == "" || strings.Trim(mantissa, "0123456789.") != "" || strings.Trim(exp, "0123456789") != "" {
+		return nil
+	}
+	if n, err := strconv.Atoi(exp); err == nil && n <= MaxExponent {
+		return nil
+	}
+	return fmt.Errorf("%q: %w", text, errHugeExponent)
+}
+
+// errHugeExponent is the cause CheckExponent reports.
+var errHugeExponent = fmt.Errorf("an exponent beyond ±%d is not allowed (no amount needs one, and parsing or comparing it as a quantity takes minutes)", MaxExponent)
+
+// FindHugeExponent walks a decoded JSON value (maps, lists, strings and
+// json.Numbers) and returns the key path (below path, "a.b[0].c") and the
+// error of the first string or number CheckExponent refuses.
+func FindHugeExponent(v any, path string) (string, error) {
+	switch v := v.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			if where, err := FindHugeExponent(v[k], p); err != nil {
+				return where, err
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if where, err := FindHugeExponent(e, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return where, err
+			}
+		}
+	case json.Number:
+		return path, CheckExponent(string(v))
+	case string:
+		return path, CheckExponent(strings.TrimSpace(v))
+	}
+	return path, nil
+}

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -89,5 +90,46 @@ func TestClusterResizeRefusalChangesNothing(t *testing.T) {
 	}
 	if got := c.ListPods(); !apiequality.Semantic.DeepEqual(got, before) {
 		t.Fatalf("a refused resize changed the pod: %v", got)
+	}
+}
+
+// TestHugeExponentsAreRefusedAtOnce: an amount written with an exponent in
+// the millions would take minutes to parse ("1e-54775807", rounded to
+// nano units) or to compare ("1e54775807", with the old spec for the
+// generation); the resize subresource refuses it at once, naming where it
+// is, and pod creation refuses such an amount before comparing anything.
+func TestHugeExponentsAreRefusedAtOnce(t *testing.T) {
+	old := stored(testPod(ctr("c1", "cpu=100m,memory=100Mi", "cpu=200m,memory=200Mi")))
+	for _, q := range []string{"1e54775807", "1e-54775807", "-1E+1001"} {
+		for _, patch := range []string{
+			`{"spec":{"containers":[{"name":"c1","resources":{"limits":{"cpu":"` + q + `"}}}]}}`,
+			`{"spec":{"containers":[{"name":"c1","image":"other","resources":{"requests":{"memory":"` + q + `"}}}]}}`,
+		} {
+			start := time.Now()
+			_, err := ApplyResize(old, []byte(patch), ResizeOptions{})
+			var pe *PatchError
+			if !errors.As(err, &pe) || !strings.HasPrefix(pe.Path, "spec.containers[0].resources.") || !strings.Contains(err.Error(), "exponent beyond ±1000") {
+				t.Errorf("ApplyResize(%s) = %v, want a PatchError at the amount", patch, err)
+			}
+			if d := time.Since(start); d > time.Second {
+				t.Errorf("ApplyResize(%s) took %v", patch, d)
+			}
+		}
+	}
+	c := NewCluster(ClusterOptions{})
+	start := time.Now()
+	if _, err := c.CreatePod(testPod(ctr("c1", "cpu=1e54775807", "cpu=1e54775807"))); !errors.Is(err, ErrAmountTooLarge) {
+		t.Errorf("CreatePod with cpu 1e54775807 = %v, want ErrAmountTooLarge", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("CreatePod took %v", d)
+	}
+	if err := CheckExponent("1e1000"); err != nil {
+		t.Errorf("CheckExponent(1e1000) = %v", err)
+	}
+	for _, s := range []string{"registry.k8s.io/pause:3.10", "e5", "1e", "abc1e99999"} {
+		if err := CheckExponent(s); err != nil {
+			t.Errorf("CheckExponent(%q) = %v, want nil", s, err)
+		}
 	}
 }

@@ -80,7 +80,12 @@ func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList 
 		return field.ErrorList{field.Forbidden(field.NewPath(""), msgWindowsPod)}
 	}
 
-	allErrs := ValidatePod(newPod, opts)
+	// Amounts beyond resizelet's bounds are refused alone (ValidatePod),
+	// before the QoS class and the comparisons below read them.
+	if errs := ValidateAmounts(newPod); len(errs) > 0 {
+		return errs
+	}
+	allErrs := validatePod(newPod, opts)
 	if oldQOSClass(oldPod) != qos.PodQOSClass(newPod) {
 		// The API server reports the pod's current (status) class as the
 		// bad value, as an Invalid error rather than a Forbidden one.
@@ -405,7 +410,19 @@ func validatePodLevelResize(newPod, oldPod *v1.Pod, p profile.Profile) field.Err
 // container); ephemeral containers may set neither resources nor
 // resizePolicy. Resource names are checked in sorted order, so the errors
 // come in a stable order (the API server walks maps at random).
+//
+// Amounts beyond resizelet's bounds (ErrAmountTooLarge) are refused alone,
+// before anything reads them: converted to int64 they are other numbers,
+// and compared they can cost minutes.
 func ValidatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
+	if errs := ValidateAmounts(pod); len(errs) > 0 {
+		return errs
+	}
+	return validatePod(pod, opts)
+}
+
+// validatePod is ValidatePod for a pod whose amounts are within the bounds.
+func validatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 	var errs field.ErrorList
 	if pod.Name == "" {
 		errs = append(errs, field.Required(field.NewPath("metadata", "name"), "name or generateName is required"))
@@ -464,11 +481,6 @@ func ValidatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 
 	if pod.Spec.Resources != nil {
 		errs = append(errs, validateResourceRequirements(pod.Spec.Resources, "", 0, false)...)
-	}
-	// The pod's totals are checked once every amount is known to fit
-	// (resizelet's bounds, see ErrAmountTooLarge).
-	if !slices.ContainsFunc(errs, isAmountBound) {
-		errs = append(errs, validatePodTotals(pod)...)
 	}
 	return errs
 }
@@ -624,18 +636,11 @@ func validateContainerResourceName(name v1.ResourceName, path func() *field.Path
 }
 
 // validateQuantityValue checks that a quantity is not negative, and whole
-// for extended resources (which count devices), as the API server does, and
-// that it is within resizelet's bounds (validateAmount), which the API
-// server does not check.
+// for extended resources (which count devices).
 func validateQuantityValue(name v1.ResourceName, q *resource.Quantity, path func() *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if q.Sign() < 0 {
 		errs = append(errs, field.Invalid(path(), q.String(), msgNegativeQuantity))
-	}
-	if tooLarge := validateAmount(name, q, path); len(tooLarge) > 0 {
-		// MilliValue of such an amount is not the amount: the integer
-		// check below would be about a different number.
-		return append(errs, tooLarge...)
 	}
 	if !isNativeResource(name) && q.MilliValue()%1000 != 0 {
 		errs = append(errs, field.Invalid(path(), q.String(), msgNotInteger))

@@ -61,6 +61,10 @@
 //     when the file is parsed; one whose total only the patched pod
 //     shows, when the step runs (Run returns an *Error for it, as it does
 //     for a pod refused for a UID another pod has).
+//   - No number, and no string that reads as one, may have an exponent
+//     beyond ±1000 (apiserver.MaxExponent): apimachinery takes minutes to
+//     parse "1e-54775807" as a quantity, or to compare "1e54775807" with
+//     another.
 //   - advance may be as long as a Go duration goes (2562047h): a settled
 //     node skips through such a span in no time (resize.Node.Advance).
 package scenario

@@ -70,6 +70,11 @@ steps:
 - add: {pod: {metadata: {name: b, uid: "0b1c4a2e-5d7f-4c3b-9a1e-2f6d8c0b7a51"}, spec: {containers: [{name: app}]}}}
 `, 0, "add.pod.metadata.uid", "is already pod default/a's"},
 		{"a 5,000-character pod name", "name: x\npods: [{metadata: {name: " + strings.Repeat("a", 5000) + "}, spec: {containers: [{name: app}]}}]\nsteps: [{advance: 1s}]\n", -1, "pods[0].metadata.name", "must be no more than 253 characters"},
+		{"an exponent in the millions", "name: x\npods: [{metadata: {name: p}, spec: {containers: [{name: app, resources: {requests: {cpu: \"1e-54775807\"}}}]}}]\nsteps: [{advance: 1s}]\n", -1, "pods[0].spec.containers[0].resources.requests.cpu", "an exponent beyond ±1000 is not allowed"},
+		{"an exponent in the millions in a patch", "name: x" + twoPods + `steps:
+- resize: {pod: web, patch: '{"spec":{"containers":[{"name":"app","resources":{"limits":{"memory":"1e54775807"}}}]}}'}
+`, 0, "resize.patch", "spec.containers[0].resources.limits.memory: \"1e54775807\": an exponent beyond"},
+		{"an exponent in the millions in an expect", "name: x" + twoPods + "steps: [{expect: {node: {allocated: {cpu: 1e54775807}}}}]\n", 0, "expect.node.allocated.cpu", "an exponent beyond"},
 		{"a pod name with a slash", "name: x\npods: [{metadata: {name: a/b}, spec: {containers: [{name: app}]}}]\nsteps: [{advance: 1s}]\n", -1, "pods[0].metadata.name", "invalid pod name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -150,6 +150,18 @@ func Parse(name string, data []byte) (*Scenario, error) {
 	if err := oneDocument(data); err != nil {
 		return nil, p.errf("", "%v", err)
 	}
+	if field, err := hugeExponent(js, ""); err != nil {
+		// A value in a step is reported at its step.
+		step := -1
+		if rest, ok := strings.CutPrefix(field, "steps["); ok {
+			if i := strings.IndexByte(rest, ']'); i > 0 {
+				if n, aerr := strconv.Atoi(rest[:i]); aerr == nil {
+					step, field = n, strings.TrimPrefix(rest[i+1:], ".")
+				}
+			}
+		}
+		return nil, &Error{File: name, Step: step, Field: field, Msg: err.Error()}
+	}
 	top, err := p.object(js, "")
 	if err != nil {
 		return nil, err
@@ -249,6 +261,20 @@ func oneDocument(data []byte) error {
 			return fmt.Errorf("a second YAML document (after a \"---\" line) is not allowed: a scenario file holds one scenario")
 		}
 	}
+}
+
+// hugeExponent walks a JSON document and refuses a number, or a string
+// that reads as a number, whose exponent is beyond
+// ±apiserver.MaxExponent, before anything decodes it as a quantity. It
+// returns the key path of the value (below field) with the error.
+func hugeExponent(js []byte, field string) (string, error) {
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return field, nil // not JSON: the decoding that follows says so
+	}
+	return apiserver.FindHugeExponent(doc, field)
 }
 
 // noControl refuses control characters (NUL, escape, ...) in a string the
@@ -415,6 +441,11 @@ func (p *parser) resourceList(raw json.RawMessage, field string) (v1.ResourceLis
 		q, err := p.quantity(m[k], join(field, k))
 		if err != nil {
 			return nil, err
+		}
+		// An amount beyond resizelet's bounds can be neither a node's
+		// nor one an expect finds.
+		if err := cgconfig.CheckAmount(v1.ResourceName(k), q); err != nil {
+			return nil, p.errf(join(field, k), "%v", err)
 		}
 		out[v1.ResourceName(k)] = q
 	}
@@ -814,6 +845,9 @@ func (p *parser) patch(raw json.RawMessage, field string) ([]byte, error) {
 	var obj map[string]any
 	if err := json.Unmarshal(js, &obj); err != nil || obj == nil {
 		return nil, p.errf(field, "malformed patch: want a map, got %s", describe(js))
+	}
+	if where, err := hugeExponent(js, ""); err != nil {
+		return nil, p.errf(field, "%s: %v", where, err)
 	}
 	var pod v1.Pod
 	if err := json.Unmarshal(js, &pod); err != nil {
