@@ -463,8 +463,9 @@ func (n *Node) Sync(ctx context.Context) error {
 //
 // A settled node still has a timer due every minute per pod, so a long
 // advance would fire millions of them. Once every timer fired in the last
-// two core.SkipPeriods changed nothing (their batches only read, and every
-// read succeeded), Advance skips the rest of d but the last SkipPeriod or
+// two core.SkipPeriods changed nothing (their batches only read, every
+// call succeeded, and the statuses they wrote differ from the last ones
+// at most in the conditions' lastProbeTime; settle.go), Advance skips the rest of d but the last SkipPeriod or
 // so in whole SkipPeriods (core.Skip): every timer moves by the span, as
 // firing through it would have left it, and the final stretch runs timer
 // by timer as before. Anything that changes the node (a write, an event, a
