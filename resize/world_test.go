@@ -87,7 +87,7 @@ func newBenchNode(tb testing.TB, cfg NodeConfig) *testNode {
 	tn.rt = cri.NewSimContainerd(tn.cg)
 	tn.calls = cri.NewRecorder(tn.rt)
 	tn.clock = NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	tn.cluster = NewCluster(ClusterOptions{Profile: cfg.Profile, FeatureGates: cfg.FeatureGates})
+	tn.cluster = NewCluster(ClusterOptions{Profile: cfg.Profile, FeatureGates: cfg.FeatureGates, HotPods: cfg.HotPods})
 	tn.deps = Deps{Cluster: tn.cluster, Cgroups: tn.cg, Runtime: tn.rt, Clock: tn.clock}
 	n, err := NewNode(tn.ctx, cfg, tn.deps)
 	if err != nil {

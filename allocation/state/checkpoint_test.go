@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -406,5 +407,118 @@ func TestMemoryKeepsGivenRecords(t *testing.T) {
 	}
 	if !equality.Semantic.DeepEqual(samplePod(), again) {
 		t.Errorf("SetContainer changed the record given to Set again: %+v", again)
+	}
+}
+
+// TestMemoryFreezesColdRecords: an in-memory checkpoint with more records
+// than it keeps thawed answers for the frozen ones exactly as for the
+// others (Get, View, All, UIDs), takes container writes to them, and
+// never changes a record it was given.
+func TestMemoryFreezesColdRecords(t *testing.T) {
+	s := NewMemory()
+	want := map[types.UID]allocation.PodResources{}
+	given := map[types.UID]allocation.PodResources{}
+	for i := 0; i < 3*hotRecords; i++ {
+		uid := types.UID(fmt.Sprintf("p%02d", i))
+		r := allocation.PodResources{ContainerResources: map[string]v1.ResourceRequirements{
+			"a": {Requests: rl(fmt.Sprintf("cpu=%dm", 100+i), "memory=64Mi")},
+		}}
+		if i%3 == 0 {
+			r.PodLevelResources = &v1.ResourceRequirements{Limits: rl("cpu=4")}
+		}
+		given[uid] = r
+		want[uid] = r.DeepCopy()
+		if err := s.Set(uid, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(s.cold) != 2*hotRecords || len(s.entries) != hotRecords {
+		t.Fatalf("%d records frozen and %d thawed, want %d and %d", len(s.cold), len(s.entries), 2*hotRecords, hotRecords)
+	}
+	// A container write to the oldest (frozen) record.
+	if err := s.SetContainer("p00", "b", v1.ResourceRequirements{Limits: rl("memory=1Gi")}); err != nil {
+		t.Fatal(err)
+	}
+	w := want["p00"]
+	w.ContainerResources["b"] = v1.ResourceRequirements{Limits: rl("memory=1Gi")}
+	for uid, r := range want {
+		got, ok := s.Get(uid)
+		if !ok || !equality.Semantic.DeepEqual(got, r) {
+			t.Errorf("Get(%s) = %+v, %v; want %+v", uid, got, ok, r)
+		}
+		var viewed allocation.PodResources
+		if !s.View(uid, func(r allocation.PodResources) { viewed = r.DeepCopy() }) || !equality.Semantic.DeepEqual(viewed, r) {
+			t.Errorf("View(%s) saw %+v, want %+v", uid, viewed, r)
+		}
+	}
+	if all := s.All(); !equality.Semantic.DeepEqual(all, want) {
+		t.Errorf("All() = %+v, want %+v", all, want)
+	}
+	if uids := s.UIDs(); len(uids) != len(want) || !slices.IsSorted(uids) {
+		t.Errorf("UIDs() = %v", uids)
+	}
+	if _, ok := given["p00"].ContainerResources["b"]; ok {
+		t.Error("a container write changed the record given to Set")
+	}
+	s.Delete("p01")
+	if _, ok := s.Get("p01"); ok {
+		t.Error("a deleted frozen record is still there")
+	}
+}
+
+// TestFormatWithEmptyDirLimits pins the 1.37 entry
+// (pkg/kubelet/allocation/state/state.go, PodResourceInfo): after
+// PodLevelResources comes "EmptyDirVolumeLimits":null, as encoding/json
+// writes the kubelet's untagged struct; either format reads back the same.
+func TestFormatWithEmptyDirLimits(t *testing.T) {
+	entries := map[types.UID]allocation.PodResources{
+		"u1": {ContainerResources: map[string]v1.ResourceRequirements{"c": {Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m")}}}},
+	}
+	old, err := encodeData(entries, FormatPodResources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want137 := `{"entries":{"u1":{"ContainerResources":{"c":{"requests":{"cpu":"100m"}}},"PodLevelResources":null,"EmptyDirVolumeLimits":null}}}`
+	got137, err := encodeData(entries, FormatWithEmptyDirLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got137 != want137 {
+		t.Errorf("1.37 data = %s\nwant %s", got137, want137)
+	}
+	if old == got137 {
+		t.Errorf("the two formats give the same bytes: %s", old)
+	}
+	for _, data := range []string{old, got137} {
+		back, err := decodeData(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q := back["u1"].ContainerResources["c"].Requests[v1.ResourceCPU]; q.String() != "100m" {
+			t.Errorf("decoded %s: cpu %s", data, q.String())
+		}
+	}
+	// A store in the 1.37 format writes it to its file.
+	dir := t.TempDir()
+	s, err := NewCheckpointFormat(dir, AllocatedStateFile, FormatWithEmptyDirLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Set("u1", entries["u1"]); err != nil {
+		t.Fatal(err)
+	}
+	blob, err := os.ReadFile(filepath.Join(dir, AllocatedStateFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(blob), `\"EmptyDirVolumeLimits\":null`) {
+		t.Errorf("file %s lacks the 1.37 field", blob)
+	}
+	reopened, err := NewCheckpoint(dir, AllocatedStateFile)
+	if err != nil {
+		t.Fatalf("a 1.37 file does not open: %v", err)
+	}
+	if _, ok := reopened.Get("u1"); !ok {
+		t.Errorf("a 1.37 file lost its entry")
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/resizelet/resizelet/allocation"
+	"github.com/resizelet/resizelet/allocation/frozen"
 )
 
 // Checkpoint file names in the kubelet's root directory.
@@ -68,12 +69,20 @@ type Store struct {
 	mu      sync.Mutex
 	dir     string // "" keeps the store in memory only
 	file    string
+	format  Format // the entries' shape in the file
 	entries map[types.UID]allocation.PodResources
 	// keepGiven keeps the records Set is given instead of copies
 	// (NewMemory); own then holds the pods whose container map the store
 	// made itself, which SetContainer may change in place.
 	keepGiven bool
 	own       map[types.UID]struct{}
+	// cold holds, in a store that keeps given records, the records not
+	// written for a while, frozen (package allocation/frozen): a record
+	// is in entries or in cold, never both. thawed says which records in
+	// entries were written most recently; the store keeps hotRecords of
+	// them thawed.
+	cold   map[types.UID]frozen.Resources
+	thawed frozen.Recent[types.UID]
 	// lastChecksum is the checksum of the file on disk (or 0 before the
 	// first write), so that a write that would not change it is skipped,
 	// as the kubelet's storeState does.
@@ -86,6 +95,9 @@ func (s *Store) Get(uid types.UID) (allocation.PodResources, bool) {
 	defer s.mu.Unlock()
 	r, ok := s.entries[uid]
 	if !ok {
+		if f, ok := s.cold[uid]; ok {
+			return f.Thaw(), true
+		}
 		return allocation.PodResources{}, false
 	}
 	return r.DeepCopy(), true
@@ -99,6 +111,12 @@ func (s *Store) View(uid types.UID, fn func(r allocation.PodResources)) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, ok := s.entries[uid]
+	if !ok {
+		var f frozen.Resources
+		if f, ok = s.cold[uid]; ok {
+			r = f.Thaw()
+		}
+	}
 	if ok {
 		fn(r)
 	}
@@ -114,6 +132,7 @@ func (s *Store) Set(uid types.UID, r allocation.PodResources) error {
 	if s.keepGiven {
 		s.entries[uid] = r
 		delete(s.own, uid)
+		s.written(uid)
 	} else {
 		s.entries[uid] = r.DeepCopy()
 	}
@@ -125,6 +144,15 @@ func (s *Store) Set(uid types.UID, r allocation.PodResources) error {
 func (s *Store) SetContainer(uid types.UID, name string, r v1.ResourceRequirements) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if f, ok := s.cold[uid]; ok {
+		// A thawed record is the store's own.
+		s.entries[uid] = f.Thaw()
+		delete(s.cold, uid)
+		if s.own == nil {
+			s.own = map[types.UID]struct{}{}
+		}
+		s.own[uid] = struct{}{}
+	}
 	entry := s.entries[uid]
 	_, owned := s.own[uid]
 	switch {
@@ -149,6 +177,9 @@ func (s *Store) SetContainer(uid types.UID, name string, r v1.ResourceRequiremen
 		entry.ContainerResources[name] = *r.DeepCopy()
 	}
 	s.entries[uid] = entry
+	if s.keepGiven {
+		s.written(uid)
+	}
 	return s.persistLocked()
 }
 
@@ -160,15 +191,40 @@ func (s *Store) Delete(uid types.UID) {
 	defer s.mu.Unlock()
 	delete(s.entries, uid)
 	delete(s.own, uid)
+	delete(s.cold, uid)
+	s.thawed.Forget(uid)
+}
+
+// hotRecords is how many records written most recently a store that keeps
+// given records keeps thawed; it freezes the others.
+const hotRecords = 4
+
+// written notes that uid's record was just written, and freezes the
+// records written least recently beyond hotRecords.
+func (s *Store) written(uid types.UID) {
+	s.thawed.Limit = hotRecords
+	s.thawed.Touch(uid)
+	s.thawed.Evict(func(k types.UID) bool {
+		if s.cold == nil {
+			s.cold = map[types.UID]frozen.Resources{}
+		}
+		s.cold[k] = frozen.FreezeResources(s.entries[k])
+		delete(s.entries, k)
+		delete(s.own, k)
+		return true
+	})
 }
 
 // All returns a copy of every record, by pod UID.
 func (s *Store) All() map[types.UID]allocation.PodResources {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make(map[types.UID]allocation.PodResources, len(s.entries))
+	out := make(map[types.UID]allocation.PodResources, len(s.entries)+len(s.cold))
 	for uid, r := range s.entries {
 		out[uid] = r.DeepCopy()
+	}
+	for uid, f := range s.cold {
+		out[uid] = f.Thaw()
 	}
 	return out
 }
@@ -177,8 +233,11 @@ func (s *Store) All() map[types.UID]allocation.PodResources {
 func (s *Store) UIDs() []types.UID {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	uids := make([]types.UID, 0, len(s.entries))
+	uids := make([]types.UID, 0, len(s.entries)+len(s.cold))
 	for uid := range s.entries {
+		uids = append(uids, uid)
+	}
+	for uid := range s.cold {
 		uids = append(uids, uid)
 	}
 	slices.Sort(uids)

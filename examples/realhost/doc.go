@@ -9,5 +9,6 @@
 //	RESIZELET_IMAGE         an image the runtime has whose sleep keeps running
 //	RESIZELET_VM_KERNEL     a vmlinuz for vm.sh (vm.sh kernel DIR prints it)
 //
-// See the project README for the commands, and .ci/run for CI.
+// README.md in this directory explains how to run them and what each real
+// part does; .ci/run runs them in CI.
 package realhost

@@ -10,7 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/resizelet/resizelet/qos"
+	"github.com/resizelet/resizelet/allocation/frozen"
 	"github.com/resizelet/resizelet/resize/profile"
 )
 
@@ -40,15 +40,31 @@ type Event struct {
 type Cluster struct {
 	mu      sync.Mutex
 	profile profile.Profile
-	pods    map[podRef]*v1.Pod
+	pods    map[podRef]storedPod
 	order   []podRef // creation order of the keys in pods
-	// events are the latest events, at most twice eventLimit of them
-	// (Events returns the last eventLimit); dropped counts the events
-	// before them.
-	events     []Event
-	eventLimit int
-	dropped    uint64
+	// uids are the pods' UIDs, which no two pods share (CreatePod).
+	uids map[types.UID]podRef
+	// thawed are the pods kept decoded: the ones used most recently, at
+	// most hotPods of them (see storedPod).
+	thawed frozen.Recent[podRef]
+	events eventLog
+	// node is the node registered with RegisterNode, nil before: the one
+	// node the cluster's pods are bound to, which admission reads.
+	node *NodeInfo
 }
+
+// storedPod is a pod as the cluster stores it: decoded while it is used
+// (pod), frozen (package allocation/frozen) once it has not been for a
+// while, so that a node with many settled pods stays small. A pod that
+// cannot be frozen stays decoded.
+type storedPod struct {
+	pod    *v1.Pod
+	frozen frozen.Pod
+}
+
+// DefaultHotPods is how many pods a Cluster keeps decoded unless
+// ClusterOptions.HotPods says otherwise.
+const DefaultHotPods = 4
 
 // DefaultEventLimit is how many of the latest events a Cluster keeps
 // unless ClusterOptions.EventLimit says otherwise.
@@ -62,6 +78,10 @@ type ClusterOptions struct {
 	// EventLimit bounds the events kept: the latest EventLimit are kept.
 	// 0 means DefaultEventLimit; a negative limit keeps every event.
 	EventLimit int
+	// HotPods is how many of the most recently used pods are kept
+	// decoded; the others are kept frozen and decoded when read. 0 means
+	// DefaultHotPods; a negative value keeps none decoded between calls.
+	HotPods int
 }
 
 // NewCluster returns an empty cluster.
@@ -70,7 +90,41 @@ func NewCluster(opts ClusterOptions) *Cluster {
 	if limit == 0 {
 		limit = DefaultEventLimit
 	}
-	return &Cluster{profile: profile.New(opts.Profile, opts.FeatureGates), pods: map[podRef]*v1.Pod{}, eventLimit: limit}
+	c := &Cluster{profile: profile.New(opts.Profile, opts.FeatureGates), pods: map[podRef]storedPod{}, uids: map[types.UID]podRef{}, events: eventLog{limit: limit}}
+	c.thawed.Limit = opts.HotPods
+	if opts.HotPods == 0 {
+		c.thawed.Limit = DefaultHotPods
+	}
+	return c
+}
+
+// get returns the stored pod, decoding it if it is frozen (the decoded
+// pod is then the caller's, and the cluster keeps the frozen one).
+func (c *Cluster) get(key podRef) (*v1.Pod, bool) {
+	sp, ok := c.pods[key]
+	switch {
+	case !ok:
+		return nil, false
+	case sp.pod != nil:
+		c.thawed.Touch(key)
+		return sp.pod, true
+	}
+	return sp.frozen.Thaw(), true
+}
+
+// put stores pod (decoded: it was just written) and freezes the pods used
+// least recently beyond the hot limit.
+func (c *Cluster) put(key podRef, pod *v1.Pod) {
+	c.pods[key] = storedPod{pod: pod}
+	c.thawed.Touch(key)
+	c.thawed.Evict(func(k podRef) bool {
+		sp := c.pods[k]
+		f, ok := frozen.FreezePod(sp.pod)
+		if ok {
+			c.pods[k] = storedPod{frozen: f}
+		}
+		return ok
+	})
 }
 
 // podRef is a pod's namespace and name, the key pods are stored by.
@@ -94,6 +148,10 @@ func (c *Cluster) CreatePod(pod *v1.Pod) (*v1.Pod, error) {
 	}
 	p := pod.DeepCopy()
 	DefaultPod(p)
+	if c.profile.DefaultsPodLevelResources() {
+		// The 1.37 pod strategy's PrepareForCreate.
+		defaultPodLevelResources(p)
+	}
 	if p.Name == "" {
 		return nil, fmt.Errorf("create pod: metadata.name is required")
 	}
@@ -109,7 +167,7 @@ func (c *Cluster) CreatePod(pod *v1.Pod) (*v1.Pod, error) {
 	if errs := ValidatePod(p, c.resizeOptions()); len(errs) > 0 {
 		return nil, &InvalidError{Name: p.Name, Errs: errs}
 	}
-	p.Status = v1.PodStatus{Phase: v1.PodPending, QOSClass: qos.PodQOSClass(p)}
+	p.Status = v1.PodStatus{Phase: v1.PodPending, QOSClass: computeQOS(p, c.profile)}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	key := podKey(p.Namespace, p.Name)
@@ -118,12 +176,11 @@ func (c *Cluster) CreatePod(pod *v1.Pod) (*v1.Pod, error) {
 	}
 	// A UID names one pod: two pods sharing one would share a pod cgroup
 	// and checkpoint records, the second silently taking the first's.
-	for other, q := range c.pods {
-		if q.UID == p.UID {
-			return nil, fmt.Errorf("create pod %s/%s: metadata.uid %s is pod %s/%s's: %w", p.Namespace, p.Name, p.UID, other.namespace, other.name, ErrUIDTaken)
-		}
+	if other, ok := c.uids[p.UID]; ok {
+		return nil, fmt.Errorf("create pod %s/%s: metadata.uid %s is pod %s/%s's: %w", p.Namespace, p.Name, p.UID, other.namespace, other.name, ErrUIDTaken)
 	}
-	c.pods[key] = p
+	c.uids[p.UID] = key
+	c.put(key, p)
 	c.order = append(c.order, key)
 	return p, nil
 }
@@ -142,11 +199,14 @@ func deterministicUID(namespace, name string) types.UID {
 func (c *Cluster) GetPod(namespace, name string) (*v1.Pod, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	p, ok := c.pods[podKey(namespace, name)]
-	if !ok {
+	sp, ok := c.pods[podKey(namespace, name)]
+	switch {
+	case !ok:
 		return nil, fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
+	case sp.pod != nil:
+		return sp.pod.DeepCopy(), nil
 	}
-	return p.DeepCopy(), nil
+	return sp.frozen.Thaw(), nil
 }
 
 // ListPods returns copies of all pods in creation order.
@@ -155,7 +215,11 @@ func (c *Cluster) ListPods() []*v1.Pod {
 	defer c.mu.Unlock()
 	out := make([]*v1.Pod, 0, len(c.order))
 	for _, key := range c.order {
-		out = append(out, c.pods[key].DeepCopy())
+		if sp := c.pods[key]; sp.pod != nil {
+			out = append(out, sp.pod.DeepCopy())
+		} else {
+			out = append(out, sp.frozen.Thaw())
+		}
 	}
 	return out
 }
@@ -192,22 +256,42 @@ func (c *Cluster) DryRunResizePod(namespace, name string, patch []byte) (*v1.Pod
 	})
 }
 
-// resize runs apply on the stored pod under the cluster's lock and, with
-// store, stores what it returns.
+// RegisterNode records the node the cluster's pods run on, as a kubelet
+// registers its Node object: the admission plugins that read the node (the
+// PodResizeValidator from 1.36, AdmitResize) check resizes against it. A
+// cluster has one node; registering again replaces it (a restarted kubelet
+// registers anew). Before any registration the pods count as unbound and
+// those plugins let every resize through, as they do for unbound pods.
+func (c *Cluster) RegisterNode(node NodeInfo) {
+	node.Allocatable = node.Allocatable.DeepCopy()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.node = &node
+}
+
+// resize runs apply on the stored pod under the cluster's lock, then the
+// validating admission plugins (AdmitResize) and, with store, stores what
+// it returns.
 func (c *Cluster) resize(namespace, name string, store bool, apply func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error)) (*v1.Pod, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	key := podKey(namespace, name)
-	old, ok := c.pods[key]
+	old, ok := c.get(key)
 	if !ok {
 		return nil, fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
 	}
-	updated, err := apply(old, c.resizeOptions())
+	opts := c.resizeOptions()
+	updated, err := apply(old, opts)
 	if err != nil {
 		return nil, err
 	}
+	// The cluster's pods are bound to its one node, whether or not their
+	// spec.nodeName says so: the kubelet that runs them created them.
+	if err := AdmitResize(old, updated, c.node, opts); err != nil {
+		return nil, err
+	}
 	if store {
-		c.pods[key] = updated
+		c.put(key, updated)
 	}
 	return updated, nil
 }
@@ -217,10 +301,13 @@ func (c *Cluster) DeletePod(namespace, name string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	key := podKey(namespace, name)
-	if _, ok := c.pods[key]; !ok {
+	p, ok := c.get(key)
+	if !ok {
 		return fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
 	}
+	delete(c.uids, p.UID)
 	delete(c.pods, key)
+	c.thawed.Forget(key)
 	for i, k := range c.order {
 		if k == key {
 			c.order = append(c.order[:i], c.order[i+1:]...)
@@ -237,7 +324,8 @@ func (c *Cluster) DeletePod(namespace, name string) error {
 func (c *Cluster) UpdatePodStatus(namespace, name string, uid types.UID, status v1.PodStatus) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	p, ok := c.pods[podKey(namespace, name)]
+	key := podKey(namespace, name)
+	p, ok := c.get(key)
 	if !ok || p.UID != uid {
 		return fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
 	}
@@ -246,25 +334,16 @@ func (c *Cluster) UpdatePodStatus(namespace, name string, uid types.UID, status 
 	// afterwards, as the API interface says).
 	updated := *p
 	updated.Status = status
-	c.pods[podKey(namespace, name)] = &updated
+	c.put(key, &updated)
 	return nil
 }
 
-// RecordEvent stores an event. Once the cluster holds more than its event
-// limit, the oldest events are dropped.
+// RecordEvent stores an event. Once the cluster holds its event limit, the
+// oldest event is dropped for each new one.
 func (c *Cluster) RecordEvent(e Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.events = append(c.events, e)
-	// The log holds up to twice the limit and then keeps the latest
-	// limit: appending stays O(1) amortized and Events needs no ring
-	// arithmetic.
-	if c.eventLimit > 0 && len(c.events) >= 2*c.eventLimit {
-		n := copy(c.events, c.events[len(c.events)-c.eventLimit:])
-		clear(c.events[n:])
-		c.dropped += uint64(len(c.events) - n)
-		c.events = c.events[:n]
-	}
+	c.events.add(e)
 }
 
 // Events returns the events kept (the latest, up to the event limit) in
@@ -272,11 +351,8 @@ func (c *Cluster) RecordEvent(e Event) {
 func (c *Cluster) Events() []Event {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	kept := c.events
-	if c.eventLimit > 0 && len(kept) > c.eventLimit {
-		kept = kept[len(kept)-c.eventLimit:]
-	}
-	return rendered(kept)
+	out, _ := c.events.since(0)
+	return out
 }
 
 // EventCount is how many events were ever recorded: the sequence number
@@ -284,7 +360,7 @@ func (c *Cluster) Events() []Event {
 func (c *Cluster) EventCount() uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.dropped + uint64(len(c.events))
+	return c.events.next
 }
 
 // EventsSince returns the events recorded since the first seq events (seq
@@ -293,23 +369,5 @@ func (c *Cluster) EventCount() uint64 {
 func (c *Cluster) EventsSince(seq uint64) (events []Event, dropped uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if seq < c.dropped {
-		dropped, seq = c.dropped-seq, c.dropped
-	}
-	i := seq - c.dropped
-	if i > uint64(len(c.events)) {
-		return nil, dropped
-	}
-	return rendered(c.events[i:]), dropped
-}
-
-// rendered copies events and renders their lazy messages.
-func rendered(events []Event) []Event {
-	out := append([]Event(nil), events...)
-	for i := range out {
-		if out[i].Message == "" && out[i].Lazy != nil {
-			out[i].Message = out[i].Lazy.String()
-		}
-	}
-	return out
+	return c.events.since(seq)
 }

@@ -61,7 +61,7 @@ func TestIncrementalAccountingMatchesTheWalk(t *testing.T) {
 			hook(w.c)
 			check := func(step int) {
 				for _, uid := range w.c.order {
-					ps := w.c.pods[uid]
+					ps := w.c.hot(w.c.pods[uid])
 					walk := allocation.UsageOf(w.c.otherPods(uid), uid, w.c.s.admit)
 					if got := w.c.othersUsage(ps); !walk.Equal(got) {
 						t.Fatalf("step %d, pod %s: incremental usage %+v, walk %+v", step, ps.pod.Name, *got, walk)
@@ -88,7 +88,7 @@ func TestIncrementalAccountingMatchesTheWalk(t *testing.T) {
 			for step := 0; step < 60; step++ {
 				var names []string
 				for _, uid := range w.c.order {
-					names = append(names, w.c.pods[uid].pod.Name)
+					names = append(names, w.c.hot(w.c.pods[uid]).pod.Name)
 				}
 				switch op := r.Intn(10); {
 				case op < 3 || len(names) == 0:

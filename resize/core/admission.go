@@ -43,8 +43,8 @@ func (c *Core) resizeRequested(in ResizeRequested) error {
 	if in.Pod == nil {
 		return fmt.Errorf("resize requested: nil pod")
 	}
-	ps, ok := c.pods[in.Pod.UID]
-	if !ok {
+	ps := c.hot(c.pods[in.Pod.UID])
+	if ps == nil {
 		return fmt.Errorf("resize requested: %s/%s: %w", in.Pod.Namespace, in.Pod.Name, ErrUnknownPod)
 	}
 	c.setNow(in.Now)
@@ -86,7 +86,7 @@ func (c *Core) pushPending(ps *podState) {
 	c.queueScratch = c.queue.AppendItems(c.queueScratch[:0])
 	c.queue.Clear()
 	for _, item := range c.queueScratch {
-		if other := c.pods[item.UID]; other != nil {
+		if other := c.hot(c.pods[item.UID]); other != nil {
 			c.queue.Push(c.pendingKey(other))
 		}
 	}
@@ -120,7 +120,7 @@ type admitTask struct {
 }
 
 func (t *admitTask) advance(c *Core, done []Action, res []Result) ([]Action, bool, bool) {
-	ps := c.pods[t.uid]
+	ps := c.hot(c.pods[t.uid])
 	if ps == nil {
 		return t.take(), false, true
 	}
@@ -165,7 +165,7 @@ type pushTask struct {
 }
 
 func (t *pushTask) advance(c *Core, _ []Action, _ []Result) ([]Action, bool, bool) {
-	if ps := c.pods[t.uid]; ps != nil && ps.admitted {
+	if ps := c.hot(c.pods[t.uid]); ps != nil && ps.admitted {
 		c.pushPending(ps)
 	}
 	return nil, false, true
@@ -180,7 +180,7 @@ type pushAllTask struct{ opOutput }
 func (*pushAllTask) advance(c *Core, _ []Action, _ []Result) ([]Action, bool, bool) {
 	for _, uid := range c.order {
 		if ps := c.pods[uid]; ps.admitted {
-			c.pushPending(ps)
+			c.pushPending(c.hot(ps))
 		}
 	}
 	return nil, false, true
@@ -234,6 +234,7 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 			}
 			return t.advance(c, nil, nil)
 		}
+		ps = c.hot(ps)
 		allocated := false
 		if _, r, _ := resultOf[WriteAllocated](done, res); r.Err != nil {
 			err := r.Err
@@ -250,7 +251,7 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 	}
 	for ; t.next < len(t.items); t.next++ {
 		item := t.items[t.next]
-		ps := c.pods[item.UID]
+		ps := c.hot(c.pods[item.UID])
 		if ps == nil {
 			continue
 		}
@@ -324,8 +325,16 @@ func (c *Core) handleResize(ps *podState, out *opOutput) allocation.Outcome {
 			eventReason = ReasonResizeInfeasible
 		}
 		prefix := prefixDeferred
-		if decision.Outcome == allocation.Infeasible {
+		switch {
+		case decision.Outcome == allocation.Infeasible:
 			prefix = prefixInfeasible
+		case c.s.profile.PendingEventNamesHandlerReason():
+			// From 1.36 the event names the reason of the admit handler
+			// that refused the resize ("Pod resize OutOfcpu"), while the
+			// condition still reads Deferred
+			// (pkg/kubelet/allocation/allocation_manager.go,
+			// handlePodResourcesResize).
+			prefix = pendingPrefix(decision.Reason)
 		}
 		out.emit(c.resizeEvent(out, pod, v1.EventTypeWarning, eventReason,
 			ResizeMessage{Prefix: prefix, Pod: pod, Generation: pod.Generation, Error: decision.Message}))
@@ -352,7 +361,10 @@ func (c *Core) startResize(ps *podState, pod *v1.Pod, out *opOutput) {
 // the action that writes it. The API server's answer comes back to the
 // kubelet as a pod update (HandlePodReconcile): when resizes are pending
 // and the pod's requests, as its status shows them, went down, the pending
-// resizes are retried (pod_resized).
+// resizes are retried (pod_resized); from 1.36 they are also retried when
+// the pod has just reached a terminal phase (pod_terminated). Either way
+// there is one retry, and none while no resize is pending (the kubelet
+// checks HasPendingResizes first, so the retry timer is left alone).
 func (c *Core) writeStatus(ps *podState, status *v1.PodStatus) WriteStatus {
 	// The core's pod is its own at the top level (Input's contract), so
 	// the status goes in in place; the pod as it was is kept only for the
@@ -364,8 +376,16 @@ func (c *Core) writeStatus(ps *podState, status *v1.PodStatus) WriteStatus {
 	}
 	ps.pod.Status = *status
 	c.recount(ps)
-	if old != nil && c.statusRequestsShrank(ps, old, ps.pod) {
-		c.enqueueRetry(allocation.TriggerPodResized)
+	if old != nil {
+		terminated := c.s.profile.RetryOnPodTerminated() && !isTerminal(old) && isTerminal(ps.pod)
+		switch {
+		case c.statusRequestsShrank(ps, old, ps.pod):
+			// The kubelet's shrink test comes after the terminal one and
+			// its trigger wins: one retry either way.
+			c.enqueueRetry(allocation.TriggerPodResized)
+		case terminated:
+			c.enqueueRetry(allocation.TriggerPodTerminated)
+		}
 	}
 	// Statuses are never changed in place: the API may keep this one.
 	return WriteStatus{Namespace: ps.pod.Namespace, Name: ps.pod.Name, UID: ps.uid, Status: status}

@@ -10,13 +10,29 @@ import (
 //
 // pending and inProgress are nil when the condition is not set. When set
 // by this type they point at the slots, so that setting a condition again
-// and again (every retry of a Deferred resize does) allocates nothing.
+// and again (every retry of a Deferred resize does) allocates nothing. The
+// slots are allocated the first time a condition is set and dropped when
+// the pod is frozen without one (see release): most pods never resize.
 type resizeConditions struct {
 	pending    *v1.PodCondition
 	inProgress *v1.PodCondition
 
-	pendingSlot    v1.PodCondition
-	inProgressSlot v1.PodCondition
+	slots *[2]v1.PodCondition // pending, inProgress
+}
+
+// slot is the slot of condition i (0 pending, 1 inProgress).
+func (c *resizeConditions) slot(i int) *v1.PodCondition {
+	if c.slots == nil {
+		c.slots = new([2]v1.PodCondition)
+	}
+	return &c.slots[i]
+}
+
+// release drops the slots when neither condition is set.
+func (c *resizeConditions) release() {
+	if c.pending == nil && c.inProgress == nil {
+		c.slots = nil
+	}
 }
 
 // updatedCondition writes a resize condition into slot: lastProbeTime is
@@ -48,7 +64,7 @@ func (c *resizeConditions) setPending(reason, message string, generation int64, 
 	if had {
 		old = *c.pending
 	}
-	c.pending = updatedCondition(&c.pendingSlot, v1.PodResizePending, condOrNil(had, &old), reason, message, generation, now)
+	c.pending = updatedCondition(c.slot(0), v1.PodResizePending, condOrNil(had, &old), reason, message, generation, now)
 	return !had || old.Reason != reason || old.ObservedGeneration != generation
 }
 
@@ -73,7 +89,7 @@ func (c *resizeConditions) setInProgress(reason, message string, generation int6
 			reason, message = old.Reason, old.Message
 		}
 	}
-	c.inProgress = updatedCondition(&c.inProgressSlot, v1.PodResizeInProgress, condOrNil(had, &old), reason, message, generation, now)
+	c.inProgress = updatedCondition(c.slot(1), v1.PodResizeInProgress, condOrNil(had, &old), reason, message, generation, now)
 	return reason == v1.PodReasonError && (!had || old.Reason != v1.PodReasonError)
 }
 

@@ -7,13 +7,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/resizelet/resizelet/allocation"
+	"github.com/resizelet/resizelet/allocation/frozen"
 	"github.com/resizelet/resizelet/resize/profile"
 )
 
 // Timer periods of the pod workers (pkg/kubelet/pod_workers.go): a pod is
 // synced again a minute after a successful sync and ten seconds after a
 // failed one. The kubelet adds jitter; resizelet does not, so that runs
-// repeat exactly (a choice: the reference leaves the jitter out of scope).
+// repeat exactly (a choice; see the open points of resize/kubelet-resize.md).
 const (
 	ResyncInterval = time.Minute
 	BackOffPeriod  = 10 * time.Second
@@ -60,6 +61,9 @@ type Core struct {
 
 	pods  map[types.UID]*podState
 	order []types.UID // admission order
+	// thawed are the pods not frozen, by when they were last used (see
+	// Core.hot and Core.settle).
+	thawed frozen.Recent[types.UID]
 
 	queue allocation.Queue
 	retry allocation.RetryTimer
@@ -125,12 +129,14 @@ func New(cfg NodeConfig) (*Core, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Core{
+	c := &Core{
 		s:        newSettings(cfg),
 		pods:     map[types.UID]*podState{},
 		byName:   map[podName]types.UID{},
 		inflight: map[uint64]*flight{},
-	}, nil
+	}
+	c.thawed.Limit = cfg.hotPods()
+	return c, nil
 }
 
 // Config returns the defaulted configuration the core runs with.

@@ -23,7 +23,7 @@ type deleteOp struct {
 }
 
 func (o *deleteOp) advance(c *Core, done []Action, res []Result) ([]Action, bool, bool) {
-	ps := c.pods[o.uid]
+	ps := c.hot(c.pods[o.uid])
 	if ps == nil {
 		return o.take(), false, true
 	}
@@ -32,7 +32,7 @@ func (o *deleteOp) advance(c *Core, done []Action, res []Result) ([]Action, bool
 		var acts []Action
 		dead := append([]string(nil), ps.dead...)
 		for ctr := range allContainers(ps.pod) {
-			rec, ok := ps.containers[ctr.Name]
+			rec, ok := ps.containers.lookup(ctr.Name)
 			if !ok {
 				continue
 			}
@@ -112,11 +112,7 @@ func (o *deleteOp) finish(c *Core) {
 
 // forgetContainer drops a removed container from the pod's records.
 func (ps *podState) forgetContainer(id string) {
-	for name, rec := range ps.containers {
-		if rec.id == id {
-			delete(ps.containers, name)
-		}
-	}
+	ps.containers.dropID(id)
 	if i := slices.Index(ps.dead, id); i >= 0 {
 		ps.dead = slices.Delete(ps.dead, i, i+1)
 	}

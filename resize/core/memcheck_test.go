@@ -32,7 +32,7 @@ func TestMemoryCheck(t *testing.T) {
 		return ContainerUpdate{Name: name, ID: "id-" + name,
 			Desired: ContainerValues{MemoryLimit: to, MemoryRequest: to}, Current: ContainerValues{MemoryLimit: from, MemoryRequest: from}}
 	}
-	ids := map[string]containerRecord{"a": {id: "id-a"}, "b": {id: "id-b"}}
+	ids := containerRecords{{"a", containerRecord{id: "id-a"}}, {"b", containerRecord{id: "id-b"}}}
 	for _, tc := range []struct {
 		name      string
 		version   profile.Version

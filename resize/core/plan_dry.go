@@ -38,6 +38,7 @@ func (c *Core) Clone() (*Core, error) {
 		inflight: map[uint64]*flight{},
 		nextID:   c.nextID,
 	}
+	out.thawed.Limit = c.thawed.Limit
 	for _, item := range c.queue.Items() {
 		out.queue.Push(item)
 	}
@@ -48,10 +49,7 @@ func (c *Core) Clone() (*Core, error) {
 		ps := c.pods[uid]
 		cp := *ps
 		cp.pod = ps.pod.DeepCopy()
-		cp.containers = make(map[string]containerRecord, len(ps.containers))
-		for name, rec := range ps.containers {
-			cp.containers[name] = rec
-		}
+		cp.containers = slices.Clone(ps.containers)
 		cp.dead = slices.Clone(ps.dead)
 		cp.allocated = ps.allocated.DeepCopy()
 		cp.actuated = ps.actuated.DeepCopy()
@@ -59,6 +57,9 @@ func (c *Core) Clone() (*Core, error) {
 		cp.usage = ps.usage.Clone()
 		cp.timerIdx = -1
 		out.pods[uid] = &cp
+		if cp.pod != nil {
+			out.thawed.Touch(uid)
+		}
 		if !cp.resyncAt.IsZero() {
 			out.setResync(&cp, cp.resyncAt)
 		}
@@ -86,8 +87,8 @@ func (c *Core) PlanAdmission(pod *v1.Pod) (AdmissionPlan, error) {
 	if err != nil {
 		return AdmissionPlan{}, err
 	}
-	ps, ok := clone.pods[pod.UID]
-	if !ok {
+	ps := clone.hot(clone.pods[pod.UID])
+	if ps == nil {
 		return AdmissionPlan{}, fmt.Errorf("plan %s/%s: %w", pod.Namespace, pod.Name, ErrUnknownPod)
 	}
 	updated := pod.DeepCopy()

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/resizelet/resizelet/allocation"
+	"github.com/resizelet/resizelet/allocation/frozen"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/qos"
 )
@@ -28,7 +29,7 @@ type podState struct {
 	podCgroup string
 	sandboxID string
 	// containers are the current runtime container of each container name.
-	containers map[string]containerRecord
+	containers containerRecords
 	// dead are stopped containers left for garbage collection.
 	dead []string
 
@@ -58,6 +59,19 @@ type podState struct {
 	deleteRequested bool
 	deleteErr       error
 	resyncAt        time.Time
+
+	// cold holds the pod and its records while it is frozen (see
+	// Core.freeze): pod is nil and allocated, actuated and spare are
+	// empty then, and terminal keeps isTerminal(pod) for the walks that
+	// only need that.
+	cold     coldPod
+	terminal bool
+}
+
+// coldPod is a settled pod's API object and checkpoint records, frozen.
+type coldPod struct {
+	pod                 frozen.Pod
+	allocated, actuated frozen.Resources
 }
 
 // containerRecord is one container the runtime runs for a pod.
@@ -66,19 +80,140 @@ type containerRecord struct {
 	attempt uint32
 }
 
+// containerRecords are a pod's current containers by name, sorted by
+// name: a pod has a handful, for which a slice is a quarter of a map's
+// memory and as fast.
+type containerRecords []namedRecord
+
+type namedRecord struct {
+	name string
+	containerRecord
+}
+
+// lookup returns the record of the container name, if there is one.
+func (r containerRecords) lookup(name string) (containerRecord, bool) {
+	for i := range r {
+		if r[i].name == name {
+			return r[i].containerRecord, true
+		}
+	}
+	return containerRecord{}, false
+}
+
+// put sets the record of the container name.
+func (r *containerRecords) put(name string, rec containerRecord) {
+	i, found := slices.BinarySearchFunc(*r, name, func(n namedRecord, name string) int { return strings.Compare(n.name, name) })
+	if found {
+		(*r)[i].containerRecord = rec
+		return
+	}
+	*r = slices.Insert(*r, i, namedRecord{name, rec})
+}
+
+// id is the runtime ID of the container name, "" if there is none.
+func (r containerRecords) id(name string) string {
+	rec, _ := r.lookup(name)
+	return rec.id
+}
+
+// containerAttempt is the attempt of the pod's container name, 0 if there
+// is none.
+func (ps *podState) containerAttempt(name string) uint32 {
+	rec, _ := ps.containers.lookup(name)
+	return rec.attempt
+}
+
+// dropID drops the record of the container with runtime ID id.
+func (r *containerRecords) dropID(id string) {
+	*r = slices.DeleteFunc(*r, func(n namedRecord) bool { return n.id == id })
+}
+
 func (c *Core) newPodState(pod *v1.Pod) *podState {
 	c.nextSeq++
 	ps := &podState{
-		uid:        pod.UID,
-		seq:        c.nextSeq,
-		timerIdx:   -1,
-		pod:        pod,
-		containers: map[string]containerRecord{},
+		uid:      pod.UID,
+		seq:      c.nextSeq,
+		timerIdx: -1,
+		pod:      pod,
 	}
 	c.pods[pod.UID] = ps
+	c.thawed.Touch(ps.uid)
 	c.order = append(c.order, pod.UID)
 	c.byName[podName{pod.Namespace, pod.Name}] = pod.UID
 	return ps
+}
+
+// hot makes ps usable: thawed if it was frozen, and marked as used now, so
+// that it stays thawed while it is among the most recently used. Every
+// place that takes a pod state from the core's maps goes through it
+// (walks that only read admitted and isTerminal need not: see
+// podState.isTerminal). It returns ps, and nil for nil.
+func (c *Core) hot(ps *podState) *podState {
+	if ps == nil {
+		return nil
+	}
+	if ps.pod == nil {
+		ps.pod = ps.cold.pod.Thaw()
+		if !ps.cold.allocated.IsZero() {
+			ps.allocated = ps.cold.allocated.Thaw()
+		}
+		if !ps.cold.actuated.IsZero() {
+			ps.actuated = ps.cold.actuated.Thaw()
+		}
+		ps.cold = coldPod{}
+	}
+	c.thawed.Touch(ps.uid)
+	return ps
+}
+
+// isTerminal is isTerminal(ps.pod), also while ps is frozen.
+func (ps *podState) isTerminal() bool {
+	if ps.pod == nil {
+		return ps.terminal
+	}
+	return isTerminal(ps.pod)
+}
+
+// settle freezes the pods used least recently beyond the node's HotPods,
+// when nothing is in flight: an operation between batches holds a pod's
+// objects, and a pod that waits for a sync, a teardown or a place in the
+// pending-resize queue is about to be used again. (A resync timer is no
+// reason to stay thawed: every synced pod has one, a minute away.)
+func (c *Core) settle() {
+	if len(c.inflight) > 0 || !c.allocIdle() || c.thawed.Len() <= c.thawed.Limit {
+		return
+	}
+	c.thawed.Evict(c.freeze)
+}
+
+// freeze freezes the pod uid if it is settled, and says whether it did.
+// A pod that is gone counts as frozen: there is nothing left to keep.
+func (c *Core) freeze(uid types.UID) bool {
+	ps := c.pods[uid]
+	if ps == nil || ps.pod == nil {
+		return true
+	}
+	if ps.busy || ps.dirty || ps.deleteRequested || c.queue.Has(uid) {
+		return false
+	}
+	f, ok := frozen.FreezePod(ps.pod)
+	if !ok {
+		return false
+	}
+	ps.cold = coldPod{pod: f}
+	if ps.hasAllocated {
+		ps.cold.allocated = frozen.FreezeResources(ps.allocated)
+	}
+	if ps.actuated.ContainerResources != nil || ps.actuated.PodLevelResources != nil {
+		ps.cold.actuated = frozen.FreezeResources(ps.actuated)
+	}
+	ps.terminal = isTerminal(ps.pod)
+	ps.conds.release()
+	ps.pod = nil
+	ps.allocated = allocation.PodResources{}
+	ps.actuated = allocation.PodResources{}
+	ps.spare = nil
+	return true
 }
 
 // removePod forgets a pod entirely.
@@ -97,6 +232,8 @@ func (c *Core) removePod(uid types.UID) {
 		c.deletes--
 	}
 	c.disarm(ps)
+	c.hot(ps) // for its name
+	c.thawed.Forget(uid)
 	delete(c.byName, podName{ps.pod.Namespace, ps.pod.Name})
 	delete(c.pods, uid)
 	c.queue.Remove(uid)
@@ -203,7 +340,7 @@ func (c *Core) recount(ps *podState) {
 		c.used.Sub(&ps.usage)
 		ps.counted = false
 	}
-	if ps.admitted && !isTerminal(ps.pod) {
+	if c.counts(ps) {
 		ps.usage = allocation.PodUsage(ps.view(), c.s.admit)
 		c.used.Add(&ps.usage)
 		ps.counted = true
@@ -232,6 +369,19 @@ func (c *Core) allocationFromPod(ps *podState, pod allocation.Allocated) allocat
 	return allocationFromPod(pod, c.s.profile.InitContainersResizable(), spare)
 }
 
+// counts reports whether admission counts ps as using the node: an
+// admitted pod that is still active and, from 1.37, has an allocation
+// (getAllocatedPods in pkg/kubelet/allocation/allocation_manager.go skips
+// the others). The core admits a pod only together with its allocation, so
+// the 1.37 rule changes nothing it can reach today; it is kept so that the
+// count stays the kubelet's if that ever changes.
+func (c *Core) counts(ps *podState) bool {
+	if !ps.admitted || ps.isTerminal() {
+		return false
+	}
+	return ps.hasAllocated || !c.s.profile.AdmissionSkipsUnallocatedPods()
+}
+
 // otherPods are the admitted, active pods other than uid, each overlaid
 // with its allocation and carrying its status: what admission counts as
 // used (getAllocatedPods over the active pods).
@@ -239,9 +389,10 @@ func (c *Core) otherPods(uid types.UID) []*v1.Pod {
 	out := make([]*v1.Pod, 0, len(c.order))
 	for _, id := range c.order {
 		ps := c.pods[id]
-		if id == uid || !ps.admitted || isTerminal(ps.pod) {
+		if id == uid || !c.counts(ps) {
 			continue
 		}
+		c.hot(ps)
 		p, _ := ps.allocatedPod()
 		out = append(out, p)
 	}

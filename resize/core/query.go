@@ -27,7 +27,7 @@ type PodInfo struct {
 
 // Pod returns what the kubelet knows of a pod, and whether it knows it.
 func (c *Core) Pod(namespace, name string) (PodInfo, bool) {
-	ps := c.podByName(namespace, name)
+	ps := c.hot(c.podByName(namespace, name))
 	if ps == nil {
 		return PodInfo{}, false
 	}
@@ -39,9 +39,9 @@ func (c *Core) Pod(namespace, name string) (PodInfo, bool) {
 		ContainerIDs:     map[string]string{},
 		ContainerCgroups: map[string]string{},
 	}
-	for name, rec := range ps.containers {
-		info.ContainerIDs[name] = rec.id
-		info.ContainerCgroups[name] = cgconfig.ContainerCgroupName(ps.podCgroup, rec.id, c.s.cfg.CgroupDriver)
+	for _, rec := range ps.containers {
+		info.ContainerIDs[rec.name] = rec.id
+		info.ContainerCgroups[rec.name] = cgconfig.ContainerCgroupName(ps.podCgroup, rec.id, c.s.cfg.CgroupDriver)
 	}
 	if ps.hasAllocated {
 		info.Allocated = ps.allocated.DeepCopy().ContainerResources
@@ -61,7 +61,7 @@ func (c *Core) Knows(namespace, name string) bool {
 // APIPod returns a copy of the pod as the kubelet sees it: the spec the
 // API server last gave it and the status the kubelet last wrote.
 func (c *Core) APIPod(namespace, name string) (*v1.Pod, bool) {
-	ps := c.podByName(namespace, name)
+	ps := c.hot(c.podByName(namespace, name))
 	if ps == nil {
 		return nil, false
 	}
@@ -75,10 +75,10 @@ func (c *Core) AllocatedTotal() v1.ResourceList {
 	opts := qos.Options{SkipPodLevelResources: !c.s.profile.PodLevelResources()}
 	for _, uid := range c.order {
 		ps := c.pods[uid]
-		if !ps.admitted || isTerminal(ps.pod) {
+		if !ps.admitted || ps.isTerminal() {
 			continue
 		}
-		p, _ := ps.allocatedPod()
+		p, _ := c.hot(ps).allocatedPod()
 		for name, q := range qos.PodRequests(p, opts) {
 			if cur, ok := total[name]; ok {
 				cur.Add(q)

@@ -41,14 +41,14 @@ func (c *Core) start(in Start) {
 				continue
 			}
 			name, attempt := ctr.GetMetadata().GetName(), ctr.GetMetadata().GetAttempt()
-			if cur, ok := ps.containers[name]; ok {
+			if cur, ok := ps.containers.lookup(name); ok {
 				if cur.attempt > attempt {
 					ps.dead = append(ps.dead, ctr.GetId())
 					continue
 				}
 				ps.dead = append(ps.dead, cur.id)
 			}
-			ps.containers[name] = containerRecord{id: ctr.GetId(), attempt: attempt}
+			ps.containers.put(name, containerRecord{id: ctr.GetId(), attempt: attempt})
 		}
 	}
 	for _, uid := range c.order {

@@ -66,6 +66,7 @@ func (c *Core) Step(in Input) (Ready, error) {
 }
 
 func (c *Core) ready(b *Batch) Ready {
+	c.settle()
 	return Ready{Batch: b, NextTimer: c.NextTimer()}
 }
 
@@ -186,7 +187,7 @@ func (c *Core) batchDone(in BatchDone) (Ready, error) {
 func (c *Core) mirror(a Action) {
 	switch a := a.(type) {
 	case WriteAllocated:
-		if ps := c.pods[a.UID]; ps != nil {
+		if ps := c.hot(c.pods[a.UID]); ps != nil {
 			// Records are never changed in place: no copy is needed. The
 			// record this one replaces is held by nothing now.
 			// (A new record's map is never the current one's: see
@@ -202,14 +203,14 @@ func (c *Core) mirror(a Action) {
 		// Requirements are never changed in place, so the record may
 		// share them with the action; the map of containers is the
 		// core's own.
-		if ps := c.pods[a.UID]; ps != nil {
+		if ps := c.hot(c.pods[a.UID]); ps != nil {
 			if ps.actuated.ContainerResources == nil {
 				ps.actuated.ContainerResources = map[string]v1.ResourceRequirements{}
 			}
 			ps.actuated.ContainerResources[a.Name] = a.Resources
 		}
 	case WriteActuated:
-		if ps := c.pods[a.UID]; ps != nil {
+		if ps := c.hot(c.pods[a.UID]); ps != nil {
 			// The store may keep the record it is given; the core changes
 			// its container map in place, so it takes a copy of that.
 			ps.actuated = a.Resources

@@ -252,7 +252,7 @@ func TestRestartKeepsTheHighestAttempt(t *testing.T) {
 		t.Fatal(err)
 	}
 	ps := c.pods[pod.UID]
-	if rec := ps.containers["c1"]; rec.id != "two" || rec.attempt != 2 {
+	if rec, _ := ps.containers.lookup("c1"); rec.id != "two" || rec.attempt != 2 {
 		t.Errorf("current container = %+v, want two at attempt 2", rec)
 	}
 	if diff := cmp.Diff([]string{"one", "zero"}, ps.dead); diff != "" {

@@ -63,6 +63,42 @@ func TestScenarios(t *testing.T) {
 	}
 }
 
+// TestScenariosFrozen runs every scenario with every settled pod frozen at
+// once (HotPods -1: the API server and the kubelet keep no pod decoded
+// between inputs): the transcripts must be the golden ones, byte for byte,
+// and every expectation must hold. Freezing changes memory, never
+// behaviour.
+func TestScenariosFrozen(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(scenarioDir, "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenarios in %s (%v)", scenarioDir, err)
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			s, err := scenario.Load(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.File = filepath.Base(file)
+			res, err := scenario.Run(context.Background(), s, scenario.Options{HotPods: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range res.Mismatches {
+				t.Errorf("%s", m)
+			}
+			want, err := os.ReadFile(strings.TrimSuffix(file, ".yaml") + ".golden")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(want), string(res.Transcript)); diff != "" {
+				t.Errorf("frozen pods change the transcript (-golden +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestTranscriptIsStable runs the same scenario twice: the transcripts must
 // be the same bytes, so that they can be golden files.
 func TestTranscriptIsStable(t *testing.T) {

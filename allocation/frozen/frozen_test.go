@@ -1,0 +1,220 @@
+package frozen
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/resizelet/resizelet/allocation"
+)
+
+func rl(cpu, mem string) v1.ResourceList {
+	return v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu), v1.ResourceMemory: resource.MustParse(mem)}
+}
+
+// richPod has resources in several forms and times of every kind: UTC
+// with nanoseconds, local, the zero time and the Unix epoch.
+func richPod() *v1.Pod {
+	at := time.Date(2026, 1, 1, 0, 0, 1, 123456789, time.UTC)
+	deleted := metav1.NewTime(at.Add(time.Minute).Local())
+	start := metav1.NewTime(time.Unix(0, 0).UTC())
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "p", Namespace: "default", UID: "u-1", Generation: 3,
+			CreationTimestamp: metav1.NewTime(at),
+			DeletionTimestamp: &deleted,
+			Labels:            map[string]string{"app": "x"},
+		},
+		Spec: v1.PodSpec{Containers: []v1.Container{{
+			Name: "c1", Image: "pause",
+			Resources:    v1.ResourceRequirements{Requests: rl("100m", "64Mi"), Limits: rl("1", "1Gi")},
+			ResizePolicy: []v1.ContainerResizePolicy{{ResourceName: v1.ResourceCPU, RestartPolicy: v1.NotRequired}},
+		}}},
+		Status: v1.PodStatus{
+			Phase:     v1.PodRunning,
+			QOSClass:  v1.PodQOSBurstable,
+			StartTime: &start,
+			Conditions: []v1.PodCondition{{
+				Type: v1.PodResizeInProgress, Status: v1.ConditionTrue,
+				LastTransitionTime: metav1.NewTime(at.Add(1500 * time.Millisecond)),
+			}},
+			ContainerStatuses: []v1.ContainerStatus{{
+				Name:                 "c1",
+				State:                v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: metav1.NewTime(at)}},
+				LastTerminationState: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 137, StartedAt: metav1.NewTime(at.Add(-time.Hour)), FinishedAt: metav1.NewTime(at.Add(-time.Second))}},
+				AllocatedResources:   rl("100m", "64Mi"),
+				Resources:            &v1.ResourceRequirements{Requests: rl("100m", "64Mi"), Limits: rl("1", "1Gi")},
+				RestartCount:         2,
+			}},
+		},
+	}
+}
+
+func TestPodRoundTrip(t *testing.T) {
+	p := richPod()
+	f, ok := FreezePod(p)
+	if !ok {
+		t.Fatal("FreezePod refused a pod with UTC and local times")
+	}
+	got := f.Thaw()
+	if !equality.Semantic.DeepEqual(got, p) {
+		t.Fatalf("thawed pod differs:\n got %+v\nwant %+v", got, p)
+	}
+	a, _ := json.Marshal(p)
+	b, _ := json.Marshal(got)
+	if string(a) != string(b) {
+		t.Errorf("JSON differs:\n got %s\nwant %s", b, a)
+	}
+	var want, have []metav1.Time
+	eachPodTime(p, func(t *metav1.Time) { want = append(want, *t) })
+	eachPodTime(got, func(t *metav1.Time) { have = append(have, *t) })
+	if len(want) != len(have) {
+		t.Fatalf("%d times thawed, want %d", len(have), len(want))
+	}
+	for i := range want {
+		// Exact: nanoseconds and location, which protobuf alone loses.
+		if !reflect.DeepEqual(want[i], have[i]) {
+			t.Errorf("time %d: got %v (%v), want %v (%v)", i, have[i], have[i].Location(), want[i], want[i].Location())
+		}
+	}
+	if got == p || &got.Spec.Containers[0] == &p.Spec.Containers[0] {
+		t.Error("Thaw shares memory with the pod frozen")
+	}
+}
+
+func TestFreezeSharesEqualPods(t *testing.T) {
+	a, _ := FreezePod(richPod())
+	b, _ := FreezePod(richPod())
+	if a != b {
+		t.Error("two equal pods froze to different handles")
+	}
+	p := richPod()
+	p.Status.ContainerStatuses[0].RestartCount = 3
+	c, _ := FreezePod(p)
+	if c == a {
+		t.Error("different pods froze to one handle")
+	}
+	if a.Size() == 0 || a.Size() > 2048 {
+		t.Errorf("frozen pod takes %d bytes", a.Size())
+	}
+}
+
+func TestFreezeRefusesOtherLocations(t *testing.T) {
+	p := richPod()
+	p.CreationTimestamp = metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("X", 3600)))
+	if _, ok := FreezePod(p); ok {
+		t.Error("FreezePod accepted a time in a location it cannot restore")
+	}
+}
+
+// TestEachPodTimeVisitsEveryTime fills every metav1.Time a v1.Pod can hold
+// (found by reflection, one element in every list and every pointer set)
+// and checks that eachPodTime visits each of them.
+func TestEachPodTimeVisitsEveryTime(t *testing.T) {
+	p := &v1.Pod{}
+	n := 0
+	fill(reflect.ValueOf(p).Elem(), &n, map[reflect.Type]bool{})
+	if n < 20 {
+		t.Fatalf("reflection found only %d times", n)
+	}
+	visited := 0
+	eachPodTime(p, func(*metav1.Time) { visited++ })
+	if visited != n {
+		t.Errorf("eachPodTime visits %d times, the pod holds %d", visited, n)
+	}
+	f, ok := FreezePod(p)
+	if !ok {
+		t.Fatal("FreezePod refused the filled pod")
+	}
+	seen := map[int64]bool{}
+	eachPodTime(f.Thaw(), func(tm *metav1.Time) { seen[tm.UnixNano()] = true })
+	if len(seen) != n {
+		t.Errorf("%d distinct times after a round trip, want %d", len(seen), n)
+	}
+}
+
+var timeType = reflect.TypeOf(metav1.Time{})
+
+// fill sets every time reachable from v to a distinct value, making one
+// element of every slice and setting every pointer on the way.
+func fill(v reflect.Value, n *int, seen map[reflect.Type]bool) {
+	if v.Type() == timeType {
+		*n++
+		v.Set(reflect.ValueOf(metav1.NewTime(time.Date(2026, 1, 1, 0, 0, *n, *n, time.UTC))))
+		return
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		if seen[v.Type().Elem()] {
+			return
+		}
+		v.Set(reflect.New(v.Type().Elem()))
+		fill(v.Elem(), n, seen)
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return
+		}
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		fill(v.Index(0), n, seen)
+	case reflect.Struct:
+		if seen[v.Type()] {
+			return
+		}
+		seen[v.Type()] = true
+		defer delete(seen, v.Type())
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				fill(v.Field(i), n, seen)
+			}
+		}
+	}
+}
+
+func TestResourcesRoundTrip(t *testing.T) {
+	for name, r := range map[string]allocation.PodResources{
+		"none":      {},
+		"empty":     {ContainerResources: map[string]v1.ResourceRequirements{}},
+		"two":       {ContainerResources: map[string]v1.ResourceRequirements{"b": {Requests: rl("1", "1Gi")}, "a": {Requests: rl("250m", "128Mi"), Limits: rl("500m", "256Mi")}}},
+		"pod-level": {ContainerResources: map[string]v1.ResourceRequirements{"a": {}}, PodLevelResources: &v1.ResourceRequirements{Limits: rl("2", "2Gi")}},
+	} {
+		got := FreezeResources(r).Thaw()
+		if !equality.Semantic.DeepEqual(got, r) || (got.ContainerResources == nil) != (r.ContainerResources == nil) || (got.PodLevelResources == nil) != (r.PodLevelResources == nil) {
+			t.Errorf("%s: thawed %+v, want %+v", name, got, r)
+		}
+	}
+	a := FreezeResources(allocation.PodResources{ContainerResources: map[string]v1.ResourceRequirements{"a": {Requests: rl("1", "1Gi")}, "b": {}}})
+	b := FreezeResources(allocation.PodResources{ContainerResources: map[string]v1.ResourceRequirements{"b": {}, "a": {Requests: rl("1", "1Gi")}}})
+	if a != b {
+		t.Error("equal records froze to different handles")
+	}
+}
+
+func TestRecentEvictsLeastRecentlyUsed(t *testing.T) {
+	r := Recent[string]{Limit: 2}
+	for _, k := range []string{"a", "b", "c", "a", "d"} {
+		r.Touch(k)
+	}
+	var frozen []string
+	r.Evict(func(k string) bool {
+		if k == "b" {
+			return false // busy: stays thawed
+		}
+		frozen = append(frozen, k)
+		return true
+	})
+	// Used: b (busy), c, a, d; two must go, oldest first, b skipped.
+	if !reflect.DeepEqual(frozen, []string{"c", "a"}) {
+		t.Errorf("froze %v, want [c a]", frozen)
+	}
+	if r.Len() != 2 {
+		t.Errorf("%d thawed after Evict, want 2", r.Len())
+	}
+	r.Forget("b")
+	r.Evict(func(string) bool { t.Error("Evict froze under the limit"); return true })
+}

@@ -1,0 +1,133 @@
+package apiserver
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// eventLog keeps the latest events in a ring of limit records (every
+// event when limit is not positive), in a compact form: an event's type,
+// reason, source, host and time zone, a few dozen combinations for all the
+// events a node emits, are kept once, and its time as seconds and
+// nanoseconds since the Unix epoch (a wall-clock time keeps no monotonic
+// reading here, as it would keep none once the API server had stored it).
+type eventLog struct {
+	limit int
+	// ring holds the event with sequence number seq at seq % limit (at
+	// seq when the log is unbounded); next is the sequence number of the
+	// next event, so the log holds the events from next-len(ring) on.
+	ring    []eventRecord
+	next    uint64
+	origins map[eventOrigin]*eventOrigin
+	last    *eventOrigin
+}
+
+// eventRecord is one event as the log keeps it: 88 bytes.
+type eventRecord struct {
+	sec       int64 // zeroTime for the zero time
+	origin    *eventOrigin
+	namespace string
+	pod       string
+	message   string
+	lazy      fmt.Stringer
+	nsec      int32
+}
+
+// zeroTime stands for the zero time.Time, whose seconds since the epoch
+// no clock gives.
+const zeroTime = math.MinInt64
+
+// eventOrigin is an event's type and reason, who emitted it (the
+// component and its node), and the time zone of its time.
+type eventOrigin struct {
+	typ, reason, source, host string
+	loc                       *time.Location
+}
+
+func (l *eventLog) add(e Event) {
+	o := eventOrigin{typ: e.Type, reason: e.Reason, source: e.Source, host: e.Host, loc: e.Time.Location()}
+	r := eventRecord{
+		sec: zeroTime, namespace: e.Namespace, pod: e.Pod,
+		message: e.Message, lazy: e.Lazy, origin: l.origin(o),
+	}
+	if !e.Time.IsZero() {
+		r.sec, r.nsec = e.Time.Unix(), int32(e.Time.Nanosecond())
+	}
+	switch {
+	case l.limit <= 0:
+		l.ring = append(l.ring, r)
+	case len(l.ring) < l.limit:
+		// The ring grows as append would, but never past the limit.
+		if len(l.ring) == cap(l.ring) {
+			grown := make([]eventRecord, len(l.ring), min(max(2*cap(l.ring), 16), l.limit))
+			copy(grown, l.ring)
+			l.ring = grown
+		}
+		l.ring = append(l.ring, r)
+	default:
+		l.ring[l.next%uint64(l.limit)] = r
+	}
+	l.next++
+}
+
+// origin is o as the log keeps it, shared by every record with the same
+// origin.
+func (l *eventLog) origin(o eventOrigin) *eventOrigin {
+	// Nodes emit from two or three origins (Normal and Warning from one
+	// kubelet): the last one used is the likely match.
+	if l.last != nil && *l.last == o {
+		return l.last
+	}
+	p, ok := l.origins[o]
+	if !ok {
+		if l.origins == nil {
+			l.origins = map[eventOrigin]*eventOrigin{}
+		}
+		// A copy made here, not &o: taking o's address would move every
+		// call's o to the heap.
+		p = new(eventOrigin)
+		*p = o
+		l.origins[o] = p
+	}
+	l.last = p
+	return p
+}
+
+// since returns the events from sequence number seq on, rendered, and how
+// many of those asked for were already dropped.
+func (l *eventLog) since(seq uint64) (out []Event, dropped uint64) {
+	first := l.next - uint64(len(l.ring))
+	if seq < first {
+		dropped, seq = first-seq, first
+	}
+	if seq >= l.next {
+		return nil, dropped
+	}
+	out = make([]Event, 0, l.next-seq)
+	for ; seq < l.next; seq++ {
+		i := seq
+		if l.limit > 0 {
+			i %= uint64(l.limit)
+		}
+		out = append(out, l.ring[i].event())
+	}
+	return out, dropped
+}
+
+// event is the record as an Event, with its message rendered.
+func (r *eventRecord) event() Event {
+	o := r.origin
+	e := Event{
+		Namespace: r.namespace, Pod: r.pod, Type: o.typ,
+		Reason: o.reason, Message: r.message, Lazy: r.lazy,
+		Source: o.source, Host: o.host,
+	}
+	if r.sec != zeroTime {
+		e.Time = time.Unix(r.sec, int64(r.nsec)).In(o.loc)
+	}
+	if e.Message == "" && e.Lazy != nil {
+		e.Message = e.Lazy.String()
+	}
+	return e
+}
