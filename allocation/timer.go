@@ -48,3 +48,10 @@ func (t *RetryTimer) Due() time.Time {
 func (t *RetryTimer) Reset(now time.Time) {
 	t.due = now.Add(RetryDelay)
 }
+
+// Shift moves the timer's due time d later, keeping it in step with a
+// clock that jumped over a span in which it would have fired and been
+// reset every RetryDelay (the resize core's Skip).
+func (t *RetryTimer) Shift(d time.Duration) {
+	t.due = t.due.Add(d)
+}

@@ -177,6 +177,16 @@ func (c *FakeClock) Set(t time.Time) {
 	c.now = t
 }
 
+// advanceTo moves the clock to t unless it is already there or later, so
+// that Advances running at once never move it back.
+func (c *FakeClock) advanceTo(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t.After(c.now) {
+		c.now = t
+	}
+}
+
 // Deps are the parts a Node drives. Cluster, Cgroups and Runtime are
 // required; they outlive a Node, so a kubelet restart is a new Node built
 // on the same Deps.

@@ -9,16 +9,54 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/resizelet/resizelet/allocation/state"
 	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/cri"
+	"github.com/resizelet/resizelet/resize/apiserver"
 	"github.com/resizelet/resizelet/resize/core"
 )
 
 // ErrNotFakeClock is returned by Advance on a node whose clock is not a
 // *FakeClock: real time cannot be moved.
 var ErrNotFakeClock = errors.New("the node's clock is not a FakeClock")
+
+// ErrInvalidArgument is wrapped by the errors of Node calls given what no
+// pod can be: a nil pod, an empty namespace or name. Such a call changes
+// nothing.
+var ErrInvalidArgument = errors.New("invalid argument")
+
+// ErrAmountTooLarge is reported (errors.Is) when the API refused a pod or a
+// resize because an amount is beyond what resizelet takes; see package
+// cgroup/cgconfig, MaxMilliCPU, for the bounds and why a 1.35 API server,
+// which has none, would have let the kubelet overflow.
+var ErrAmountTooLarge = apiserver.ErrAmountTooLarge
+
+// ErrUIDTaken is returned when a pod's UID is another pod's
+// (apiserver.ErrUIDTaken).
+var ErrUIDTaken = apiserver.ErrUIDTaken
+
+// argumentError is a call's argument that no pod can be.
+type argumentError struct{ op, msg string }
+
+func (e *argumentError) Error() string { return e.op + ": " + e.msg }
+
+// Is reports ErrInvalidArgument.
+func (e *argumentError) Is(target error) bool { return target == ErrInvalidArgument }
+
+// checkPodName refuses an empty namespace or name, as the API server
+// refuses a request without one ("name must be provided"), instead of
+// looking up a pod no one can have created.
+func checkPodName(op, namespace, name string) error {
+	switch {
+	case namespace == "":
+		return &argumentError{op: fmt.Sprintf("%s %q", op, name), msg: "namespace must be provided"}
+	case name == "":
+		return &argumentError{op: fmt.Sprintf("%s in namespace %q", op, namespace), msg: "name must be provided"}
+	}
+	return nil
+}
 
 // Timer periods of the pod workers (core.ResyncInterval and
 // core.BackOffPeriod).
@@ -56,6 +94,9 @@ type Node struct {
 
 	// statuses writes pod statuses, and again those whose write failed.
 	statuses statusWriter
+
+	// watch tells Advance when the node has settled.
+	watch settleWatch
 }
 
 // NewNode starts a kubelet on cfg with deps: it loads the checkpoints,
@@ -116,8 +157,12 @@ func NewNode(ctx context.Context, cfg NodeConfig, deps Deps) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new node: list containers: %w", err)
 	}
+	pods := n.cluster.ListPods()
+	if err := distinctUIDs(pods); err != nil {
+		return nil, fmt.Errorf("new node: %w", err)
+	}
 	start := core.Start{
-		Pods:       n.cluster.ListPods(),
+		Pods:       pods,
 		Allocated:  n.allocated.All(),
 		Actuated:   n.actuated.All(),
 		Sandboxes:  sandboxes,
@@ -128,6 +173,23 @@ func NewNode(ctx context.Context, cfg NodeConfig, deps Deps) (*Node, error) {
 		return nil, err
 	}
 	return n, nil
+}
+
+// distinctUIDs refuses a pod list in which two pods share a UID (an API
+// that does not check, see apiserver.ErrUIDTaken): the kubelet keys pods
+// by UID, and the second would silently take the first's allocation.
+func distinctUIDs(pods []*v1.Pod) error {
+	seen := make(map[types.UID]*v1.Pod, len(pods))
+	for _, p := range pods {
+		if p == nil {
+			return errors.New("the API listed a nil pod")
+		}
+		if q, ok := seen[p.UID]; ok {
+			return fmt.Errorf("pods %s/%s and %s/%s have the same UID %q: %w", q.Namespace, q.Name, p.Namespace, p.Name, p.UID, ErrUIDTaken)
+		}
+		seen[p.UID] = p
+	}
+	return nil
 }
 
 // openState opens a checkpoint in dir, or an in-memory one when dir is "".
@@ -222,8 +284,13 @@ func (n *Node) wait() (core.Ready, bool) {
 // AddPod creates the pod in the cluster, admits it (a rejected pod gets
 // phase Failed with the kubelet's reason and message and a Warning event;
 // that is not an error), starts its containers, retries pending resizes
-// (pods_added) and runs until quiet.
+// (pods_added) and runs until quiet. A pod the cluster or the kubelet
+// refuses (a nil pod, an invalid one, a UID another pod has) is an error
+// and changes nothing.
 func (n *Node) AddPod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
+	if pod == nil {
+		return nil, &argumentError{op: "add pod", msg: "nil pod"}
+	}
 	if pod.CreationTimestamp.IsZero() {
 		pod = pod.DeepCopy()
 		pod.CreationTimestamp = metav1.NewTime(n.clock.Now())
@@ -233,20 +300,40 @@ func (n *Node) AddPod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
 		return nil, err
 	}
 	own := *created // the core takes the top level as its own
-	if err := n.run(ctx, core.PodAdded{Pod: &own, Now: n.clock.Now()}); err != nil {
+	rd, err := n.step(core.PodAdded{Pod: &own, Now: n.clock.Now()})
+	if err != nil {
+		// The kubelet refused the pod (one it already knows by UID):
+		// take back the API object, so that the call changes nothing.
+		n.uncreate(created)
+		return nil, fmt.Errorf("add pod %s/%s: %w", created.Namespace, created.Name, err)
+	}
+	if err := n.drain(ctx, rd); err != nil {
 		return nil, err
 	}
 	return n.cluster.GetPod(created.Namespace, created.Name)
+}
+
+// uncreate deletes pods this call created, when the call fails before the
+// kubelet took them. The API's own error, if any, changes nothing more.
+func (n *Node) uncreate(pods ...*v1.Pod) {
+	for _, p := range pods {
+		_ = n.cluster.DeletePod(p.Namespace, p.Name)
+	}
 }
 
 // AddPods creates the pods in the cluster, in order, and hands them to the
 // kubelet at once, as HandlePodAdditions takes a list: each is admitted in
 // turn (against the ones before it), the pending resizes are retried once
 // (pods_added), and the node runs until quiet. It ends up where AddPod on
-// each pod in turn does, in one run. A pod the cluster refuses stops the
-// call; the pods before it stay created but are not handed to the kubelet,
-// and the error says which.
+// each pod in turn does, in one run. A pod the cluster refuses (or a nil
+// one) stops the call with an error that says which, and changes nothing:
+// the pods created before it are deleted again.
 func (n *Node) AddPods(ctx context.Context, pods []*v1.Pod) ([]*v1.Pod, error) {
+	for i, pod := range pods {
+		if pod == nil {
+			return nil, &argumentError{op: fmt.Sprintf("add pods: pods[%d]", i), msg: "nil pod"}
+		}
+	}
 	created := make([]*v1.Pod, 0, len(pods))
 	for i, pod := range pods {
 		if pod.CreationTimestamp.IsZero() {
@@ -255,12 +342,18 @@ func (n *Node) AddPods(ctx context.Context, pods []*v1.Pod) ([]*v1.Pod, error) {
 		}
 		c, err := n.cluster.CreatePod(pod)
 		if err != nil {
+			n.uncreate(created...)
 			return nil, fmt.Errorf("add pods: pods[%d]: %w", i, err)
 		}
 		own := *c // the core takes the top level as its own
 		created = append(created, &own)
 	}
-	if err := n.run(ctx, core.PodsAdded{Pods: created, Now: n.clock.Now()}); err != nil {
+	rd, err := n.step(core.PodsAdded{Pods: created, Now: n.clock.Now()})
+	if err != nil {
+		n.uncreate(created...)
+		return nil, fmt.Errorf("add pods: %w", err)
+	}
+	if err := n.drain(ctx, rd); err != nil {
 		return nil, err
 	}
 	out := make([]*v1.Pod, 0, len(created))
@@ -280,6 +373,9 @@ func (n *Node) AddPods(ctx context.Context, pods []*v1.Pod) ([]*v1.Pod, error) {
 // update: the pod joins the pending-resize queue, every pending resize is
 // retried in queue order (pod_updated), and the node runs until quiet.
 func (n *Node) Resize(ctx context.Context, namespace, name string, patch []byte) error {
+	if err := checkPodName("resize pod", namespace, name); err != nil {
+		return err
+	}
 	pod, err := n.cluster.ResizePod(namespace, name, patch)
 	if err != nil {
 		return err
@@ -291,6 +387,9 @@ func (n *Node) Resize(ctx context.Context, namespace, name string, patch []byte)
 // same validation, the same pod and the same kubelet handling as Resize
 // with req.Patch(). An API that is not a RequestResizer is sent the patch.
 func (n *Node) ResizeRequest(ctx context.Context, namespace, name string, req ResizeRequest) error {
+	if err := checkPodName("resize pod", namespace, name); err != nil {
+		return err
+	}
 	var pod *v1.Pod
 	var err error
 	if rr, ok := n.cluster.(RequestResizer); ok {
@@ -306,16 +405,30 @@ func (n *Node) ResizeRequest(ctx context.Context, namespace, name string, req Re
 
 // resized hands the kubelet a pod the resize subresource updated: a copy
 // of its top level, which the core takes as its own (the rest is shared
-// with the API server, which never changes it).
+// with the API server, which never changes it). A pod the kubelet does not
+// know (yet, or any more: another caller may delete it between the API's
+// answer and this) is not its business, as before. The check and the
+// step are one step under the lock, so that a deletion cannot come
+// between them.
 func (n *Node) resized(ctx context.Context, pod *v1.Pod) error {
+	own := *pod
 	n.mu.Lock()
-	known := n.core.Knows(pod.Namespace, pod.Name)
-	n.mu.Unlock()
-	if !known {
+	if !n.core.Knows(pod.Namespace, pod.Name) {
+		n.mu.Unlock()
 		return nil
 	}
-	own := *pod
-	return n.run(ctx, core.ResizeRequested{Pod: &own, Now: n.clock.Now()})
+	rd, err := n.core.Step(core.ResizeRequested{Pod: &own, Now: n.clock.Now()})
+	n.cond.Broadcast()
+	n.mu.Unlock()
+	if errors.Is(err, core.ErrUnknownPod) {
+		// Another pod of that name: the one resized was deleted and
+		// its name taken again.
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return n.drain(ctx, rd)
 }
 
 // DeletePod stops and removes the pod's containers and sandbox, removes its
@@ -323,13 +436,24 @@ func (n *Node) resized(ctx context.Context, pod *v1.Pod) error {
 // pending resizes (pods_removed) and runs until quiet. If the teardown
 // fails the pod stays known, and a later DeletePod finishes the job.
 func (n *Node) DeletePod(ctx context.Context, namespace, name string) error {
+	if err := checkPodName("delete pod", namespace, name); err != nil {
+		return err
+	}
+	// The lookup and the request are one step under the lock, so that
+	// another caller's deletion cannot come between them.
 	n.mu.Lock()
 	info, known := n.core.Pod(namespace, name)
-	n.mu.Unlock()
 	if !known {
+		n.mu.Unlock()
 		return fmt.Errorf("delete pod %s/%s: %w", namespace, name, ErrPodNotFound)
 	}
-	if err := n.run(ctx, core.DeleteRequested{UID: info.UID, Now: n.clock.Now()}); err != nil {
+	rd, err := n.core.Step(core.DeleteRequested{UID: info.UID, Now: n.clock.Now()})
+	n.cond.Broadcast()
+	n.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := n.drain(ctx, rd); err != nil {
 		return err
 	}
 	n.mu.Lock()
@@ -350,13 +474,30 @@ func (n *Node) Sync(ctx context.Context) error {
 
 // Advance moves the node's FakeClock forward by d, firing the timers that
 // fall due in time order (the pending-resize retry, pod resyncs and
-// backoffs), and runs until quiet after each.
+// backoffs), and runs until quiet after each. The clock jumps from one due
+// timer to the next.
+//
+// A settled node still has a timer due every minute per pod, so a long
+// advance would fire millions of them. Once every timer fired in the last
+// two core.SkipPeriods changed nothing (their batches only read, every
+// call succeeded, and the statuses they wrote differ from the last ones
+// at most in the conditions' lastProbeTime; settle.go), Advance skips the rest of d but the last SkipPeriod or
+// so in whole SkipPeriods (core.Skip): every timer moves by the span, as
+// firing through it would have left it, and the final stretch runs timer
+// by timer as before. Anything that changes the node (a write, an event, a
+// failed call, another caller's work) restarts the watch. Skipping assumes
+// what a simulation guarantees: nothing outside the node changes its
+// cgroups or runtime while Advance runs.
 func (n *Node) Advance(ctx context.Context, d time.Duration) error {
 	fc, ok := n.clock.(*FakeClock)
 	if !ok {
 		return ErrNotFakeClock
 	}
+	n.watch.start()
+	defer n.watch.stop()
 	target := fc.Now().Add(d)
+	seen := n.watch.changes.Load()
+	settledSince := fc.Now()
 	for {
 		n.mu.Lock()
 		next := n.core.NextTimer()
@@ -364,15 +505,39 @@ func (n *Node) Advance(ctx context.Context, d time.Duration) error {
 		if next.After(target) {
 			break
 		}
-		if next.After(fc.Now()) {
-			fc.Set(next)
+		now := fc.Now()
+		if c := n.watch.changes.Load(); c != seen {
+			seen, settledSince = c, now
 		}
+		if now.Sub(settledSince) >= 2*core.SkipPeriod && target.Sub(now) >= 2*core.SkipPeriod {
+			if span := n.skip(fc, now, seen, (target.Sub(now)/core.SkipPeriod-1)*core.SkipPeriod); span > 0 {
+				settledSince = settledSince.Add(span)
+				continue
+			}
+		}
+		fc.advanceTo(next)
 		if err := n.Tick(ctx); err != nil {
 			return err
 		}
 	}
-	fc.Set(target)
+	fc.advanceTo(target)
 	return n.Tick(ctx)
+}
+
+// skip moves the core and the clock span later if the core is quiet,
+// nothing changed on the node since the count seen and the clock is still
+// at now (no other Advance moved it), and returns the span skipped (0
+// when it did not skip). Under the lock, a quiet core means every batch
+// performed so far has been reported, so its changes are counted already.
+func (n *Node) skip(fc *FakeClock, now time.Time, seen uint64, span time.Duration) time.Duration {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.watch.changes.Load() != seen || !fc.Now().Equal(now) || !n.core.Skip(span) {
+		return 0
+	}
+	fc.advanceTo(now.Add(span))
+	n.watch.skipped.Add(int64(span))
+	return span
 }
 
 // Tick fires every timer that is due at the clock's current time and runs

@@ -25,6 +25,7 @@ func (n *Node) perform(ctx context.Context, b *core.Batch) []core.Result {
 // slice).
 func (n *Node) performInto(ctx context.Context, b *core.Batch, buf []core.Result) []core.Result {
 	results := buf[:0]
+	changed := false
 	for _, a := range b.Actions {
 		var r core.Result
 		if err := ctx.Err(); err != nil && onNode(a) {
@@ -36,11 +37,34 @@ func (n *Node) performInto(ctx context.Context, b *core.Batch, buf []core.Result
 			r.NotFound = true
 		}
 		results = append(results, r)
+		changed = changed || r.Err != nil || n.changes(a)
 		if r.Err != nil && !b.KeepGoing && core.StopsOnFailure(a) {
 			break
 		}
 	}
+	if changed {
+		n.watch.changes.Add(1)
+	}
 	return results
+}
+
+// changes reports whether a (performed without error) changes anything on
+// the node or in the API. Reads change nothing. A status write changes
+// something only if the status differs from the one written before: the
+// kubelet writes the status at the end of every sync, settled or not, and
+// the API server keeps an equal one as it is. Statuses are compared only
+// while an Advance watches the node (watch.watchers); otherwise every
+// status write counts, which costs nothing and only delays a skip.
+func (n *Node) changes(a core.Action) bool {
+	switch a := a.(type) {
+	case core.ReadCgroupExists, core.ReadCgroup, core.ReadMemoryUsage, core.ReadContainerStatus, core.ReadContainerStats:
+		return false
+	case core.WriteStatus:
+		return n.watch.statusChanged(a)
+	case core.DeletePod:
+		n.watch.forget()
+	}
+	return true
 }
 
 // do performs one action on the node's parts.

@@ -92,10 +92,14 @@ type checkpointDataWithEmptyDirLimits struct {
 	Entries map[types.UID]entryWithEmptyDirLimits `json:"entries,omitempty"`
 }
 
-// decodeData parses a checkpoint's data string.
+// decodeData parses a checkpoint's data string and checks that it has the
+// kubelet's shape (checkShape; a *shapeError when it has not).
 func decodeData(data string) (map[types.UID]allocation.PodResources, error) {
 	var d checkpointData
 	if err := json.Unmarshal([]byte(data), &d); err != nil {
+		return nil, err
+	}
+	if err := checkShape([]byte(data), d.Entries); err != nil {
 		return nil, err
 	}
 	if d.Entries == nil {
@@ -117,6 +121,10 @@ func decodeCheckpoint(path string, blob []byte) (map[types.UID]allocation.PodRes
 			ErrCorruptCheckpoint, path, cp.Checksum, sum)
 	}
 	entries, err := decodeData(cp.Data)
+	var shape *shapeError
+	if errors.As(err, &shape) {
+		return nil, 0, fmt.Errorf("%w %s: valid JSON with a matching checksum, but not the kubelet's checkpoint: %w", ErrCorruptCheckpoint, path, err)
+	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w %s: entries do not decode: %v", ErrCorruptCheckpoint, path, err)
 	}

@@ -33,7 +33,9 @@ const (
 
 // ErrCorruptCheckpoint is wrapped by the error NewCheckpoint returns for a
 // checkpoint file it cannot trust: bad JSON, a truncated file, a checksum
-// mismatch or entries that do not decode. The kubelet refuses to start on
+// mismatch, entries that do not decode, or data that decodes but is not
+// the kubelet's checkpoint (a missing "entries" or "ContainerResources",
+// an amount beyond resizelet's bounds; see checkShape). The kubelet refuses to start on
 // such a file rather than silently dropping every allocation, and so does
 // NewCheckpoint.
 var ErrCorruptCheckpoint = errors.New("corrupt checkpoint")

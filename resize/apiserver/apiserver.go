@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -73,6 +74,13 @@ func (e *InvalidError) Error() string { return e.status().Error() }
 
 // Unwrap returns the StatusError the API server would send.
 func (e *InvalidError) Unwrap() error { return e.status() }
+
+// Is reports ErrAmountTooLarge when one of the errors is an amount beyond
+// resizelet's bounds, so that callers can tell that refusal (which a real
+// API server would not make) from the API server's own.
+func (e *InvalidError) Is(target error) bool {
+	return target == ErrAmountTooLarge && slices.ContainsFunc(e.Errs, isAmountBound)
+}
 
 // status builds the StatusError from the fields rather than storing it, so
 // an InvalidError built by hand is as good as one from ApplyResize.
@@ -187,6 +195,11 @@ func finishResize(oldPod, patched *v1.Pod, opts ResizeOptions) (*v1.Pod, error) 
 			defaultPodLevelResources(newPod)
 		}
 	}
+	if errs := ValidateAmounts(newPod); len(errs) > 0 {
+		// Refused before the comparison below, which would read the
+		// amounts (see ValidatePod); ValidateResize gives the errors.
+		return nil, &InvalidError{Name: oldPod.Name, Errs: ValidateResize(newPod, oldPod, opts)}
+	}
 	if !apiequality.Semantic.DeepEqual(newPod.Spec, oldPod.Spec) {
 		newPod.Generation = oldPod.Generation + 1
 	}
@@ -226,6 +239,11 @@ func decodePatch(patch []byte) (map[string]interface{}, error) {
 	var m map[string]interface{}
 	if err := utiljson.Unmarshal(data, &m); err != nil {
 		return nil, &PatchError{Err: err}
+	}
+	// resizelet's own refusal, before any value is parsed as a quantity
+	// (MaxExponent says why).
+	if where, err := FindHugeExponent(m, ""); err != nil {
+		return nil, &PatchError{Path: where, Err: err}
 	}
 	return m, nil
 }

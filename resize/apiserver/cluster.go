@@ -42,6 +42,8 @@ type Cluster struct {
 	profile profile.Profile
 	pods    map[podRef]storedPod
 	order   []podRef // creation order of the keys in pods
+	// uids are the pods' UIDs, which no two pods share (CreatePod).
+	uids map[types.UID]podRef
 	// thawed are the pods kept decoded: the ones used most recently, at
 	// most hotPods of them (see storedPod).
 	thawed frozen.Recent[podRef]
@@ -88,7 +90,7 @@ func NewCluster(opts ClusterOptions) *Cluster {
 	if limit == 0 {
 		limit = DefaultEventLimit
 	}
-	c := &Cluster{profile: profile.New(opts.Profile, opts.FeatureGates), pods: map[podRef]storedPod{}, events: eventLog{limit: limit}}
+	c := &Cluster{profile: profile.New(opts.Profile, opts.FeatureGates), pods: map[podRef]storedPod{}, uids: map[types.UID]podRef{}, events: eventLog{limit: limit}}
 	c.thawed.Limit = opts.HotPods
 	if opts.HotPods == 0 {
 		c.thawed.Limit = DefaultHotPods
@@ -136,9 +138,14 @@ func (c *Cluster) resizeOptions() ResizeOptions {
 
 // CreatePod stores a new pod as the API server would: defaulted, with a
 // UID derived from namespace and name when it has none, generation 1, and
-// validated. The pod returned is the stored one, shared, as ResizePod's:
+// validated (its metadata by ValidatePodMeta, which also says what a UID
+// the caller set means here; a UID another pod has is refused with
+// ErrUIDTaken). The pod returned is the stored one, shared, as ResizePod's:
 // read it, or DeepCopy it before changing anything in it.
 func (c *Cluster) CreatePod(pod *v1.Pod) (*v1.Pod, error) {
+	if pod == nil {
+		return nil, errors.New("create pod: nil pod")
+	}
 	p := pod.DeepCopy()
 	DefaultPod(p)
 	if c.profile.DefaultsPodLevelResources() {
@@ -147,6 +154,9 @@ func (c *Cluster) CreatePod(pod *v1.Pod) (*v1.Pod, error) {
 	}
 	if p.Name == "" {
 		return nil, fmt.Errorf("create pod: metadata.name is required")
+	}
+	if errs := ValidatePodMeta(p); len(errs) > 0 {
+		return nil, &InvalidError{Name: p.Name, Errs: errs}
 	}
 	if p.UID == "" {
 		p.UID = deterministicUID(p.Namespace, p.Name)
@@ -164,6 +174,12 @@ func (c *Cluster) CreatePod(pod *v1.Pod) (*v1.Pod, error) {
 	if _, ok := c.pods[key]; ok {
 		return nil, fmt.Errorf("create pod %s: already exists", key)
 	}
+	// A UID names one pod: two pods sharing one would share a pod cgroup
+	// and checkpoint records, the second silently taking the first's.
+	if other, ok := c.uids[p.UID]; ok {
+		return nil, fmt.Errorf("create pod %s/%s: metadata.uid %s is pod %s/%s's: %w", p.Namespace, p.Name, p.UID, other.namespace, other.name, ErrUIDTaken)
+	}
+	c.uids[p.UID] = key
 	c.put(key, p)
 	c.order = append(c.order, key)
 	return p, nil
@@ -285,9 +301,11 @@ func (c *Cluster) DeletePod(namespace, name string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	key := podKey(namespace, name)
-	if _, ok := c.pods[key]; !ok {
+	p, ok := c.get(key)
+	if !ok {
 		return fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
 	}
+	delete(c.uids, p.UID)
 	delete(c.pods, key)
 	c.thawed.Forget(key)
 	for i, k := range c.order {

@@ -6,6 +6,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
 )
 
 // Most resize patches say nothing but new requests and limits of named
@@ -219,9 +221,15 @@ func (s *patchScanner) quantities(e *podEdit) bool {
 			}
 		}
 		// The decoder hands Quantity.UnmarshalJSON the string, which
-		// parses it with the white space around it trimmed.
-		q, err := resource.ParseQuantity(strings.TrimSpace(string(value)))
-		if err != nil {
+		// parses it with the white space around it trimmed. Amounts
+		// beyond resizelet's bounds (and exponents too large to parse)
+		// take the general way, which refuses them before comparing.
+		text := strings.TrimSpace(string(value))
+		if CheckExponent(text) != nil {
+			return false
+		}
+		q, err := resource.ParseQuantity(text)
+		if err != nil || !cgconfig.AmountFits(rn, q) {
 			return false
 		}
 		e.quantities = append(e.quantities, quantityEdit{name: rn, q: q})

@@ -83,12 +83,17 @@ func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList 
 		return field.ErrorList{field.Forbidden(field.NewPath(""), msgWindowsPod)}
 	}
 
+	// Amounts beyond resizelet's bounds are refused alone (ValidatePod),
+	// before the QoS class and the comparisons below read them.
+	if errs := ValidateAmounts(newPod); len(errs) > 0 {
+		return errs
+	}
 	// A pod that already has a RestartContainer policy on a non-sidecar
 	// init container may keep it (AllowExistingRestartContainerFor-
 	// NonSidecarInitContainer in pkg/api/pod/util.go).
 	specOpts := opts
 	specOpts.allowInitRestartContainer = initRestartContainer(oldPod)
-	allErrs := ValidatePod(newPod, specOpts)
+	allErrs := validatePod(newPod, specOpts)
 	if oldQOSClass(oldPod) != computeQOS(newPod, p) {
 		// The API server reports the pod's current (status) class as the
 		// bad value, as an Invalid error rather than a Forbidden one.
@@ -432,7 +437,19 @@ func validatePodLevelResize(newPod, oldPod *v1.Pod, p profile.Profile) field.Err
 // container); ephemeral containers may set neither resources nor
 // resizePolicy. Resource names are checked in sorted order, so the errors
 // come in a stable order (the API server walks maps at random).
+//
+// Amounts beyond resizelet's bounds (ErrAmountTooLarge) are refused alone,
+// before anything reads them: converted to int64 they are other numbers,
+// and compared they can cost minutes.
 func ValidatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
+	if errs := ValidateAmounts(pod); len(errs) > 0 {
+		return errs
+	}
+	return validatePod(pod, opts)
+}
+
+// validatePod is ValidatePod for a pod whose amounts are within the bounds.
+func validatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 	var errs field.ErrorList
 	if pod.Name == "" {
 		errs = append(errs, field.Required(field.NewPath("metadata", "name"), "name or generateName is required"))

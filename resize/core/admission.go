@@ -205,6 +205,10 @@ type retryTask struct {
 	waiting bool
 	before  condSnapshot
 	decided *v1.Pod
+	// decidedState is the pod the decision was for: a pod torn down, or
+	// torn down and added again, while its allocation was checkpointed is
+	// another (or no) podState by then.
+	decidedState *podState
 }
 
 func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, bool, bool) {
@@ -216,7 +220,21 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 	if t.waiting {
 		t.waiting = false
 		item := t.items[t.next]
-		ps := c.hot(c.pods[item.UID])
+		ps := c.pods[item.UID]
+		if ps != t.decidedState {
+			// The kubelet's allocation manager holds its lock across the
+			// decision and the checkpoint, so no pod goes away between
+			// them; here a teardown that was under way can end first.
+			// The resize is for a pod that is gone: drop the record
+			// written for it (a pod added again under the UID writes its
+			// own when it is admitted).
+			t.next++
+			if ps == nil {
+				return t.take(DeleteCheckpoints{UID: item.UID}), false, false
+			}
+			return t.advance(c, nil, nil)
+		}
+		ps = c.hot(ps)
 		allocated := false
 		if _, r, _ := resultOf[WriteAllocated](done, res); r.Err != nil {
 			err := r.Err
@@ -241,7 +259,7 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 		outcome := c.handleResize(ps, &t.opOutput)
 		if t.write.UID != "" {
 			t.waiting = true
-			t.decided = ps.pod
+			t.decided, t.decidedState = ps.pod, ps
 			return t.take(WriteAllocated{&t.write}), false, false
 		}
 		if outcome == allocation.Deferred {

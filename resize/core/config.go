@@ -153,6 +153,9 @@ func (cfg NodeConfig) WithDefaults() NodeConfig {
 type ConfigError struct {
 	Field string // "cgroupDriver", "allocatable.cpu", "featureGates.Foo", ...
 	Msg   string
+	// Err, when set, is the cause (cgconfig.ErrAmountTooLarge for an
+	// amount beyond the bounds), for errors.Is.
+	Err error
 }
 
 // Error names the field and the problem.
@@ -163,6 +166,9 @@ var ErrInvalidConfig = errors.New("invalid node config")
 
 // Is reports ErrInvalidConfig.
 func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// Unwrap returns the cause, if any.
+func (e *ConfigError) Unwrap() error { return e.Err }
 
 // gateName is the form of a Kubernetes feature gate name.
 var gateName = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
@@ -201,6 +207,19 @@ func (cfg NodeConfig) Validate() error {
 	// The kernel accepts periods of 1ms to 1s (cpu.max, cpu.cfs_period_us).
 	if cfg.CPUCFSQuotaPeriod < time.Millisecond || cfg.CPUCFSQuotaPeriod > time.Second {
 		return &ConfigError{Field: "cpuCFSQuotaPeriod", Msg: fmt.Sprintf("%s is outside 1ms..1s", cfg.CPUCFSQuotaPeriod)}
+	}
+	// Amounts beyond resizelet's bounds would overflow the kubelet's int64
+	// arithmetic (cgconfig.MaxMilliCPU says how); a kubelet reads its
+	// capacity from the machine and never sees one.
+	for _, list := range []struct {
+		field string
+		rl    v1.ResourceList
+	}{{"capacity", cfg.Capacity}, {"allocatable", cfg.Allocatable}} {
+		for _, name := range sortedNames(list.rl) {
+			if err := cgconfig.CheckAmount(name, list.rl[name]); err != nil {
+				return &ConfigError{Field: list.field + "." + string(name), Msg: err.Error(), Err: err}
+			}
+		}
 	}
 	for _, name := range sortedNames(cfg.Allocatable) {
 		q := cfg.Allocatable[name]

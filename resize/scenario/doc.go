@@ -48,6 +48,12 @@
 // expect's error key like a resize's; a malformed patch that only the API
 // server detects makes Run return an *Error.
 //
+// The format's limits (FORMAT.md, "Limits") make a hostile file an
+// *Error before anything runs: a file of at most MaxFileSize bytes, a
+// regular file or a pipe, one YAML document, no control characters in
+// names, amounts within resizelet's bounds (package cgroup/cgconfig,
+// MaxMilliCPU) and no exponent beyond apiserver.MaxExponent.
+//
 // Scenario descriptions cite the behaviour they check as "reference N.M":
 // section N.M of resize/kubelet-resize.md.
 package scenario

@@ -5,13 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
+	goyaml "go.yaml.in/yaml/v2"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -19,6 +23,7 @@ import (
 
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/resize"
+	"github.com/resizelet/resizelet/resize/apiserver"
 	"github.com/resizelet/resizelet/resize/core"
 )
 
@@ -54,13 +59,65 @@ var (
 	DefaultImage = "registry.k8s.io/pause:3.10"
 )
 
-// Load reads and parses the scenario file at path.
+// MaxFileSize is the largest scenario file Load reads: a thousand times
+// the largest scenario in the repository, and a bound on what a wrong
+// argument (/dev/zero, a huge log) can make it read.
+const MaxFileSize = 1 << 20
+
+// Load reads and parses the scenario file at path. It refuses, with an
+// *Error, a file larger than MaxFileSize (reading no more than one byte
+// past it) and a path that is not a regular file or a pipe: a directory,
+// a device such as /dev/zero, a socket. Pipes are read, up to the same
+// size, so that a shell's process substitution works.
 func Load(path string) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	data, err := readScenarioFile(path)
 	if err != nil {
 		return nil, &Error{File: path, Step: -1, Msg: err.Error()}
 	}
 	return Parse(path, data)
+}
+
+// readScenarioFile reads at most MaxFileSize bytes of a regular file or a
+// pipe.
+func readScenarioFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if mode := fi.Mode(); !mode.IsRegular() && mode.Type() != fs.ModeNamedPipe {
+		return nil, fmt.Errorf("not a regular file (%s): a scenario is a YAML file", describeMode(mode))
+	}
+	if fi.Mode().IsRegular() && fi.Size() > MaxFileSize {
+		return nil, fmt.Errorf("the file has %d bytes, more than the %d a scenario may have", fi.Size(), MaxFileSize)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("the file has more than the %d bytes a scenario may have", MaxFileSize)
+	}
+	return data, nil
+}
+
+// describeMode names the kind of a file that is not a regular one.
+func describeMode(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "mode " + m.Type().String()
 }
 
 // parser carries the file name and the pods known at the current step, so
@@ -90,6 +147,21 @@ func Parse(name string, data []byte) (*Scenario, error) {
 	if err != nil {
 		return nil, p.errf("", "not valid YAML: %v", err)
 	}
+	if err := oneDocument(data); err != nil {
+		return nil, p.errf("", "%v", err)
+	}
+	if field, err := hugeExponent(js, ""); err != nil {
+		// A value in a step is reported at its step.
+		step := -1
+		if rest, ok := strings.CutPrefix(field, "steps["); ok {
+			if i := strings.IndexByte(rest, ']'); i > 0 {
+				if n, aerr := strconv.Atoi(rest[:i]); aerr == nil {
+					step, field = n, strings.TrimPrefix(rest[i+1:], ".")
+				}
+			}
+		}
+		return nil, &Error{File: name, Step: step, Field: field, Msg: err.Error()}
+	}
 	top, err := p.object(js, "")
 	if err != nil {
 		return nil, err
@@ -101,7 +173,13 @@ func Parse(name string, data []byte) (*Scenario, error) {
 	if s.Name, err = p.requiredString(top, "name", ""); err != nil {
 		return nil, err
 	}
+	if err := p.noControl(s.Name, "name", ""); err != nil {
+		return nil, err
+	}
 	if s.Description, err = p.optString(top, "description", ""); err != nil {
+		return nil, err
+	}
+	if err := p.noControl(s.Description, "description", "\n\t"); err != nil {
 		return nil, err
 	}
 	if err := p.node(top["node"], s); err != nil {
@@ -162,6 +240,52 @@ func Parse(name string, data []byte) (*Scenario, error) {
 		s.Steps = append(s.Steps, st)
 	}
 	return s, nil
+}
+
+// oneDocument refuses a YAML stream with more than one document that has
+// content: YAMLToJSONStrict reads the first document only, and a second
+// one (after "---") would be ignored without a word. Documents that hold
+// nothing (a trailing "---", comments) are allowed.
+func oneDocument(data []byte) error {
+	dec := goyaml.NewDecoder(bytes.NewReader(data))
+	for i := 0; ; i++ {
+		var doc any
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("not valid YAML: document %d: %v", i+1, err)
+		}
+		if i > 0 && doc != nil {
+			return fmt.Errorf("a second YAML document (after a \"---\" line) is not allowed: a scenario file holds one scenario")
+		}
+	}
+}
+
+// hugeExponent walks a JSON document and refuses a number, or a string
+// that reads as a number, whose exponent is beyond
+// ±apiserver.MaxExponent, before anything decodes it as a quantity. It
+// returns the key path of the value (below field) with the error.
+func hugeExponent(js []byte, field string) (string, error) {
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return field, nil // not JSON: the decoding that follows says so
+	}
+	return apiserver.FindHugeExponent(doc, field)
+}
+
+// noControl refuses control characters (NUL, escape, ...) in a string the
+// transcript prints, other than those in allowed.
+func (p *parser) noControl(v, field, allowed string) error {
+	for i, r := range v {
+		if unicode.IsControl(r) && !strings.ContainsRune(allowed, r) {
+			return p.errf(field, "control character %q at byte %d: not allowed here", r, i)
+		}
+	}
+	return nil
 }
 
 // object decodes raw as a JSON object.
@@ -317,6 +441,11 @@ func (p *parser) resourceList(raw json.RawMessage, field string) (v1.ResourceLis
 		q, err := p.quantity(m[k], join(field, k))
 		if err != nil {
 			return nil, err
+		}
+		// An amount beyond resizelet's bounds can be neither a node's
+		// nor one an expect finds.
+		if err := cgconfig.CheckAmount(v1.ResourceName(k), q); err != nil {
+			return nil, p.errf(join(field, k), "%v", err)
 		}
 		out[v1.ResourceName(k)] = q
 	}
@@ -498,6 +627,22 @@ func (p *parser) manifest(raw json.RawMessage, field string) (*v1.Pod, error) {
 		pod.Namespace = "default"
 	} else if errs := validation.IsDNS1123Label(pod.Namespace); len(errs) > 0 {
 		return nil, p.errf(field+".metadata.namespace", "invalid namespace %q: %s", pod.Namespace, strings.Join(errs, "; "))
+	}
+	// The rest of the metadata (labels, annotations, a UID) as the
+	// cluster will check it, and amounts beyond resizelet's bounds, which
+	// the cluster would refuse too: both are errors of the file.
+	if errs := apiserver.ValidatePodMeta(pod); len(errs) > 0 {
+		return nil, p.errf(field+"."+errs[0].Field, "%s", errs[0].ErrorBody())
+	}
+	if errs := apiserver.ValidateAmounts(pod); len(errs) > 0 {
+		return nil, p.errf(field+"."+errs[0].Field, "%s", errs[0].ErrorBody())
+	}
+	if pod.UID != "" {
+		for ref, other := range p.live {
+			if other.UID == pod.UID {
+				return nil, p.errf(field+".metadata.uid", "UID %q is already pod %s's", pod.UID, ref)
+			}
+		}
 	}
 	if pod.Generation == 0 {
 		pod.Generation = 1
@@ -711,9 +856,17 @@ func (p *parser) patch(raw json.RawMessage, field string) ([]byte, error) {
 	if err := json.Unmarshal(js, &obj); err != nil || obj == nil {
 		return nil, p.errf(field, "malformed patch: want a map, got %s", describe(js))
 	}
+	if where, err := hugeExponent(js, ""); err != nil {
+		return nil, p.errf(field, "%s: %v", where, err)
+	}
 	var pod v1.Pod
 	if err := json.Unmarshal(js, &pod); err != nil {
 		return nil, p.errf(field, "malformed patch: %v", err)
+	}
+	// An amount beyond resizelet's bounds is refused before the scenario
+	// runs; list indexes in the path count in the patch.
+	if errs := apiserver.ValidateAmounts(&pod); len(errs) > 0 {
+		return nil, p.errf(field, "%s", errs[0].Error())
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, js); err != nil {
@@ -794,6 +947,9 @@ func (p *parser) usageStep(raw json.RawMessage, st *Step) error {
 	}
 	if st.Memory.Sign() < 0 {
 		return p.errf("usage.memory", "must not be negative")
+	}
+	if err := cgconfig.CheckAmount(v1.ResourceMemory, st.Memory); err != nil {
+		return p.errf("usage.memory", "%v", err)
 	}
 	return nil
 }

@@ -409,7 +409,11 @@ func (r *runner) run(ctx context.Context, st Step) error {
 		}
 		err = n.Resize(ctx, st.Pod.Namespace, st.Pod.Name, st.Patch)
 		var pe *resize.PatchError
-		if errors.As(err, &pe) {
+		// A patch the API server cannot decode, and amounts only
+		// resizelet refuses (a real API server would take them, so no
+		// expect can be about them; the parser catches those the patch
+		// alone shows), are errors of the file.
+		if errors.As(err, &pe) || errors.Is(err, resize.ErrAmountTooLarge) {
 			return &Error{File: r.s.File, Step: r.step, Field: "resize.patch", Msg: err.Error()}
 		}
 	case ActionAdd:
@@ -417,6 +421,9 @@ func (r *runner) run(ctx context.Context, st Step) error {
 		r.created[ref] = r.clock.Now()
 		if _, err = n.AddPod(ctx, st.Manifest.DeepCopy()); err == nil {
 			r.admission(ref)
+		} else if errors.Is(err, resize.ErrAmountTooLarge) || errors.Is(err, resize.ErrUIDTaken) {
+			// Refusals of resizelet's own, as for resize above.
+			return &Error{File: r.s.File, Step: r.step, Field: "add.pod", Msg: err.Error()}
 		}
 	case ActionDelete:
 		err = n.DeletePod(ctx, st.Pod.Namespace, st.Pod.Name)

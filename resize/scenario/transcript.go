@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -167,7 +168,7 @@ func (t *transcript) expectResult(checks int, ms []Mismatch) {
 // resources as kubectl get pod -o yaml shows them under spec and status.
 func (t *transcript) final(r *runner) {
 	now := r.clock.Now()
-	t.section(fmt.Sprintf("end: clock at +%s", now.Sub(Start)))
+	t.section(fmt.Sprintf("end: clock at +%s", sinceStart(now)))
 	pods := r.cluster.ListPods()
 	if len(pods) == 0 {
 		t.line("No resources found in default namespace.")
@@ -319,4 +320,16 @@ func podView(p *v1.Pod) viewPod {
 	v.Status.InitContainerStatuses = statuses(p.Status.InitContainerStatuses)
 	v.Status.ContainerStatuses = statuses(p.Status.ContainerStatuses)
 	return v
+}
+
+// sinceStart is how far the clock has moved, as a Duration prints it.
+// Two of the longest advances take the clock further than a Duration
+// reaches (292 years), where Time.Sub saturates; the span is then counted
+// in whole seconds.
+func sinceStart(now time.Time) string {
+	if d := now.Sub(Start); d < math.MaxInt64 {
+		return d.String()
+	}
+	secs := now.Unix() - Start.Unix()
+	return fmt.Sprintf("%dh%dm%ds", secs/3600, secs%3600/60, secs%60)
 }

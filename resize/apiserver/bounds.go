@@ -1,0 +1,261 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
+)
+
+// ErrAmountTooLarge is reported (errors.Is on an *InvalidError) when a pod
+// was refused because an amount, or a pod's total of one, is beyond what
+// resizelet takes (cgconfig.MaxMilliCPU, cgconfig.MaxAmount).
+//
+// This is resizelet's rule, not the API server's: the 1.35 API server
+// checks only that a resource quantity is not negative (and whole, for
+// extended resources; pkg/apis/core/validation,
+// ValidateResourceQuantityValue) and lets the kubelet overflow int64 on the
+// rest (see package cgroup/cgconfig, MaxMilliCPU). Refusing such a pod at
+// the API keeps every value resizelet writes to a cgroup or sends to a
+// runtime derived from an amount that fits.
+var ErrAmountTooLarge = cgconfig.ErrAmountTooLarge
+
+// originAmountBound marks the field errors of the amount bounds, so that
+// InvalidError can report ErrAmountTooLarge.
+const originAmountBound = "resizelet:maximum"
+
+// validateAmount refuses a quantity beyond the bounds, with the path of
+// the field that holds it. Negative quantities are the API server's own
+// check (validateQuantityValue) and are not reported again here.
+func validateAmount(name v1.ResourceName, q *resource.Quantity, path func() *field.Path) field.ErrorList {
+	if q.Sign() < 0 || cgconfig.AmountFits(name, *q) {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(path(), q.String(), "must be less than or equal to "+cgconfig.AmountBoundText(name)).WithOrigin(originAmountBound)}
+}
+
+// ValidateAmounts returns the errors of the amount bounds alone for pod:
+// every request, limit and overhead amount, and the pod's totals (see
+// validatePodTotals). ValidatePod includes them; scenario files check
+// their manifests and patches with it before anything runs.
+func ValidateAmounts(pod *v1.Pod) field.ErrorList {
+	var errs field.ErrorList
+	each := func(list v1.ResourceList, path func() *field.Path) {
+		var buf [8]v1.ResourceName
+		for _, name := range sortedNames(list, buf[:]) {
+			q := list[name]
+			errs = append(errs, validateAmount(name, &q, func() *field.Path { return path().Key(string(name)) })...)
+		}
+	}
+	side := func(r *v1.ResourceRequirements, path func() *field.Path) {
+		each(r.Limits, func() *field.Path { return path().Child("limits") })
+		each(r.Requests, func() *field.Path { return path().Child("requests") })
+	}
+	for _, l := range []struct {
+		name string
+		cs   []v1.Container
+	}{{"containers", pod.Spec.Containers}, {"initContainers", pod.Spec.InitContainers}} {
+		for i := range l.cs {
+			side(&l.cs[i].Resources, func() *field.Path { return containerPath(l.name, i).Child("resources") })
+		}
+	}
+	if pod.Spec.Resources != nil {
+		side(pod.Spec.Resources, func() *field.Path { return field.NewPath("spec", "resources") })
+	}
+	each(pod.Spec.Overhead, func() *field.Path { return field.NewPath("spec", "overhead") })
+	if len(errs) > 0 {
+		return errs
+	}
+	return validatePodTotals(pod)
+}
+
+// validatePodTotals refuses a pod whose amounts of a resource, each within
+// the bounds, add up to more than the bound: the sum of every container's
+// (init containers' too) requests, of their limits, with the overhead and
+// the pod-level amount. That sum is at least every total the kubelet
+// computes from the pod (its effective requests and limits take the larger
+// of init containers and the rest, or the pod-level amount alone), so
+// no total the kubelet converts to int64 can overflow either. The bound
+// is on the plain sum because it is simple to state; it refuses only pods
+// asking for more than nine billion CPUs or 8Pi of memory.
+//
+// Only the amounts within the bounds come here (ValidateAmounts reports
+// the others first), so each sum stops at the bound and never overflows.
+func validatePodTotals(pod *v1.Pod) field.ErrorList {
+	var t totals
+	for i := range pod.Spec.Containers {
+		t.add(&pod.Spec.Containers[i].Resources)
+	}
+	for i := range pod.Spec.InitContainers {
+		t.add(&pod.Spec.InitContainers[i].Resources)
+	}
+	if pod.Spec.Resources != nil {
+		t.add(pod.Spec.Resources)
+	}
+	for name, q := range pod.Spec.Overhead {
+		t.amount(name, q, false)
+		t.amount(name, q, true)
+	}
+	var errs field.ErrorList
+	for _, e := range t.over() {
+		kind := "requests"
+		if e.limits {
+			kind = "limits"
+		}
+		errs = append(errs, field.Forbidden(field.NewPath("spec"),
+			"the pod's "+string(e.name)+" "+kind+" (containers, init containers, overhead and pod level together) add up to more than "+
+				cgconfig.AmountBoundText(e.name)).WithOrigin(originAmountBound))
+	}
+	return errs
+}
+
+// total is one resource's running sum of requests or of limits, in the
+// scheduler's unit.
+type total struct {
+	name   v1.ResourceName
+	limits bool
+	sum    int64
+	over   bool
+}
+
+// totals are the running sums of a pod. A pod names few resources, so a
+// fixed array on the stack holds them; a pod with more distinct resources
+// than that spills the rest into more, allocated only then.
+type totals struct {
+	fixed [8]total
+	n     int
+	more  []total
+}
+
+func (t *totals) add(r *v1.ResourceRequirements) {
+	for name, q := range r.Requests {
+		t.amount(name, q, false)
+	}
+	for name, q := range r.Limits {
+		t.amount(name, q, true)
+	}
+}
+
+// entry returns the running sum of the resource's requests or limits.
+func (t *totals) entry(name v1.ResourceName, limits bool) *total {
+	for i := 0; i < t.n; i++ {
+		if e := &t.fixed[i]; e.name == name && e.limits == limits {
+			return e
+		}
+	}
+	for i := range t.more {
+		if e := &t.more[i]; e.name == name && e.limits == limits {
+			return e
+		}
+	}
+	if t.n < len(t.fixed) {
+		t.fixed[t.n] = total{name: name, limits: limits}
+		t.n++
+		return &t.fixed[t.n-1]
+	}
+	t.more = append(t.more, total{name: name, limits: limits})
+	return &t.more[len(t.more)-1]
+}
+
+func (t *totals) amount(name v1.ResourceName, q resource.Quantity, limits bool) {
+	if q.Sign() <= 0 {
+		return
+	}
+	var v, bound int64
+	if name == v1.ResourceCPU {
+		v, bound = q.MilliValue(), cgconfig.MaxMilliCPU
+	} else {
+		v, bound = q.Value(), cgconfig.MaxAmount
+	}
+	e := t.entry(name, limits)
+	if e.over || v > bound-e.sum {
+		e.over = true
+		return
+	}
+	e.sum += v
+}
+
+// over returns the sums beyond the bound, requests before limits and by
+// resource name within each, so that errors come in a stable order.
+func (t *totals) over() []total {
+	var out []total
+	for _, limits := range []bool{false, true} {
+		start := len(out)
+		for _, e := range append(t.fixed[:t.n:t.n], t.more...) {
+			if e.over && e.limits == limits {
+				out = append(out, e)
+			}
+		}
+		slices.SortFunc(out[start:], func(a, b total) int { return strings.Compare(string(a.name), string(b.name)) })
+	}
+	return out
+}
+
+// isAmountBound reports a field error of the amount bounds.
+func isAmountBound(e *field.Error) bool { return e != nil && e.Origin == originAmountBound }
+
+// MaxExponent bounds the exponent of a number written in scientific
+// notation where an amount may be. apimachinery's ParseQuantity rounds
+// every amount to nano units, which for "1e-54775807" means a power of ten
+// with 54 million digits, and comparing quantities (the generation check
+// of a resize compares the old spec with the new) brings them to one
+// scale: one such value keeps a process busy for minutes. No amount a node
+// can have needs an exponent beyond a few dozen.
+const MaxExponent = 1000
+
+// CheckExponent refuses a number with an exponent beyond ±MaxExponent;
+// anything else, numbers or not, passes.
+func CheckExponent(text string) error {
+	i := strings.IndexAny(text, "eE")
+	if i <= 0 || i == len(text)-1 {
+		return nil
+	}
+	mantissa, exp := strings.TrimLeft(text[:i], "+-"), strings.TrimLeft(text[i+1:], "+-")
+	if mantissa == "" || exp == "" || strings.Trim(mantissa, "0123456789.") != "" || strings.Trim(exp, "0123456789") != "" {
+		return nil
+	}
+	if n, err := strconv.Atoi(exp); err == nil && n <= MaxExponent {
+		return nil
+	}
+	return fmt.Errorf("%q: %w", text, errHugeExponent)
+}
+
+// errHugeExponent is the cause CheckExponent reports.
+var errHugeExponent = fmt.Errorf("an exponent beyond ±%d is not allowed (no amount needs one, and parsing or comparing it as a quantity takes minutes)", MaxExponent)
+
+// FindHugeExponent walks a decoded JSON value (maps, lists, strings and
+// json.Numbers) and returns the key path (below path, "a.b[0].c") and the
+// error of the first string or number CheckExponent refuses.
+func FindHugeExponent(v any, path string) (string, error) {
+	switch v := v.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			if where, err := FindHugeExponent(v[k], p); err != nil {
+				return where, err
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if where, err := FindHugeExponent(e, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return where, err
+			}
+		}
+	case json.Number:
+		return path, CheckExponent(string(v))
+	case string:
+		return path, CheckExponent(strings.TrimSpace(v))
+	}
+	return path, nil
+}
