@@ -27,12 +27,27 @@ const (
 
 // compress appends the compressed form of src to dst.
 func compress(dst, src []byte) []byte {
+	return compressDict(dst, nil, src)
+}
+
+// compressDict appends the compressed form of src to dst, with matches
+// into dict as if dict came right before src: a small message compresses
+// much better against a dictionary of what such messages usually hold.
+// decompressDict must be given the same dict.
+func compressDict(dst, dict, src []byte) []byte {
 	var table [1 << hashBits]int32 // position+1 of the last 4 bytes with each hash
-	anchor := 0
-	i := 0
+	var joined [4096]byte
+	buf := append(append(joined[:0], dict...), src...)
+	hash := func(i int) uint32 { return (binary.LittleEndian.Uint32(buf[i:]) * 2654435761) >> (32 - hashBits) }
+	for i := 0; i+minMatch <= len(dict); i++ {
+		table[hash(i)] = int32(i + 1)
+	}
+	src = buf
+	anchor := len(dict)
+	i := len(dict)
 	for i+minMatch <= len(src) {
 		seq := binary.LittleEndian.Uint32(src[i:])
-		h := (seq * 2654435761) >> (32 - hashBits)
+		h := hash(i)
 		cand := int(table[h]) - 1
 		table[h] = int32(i + 1)
 		if cand < 0 || i-cand > maxOffset || binary.LittleEndian.Uint32(src[cand:]) != seq {
@@ -84,7 +99,26 @@ var errCorrupt = errors.New("corrupt compressed data")
 
 // decompress appends what compress compressed into src to dst.
 func decompress(dst, src []byte) ([]byte, error) {
-	start := len(dst)
+	return decompressDict(dst, nil, src)
+}
+
+// decompressDict appends what compressDict compressed into src, with the
+// same dict, to dst.
+func decompressDict(dst, dict, src []byte) ([]byte, error) {
+	base := len(dst)
+	dst = append(dst, dict...)
+	out, err := decompressInto(dst, base, src)
+	if err != nil {
+		return nil, err
+	}
+	// The dictionary goes: what was decompressed moves down over it.
+	n := copy(out[base:], out[base+len(dict):])
+	return out[:base+n], nil
+}
+
+// decompressInto appends the decompressed src to dst, whose bytes from
+// start on (a dictionary) matches may refer to.
+func decompressInto(dst []byte, start int, src []byte) ([]byte, error) {
 	for i := 0; i < len(src); {
 		token := src[i]
 		i++

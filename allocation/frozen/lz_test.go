@@ -21,6 +21,14 @@ func TestCompressRoundTrip(t *testing.T) {
 		if err != nil || !bytes.Equal(got, src) {
 			t.Errorf("%s: round trip failed (%v)", name, err)
 		}
+		cd := compressDict(nil, podDict, src)
+		got, err = decompressDict([]byte("prefix"), podDict, cd)
+		if err != nil || !bytes.Equal(got, append([]byte("prefix"), src...)) {
+			t.Errorf("%s: round trip with the pod dictionary failed (%v)", name, err)
+		}
+		if name == "pod" && len(cd) >= len(c)*3/4 {
+			t.Errorf("the pod dictionary takes a pod from %d to %d bytes only (%d without)", len(src), len(cd), len(c))
+		}
 		if name == "pod" && len(c) >= len(src)*4/5 {
 			t.Errorf("a pod compresses from %d to %d bytes only", len(src), len(c))
 		}
@@ -51,6 +59,11 @@ func FuzzCompress(f *testing.F) {
 		if err != nil || !bytes.Equal(got, src) {
 			t.Fatalf("round trip failed: %v", err)
 		}
+		got, err = decompressDict(nil, podDict, compressDict(nil, podDict, src))
+		if err != nil || !bytes.Equal(got, src) {
+			t.Fatalf("round trip with the pod dictionary failed: %v", err)
+		}
+		_, _ = decompressDict(nil, podDict, src)
 		// Any input decompresses or fails; it never panics.
 		_, _ = decompress(nil, src)
 	})

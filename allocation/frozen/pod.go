@@ -70,7 +70,7 @@ func FreezePod(p *v1.Pod) (Pod, bool) {
 	// Interned compressed: about half the size (see compress), and the
 	// conversion to a string is the one copy unique.Make needs.
 	var packed [2048]byte
-	return Pod{unique.Make(string(compress(packed[:0], buf)))}, true
+	return Pod{unique.Make(string(compressDict(packed[:0], podDict, buf)))}, true
 }
 
 // Thaw decodes the pod f holds into a new object, which the caller owns.
@@ -80,7 +80,7 @@ func (f Pod) Thaw() *v1.Pod {
 	if f.IsZero() {
 		panic("frozen: Thaw of a zero Pod")
 	}
-	data, err := decompress(nil, bytesOf(f.h.Value()))
+	data, err := decompressDict(nil, podDict, bytesOf(f.h.Value()))
 	if err != nil {
 		panic(fmt.Sprintf("frozen: corrupt pod: %v", err))
 	}
