@@ -83,6 +83,8 @@ type Store struct {
 	// them thawed.
 	cold   map[types.UID]frozen.Resources
 	thawed frozen.Recent[types.UID]
+	// peak is the most records entries has held since it was last made.
+	peak int
 	// lastChecksum is the checksum of the file on disk (or 0 before the
 	// first write), so that a write that would not change it is skipped,
 	// as the kubelet's storeState does.
@@ -204,6 +206,7 @@ const hotRecords = 4
 func (s *Store) written(uid types.UID) {
 	s.thawed.Limit = hotRecords
 	s.thawed.Touch(uid)
+	s.peak = max(s.peak, len(s.entries))
 	s.thawed.Evict(func(k types.UID) bool {
 		if s.cold == nil {
 			s.cold = map[types.UID]frozen.Resources{}
@@ -213,6 +216,18 @@ func (s *Store) written(uid types.UID) {
 		delete(s.own, k)
 		return true
 	})
+	// Go maps do not shrink: after a burst of writes (a hundred pods
+	// admitted at once) the maps of thawed records are made again at
+	// their size.
+	if s.peak > 4*len(s.entries)+16 {
+		entries := make(map[types.UID]allocation.PodResources, len(s.entries))
+		maps.Copy(entries, s.entries)
+		s.entries = entries
+		own := make(map[types.UID]struct{}, len(s.own))
+		maps.Copy(own, s.own)
+		s.own = own
+		s.peak = len(s.entries)
+	}
 }
 
 // All returns a copy of every record, by pod UID.

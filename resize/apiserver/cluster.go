@@ -1,9 +1,11 @@
 package apiserver
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -41,7 +43,9 @@ type Cluster struct {
 	mu      sync.Mutex
 	profile profile.Profile
 	pods    map[podRef]storedPod
-	order   []podRef // creation order of the keys in pods
+	// created numbers the pods in the order they were created (ListPods
+	// sorts by it).
+	created uint64
 	// uids are the pods' UIDs, which no two pods share (CreatePod).
 	uids map[types.UID]podRef
 	// thawed are the pods kept decoded: the ones used most recently, at
@@ -60,11 +64,12 @@ type Cluster struct {
 type storedPod struct {
 	pod    *v1.Pod
 	frozen frozen.Pod
+	seq    uint64 // the pod's place in creation order
 }
 
 // DefaultHotPods is how many pods a Cluster keeps decoded unless
 // ClusterOptions.HotPods says otherwise.
-const DefaultHotPods = 4
+const DefaultHotPods = 3
 
 // DefaultEventLimit is how many of the latest events a Cluster keeps
 // unless ClusterOptions.EventLimit says otherwise.
@@ -115,13 +120,18 @@ func (c *Cluster) get(key podRef) (*v1.Pod, bool) {
 // put stores pod (decoded: it was just written) and freezes the pods used
 // least recently beyond the hot limit.
 func (c *Cluster) put(key podRef, pod *v1.Pod) {
-	c.pods[key] = storedPod{pod: pod}
+	seq := c.pods[key].seq
+	if seq == 0 {
+		c.created++
+		seq = c.created
+	}
+	c.pods[key] = storedPod{pod: pod, seq: seq}
 	c.thawed.Touch(key)
 	c.thawed.Evict(func(k podRef) bool {
 		sp := c.pods[k]
 		f, ok := frozen.FreezePod(sp.pod)
 		if ok {
-			c.pods[k] = storedPod{frozen: f}
+			c.pods[k] = storedPod{frozen: f, seq: sp.seq}
 		}
 		return ok
 	})
@@ -181,7 +191,6 @@ func (c *Cluster) CreatePod(pod *v1.Pod) (*v1.Pod, error) {
 	}
 	c.uids[p.UID] = key
 	c.put(key, p)
-	c.order = append(c.order, key)
 	return p, nil
 }
 
@@ -213,9 +222,14 @@ func (c *Cluster) GetPod(namespace, name string) (*v1.Pod, error) {
 func (c *Cluster) ListPods() []*v1.Pod {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make([]*v1.Pod, 0, len(c.order))
-	for _, key := range c.order {
-		if sp := c.pods[key]; sp.pod != nil {
+	stored := make([]storedPod, 0, len(c.pods))
+	for _, sp := range c.pods {
+		stored = append(stored, sp)
+	}
+	slices.SortFunc(stored, func(a, b storedPod) int { return cmp.Compare(a.seq, b.seq) })
+	out := make([]*v1.Pod, 0, len(stored))
+	for _, sp := range stored {
+		if sp.pod != nil {
 			out = append(out, sp.pod.DeepCopy())
 		} else {
 			out = append(out, sp.frozen.Thaw())
@@ -308,12 +322,6 @@ func (c *Cluster) DeletePod(namespace, name string) error {
 	delete(c.uids, p.UID)
 	delete(c.pods, key)
 	c.thawed.Forget(key)
-	for i, k := range c.order {
-		if k == key {
-			c.order = append(c.order[:i], c.order[i+1:]...)
-			break
-		}
-	}
 	return nil
 }
 

@@ -80,7 +80,7 @@ type NodeConfig struct {
 
 // DefaultHotPods is the HotPods a node has unless its NodeConfig says
 // otherwise.
-const DefaultHotPods = 4
+const DefaultHotPods = 3
 
 // hotPods is the limit of thawed pods cfg asks for.
 func (cfg NodeConfig) hotPods() int {

@@ -25,7 +25,6 @@ type podState struct {
 	uid types.UID
 	pod *v1.Pod
 
-	admitted  bool
 	podCgroup string
 	sandboxID string
 	// containers are the current runtime container of each container name.
@@ -33,8 +32,7 @@ type podState struct {
 	// dead are stopped containers left for garbage collection.
 	dead []string
 
-	allocated    allocation.PodResources
-	hasAllocated bool
+	allocated allocation.PodResources
 	// spare is the container map of the record the last allocation
 	// replaced, for the next record to reuse.
 	spare    map[string]v1.ResourceRequirements
@@ -42,8 +40,7 @@ type podState struct {
 
 	// usage is the pod's share of the node's usage, as the predicate
 	// counts it, while counted says it is in Core.used.
-	usage   allocation.Usage
-	counted bool
+	usage allocation.Usage
 
 	conds resizeConditions
 
@@ -51,21 +48,26 @@ type podState struct {
 	seq uint64
 	// timerIdx is the pod's place in Core.timers, -1 when no resync is
 	// armed.
-	timerIdx int
-	// dirty says the pod waits for a sync (see markDirty).
-	dirty bool
-	// busy is set while a sync or teardown of the pod is in flight.
-	busy            bool
-	deleteRequested bool
-	deleteErr       error
-	resyncAt        time.Time
+	timerIdx  int
+	deleteErr error
+	resyncAt  time.Time
 
 	// cold holds the pod and its records while it is frozen (see
 	// Core.freeze): pod is nil and allocated, actuated and spare are
 	// empty then, and terminal keeps isTerminal(pod) for the walks that
 	// only need that.
-	cold     coldPod
-	terminal bool
+	cold coldPod
+
+	// The flags come last, together, where they take one word.
+	admitted     bool
+	hasAllocated bool
+	counted      bool
+	// dirty says the pod waits for a sync (see markDirty).
+	dirty bool
+	// busy is set while a sync or teardown of the pod is in flight.
+	busy            bool
+	deleteRequested bool
+	terminal        bool
 }
 
 // coldPod is a settled pod's API object and checkpoint records, frozen.
@@ -184,6 +186,21 @@ func (c *Core) settle() {
 		return
 	}
 	c.thawed.Evict(c.freeze)
+	// A burst of work (a hundred pods added at once) must not leave its
+	// working space behind once it is over.
+	c.dirtyHeap = shrunk(c.dirtyHeap)
+	c.busyScratch = shrunk(c.busyScratch)
+	c.queueScratch = shrunk(c.queueScratch)
+	c.allocTasks = shrunk(c.allocTasks)
+}
+
+// shrunk is s, or a copy of it with room for little more, when s has
+// room for many more elements than it holds.
+func shrunk[S ~[]E, E any](s S) S {
+	if cap(s) <= 32 || cap(s) <= 4*len(s) {
+		return s
+	}
+	return append(S(nil), s...)
 }
 
 // freeze freezes the pod uid if it is settled, and says whether it did.
