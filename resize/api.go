@@ -122,6 +122,20 @@ type API interface {
 
 var _ API = (*Cluster)(nil)
 
+// GracefulDeleter is an API that deletes pods gracefully, as the API
+// server does a pod bound to a node (apiserver.Cluster.MarkPodDeleted):
+// the pod gets its deletionTimestamp and stays until the kubelet has torn
+// it down and deletes it (API.DeletePod). Node.DeletePod marks the pod
+// first when the API has it, so that a kubelet restart in the middle of a
+// teardown finishes it, and a failed teardown is tried again at every
+// resync. An implementation that wraps another API may return
+// errors.ErrUnsupported when the one it wraps does not delete gracefully.
+type GracefulDeleter interface {
+	MarkPodDeleted(namespace, name string, now time.Time) (*v1.Pod, error)
+}
+
+var _ GracefulDeleter = (*Cluster)(nil)
+
 // RequestResizer is an API that also takes typed resize requests
 // (apiserver.Cluster.ResizePodRequest). Node.ResizeRequest uses it when
 // the API has it and sends the request's patch through ResizePod when it

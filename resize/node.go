@@ -439,6 +439,28 @@ func (n *Node) DeletePod(ctx context.Context, namespace, name string) error {
 	if err := checkPodName("delete pod", namespace, name); err != nil {
 		return err
 	}
+	n.mu.Lock()
+	known := n.core.Knows(namespace, name)
+	n.mu.Unlock()
+	if !known {
+		return fmt.Errorf("delete pod %s/%s: %w", namespace, name, ErrPodNotFound)
+	}
+	// An API that deletes gracefully marks the pod first (its
+	// deletionTimestamp), so that the teardown survives a kubelet restart:
+	// the next kubelet finds the mark and finishes it.
+	var marked *v1.Pod
+	if gd, ok := n.cluster.(GracefulDeleter); ok {
+		p, err := gd.MarkPodDeleted(namespace, name, n.clock.Now())
+		switch {
+		case errors.Is(err, errors.ErrUnsupported):
+			// A wrapper of an API that does not delete gracefully.
+		case err != nil:
+			return fmt.Errorf("delete pod %s/%s: %w", namespace, name, err)
+		default:
+			own := *p // the core takes the top level as its own
+			marked = &own
+		}
+	}
 	// The lookup and the request are one step under the lock, so that
 	// another caller's deletion cannot come between them.
 	n.mu.Lock()
@@ -447,7 +469,7 @@ func (n *Node) DeletePod(ctx context.Context, namespace, name string) error {
 		n.mu.Unlock()
 		return fmt.Errorf("delete pod %s/%s: %w", namespace, name, ErrPodNotFound)
 	}
-	rd, err := n.core.Step(core.DeleteRequested{UID: info.UID, Now: n.clock.Now()})
+	rd, err := n.core.Step(core.DeleteRequested{UID: info.UID, Now: n.clock.Now(), Pod: marked})
 	n.cond.Broadcast()
 	n.mu.Unlock()
 	if err != nil {

@@ -216,7 +216,7 @@ func exploreFiles(ctx context.Context, files []string, opts explore.Options, std
 	start := time.Now()
 	status := exitOK
 	var total explore.Counts
-	var skipped, resent int
+	var skipped int
 	gaps := map[string]int{}
 	byMode := map[explore.Mode]*explore.Counts{}
 	for _, m := range explore.Modes {
@@ -253,9 +253,6 @@ func exploreFiles(ctx context.Context, files []string, opts explore.Options, std
 			for _, g := range p.Gaps {
 				gaps[g]++
 			}
-			if p.Note == explore.DeletionResent {
-				resent++
-			}
 			one := explore.Report{Points: []explore.Point{p}}
 			byMode[p.Mode].Add(one.Counts())
 		}
@@ -268,9 +265,6 @@ func exploreFiles(ctx context.Context, files []string, opts explore.Options, std
 		if n := gaps[g.ID]; n > 0 {
 			fmt.Fprintf(stdout, "  %d points show the kubelet's gap [%s]\n", n, g.ID)
 		}
-	}
-	if resent > 0 {
-		fmt.Fprintf(stdout, "  %d points had their deletion sent again: resizelet does not retry a pod teardown that failed or that a crash cut short (Node.DeletePod leaves it to the caller)\n", resent)
 	}
 	if len(failing) > 0 {
 		fmt.Fprintf(stdout, "FAIL: broken, stuck or resizelet's own drift in %s\n", strings.Join(failing, ", "))

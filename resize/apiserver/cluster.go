@@ -10,6 +10,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/resizelet/resizelet/allocation/frozen"
@@ -323,6 +324,50 @@ func (c *Cluster) DeletePod(namespace, name string) error {
 	delete(c.pods, key)
 	c.thawed.Forget(key)
 	return nil
+}
+
+// MarkPodDeleted starts the graceful deletion of a pod, as the API server
+// does for a pod bound to a node (k8s.io/apiserver
+// pkg/registry/rest/delete.go, BeforeDelete, with the pod strategy's
+// CheckGracefulDelete): it sets metadata.deletionTimestamp to now plus the
+// grace period (spec.terminationGracePeriodSeconds; 0 for a pod that has
+// finished or is on no registered node) and deletionGracePeriodSeconds,
+// and bumps metadata.generation. The pod stays until the kubelet has torn
+// it down and deletes it (DeletePod). A pod already marked keeps its
+// marks. It returns the stored pod, shared, as ResizePod does.
+func (c *Cluster) MarkPodDeleted(namespace, name string, now time.Time) (*v1.Pod, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := podKey(namespace, name)
+	p, ok := c.get(key)
+	if !ok {
+		return nil, fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
+	}
+	if p.DeletionTimestamp != nil {
+		return p, nil
+	}
+	// The API server defaults the grace period to 30 s at creation
+	// (SetDefaults_PodSpec); resizelet's defaulting leaves it unset.
+	grace := int64(v1.DefaultTerminationGracePeriodSeconds)
+	if p.Spec.TerminationGracePeriodSeconds != nil {
+		grace = *p.Spec.TerminationGracePeriodSeconds
+	}
+	if grace < 0 {
+		grace = 1 // as CheckGracefulDelete
+	}
+	if c.node == nil || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
+		grace = 0
+	}
+	updated := *p
+	updated.ObjectMeta = *p.ObjectMeta.DeepCopy()
+	at := metav1.NewTime(now.Add(time.Duration(grace) * time.Second))
+	updated.DeletionTimestamp = &at
+	updated.DeletionGracePeriodSeconds = &grace
+	if updated.Generation > 0 {
+		updated.Generation++
+	}
+	c.put(key, &updated)
+	return &updated, nil
 }
 
 // UpdatePodStatus replaces the pod's status, as the kubelet's status

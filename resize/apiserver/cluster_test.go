@@ -1,9 +1,13 @@
 package apiserver
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func recordN(c *Cluster, from, to int) {
@@ -102,3 +106,48 @@ func TestEventsKeepTheirFields(t *testing.T) {
 type lazyText string
 
 func (l lazyText) String() string { return string(l) }
+
+// TestMarkPodDeleted: graceful deletion as the API server does it for a
+// pod on a registered node: the deletionTimestamp is now plus the grace
+// period (30 s by default, the spec's when set), generation is bumped,
+// marking again changes nothing; a pod on no registered node goes at once
+// (grace 0).
+func TestMarkPodDeleted(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	pod := func(name string, grace *int64) *v1.Pod {
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Spec: v1.PodSpec{
+			TerminationGracePeriodSeconds: grace,
+			Containers:                    []v1.Container{{Name: "c", Image: "x"}},
+		}}
+	}
+	five := int64(5)
+	for _, tc := range []struct {
+		name       string
+		registered bool
+		grace      *int64
+		want       int64
+	}{{"default-grace", true, nil, 30}, {"spec-grace", true, &five, 5}, {"unbound", false, nil, 0}} {
+		c := NewCluster(ClusterOptions{})
+		if tc.registered {
+			c.RegisterNode(NodeInfo{Name: "node-1"})
+		}
+		if _, err := c.CreatePod(pod(tc.name, tc.grace)); err != nil {
+			t.Fatal(err)
+		}
+		p, err := c.MarkPodDeleted("default", tc.name, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.DeletionGracePeriodSeconds == nil || *p.DeletionGracePeriodSeconds != tc.want ||
+			!p.DeletionTimestamp.Time.Equal(now.Add(time.Duration(tc.want)*time.Second)) || p.Generation != 2 {
+			t.Errorf("%s: marks %v %v, generation %d; want grace %d and generation 2", tc.name, p.DeletionTimestamp, p.DeletionGracePeriodSeconds, p.Generation, tc.want)
+		}
+		again, err := c.MarkPodDeleted("default", tc.name, now.Add(time.Minute))
+		if err != nil || again.Generation != 2 || !again.DeletionTimestamp.Equal(p.DeletionTimestamp) {
+			t.Errorf("%s: marking again changed the pod: %v %+v", tc.name, err, again.ObjectMeta)
+		}
+	}
+	if _, err := NewCluster(ClusterOptions{}).MarkPodDeleted("default", "nope", now); !errors.Is(err, ErrPodNotFound) {
+		t.Errorf("marking an unknown pod: %v", err)
+	}
+}

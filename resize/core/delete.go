@@ -106,7 +106,9 @@ func (o *deleteOp) advance(c *Core, done []Action, res []Result) ([]Action, bool
 
 func (o *deleteOp) finish(c *Core) {
 	if ps := c.pods[o.uid]; ps != nil {
+		// The teardown failed: try again after the pod worker's backoff.
 		ps.busy = false
+		c.setResync(ps, c.now.Add(BackOffPeriod))
 	}
 }
 
@@ -125,6 +127,19 @@ func (c *Core) deleteRequested(in DeleteRequested) error {
 		return fmt.Errorf("delete pod %s: %w", in.UID, ErrUnknownPod)
 	}
 	c.setNow(in.Now)
+	if in.Pod != nil {
+		// The API server's pod with its deletion marks, and the status the
+		// kubelet last wrote.
+		c.hot(ps)
+		updated := in.Pod
+		updated.Status = ps.pod.Status
+		ps.pod = updated
+	}
+	// From now on the pod is torn down, never synced, until it is gone:
+	// a failed teardown is tried again at the pod's next resync, as the
+	// kubelet's pod worker keeps killing a pod it was told to terminate
+	// (pkg/kubelet/pod_workers.go, syncTerminatingPod).
+	ps.terminating = true
 	if !ps.deleteRequested {
 		ps.deleteRequested = true
 		c.deletes++

@@ -66,6 +66,10 @@ type ResizeRequested struct {
 type DeleteRequested struct {
 	UID types.UID
 	Now time.Time
+	// Pod, when set, is the pod as the API server marked it for deletion
+	// (its deletionTimestamp set): the core takes its top level as its
+	// own, as for ResizeRequested.
+	Pod *v1.Pod
 }
 
 // SyncRequested asks for a sync of every admitted pod, after something

@@ -68,6 +68,10 @@ type podState struct {
 	busy            bool
 	deleteRequested bool
 	terminal        bool
+	// terminating says the pod is being deleted (a deletion was asked
+	// for, or the API server's pod carries a deletionTimestamp): it is
+	// torn down until it is gone, never synced.
+	terminating bool
 }
 
 // coldPod is a settled pod's API object and checkpoint records, frozen.
@@ -133,10 +137,11 @@ func (r *containerRecords) dropID(id string) {
 func (c *Core) newPodState(pod *v1.Pod) *podState {
 	c.nextSeq++
 	ps := &podState{
-		uid:      pod.UID,
-		seq:      c.nextSeq,
-		timerIdx: -1,
-		pod:      pod,
+		uid:         pod.UID,
+		seq:         c.nextSeq,
+		timerIdx:    -1,
+		pod:         pod,
+		terminating: pod.DeletionTimestamp != nil,
 	}
 	c.pods[pod.UID] = ps
 	c.thawed.Touch(ps.uid)

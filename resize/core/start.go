@@ -53,6 +53,12 @@ func (c *Core) start(in Start) {
 	}
 	for _, uid := range c.order {
 		c.enqueueAlloc(&admitTask{uid: uid})
+		// A pod the API server marked for deletion is torn down: the
+		// kubelet before the restart may have been cut short.
+		if ps := c.pods[uid]; ps.terminating && !ps.deleteRequested {
+			ps.deleteRequested = true
+			c.deletes++
+		}
 	}
 	c.enqueueAlloc(&pushAllTask{})
 	c.enqueueRetry(allocation.TriggerPodsAdded)

@@ -111,6 +111,15 @@ func (c *Core) next() *Batch {
 		}
 	}
 	for ps := c.nextDirty(); ps != nil; ps = c.nextDirty() {
+		if ps.terminating {
+			// A pod being deleted is torn down again, never synced: a sync
+			// would start the containers a failed teardown stopped.
+			ps.busy = true
+			if b := c.launch(&deleteOp{uid: ps.uid}, nil, nil); b != nil {
+				return b
+			}
+			continue
+		}
 		if !ps.admitted {
 			continue
 		}

@@ -124,13 +124,6 @@ type Options struct {
 	ShareCrashStates bool
 }
 
-// DeletionResent is the note of a point whose deletion the explorer sent
-// again after the fault: resizelet does not retry a pod teardown that
-// failed or that a crash interrupted (resize.Node.DeletePod leaves it to
-// the caller, where the kubelet retries it from the API server's
-// deletionTimestamp), so the explorer stands in for the API server.
-const DeletionResent = "deletion sent again: resizelet does not retry an interrupted teardown itself"
-
 // DefaultSettle is long enough for the retries of a pending resize (30 s,
 // then every 3 minutes), several resyncs (every minute) and back-offs.
 const DefaultSettle = 10 * time.Minute
@@ -145,9 +138,6 @@ type Point struct {
 	Mode   Mode
 	// Verdict is how the node ended.
 	Verdict
-	// Note says what the explorer did beyond the fault: a deletion it
-	// sent again (see DeletionResent).
-	Note string
 	// Same, when set, names the point this one shares its end state with
 	// (see Options.ShareCrashStates); it was not run itself.
 	Same string
@@ -305,7 +295,7 @@ func Scenario(ctx context.Context, s *scenario.Scenario, opts Options) (*Report,
 					}
 				}
 				if first, ok := ran[stateKey]; ok && stateKey >= 0 && opts.ShareCrashStates {
-					p.Verdict, p.Same, p.Note = first.Verdict, first.ID(), first.Note
+					p.Verdict, p.Same = first.Verdict, first.ID()
 					p.Differences = slices.Clone(first.Differences)
 					rep.Points = append(rep.Points, p)
 					continue
@@ -316,9 +306,6 @@ func Scenario(ctx context.Context, s *scenario.Scenario, opts Options) (*Report,
 					return nil, fmt.Errorf("explore %s: %s: %w", s.File, p.ID(), err)
 				}
 				p.Verdict = x.judge(end, base, mode)
-				if end.resent {
-					p.Note = DeletionResent
-				}
 				p.Elapsed = time.Since(t0)
 				rep.Points = append(rep.Points, p)
 				if stateKey >= 0 {
@@ -368,8 +355,9 @@ func (x *explorer) chosen(i int, st scenario.Step) bool {
 // set, arm's step otherwise) count their calls, and seen is told of them
 // after each step. At arm's step its trigger arms the gate; when that step
 // is done and the kubelet crashed, or stopped on the failure, a new one is
-// started on the same parts, and a deletion the fault cut short is sent
-// again. Then, if settle is set, it is called with the session.
+// started on the same parts (which finishes a deletion the fault cut
+// short: the API server's pod carries its deletionTimestamp). Then, if
+// settle is set, it is called with the session.
 func (x *explorer) replay(ctx context.Context, last int, arm *armed, seen func(int, *gate), settle func(*scenario.Session) error) (err error) {
 	var mu sync.Mutex
 	var cur *gate
@@ -478,9 +466,6 @@ func (x *explorer) replay(ctx context.Context, last int, arm *armed, seen func(i
 					return nil
 				}
 			}
-			if st.Action == scenario.ActionDelete {
-				arm.resent = x.deleteAgain(ctx, se, st.Pod)
-			}
 		} else if stepErr != nil {
 			return stepErr
 		}
@@ -491,23 +476,6 @@ func (x *explorer) replay(ctx context.Context, last int, arm *armed, seen func(i
 	return nil
 }
 
-// deleteAgain sends a deletion the fault interrupted again, and reports
-// whether it had to. A real API server keeps a deletion (the pod's
-// deletionTimestamp) and the kubelet retries the pod's termination until
-// it is done; resize.Node.DeletePod hands the request to the kubelet
-// only, and a teardown that failed, or a kubelet that crashed in the
-// middle of one, leaves the pod to a later DeletePod (resizelet's gap,
-// which the report notes). The user's request is durable in a cluster,
-// so the explorer makes it so.
-func (x *explorer) deleteAgain(ctx context.Context, se *scenario.Session, pod scenario.PodRef) bool {
-	if _, err := se.Cluster().GetPod(pod.Namespace, pod.Name); err != nil {
-		return false
-	}
-	// An error is the deletion's outcome, judged with the rest.
-	_ = se.Node().DeletePod(ctx, pod.Namespace, pod.Name)
-	return true
-}
-
 // armed is the fault of one point's replay and what became of it.
 type armed struct {
 	step int
@@ -515,8 +483,6 @@ type armed struct {
 
 	gate       *gate
 	restartErr error
-	// resent says the step's deletion had to be sent again.
-	resent bool
 }
 
 // errPanic marks a panic recovered while a replay's session was closed.
@@ -528,7 +494,6 @@ var errPanic = errors.New("panic")
 func (x *explorer) point(ctx context.Context, step int, trig *trigger, want *call) (end *endState, err error) {
 	arm := &armed{step: step, trig: trig}
 	end = &endState{}
-	defer func() { end.resent = arm.resent }()
 	defer func() {
 		if p := recover(); p != nil {
 			end.broken = append(end.broken, fmt.Sprintf("panic: %v\n%s", p, debug.Stack()))

@@ -55,8 +55,6 @@ type endState struct {
 	broken []string
 	pods   map[string]*podEnd
 	order  []string
-	// resent says the explorer sent the step's deletion again.
-	resent bool
 }
 
 // podEnd is how one pod ended.

@@ -47,9 +47,6 @@ func (r *Report) WriteTable(w io.Writer) {
 		fmt.Fprintln(tw, "  STEP\tCALL\tKIND\tCALL MADE\tMODE\tOUTCOME\tWHAT DISAGREED")
 		for _, p := range r.Points {
 			what := p.why()
-			if p.Note != "" {
-				what = strings.TrimSpace(what + " (" + p.Note + ")")
-			}
 			if p.Same != "" {
 				what = strings.TrimSpace("as " + p.Same + "; " + what)
 				what = strings.TrimSuffix(what, ";")

@@ -2,6 +2,7 @@ package explore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -593,6 +594,17 @@ func (a *gatedAPI) DeletePod(namespace, name string) error {
 		defer a.g.die()
 	}
 	return a.API.DeletePod(namespace, name)
+}
+
+// MarkPodDeleted passes the deletion's mark through ungated: it is the
+// user's request to the API server (kubectl delete), which a kubelet crash
+// does not undo, made by Node.DeletePod on the user's behalf.
+func (a *gatedAPI) MarkPodDeleted(namespace, name string, now time.Time) (*v1.Pod, error) {
+	gd, ok := a.API.(resize.GracefulDeleter)
+	if !ok {
+		return nil, errors.ErrUnsupported
+	}
+	return gd.MarkPodDeleted(namespace, name, now)
 }
 
 func (a *gatedAPI) RecordEvent(e resize.Event) {

@@ -1,0 +1,82 @@
+package resize
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/resizelet/resizelet/cri"
+)
+
+// TestFailedTeardownIsRetried: a pod whose teardown fails stays in the API
+// server with its deletionTimestamp (Terminating) and the bumped
+// generation; its stopped container is not started again, and the node
+// tries the teardown again after the pod worker's backoff until the pod is
+// gone.
+func TestFailedTeardownIsRetried(t *testing.T) {
+	tn, faults := newFaultyNode(t, NodeConfig{})
+	if _, err := tn.node.AddPod(tn.ctx, demoPod()); err != nil {
+		t.Fatal(err)
+	}
+	generation := tn.pod("resize-demo").Generation
+	faults.Inject(cri.Fault{Method: "RemovePodSandbox", PodName: "resize-demo", Err: errors.New("sandbox is busy"), Times: 2})
+	if err := tn.node.DeletePod(tn.ctx, "default", "resize-demo"); err == nil {
+		t.Fatal("DeletePod succeeded although the sandbox could not be removed")
+	}
+	p := tn.pod("resize-demo")
+	if p.DeletionTimestamp == nil || p.DeletionGracePeriodSeconds == nil || *p.DeletionGracePeriodSeconds != 30 {
+		t.Fatalf("deletion marks = %v, %v; want a timestamp and a 30 s grace period", p.DeletionTimestamp, p.DeletionGracePeriodSeconds)
+	}
+	if p.Generation != generation+1 {
+		t.Errorf("generation = %d, want %d (graceful deletion bumps it)", p.Generation, generation+1)
+	}
+	started := len(tn.startCalls())
+	// The first retry fails too; the second, 10 s later, succeeds.
+	for i := 0; i < 3; i++ {
+		if err := tn.node.Advance(tn.ctx, BackOffPeriod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := tn.cluster.GetPod("default", "resize-demo"); !errors.Is(err, ErrPodNotFound) {
+		t.Fatalf("the pod is still there after the retries: %v", err)
+	}
+	if n := len(tn.startCalls()); n != started {
+		t.Errorf("%d containers started while the pod was being deleted", n-started)
+	}
+	if tn.node.core.Knows("default", "resize-demo") {
+		t.Error("the kubelet still knows the pod")
+	}
+}
+
+// TestRestartFinishesADeletion: a kubelet that stops in the middle of a
+// teardown leaves the pod marked in the API server; the next kubelet finds
+// the mark and finishes the teardown.
+func TestRestartFinishesADeletion(t *testing.T) {
+	tn, faults := newFaultyNode(t, NodeConfig{})
+	if _, err := tn.node.AddPod(tn.ctx, demoPod()); err != nil {
+		t.Fatal(err)
+	}
+	podCgroup := tn.info("resize-demo").PodCgroup
+	faults.Inject(cri.Fault{Method: "StopContainer", PodName: "resize-demo", Err: errors.New("kubelet killed"), Times: 1})
+	_ = tn.node.DeletePod(tn.ctx, "default", "resize-demo")
+	if p := tn.pod("resize-demo"); p.DeletionTimestamp == nil {
+		t.Fatal("the pod is not marked for deletion")
+	}
+	tn.restart()
+	if _, err := tn.cluster.GetPod("default", "resize-demo"); !errors.Is(err, ErrPodNotFound) {
+		t.Fatalf("the restarted kubelet did not finish the deletion: %v", err)
+	}
+	if tn.cg.Exists(podCgroup) {
+		t.Errorf("the pod cgroup %s is still there", podCgroup)
+	}
+}
+
+// startCalls are the StartContainer calls the runtime recorded.
+func (tn *testNode) startCalls() []cri.Call {
+	var out []cri.Call
+	for _, c := range tn.calls.Calls() {
+		if c.Method == "StartContainer" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
