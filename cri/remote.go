@@ -114,7 +114,8 @@ func (r *Remote) Close() error { return r.conn.Close() }
 // runtime wrote it, because that is what the kubelet shows in pod
 // conditions and events and what users match (runc's "unable to set memory
 // limit to ..."). errors.Is maps codes.NotFound to ErrNotFound,
-// codes.Unavailable to ErrUnavailable and codes.DeadlineExceeded and
+// codes.Unimplemented to ErrUnimplemented, codes.Unavailable to
+// ErrUnavailable and codes.DeadlineExceeded and
 // codes.Canceled to the context errors.
 type RemoteError struct {
 	Method  string
@@ -130,6 +131,8 @@ func (e *RemoteError) Is(target error) bool {
 	switch e.Code {
 	case codes.NotFound:
 		return target == ErrNotFound
+	case codes.Unimplemented:
+		return target == ErrUnimplemented
 	case codes.Unavailable:
 		return target == ErrUnavailable
 	case codes.DeadlineExceeded:
@@ -327,3 +330,20 @@ func (r *Remote) ExecSync(ctx context.Context, containerID string, cmd []string,
 }
 
 var _ Runtime = (*Remote)(nil)
+
+// IsUnimplemented reports whether err says the runtime does not implement
+// the call, as the kubelet reads UpdatePodSandboxResources' errors: the
+// gRPC code Unimplemented (ErrUnimplemented), or the code Unknown with a
+// message containing "not implemented", which containerd 2.2 answers
+// instead (pkg/kubelet/kuberuntime/kuberuntime_container.go,
+// updatePodSandboxResources).
+func IsUnimplemented(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, ErrUnimplemented) {
+		return true
+	}
+	var re *RemoteError
+	return errors.As(err, &re) && re.Code == codes.Unknown && strings.Contains(re.Message, "not implemented")
+}

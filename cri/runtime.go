@@ -55,4 +55,8 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrUnavailable means the runtime could not be reached.
 	ErrUnavailable = errors.New("runtime unavailable")
+	// ErrUnimplemented means the runtime does not implement the call
+	// (gRPC code Unimplemented), as containerd before 2.2 answers
+	// UpdatePodSandboxResources.
+	ErrUnimplemented = errors.New("not implemented by the runtime")
 )

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/resizelet/resizelet/cri"
+	"google.golang.org/grpc/codes"
 )
 
 // TestFailedTeardownIsRetried: a pod whose teardown fails stays in the API
@@ -79,4 +80,43 @@ func (tn *testNode) startCalls() []cri.Call {
 		}
 	}
 	return out
+}
+
+// TestSandboxUpdateUnimplementedIsBestEffort: from 1.36 a runtime's
+// refusal of UpdatePodSandboxResources rejects a resize, but a runtime
+// that does not implement the call (gRPC Unimplemented, as containerd
+// before 2.2 answers; or Unknown "not implemented", as 2.2 does) lets it
+// go on (pkg/kubelet/kuberuntime/kuberuntime_container.go,
+// updatePodSandboxResources).
+func TestSandboxUpdateUnimplementedIsBestEffort(t *testing.T) {
+	for name, err := range map[string]error{
+		"unimplemented":      &cri.RemoteError{Method: "UpdatePodSandboxResources", Code: codes.Unimplemented, Message: "unknown method UpdatePodSandboxResources for service runtime.v1.RuntimeService"},
+		"unknown, not impl.": &cri.RemoteError{Method: "UpdatePodSandboxResources", Code: codes.Unknown, Message: "not implemented yet"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			tn, faults := newFaultyNode(t, NodeConfig{Profile: Profile136})
+			if _, err := tn.node.AddPod(tn.ctx, demoPod()); err != nil {
+				t.Fatal(err)
+			}
+			faults.Inject(cri.Fault{Method: "UpdatePodSandboxResources", PodName: "resize-demo", Err: err, Times: 100})
+			mustResize(t, tn, "resize-demo", `{"spec":{"containers":[{"name":"pause","resources":{"requests":{"cpu":"800m"},"limits":{"cpu":"800m"}}}]}}`)
+			p := tn.pod("resize-demo")
+			if len(p.Status.Conditions) != 0 {
+				t.Fatalf("conditions: %+v", p.Status.Conditions)
+			}
+			if got := tn.file(tn.info("resize-demo").PodCgroup, "cpu.max"); got != "80000 100000" {
+				t.Errorf("pod cpu.max = %q, want 80000 100000", got)
+			}
+		})
+	}
+	// Any other error still rejects the resize.
+	tn, faults := newFaultyNode(t, NodeConfig{Profile: Profile136})
+	if _, err := tn.node.AddPod(tn.ctx, demoPod()); err != nil {
+		t.Fatal(err)
+	}
+	faults.Inject(cri.Fault{Method: "UpdatePodSandboxResources", PodName: "resize-demo", Err: errors.New("sandbox busy"), Times: 1})
+	mustResize(t, tn, "resize-demo", `{"spec":{"containers":[{"name":"pause","resources":{"requests":{"cpu":"800m"},"limits":{"cpu":"800m"}}}]}}`)
+	if c := tn.pod("resize-demo").Status.Conditions; len(c) != 1 || c[0].Reason != "Error" {
+		t.Errorf("a refusal did not reject the resize: %+v", c)
+	}
 }

@@ -91,6 +91,13 @@ func (n *Node) do(ctx context.Context, a core.Action) core.Result {
 		r.Err = n.rt.RemovePodSandbox(ctx, a.ID)
 	case core.UpdatePodSandboxResources:
 		_, r.Err = n.rt.UpdatePodSandboxResources(ctx, a.Request)
+		if cri.IsUnimplemented(r.Err) {
+			// The call is best effort in every version: a runtime that
+			// does not implement it lets the resize go on, from 1.36 too
+			// (pkg/kubelet/kuberuntime/kuberuntime_container.go,
+			// updatePodSandboxResources).
+			r.Err = nil
+		}
 	case core.CreateContainer:
 		r.ID, r.Err = n.rt.CreateContainer(ctx, a.SandboxID, a.Config, a.SandboxConfig)
 	case core.StartContainer:

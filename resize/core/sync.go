@@ -292,8 +292,11 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			err = res[i].Err
 			if u, ok := a.(UpdatePodSandboxResources); ok {
 				// From 1.36 the runtime's refusal rejects the resize
-				// (doPodResizeAction's setPodCgroupConfig).
-				err = fmt.Errorf("failed to notify runtime for UpdatePodSandboxResources (resource=%s); resize rejected: %w", u.Resource, err)
+				// (doPodResizeAction's setPodCgroupConfig, around
+				// updatePodSandboxResources' own wrapping, typo included:
+				// pkg/kubelet/kuberuntime/kuberuntime_container.go).
+				err = fmt.Errorf("failed to notify runtime for UpdatePodSandboxResources (resource=%s); resize rejected: updatePodSandboxResources failed for sanboxID %q: %w",
+					u.Resource, u.Request.GetPodSandboxId(), err)
 			}
 			for _, rb := range o.rollbacks {
 				if rb.index == i {

@@ -68,7 +68,8 @@ func fuzzScenario(data []byte) (string, bool) {
 // FuzzExplore explores random small scenarios and holds the explorer's
 // invariants: nothing is broken or stuck, every drift is one of the
 // kubelet's gaps (with the fixes off), and with ReconcilePodCgroups and
-// FlushCheckpoints every point converges.
+// FlushCheckpoints every point converges whose step converges without a
+// fault.
 func FuzzExplore(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 9, 3, 0, 0, 0, 1, 2, 0})
 	f.Add([]byte{1, 1, 1, 1, 5, 5, 1, 1, 0, 1, 3, 3, 1, 1, 9, 2})
@@ -84,15 +85,26 @@ func FuzzExplore(f *testing.F) {
 			// an error; an error here is the explorer's or the runner's.
 			t.Fatalf("explore: %v\n%s", err, text)
 		}
+		// baselineDrifts are the steps that drift without any fault. With
+		// the fixes on, a fault may not make a step worse than that: on
+		// cgroup v1 a pod's CPU quota cannot go below a child cgroup's, and
+		// a container stopped for a restart keeps its cgroup (with the old
+		// quota) until it is removed, so some decreases drift with no fault
+		// at all, which no fix of resizelet's can undo.
+		baselineDrifts := map[int]bool{}
 		for _, b := range rep.Baselines {
 			if b.Outcome == explore.Broken {
 				t.Errorf("steps[%d] without a fault is broken: %s\n%s", b.Step, b.Reason, text)
+			}
+			if b.Outcome == explore.Drifted {
+				baselineDrifts[b.Step] = true
 			}
 		}
 		for _, p := range rep.Points {
 			switch {
 			case p.Outcome == explore.Converged:
 			case p.Outcome == explore.Drifted && p.Owner == explore.OwnerKubelet && !fixes:
+			case p.Outcome == explore.Drifted && fixes && baselineDrifts[p.Step]:
 			default:
 				t.Errorf("%s %q: %s: %s\n%s", p.ID(), p.Op, explore.Label(p.Outcome, p.Owner), p.Reason, text)
 			}
