@@ -203,9 +203,11 @@ type container struct {
 }
 
 // The pod's resources at each step, as a user would write them: requests
-// then limits, cpu in millicores and memory in MiB. The usages fit in a
-// pod's 64 MiB /dev/shm and are small, since writing them is slow in an
-// emulated VM; every limit but resBelowUsage's stays above the larger.
+// then limits, cpu in millicores and memory in MiB. The usage the check
+// below usage sets fits in a pod's 64 MiB /dev/shm and is small, since
+// writing it is slow in an emulated VM: 2 MiB above resBelowUsage's limit,
+// well above what the container's own processes use (under 1 MiB), and
+// well below every other limit.
 type res struct{ cpuReq, memReq, cpuLim, memLim int64 }
 
 var (
@@ -216,10 +218,9 @@ var (
 	resMemDown      = res{100, 64, 200, 96}
 	resNoLimits     = res{300, 64, 0, 0}
 	resUnified      = res{300, 64, 600, 96}
-	resBelowUsage   = res{300, 8, 600, 8}
+	resBelowUsage   = res{300, 4, 600, 4}
 	resRestart      = res{200, 64, 400, 160}
-	usageAboveLimit = int64(12) << 20
-	usageBelowLimit = int64(4) << 20
+	usageAboveLimit = int64(6) << 20
 )
 
 // requirements turns r into the container's resource requirements; a 0
