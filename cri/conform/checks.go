@@ -21,7 +21,7 @@ import (
 
 // kubeletRuntimeTimeout is the kubelet's default --runtime-request-timeout:
 // a CRI call that takes longer fails with DeadlineExceeded.
-const kubeletRuntimeTimeout = 2 * time.Minute
+const kubeletRuntimeTimeout = cri.DefaultCallTimeout
 
 // unknownUnifiedKey is the unified key no kernel has, for check 6.
 const unknownUnifiedKey = "resizelet.unknown"
@@ -116,10 +116,10 @@ func (r *run) checks(ctx context.Context) {
 		c.Status = Pass
 		step.fn(ctx, c)
 		if ctx.Err() != nil {
-			if c.Status != Pass {
-				c.Status = NotRun
-				c.Summary = "interrupted: " + c.Summary
-			}
+			// The check may have stopped half-way: what it found is kept
+			// as evidence, but it did not run to a verdict.
+			c.Status = NotRun
+			c.Summary = "interrupted before the check finished"
 			r.interrupted()
 			return
 		}

@@ -130,10 +130,10 @@ func countPrefix(list []string, prefix string) int {
 // cgroup filesystem from every hierarchy (a runtime creates a pod's
 // cgroups in all of them), on the in-memory kernel through the manager.
 func (r *run) removeCgroups(name string) (removed []string, errs []error) {
-	if fs, ok := r.cg.(*cgroup.FS); ok {
-		dirs, err := cgroupDirs(fs.Root(), name)
+	if cgfs, ok := r.cg.(*cgroup.FS); ok {
+		dirs, err := cgroupDirs(cgfs.Root(), name)
 		if err != nil {
-			return nil, []error{fmt.Errorf("listing the cgroups below %s: %w", fs.Root(), err)}
+			return nil, []error{fmt.Errorf("listing the cgroups below %s: %w", cgfs.Root(), err)}
 		}
 		return removeCgroupDirs(dirs)
 	}
@@ -172,10 +172,10 @@ func (r *run) removeCgroups(name string) (removed []string, errs []error) {
 // leftCgroups lists what remains of the cgroup name.
 func (r *run) leftCgroups(name string) []string {
 	var out []string
-	if fs, ok := r.cg.(*cgroup.FS); ok {
-		dirs, err := cgroupDirs(fs.Root(), name)
+	if cgfs, ok := r.cg.(*cgroup.FS); ok {
+		dirs, err := cgroupDirs(cgfs.Root(), name)
 		if err != nil {
-			return []string{fmt.Sprintf("cgroups below %s (unreadable: %v)", fs.Root(), err)}
+			return []string{fmt.Sprintf("cgroups below %s (unreadable: %v)", cgfs.Root(), err)}
 		}
 		for _, d := range dirs {
 			out = append(out, "cgroup "+d)

@@ -167,9 +167,8 @@ type run struct {
 	msgs   *core.CRIMessages
 	report *Report
 
-	// The run's pod: the kubelet's view of it, its sandbox and its
-	// container as the runtime runs it now.
-	pod        *v1.Pod
+	// The run's pod: its cgroup, its sandbox and its container as the
+	// runtime runs it now.
 	podCgroup  string
 	sandboxCfg *runtimeapi.PodSandboxConfig
 	sandboxID  string
@@ -290,9 +289,9 @@ func (r *run) withRunLabel(labels map[string]string) map[string]string {
 // for the pod at resStart.
 func (r *run) setup(ctx context.Context) error {
 	r.step("setup: RunPodSandbox, CreateContainer, StartContainer")
-	r.pod = r.podWith(resStart)
-	r.podCgroup = r.msgs.PodCgroup(r.pod)
-	sb := r.msgs.SandboxConfig(r.pod, r.podCgroup)
+	pod := r.podWith(resStart)
+	r.podCgroup = r.msgs.PodCgroup(pod)
+	sb := r.msgs.SandboxConfig(pod, r.podCgroup)
 	sb.Labels = r.withRunLabel(sb.Labels)
 	r.sandboxCfg = sb
 	id, err := r.rt.RunPodSandbox(ctx, sb, "")
@@ -345,6 +344,5 @@ func (r *run) startContainer(ctx context.Context, x res, attempt uint32) (*conta
 	if !r.cg.Exists(c.cgroup) {
 		return nil, fmt.Errorf("container %s: its cgroup %s (from %s) does not exist below %s", id, c.cgroup, source, r.report.CgroupRoot)
 	}
-	r.pod = pod
 	return c, nil
 }

@@ -23,11 +23,11 @@ var ErrNotCRI = errors.New("not a CRI runtime")
 // it at once, and a socket that says nothing for this long is not one.
 const DefaultProbeTimeout = 10 * time.Second
 
-// DefaultCallTimeout is the timeout of each call of the Remote that Dial
-// returns: long enough for a runtime's slowest answer (a stop with its
-// grace period comes on top), short enough that a hung runtime does not
-// hold the run, and its cleanup, for the kubelet's two minutes.
-const DefaultCallTimeout = 30 * time.Second
+// CallTimeout is the timeout of each call of the Remote that Dial
+// returns: the kubelet's default --runtime-request-timeout, so that a call
+// fails here exactly when it would fail for a kubelet (a stop's grace
+// period comes on top, as for the kubelet).
+const CallTimeout = cri.DefaultCallTimeout
 
 // Dial connects to the CRI runtime at endpoint (unix:///PATH) and makes
 // sure it is one before anything is created there: the socket exists,
@@ -55,7 +55,7 @@ func Dial(ctx context.Context, endpoint string, probeTimeout time.Duration) (*cr
 	}
 	probe, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	rt, err := cri.NewRemote(probe, endpoint, cri.WithCallTimeout(DefaultCallTimeout))
+	rt, err := cri.NewRemote(probe, endpoint, cri.WithCallTimeout(CallTimeout))
 	if err != nil {
 		return nil, nil, notCRI(ctx, endpoint, probeTimeout, err)
 	}
