@@ -171,6 +171,14 @@ func resizeRequested(desired *v1.Pod, allocated Allocated, node NodeConfig) bool
 //  6. the whole pod's requests above the node's allocatable: Infeasible;
 //  7. the pod does not fit beside the others (ResourcesFit): Deferred.
 //
+// From 1.36 steps 2 to 5 are the resize admit handler's, without the static
+// pod check, which 1.36 dropped (pkg/kubelet/allocation/handlers.go,
+// podResizesAdmitHandler.Admit, and features_linux.go), which
+// runs first among the admit handlers, in the same order; step 6 is gone
+// from the kubelet (profile.Profile.KubeletCapacityCheck), and step 7 is
+// the predicate handler's, whose reason ("OutOfcpu") the Deferred decision
+// keeps for the event.
+//
 // Step 4 compares the pod-level resources of desired and allocated as
 // given. The kubelet's overlay copies the allocated pod-level resources only
 // while InPlacePodLevelResourcesVerticalScaling is on, so with the gate off
@@ -206,7 +214,9 @@ func DecideResize(desired *v1.Pod, allocated Allocated, others *Usage, node Node
 	if !node.Profile.Gate(profile.GateInPlacePodVerticalScaling) {
 		return early("feature_gate_off", msgGateOff)
 	}
-	if isStatic {
+	// From 1.36 IsInPlacePodVerticalScalingAllowed no longer refuses
+	// static pods (pkg/kubelet/allocation/features_linux.go).
+	if isStatic && node.Profile.StaticPodResizeInfeasible() {
 		return early("static_pod", msgStaticPod)
 	}
 	if swapBlocksResize(desired, allocated, node, isStatic) {
@@ -231,8 +241,13 @@ func DecideResize(desired *v1.Pod, allocated Allocated, others *Usage, node Node
 		}
 	}
 
-	if msg, ok := capacityFits(desired, node); !ok {
-		return Decision{Outcome: Infeasible, Reason: "insufficient_node_allocatable", Message: msg}
+	// From 1.36 the capacity check is the API server's (the PodResizeValidator
+	// admission plugin): the kubelet's admit handlers only fit the pod beside
+	// the others, so a resize above allocatable that reaches it is Deferred.
+	if node.Profile.KubeletCapacityCheck() {
+		if msg, ok := capacityFits(desired, node); !ok {
+			return Decision{Outcome: Infeasible, Reason: "insufficient_node_allocatable", Message: msg}
+		}
 	}
 	if ok, reason, msg := Fits(As(desired), others, node); !ok {
 		return Decision{Outcome: Deferred, Reason: reason, Message: msg}
@@ -369,13 +384,17 @@ func (c Check) Fits() bool {
 
 // ExplainResize returns the numbers a resize's admission compares, in the
 // order the kubelet compares them: the capacity check of canResizePod
-// (memory, then cpu, against allocatable) and the predicate's fit beside
+// (memory, then cpu, against allocatable; up to 1.35 only, see
+// KubeletCapacityCheck) and the predicate's fit beside
 // the others (pods, cpu, memory, ephemeral storage, then scalar resources
 // by name). It is for plans and reports; AdmitResize decides.
 func ExplainResize(desired *v1.Pod, others *Usage, node NodeConfig) []Check {
-	checks := []Check{
-		{Kind: "capacity", Resource: v1.ResourceMemory, Requested: resourceRequest(desired, v1.ResourceMemory, node), Capacity: node.Allocatable.Memory().Value()},
-		{Kind: "capacity", Resource: v1.ResourceCPU, Requested: resourceRequest(desired, v1.ResourceCPU, node), Capacity: node.Allocatable.Cpu().MilliValue()},
+	var checks []Check
+	if node.Profile.KubeletCapacityCheck() {
+		checks = append(checks,
+			Check{Kind: "capacity", Resource: v1.ResourceMemory, Requested: resourceRequest(desired, v1.ResourceMemory, node), Capacity: node.Allocatable.Memory().Value()},
+			Check{Kind: "capacity", Resource: v1.ResourceCPU, Requested: resourceRequest(desired, v1.ResourceCPU, node), Capacity: node.Allocatable.Cpu().MilliValue()},
+		)
 	}
 	f := fitInputs(As(desired), others, node)
 	checks = append(checks,

@@ -107,9 +107,12 @@ func TestAdmitResizeMessages(t *testing.T) {
 			want: Decision{Outcome: Infeasible, Reason: "static_pod", Message: "In-place resize of static-pods is not supported", Silent: true},
 		},
 		{
-			name: "static pod on 1.36 emits an event", desired: cpuUp, allocated: alloc,
+			// 1.36 dropped the static pod check from
+			// IsInPlacePodVerticalScalingAllowed
+			// (pkg/kubelet/allocation/features_linux.go).
+			name: "static pod on 1.36 is resized like any other", desired: cpuUp, allocated: alloc,
 			node: with(linuxNode(bigNode), func(n *NodeConfig) { n.Profile = profile.New(profile.V136, nil) }), static: true,
-			want: Decision{Outcome: Infeasible, Reason: "static_pod", Message: "In-place resize of static-pods is not supported"},
+			want: Decision{Outcome: Admitted},
 		},
 		{
 			name: "swap: burstable memory request change", desired: memReqUp, allocated: alloc, node: swapNode,
@@ -699,5 +702,163 @@ func TestMessageCache(t *testing.T) {
 	var none *MessageCache
 	if got := none.insufficient(v1.ResourcePods, 1, 110, 110); got != "Node didn't have enough resource: pods, requested: 1, used: 110, capacity: 110" {
 		t.Errorf("nil cache gave %q", got)
+	}
+}
+
+// TestAdmitResizeCapacityByVersion: up to 1.35 the kubelet refuses a
+// resize above the node's allocatable as Infeasible (canResizePod); from
+// 1.36 that check is the API server's PodResizeValidator and the kubelet's
+// admit handlers only fit the pod beside the others, so the same resize is
+// Deferred with the predicate handler's reason and message
+// (pkg/kubelet/allocation/allocation_manager.go, handlePodResourcesResize
+// and canAdmitPod).
+func TestAdmitResizeCapacityByVersion(t *testing.T) {
+	alloc := guaranteedPod("g", "1", "1Gi")
+	huge := resized(alloc, 0, rl("cpu=1000", "memory=1Gi"), rl("cpu=1000", "memory=1Gi"))
+	for _, tc := range []struct {
+		v    profile.Version
+		want Decision
+	}{
+		{profile.V135, Decision{Outcome: Infeasible, Reason: "insufficient_node_allocatable",
+			Message: "Node didn't have enough capacity: cpu, requested: 1000000, capacity: 16000"}},
+		{profile.V136, Decision{Outcome: Deferred, Reason: "OutOfcpu",
+			Message: "Node didn't have enough resource: cpu, requested: 1000000, used: 0, capacity: 16000"}},
+		{profile.V137, Decision{Outcome: Deferred, Reason: "OutOfcpu",
+			Message: "Node didn't have enough resource: cpu, requested: 1000000, used: 0, capacity: 16000"}},
+	} {
+		t.Run(string(tc.v), func(t *testing.T) {
+			node := linuxNode(bigNode)
+			node.Profile = profile.New(tc.v, nil)
+			got := AdmitResize(huge, alloc, nil, node, false)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("AdmitResize() mismatch (-want +got):\n%s", diff)
+			}
+			checks := ExplainResize(huge, &Usage{}, node)
+			hasCapacity := false
+			for _, c := range checks {
+				hasCapacity = hasCapacity || c.Kind == "capacity"
+			}
+			if hasCapacity != node.Profile.KubeletCapacityCheck() {
+				t.Errorf("ExplainResize lists capacity checks: %v, want %v", hasCapacity, node.Profile.KubeletCapacityCheck())
+			}
+		})
+	}
+}
+
+// TestAdmitResizeEarlyInfeasibleSilent: the early Infeasible checks are
+// silent (condition, no event) in 1.35, where handlePodResourcesResize
+// returns before its event, and report an event from 1.36, where they run
+// in the resize admit handler (pkg/kubelet/allocation/handlers.go,
+// podResizesAdmitHandler.Admit).
+func TestAdmitResizeEarlyInfeasibleSilent(t *testing.T) {
+	alloc := guaranteedPod("g", "1", "1Gi")
+	up := resized(alloc, 0, rl("cpu=2", "memory=1Gi"), rl("cpu=2", "memory=1Gi"))
+	for _, v := range []profile.Version{profile.V135, profile.V136, profile.V137} {
+		node := linuxNode(bigNode)
+		node.OS = "windows"
+		node.Profile = profile.New(v, nil)
+		got := AdmitResize(up, alloc, nil, node, false)
+		if got.Outcome != Infeasible || got.Reason != "windows" || got.Message != msgWindows {
+			t.Fatalf("%s: AdmitResize() = %+v, want windows Infeasible", v, got)
+		}
+		if want := v == profile.V135; got.Silent != want {
+			t.Errorf("%s: Silent = %v, want %v", v, got.Silent, want)
+		}
+	}
+}
+
+// TestAdmitResizeHandlerOrder136 pins the 1.36 and 1.37 order: the resize
+// admit handler runs first among the admit handlers
+// (pkg/kubelet/kubelet.go, NewMainKubelet) and checks platform and gate
+// (no longer static pods), swap, the pod-level gate, then the CPU and
+// memory managers
+// (pkg/kubelet/allocation/handlers.go, podResizesAdmitHandler.Admit); the
+// predicate handler's fit comes after all of them.
+func TestAdmitResizeHandlerOrder136(t *testing.T) {
+	gAlloc := guaranteedPod("g", "1", "1Gi")
+	gHuge := resized(gAlloc, 0, rl("cpu=100", "memory=100Gi"), rl("cpu=100", "memory=100Gi"))
+	bAlloc := burstablePod("b", "1", "1Gi", "2", "2Gi")
+	bMemReqHuge := resized(bAlloc, 0, rl("cpu=1", "memory=100Gi"), rl("cpu=2", "memory=200Gi"))
+	for _, v := range []profile.Version{profile.V136, profile.V137} {
+		node := func(f func(*NodeConfig)) NodeConfig {
+			n := linuxNode(bigNode)
+			n.Profile = profile.New(v, nil)
+			f(&n)
+			return n
+		}
+		for _, tc := range []struct {
+			name               string
+			desired, allocated *v1.Pod
+			node               NodeConfig
+			static             bool
+			wantReason         string
+		}{
+			{"windows first", gHuge, gAlloc, node(func(n *NodeConfig) { n.OS = "windows"; n.CPUManagerPolicy = "static" }), true, "windows"},
+			// A static pod is not refused from 1.36; it is critical, so it
+			// gets no swap either, and the fit decides.
+			{"a static pod is not refused", bMemReqHuge, bAlloc, node(func(n *NodeConfig) { n.SwapBehavior = "LimitedSwap" }), true, "OutOfmemory"},
+			{"swap before the fit", bMemReqHuge, bAlloc, node(func(n *NodeConfig) { n.SwapBehavior = "LimitedSwap" }), false, "swap_limitation"},
+			{"cpu manager before the fit", gHuge, gAlloc, node(func(n *NodeConfig) { n.CPUManagerPolicy = "static" }), false, "guaranteed_pod_cpu_manager_static_policy"},
+			{"memory manager before the fit", gHuge, gAlloc, node(func(n *NodeConfig) { n.MemoryManagerPolicy = "Static" }), false, "guaranteed_pod_memory_manager_static_policy"},
+			{"the fit last, no capacity check", gHuge, gAlloc, node(func(*NodeConfig) {}), false, "OutOfcpu"},
+		} {
+			t.Run(string(v)+"/"+tc.name, func(t *testing.T) {
+				got := AdmitResize(tc.desired, tc.allocated, nil, tc.node, tc.static)
+				if got.Reason != tc.wantReason {
+					t.Errorf("AdmitResize() = %+v, want reason %q", got, tc.wantReason)
+				}
+			})
+		}
+	}
+}
+
+// TestPodRequestsStatusAggregated137 pins the 1.37 rule
+// (staging/src/k8s.io/component-helpers/resource/helpers.go,
+// AggregateContainerRequests): the spec, allocated and actuated requests
+// are summed over the pod first and the largest sum counts; an Infeasible
+// resize leaves the spec out; every init container's status counts.
+func TestPodRequestsStatusAggregated137(t *testing.T) {
+	infeasible := func(p *v1.Pod) *v1.Pod {
+		p.Status.Conditions = []v1.PodCondition{{Type: v1.PodResizePending, Status: v1.ConditionTrue, Reason: v1.PodReasonInfeasible}}
+		return p
+	}
+	tests := []struct {
+		name      string
+		pod       *v1.Pod
+		want, old int64 // millicores on 1.37 and up to 1.36
+	}{
+		// spec 2, actuated 3, allocated 4: 1.36 took max(1,2,1) + max(1,0.5,3) = 5.
+		{"largest sum", withStatus(withStatus(
+			mkPod("a", ctr("c1", rl("cpu=1"), nil), ctr("c2", rl("cpu=1"), nil)),
+			"c1", rl("cpu=2"), rl("cpu=1")), "c2", rl("cpu=500m"), rl("cpu=3")), 4000, 5000},
+		// One container growing, one shrinking, not yet actuated.
+		{"growing and shrinking", withStatus(withStatus(
+			mkPod("g", ctr("c1", rl("cpu=2"), nil), ctr("c2", rl("cpu=500m"), nil)),
+			"c1", rl("cpu=1"), nil), "c2", rl("cpu=1500m"), nil), 2500, 3500},
+		{"infeasible resize leaves the spec out", infeasible(withStatus(mkPod("b", ctr("c1", rl("cpu=8"), nil)), "c1", rl("cpu=1"), rl("cpu=2"))), 2000, 2000},
+		{"a non-sidecar init container's status counts", func() *v1.Pod {
+			p := mkPod("d", ctr("c1", rl("cpu=1"), nil))
+			p.Spec.InitContainers = []v1.Container{ctr("i1", rl("cpu=2"), nil)}
+			p.Status.InitContainerStatuses = []v1.ContainerStatus{{Name: "i1", Resources: &v1.ResourceRequirements{Requests: rl("cpu=5")}}}
+			return p
+		}(), 5000, 2000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, v := range []struct {
+				version profile.Version
+				want    int64
+			}{{profile.V136, tc.old}, {profile.V137, tc.want}} {
+				node := linuxNode(bigNode)
+				node.Profile = profile.New(v.version, nil)
+				if got := StatusRequests(As(tc.pod), node); got.MilliCPU != v.want {
+					t.Errorf("%s: StatusRequests() cpu = %dm, want %dm", v.version, got.MilliCPU, v.want)
+				}
+				u := PodUsage(As(tc.pod), node)
+				if got := u.MilliCPU(); got != v.want {
+					t.Errorf("%s: PodUsage() cpu = %dm, want %dm", v.version, got, v.want)
+				}
+			}
+		})
 	}
 }

@@ -190,6 +190,10 @@ type requestOptions struct {
 	keep func(v1.ResourceName) bool
 	// excludeOverhead leaves spec.overhead out.
 	excludeOverhead bool
+	// aggregateStatus, with useStatus, takes the largest of the pod's
+	// aggregated spec, actuated and allocated requests (1.37) instead of
+	// each container's largest (profile.Profile.StatusAggregatedPerPod).
+	aggregateStatus bool
 }
 
 // podRequests is resourcehelper.PodRequests as the scheduler's NodeInfo and
@@ -209,6 +213,9 @@ type requestOptions struct {
 // finer than the unit (a cpu request below 1m), which round up here once per
 // container.
 func podRequests(a Allocated, opts requestOptions) resVec {
+	if opts.useStatus && opts.aggregateStatus {
+		return podRequestsAggregated(a, opts)
+	}
 	var total, sidecars, initMax, c, use resVec
 	pod := a.Pod
 	infeasible := opts.useStatus && resourcehelper.IsPodResizeInfeasible(pod)
@@ -239,6 +246,113 @@ func podRequests(a Allocated, opts requestOptions) resVec {
 		total.addList(pod.Spec.Overhead, nil)
 	}
 	return total
+}
+
+// What a container counts for in the 1.37 aggregation: its spec, its
+// allocated or its actuated requests.
+const (
+	countSpec = iota
+	countAllocated
+	countActuated
+)
+
+// podRequestsAggregated is podRequests with useStatus as the 1.37
+// resourcehelper.AggregateContainerRequests computes it: the containers'
+// spec, allocated and actuated requests are each aggregated over the pod
+// (aggregateContainerResourcesByFn, with the KEP-753 init container rules,
+// every init container's status now included), and the pod counts at the
+// largest of the three sums, or of the allocated and actuated ones alone
+// while its resize is Infeasible. Up to 1.36 the largest was taken per
+// container and then summed, which counts a pod with one container growing
+// and another shrinking at more.
+//
+// A container's allocated requests are status.allocatedResources, which
+// the kubelet sets to the allocation for every container it reports; the
+// core does not write that field, so a container with a status and
+// without the field counts its allocation there. Its actuated requests are status.resources.requests,
+// else the allocated ones. A container without either counts its spec
+// (nothing while the resize is Infeasible).
+func podRequestsAggregated(a Allocated, opts requestOptions) resVec {
+	pod := a.Pod
+	infeasible := resourcehelper.IsPodResizeInfeasible(pod)
+	var total, allocated, actuated resVec
+	if !infeasible {
+		aggregateBy(&total, a, countSpec, false)
+	}
+	aggregateBy(&allocated, a, countAllocated, infeasible)
+	aggregateBy(&actuated, a, countActuated, infeasible)
+	total.maxWith(&allocated)
+	total.maxWith(&actuated)
+	if podLevel := a.PodLevel(); opts.podLevel && podLevel != nil && podLevelRequestsSet(podLevel) {
+		total.setList(podLevel.Requests)
+	}
+	if !opts.excludeOverhead {
+		total.addList(pod.Spec.Overhead, nil)
+	}
+	return total
+}
+
+// aggregateBy is aggregateContainerResourcesByFn for one kind of count:
+// regular containers and sidecars add up, a non-sidecar init container
+// needs its own plus the sidecars started before it, and the pod needs the
+// larger of the two.
+func aggregateBy(out *resVec, a Allocated, kind int, infeasible bool) {
+	var c, sidecars, initMax, use resVec
+	pod := a.Pod
+	for i := range pod.Spec.Containers {
+		ctr := &pod.Spec.Containers[i]
+		countContainer(&c, a, ctr, findStatus(pod.Status.ContainerStatuses, ctr.Name), kind, infeasible)
+		out.add(&c)
+	}
+	for i := range pod.Spec.InitContainers {
+		ctr := &pod.Spec.InitContainers[i]
+		cs := findStatus(pod.Status.ContainerStatuses, ctr.Name)
+		if cs == nil {
+			cs = findStatus(pod.Status.InitContainerStatuses, ctr.Name)
+		}
+		countContainer(&c, a, ctr, cs, kind, infeasible)
+		if qos.IsSidecar(ctr) {
+			out.add(&c)
+			sidecars.add(&c)
+			initMax.maxWith(&sidecars)
+			continue
+		}
+		use.copyFrom(&c)
+		use.add(&sidecars)
+		initMax.maxWith(&use)
+	}
+	out.maxWith(&initMax)
+}
+
+// countContainer sets c to one container's requests of the given kind
+// (containerSpecRequests, containerAllocatedRequests and
+// containerActuatedRequests of the 1.37 resourcehelper).
+func countContainer(c *resVec, a Allocated, ctr *v1.Container, cs *v1.ContainerStatus, kind int, infeasible bool) {
+	c.milliCPU, c.memory, c.ephemeral = 0, 0, 0
+	c.scalars = c.scalars[:0]
+	spec := a.Resources(ctr).Requests
+	// The kubelet reports the allocation as allocatedResources of every
+	// container it has a status for; the core does not write the field,
+	// so the allocation stands in for it when it is absent.
+	var allocatedList v1.ResourceList
+	switch {
+	case cs != nil && cs.AllocatedResources != nil:
+		allocatedList = cs.AllocatedResources
+	case cs != nil:
+		allocatedList = spec
+	}
+	var list v1.ResourceList
+	switch {
+	case kind == countSpec:
+		list = spec
+	case kind == countActuated && cs != nil && cs.Resources != nil && cs.Resources.Requests != nil:
+		list = cs.Resources.Requests
+	case allocatedList != nil:
+		list = allocatedList
+	case !infeasible:
+		list = spec
+	}
+	c.addList(list, nil)
 }
 
 // podLevelRequestsSet is resourcehelper.IsPodLevelRequestsSet for the
@@ -292,6 +406,7 @@ type Requests struct {
 // and init-container rules, pod-level requests where the PodLevelResources
 // gate honours them, and the overhead.
 func StatusRequests(pod Allocated, node NodeConfig) Requests {
-	r := podRequests(pod, requestOptions{useStatus: true, podLevel: node.Profile.PodLevelResources()})
+	r := podRequests(pod, requestOptions{useStatus: true, podLevel: node.Profile.PodLevelResources(),
+		aggregateStatus: node.Profile.StatusAggregatedPerPod()})
 	return Requests{MilliCPU: r.milliCPU, Memory: r.memory}
 }

@@ -77,13 +77,16 @@ func (u *Usage) Equal(v *Usage) bool {
 // PodUsage is one pod's share of a node's usage: its requests as the
 // scheduler's NodeInfo counts a pod already on the node (per container
 // max(spec, status resources, allocated resources), or the status and
-// allocated ones alone while its resize is Infeasible; pod-level requests
+// allocated ones alone while its resize is Infeasible; from 1.37 the
+// largest of the pod's summed spec, actuated and allocated requests,
+// podRequestsAggregated; pod-level requests
 // where the PodLevelResources gate honours them; overhead), and one pod.
 // pod is the pod with its allocation, carrying its status.
 func PodUsage(pod Allocated, node NodeConfig) Usage {
 	return Usage{req: podRequests(pod, requestOptions{
-		useStatus: node.Profile.Gate(profile.GateInPlacePodVerticalScaling),
-		podLevel:  node.Profile.PodLevelResources(),
+		useStatus:       node.Profile.Gate(profile.GateInPlacePodVerticalScaling),
+		podLevel:        node.Profile.PodLevelResources(),
+		aggregateStatus: node.Profile.StatusAggregatedPerPod(),
 	}), Pods: 1}
 }
 

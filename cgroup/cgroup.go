@@ -4,11 +4,11 @@
 // is in the pure package cgconfig.
 //
 // Start with Manager. SimKernel (simkernel.go) simulates the Linux kernel's
-// cgroup hierarchy in memory, for tests and simulations: it keeps files by
-// name for cgroup v1 and v2, records every write in order, and answers like
-// the kernel where a resize can tell the difference (EBUSY on v1, an OOM
-// kill on v2). FS (fs.go) is the implementation over a real cgroup
-// filesystem. Both read and write the kernel's file formats through
+// cgroup hierarchy in memory, for tests and simulations: it shows the
+// kernel's files for cgroup v1 and v2, records every write in order, and
+// answers like the kernel where a resize can tell the difference (EBUSY on
+// v1, an OOM kill on v2). FS (fs.go) is the implementation over a real
+// cgroup filesystem. Both read and write the kernel's file formats through
 // fileformat.go, so that the simulator and the real thing cannot drift
 // apart. FaultInjector (fault.go) and Recorder (recorder.go) wrap any
 // Manager to fail chosen writes and to keep the writes made, for tests and

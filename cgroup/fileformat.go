@@ -59,7 +59,7 @@ var (
 
 // The CFS bandwidth bounds the kernel enforces on a write
 // (kernel/sched/core.c), as checked on this project's v1 host (kernel
-// 6.18) and in real-hosts.md §3. kernelMinCFSUS equals cgconfig.MinQuotaPeriod,
+// 6.18) and in examples/realhost/README.md §3. kernelMinCFSUS equals cgconfig.MinQuotaPeriod,
 // but that one is the kubelet's floor for what it writes, chosen to stay
 // within this one; the kernel's own bound is kept apart so that neither
 // silently follows a change of the other.
@@ -249,56 +249,87 @@ type setFile struct {
 // cpu.cfs_period_us, cpu.cfs_quota_us). read returns a file's current
 // content; v2 cpu.max takes the current quota or period from it when v
 // gives only the other. It does not compare with the current content.
+// The contents share one allocation.
 func planSet(version Version, v Values, read func(file string) (string, bool)) (plan [4]setFile, n int) {
-	add := func(file, content string) {
-		plan[n] = setFile{file, content}
+	var scratch [128]byte
+	buf, files, n := appendPlan(scratch[:0], version, v, read)
+	contents := string(buf)
+	start := 0
+	for i, f := range files[:n] {
+		plan[i] = setFile{f.file, contents[start:f.end]}
+		start = f.end
+	}
+	return plan, n
+}
+
+// plannedFile is one file of appendPlan's plan: its content is the bytes
+// of the plan's buffer from the end of the file before it up to end.
+type plannedFile struct {
+	file string
+	end  int
+}
+
+// appendPlan is planSet appending the contents to buf instead of making
+// strings of them, so that SimKernel can plan in a buffer on its stack and
+// make strings only of what it writes. It calls read only when v2 cpu.max
+// needs the current half that v leaves nil.
+func appendPlan(buf []byte, version Version, v Values, read func(file string) (string, bool)) (_ []byte, plan [4]plannedFile, n int) {
+	add := func(file string) {
+		plan[n] = plannedFile{file, len(buf)}
 		n++
 	}
 	if version == V2 {
 		if v.MemoryLimit != nil {
-			add(fileMemoryMax, formatMax(*v.MemoryLimit))
+			buf = appendMax(buf, *v.MemoryLimit)
+			add(fileMemoryMax)
 		}
 		if v.CPUWeight != nil {
-			add(fileCPUWeight, strconv.FormatUint(*v.CPUWeight, 10))
+			buf = strconv.AppendUint(buf, *v.CPUWeight, 10)
+			add(fileCPUWeight)
 		}
 		if v.CPUQuota != nil || v.CPUPeriod != nil {
-			cur, _ := read(fileCPUMax)
-			quota, period, ok := strings.Cut(cur, " ")
-			if !ok {
-				quota, period, _ = strings.Cut(defaultCPUMax, " ")
+			// "<quota|max> <period>", keeping the current text of the
+			// half v does not set.
+			var quota, period string
+			if v.CPUQuota == nil || v.CPUPeriod == nil {
+				cur, _ := read(fileCPUMax)
+				var ok bool
+				if quota, period, ok = strings.Cut(cur, " "); !ok {
+					quota, period, _ = strings.Cut(defaultCPUMax, " ")
+				}
 			}
-			// Build "<quota|max> <period>" in one allocation, keeping the
-			// current text of the half v does not set.
-			var buf [48]byte
-			b := buf[:0]
 			if v.CPUQuota != nil {
-				b = appendMax(b, *v.CPUQuota)
+				buf = appendMax(buf, *v.CPUQuota)
 			} else {
-				b = append(b, quota...)
+				buf = append(buf, quota...)
 			}
-			b = append(b, ' ')
+			buf = append(buf, ' ')
 			if v.CPUPeriod != nil {
-				b = strconv.AppendUint(b, *v.CPUPeriod, 10)
+				buf = strconv.AppendUint(buf, *v.CPUPeriod, 10)
 			} else {
-				b = append(b, period...)
+				buf = append(buf, period...)
 			}
-			add(fileCPUMax, string(b))
+			add(fileCPUMax)
 		}
-		return plan, n
+		return buf, plan, n
 	}
 	if v.MemoryLimit != nil {
-		add(fileMemoryLimit, strconv.FormatInt(*v.MemoryLimit, 10))
+		buf = strconv.AppendInt(buf, *v.MemoryLimit, 10)
+		add(fileMemoryLimit)
 	}
 	if v.CPUShares != nil {
-		add(fileCPUShares, strconv.FormatUint(*v.CPUShares, 10))
+		buf = strconv.AppendUint(buf, *v.CPUShares, 10)
+		add(fileCPUShares)
 	}
 	if v.CPUPeriod != nil {
-		add(fileCFSPeriod, strconv.FormatUint(*v.CPUPeriod, 10))
+		buf = strconv.AppendUint(buf, *v.CPUPeriod, 10)
+		add(fileCFSPeriod)
 	}
 	if v.CPUQuota != nil {
-		add(fileCFSQuota, strconv.FormatInt(*v.CPUQuota, 10))
+		buf = strconv.AppendInt(buf, *v.CPUQuota, 10)
+		add(fileCFSQuota)
 	}
-	return plan, n
+	return buf, plan, n
 }
 
 // parseWrittenU64 parses an unsigned decimal written to a file as

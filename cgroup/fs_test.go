@@ -203,7 +203,7 @@ func TestNewFSDetectsVersionFromTheRoot(t *testing.T) {
 }
 
 // hostMountInfo is the cgroup part of this project's CI host's mount
-// table (real-hosts.md §1): hybrid, cpu and cpuacct mounted apart.
+// table (examples/realhost/README.md §1): hybrid, cpu and cpuacct mounted apart.
 const hostMountInfo = `24 1 0:22 / /sys rw,nosuid,nodev,noexec,relatime shared:7 - sysfs sysfs rw
 31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
 32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu

@@ -13,24 +13,30 @@ func logLimit(n int) int {
 	return n
 }
 
-// appendBounded appends ws to log and, once the log holds twice the limit,
-// keeps only the latest limit entries: appending stays O(1) amortized and
-// the memory bounded, with no ring arithmetic for the readers.
-func appendBounded(log []Write, limit int, ws ...Write) []Write {
-	log = append(log, ws...)
-	if limit > 0 && len(log) >= 2*limit {
-		n := copy(log, log[len(log)-limit:])
-		clear(log[n:])
-		log = log[:n]
+// pushRing appends e to log, a ring of the latest limit entries whose
+// oldest is log[next] once the ring is full, and returns the ring and its
+// new next. Until then entries are appended, growing the ring by doubling
+// up to the limit; after that each replaces the oldest, so that a full log
+// holds exactly limit entries and appending never copies. A negative
+// limit keeps every entry, appended, with next staying 0.
+func pushRing[T any](log []T, next, limit int, e T) ([]T, int) {
+	if limit < 0 {
+		return append(log, e), next
 	}
-	return log
+	if len(log) < limit {
+		if len(log) == cap(log) {
+			grown := make([]T, len(log), min(max(2*len(log), 8), limit))
+			copy(grown, log)
+			log = grown
+		}
+		return append(log, e), next
+	}
+	log[next] = e
+	return log, (next + 1) % limit
 }
 
-// latest is the last limit entries of log (all of it for a negative
-// limit), copied.
-func latest(log []Write, limit int) []Write {
-	if limit > 0 && len(log) > limit {
-		log = log[len(log)-limit:]
-	}
-	return append([]Write(nil), log...)
+// ringOrder returns the entries of a ring that pushRing keeps, oldest
+// first, as two parts: older, then newer.
+func ringOrder[T any](log []T, next int) (older, newer []T) {
+	return log[next:], log[:next]
 }

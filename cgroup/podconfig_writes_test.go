@@ -12,7 +12,7 @@ import (
 )
 
 // TestDoPodResizeActionPodWrites pins the pod-cgroup side of the
-// TestDoPodResizeAction rows D1-D7 of kubelet-resize.md §4.3: the pod
+// TestDoPodResizeAction rows D1-D7 of resize/kubelet-resize.md §4.3: the pod
 // cgroup is created with the current pod's config, then given the desired
 // pod's config; which kinds of write that makes (cpu req, cpu lim, mem lim)
 // is the table's "pod cgroup writes" column, on both cgroup versions.

@@ -14,8 +14,11 @@ import "sync"
 type Recorder struct {
 	Manager
 
-	mu     sync.Mutex
+	mu sync.Mutex
+	// writes is a ring of the latest limit writes (see pushRing): once it
+	// is full, writes[next] is the oldest.
 	writes []Write
+	next   int
 	limit  int
 }
 
@@ -43,7 +46,9 @@ func (r *Recorder) Set(path string, v Values) ([]Write, error) {
 	ws, err := r.Manager.Set(path, v)
 	if len(ws) > 0 {
 		r.mu.Lock()
-		r.writes = appendBounded(r.writes, r.limit, ws...)
+		for _, w := range ws {
+			r.writes, r.next = pushRing(r.writes, r.next, r.limit, w)
+		}
 		r.mu.Unlock()
 	}
 	return ws, err
@@ -53,7 +58,11 @@ func (r *Recorder) Set(path string, v Values) ([]Write, error) {
 func (r *Recorder) Writes() []Write {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return latest(r.writes, r.limit)
+	if len(r.writes) == 0 {
+		return nil
+	}
+	older, newer := ringOrder(r.writes, r.next)
+	return append(append(make([]Write, 0, len(r.writes)), older...), newer...)
 }
 
 // Reset forgets the recorded writes, so that the next Writes returns only
@@ -61,7 +70,7 @@ func (r *Recorder) Writes() []Write {
 func (r *Recorder) Reset() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.writes = nil
+	r.writes, r.next = nil, 0
 }
 
 // Unwrap returns the wrapped Manager, so that code looking for a capability

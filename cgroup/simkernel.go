@@ -2,6 +2,7 @@ package cgroup
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,14 +12,16 @@ import (
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 )
 
-// Limits of the simulated kernel beyond the file formats (fileformat.go):
-// the Linux values (kernel/sched/core.c, include/uapi/linux/limits.h) that
-// a write or a mkdir can run into, and the simulated host's size.
+// Values of the simulated kernel beyond the file formats (fileformat.go):
+// the scheduler's fixed-point shift, what a new cgroup's cpu.weight and
+// cpu.shares hold, and the simulated host's size.
 const (
 	// simBWShift is the fixed-point shift of the kernel's bandwidth ratios.
 	simBWShift = 20
-	// simMaxNameLen is the longest cgroup directory name (NAME_MAX).
-	simMaxNameLen = 255
+	// simDefaultWeight is cpu.weight of a new cgroup v2.
+	simDefaultWeight = 100
+	// simDefaultShares is cpu.shares of a new cgroup v1.
+	simDefaultShares = 1024
 	// simDefaultHostMemory is the memory an unlimited hierarchy can use when
 	// WithHostMemory is not given: 64Gi, the scenario runner's default
 	// node capacity.
@@ -34,10 +37,15 @@ var simErrMissing = fmt.Errorf("%w (%w)", ErrNotExist, syscall.ENOENT)
 var simErrNoFile = fmt.Errorf("%w (%w)", ErrNotSupported, syscall.ENOENT)
 
 // SimKernel is a simulated Linux kernel cgroup hierarchy, held in memory,
-// that implements Manager the way the kernel would answer: it keeps each cgroup's files by name with the
-// kernel's content, validates and rounds values as the kernel does, and
-// models memory usage so that lowering a limit below usage fails with EBUSY
-// on cgroup v1 and OOM-kills on cgroup v2. Tests and simulations share it.
+// that implements Manager the way the kernel would answer: it shows each
+// cgroup's files with the kernel's content, validates and rounds values as
+// the kernel does, and models memory usage so that lowering a limit below
+// usage fails with EBUSY on cgroup v1 and OOM-kills on cgroup v2. Tests and
+// simulations share it.
+//
+// SimKernel keeps each cgroup's values as numbers and renders its files
+// from them when they are read, because a simulated node holds hundreds of
+// cgroups: a cgroup costs one small struct, whatever was written to it.
 //
 // The root cgroup has the path "" and always exists. SimKernel is safe for
 // concurrent use: one mutex guards the hierarchy, and OnOOMKill callbacks
@@ -46,24 +54,321 @@ type SimKernel struct {
 	mu         sync.Mutex
 	version    Version
 	hostMemory int64
-	nodes      map[string]*simNode
-	writes     []Write
+	nodes      map[string]*simNode // every cgroup by path, the root at ""
+	// writes is the write log, a ring of the latest writeLimit writes (of
+	// every write for a negative limit; see pushRing): once it is full,
+	// writes[writeNext] is the oldest, and the next write replaces it.
+	writes     []simWrite
+	writeNext  int
 	writeLimit int
 	oomFns     []func(path string)
 }
 
-// simNode is one cgroup of the model.
+// simNode is one cgroup of the model. It keeps numbers, not file contents
+// (appendFile renders the files), and its children as a list through
+// child and next rather than in a map of its own, so that it fits in 96
+// bytes; the fields are ordered for that.
 type simNode struct {
-	path     string
-	parent   *simNode
-	children map[string]*simNode // by path
-	files    map[string]string   // trimmed content by file name
-	own      int64               // memory charged to this cgroup itself
-	hier     int64               // own plus every descendant's own
-	peak     int64               // highest hier seen (v1 memory.max_usage_in_bytes)
-	limit    int64               // memory limit in bytes as the kernel holds it
-	oom      int64               // v2 memory.events "oom"
-	oomKill  int64               // v2 memory.events / v1 memory.oom_control "oom_kill"
+	path   string
+	parent *simNode
+	child  *simNode // the first child; the others follow through next
+	next   *simNode // the next sibling
+	own    int64    // memory charged to this cgroup itself
+	hier   int64    // own plus every descendant's own: memory.current, memory.usage_in_bytes
+	peak   int64    // highest hier seen: v1 memory.max_usage_in_bytes
+	limit  int64    // memory limit in bytes as the kernel holds it, cgconfig.V1UnlimitedMemory for none
+	quota  int64    // CFS quota in µs, -1 (Unlimited) for none on both versions
+	ooms   *simOOMs // OOM event counts, nil until the first event
+	weight uint32   // v2 cpu.weight or v1 cpu.shares, whose kernel bounds fit
+	period uint32   // CFS period in µs, whose kernel bounds (at most 1s) fit
+}
+
+// simOOMs counts a cgroup's OOM events. Few cgroups ever have one, so the
+// counts live apart from simNode, which holds a nil pointer until then.
+type simOOMs struct {
+	oom  int64 // v2 memory.events "oom"
+	kill int64 // v2 memory.events and v1 memory.oom_control "oom_kill"
+}
+
+// oomEvents returns n's OOM counts for an event to be counted, making them
+// at n's first.
+func (n *simNode) oomEvents() *simOOMs {
+	if n.ooms == nil {
+		n.ooms = &simOOMs{}
+	}
+	return n.ooms
+}
+
+// oomCounts returns n's OOM counts, zero before the first event.
+func (n *simNode) oomCounts() simOOMs {
+	if n.ooms == nil {
+		return simOOMs{}
+	}
+	return *n.ooms
+}
+
+// simFile is one file of a simulated cgroup. The write log names a file by
+// it, in a byte rather than a string.
+type simFile uint8
+
+const (
+	// cgroup v2.
+	simCPUWeight simFile = iota
+	simCPUMax
+	simMemoryMax
+	simMemoryCurrent
+	simMemoryEvents
+	// cgroup v1.
+	simCPUShares
+	simCFSPeriod
+	simCFSQuota
+	simMemoryLimit
+	simMemoryUsage
+	simMemoryMaxUsage
+	simOOMControl
+)
+
+// simFileNames are the kernel's names of the simFiles.
+var simFileNames = [...]string{
+	simCPUWeight:      fileCPUWeight,
+	simCPUMax:         fileCPUMax,
+	simMemoryMax:      fileMemoryMax,
+	simMemoryCurrent:  fileMemoryCurrent,
+	simMemoryEvents:   fileMemoryEvents,
+	simCPUShares:      fileCPUShares,
+	simCFSPeriod:      fileCFSPeriod,
+	simCFSQuota:       fileCFSQuota,
+	simMemoryLimit:    fileMemoryLimit,
+	simMemoryUsage:    fileMemoryUsage,
+	simMemoryMaxUsage: fileMemoryMaxUsage,
+	simOOMControl:     fileOOMControl,
+}
+
+// The files a cgroup has on each version.
+var (
+	simV2Files = []simFile{simCPUWeight, simCPUMax, simMemoryMax, simMemoryCurrent, simMemoryEvents}
+	simV1Files = []simFile{simCPUShares, simCFSPeriod, simCFSQuota, simMemoryLimit, simMemoryUsage, simMemoryMaxUsage, simOOMControl}
+)
+
+// simFilesOf returns the files a cgroup of version has.
+func simFilesOf(version Version) []simFile {
+	if version == V2 {
+		return simV2Files
+	}
+	return simV1Files
+}
+
+// simFileNamed returns the file called name that a cgroup of version has,
+// and false if it has none.
+func simFileNamed(version Version, name string) (simFile, bool) {
+	for _, f := range simFilesOf(version) {
+		if simFileNames[f] == name {
+			return f, true
+		}
+	}
+	return 0, false
+}
+
+// simSetting is the content of a file that Set writes, as the numbers it
+// is formatted from (appendSetting): the value, and for cpu.max the
+// period. The value of an unsigned file (cpu.weight, cpu.shares,
+// cpu.cfs_period_us) is its number's bits; Unlimited is the "max" of v2
+// files.
+type simSetting struct {
+	value  int64
+	period uint64
+}
+
+// setting returns the content of n's file f, one that Set writes.
+func (n *simNode) setting(f simFile) simSetting {
+	switch f {
+	case simCPUWeight, simCPUShares:
+		return simSetting{value: int64(n.weight)}
+	case simCPUMax:
+		return simSetting{value: n.quota, period: uint64(n.period)}
+	case simCFSPeriod:
+		return simSetting{value: int64(n.period)}
+	case simCFSQuota:
+		return simSetting{value: n.quota}
+	case simMemoryMax:
+		if n.limit == cgconfig.V1UnlimitedMemory {
+			return simSetting{value: Unlimited}
+		}
+	}
+	return simSetting{value: n.limit} // simMemoryLimit, and memory.max below the maximum
+}
+
+// appendSetting appends the content of file f holding s, in the format
+// appendPlan writes and the kernel shows.
+func appendSetting(b []byte, f simFile, s simSetting) []byte {
+	switch f {
+	case simCPUWeight, simCPUShares, simCFSPeriod:
+		return strconv.AppendUint(b, uint64(s.value), 10)
+	case simMemoryMax:
+		return appendMax(b, s.value)
+	case simCPUMax:
+		b = appendMax(b, s.value)
+		b = append(b, ' ')
+		return strconv.AppendUint(b, s.period, 10)
+	}
+	return strconv.AppendInt(b, s.value, 10) // simCFSQuota, simMemoryLimit
+}
+
+// parseSetting reads content written to file f back into numbers: the
+// inverse of appendSetting, for every content appendPlan makes from
+// Values and from the files SimKernel shows. Anything else is a
+// programming error.
+func parseSetting(f simFile, content string) simSetting {
+	var s simSetting
+	var err error
+	switch f {
+	case simCPUWeight, simCPUShares, simCFSPeriod:
+		var u uint64
+		u, err = strconv.ParseUint(content, 10, 64)
+		s.value = int64(u)
+	case simMemoryMax:
+		s.value, err = parseMax(content)
+	case simCPUMax:
+		s.value, s.period, err = parseCPUMax(content)
+	default: // simCFSQuota, simMemoryLimit
+		s.value, err = strconv.ParseInt(content, 10, 64)
+	}
+	if err != nil {
+		// err quotes a copy of content, so that content does not escape
+		// and Set can plan on its stack.
+		panic(fmt.Sprintf("cgroup: SimKernel cannot read back a write to %s: %v", simFileNames[f], err))
+	}
+	return s
+}
+
+// appendFile appends the content of n's file f, trimmed, as the kernel
+// shows it.
+func appendFile(b []byte, n *simNode, f simFile) []byte {
+	switch f {
+	case simMemoryCurrent, simMemoryUsage:
+		return strconv.AppendInt(b, n.hier, 10)
+	case simMemoryMaxUsage:
+		return strconv.AppendInt(b, n.peak, 10)
+	case simMemoryEvents:
+		// The kernel's field order; the model has only OOM events.
+		c := n.oomCounts()
+		b = append(b, "low 0\nhigh 0\nmax 0\noom "...)
+		b = strconv.AppendInt(b, c.oom, 10)
+		b = append(b, "\noom_kill "...)
+		b = strconv.AppendInt(b, c.kill, 10)
+		return append(b, "\noom_group_kill 0"...)
+	case simOOMControl:
+		b = append(b, "oom_kill_disable 0\nunder_oom 0\noom_kill "...)
+		return strconv.AppendInt(b, n.oomCounts().kill, 10)
+	}
+	return appendSetting(b, f, n.setting(f))
+}
+
+// simStaticTexts are contents the program holds as strings already: the
+// unlimited tokens, and the contents of a new cgroup, which most first
+// writes replace.
+var simStaticTexts = []string{
+	maxToken, unlimitedV1, defaultCPUMax, defaultCFSPeriod,
+	strconv.Itoa(simDefaultWeight), strconv.Itoa(simDefaultShares),
+	strconv.FormatInt(cgconfig.V1UnlimitedMemory, 10),
+}
+
+// staticText returns b as a string without allocating when the program
+// holds that string already: one of simStaticTexts, or a number below 100,
+// which strconv keeps.
+func staticText(b []byte) (string, bool) {
+	for _, s := range simStaticTexts {
+		if string(b) == s {
+			return s, true
+		}
+	}
+	digit := func(c byte) bool { return '0' <= c && c <= '9' }
+	switch {
+	case len(b) == 1 && digit(b[0]):
+		return strconv.Itoa(int(b[0] - '0')), true
+	case len(b) == 2 && b[0] != '0' && digit(b[0]) && digit(b[1]):
+		return strconv.Itoa(int(b[0]-'0')*10 + int(b[1]-'0')), true
+	}
+	return "", false
+}
+
+// text returns b as a string, without allocating where staticText can.
+func text(b []byte) string {
+	if s, ok := staticText(b); ok {
+		return s
+	}
+	return string(b)
+}
+
+// fileText returns the content of n's file f as a string.
+func fileText(n *simNode, f simFile) string {
+	var buf [96]byte
+	return text(appendFile(buf[:0], n, f))
+}
+
+// writeTexts returns a write's new and old content as strings for the
+// Write that Set returns: strings the program holds already where
+// staticText finds them, and one allocation for the others, so that a
+// write costs one allocation at most, and none for the small numbers of
+// most cpu.weight writes.
+func writeTexts(newB, oldB []byte) (newText, oldText string) {
+	newText, newStatic := staticText(newB)
+	oldText, oldStatic := staticText(oldB)
+	switch {
+	case newStatic && oldStatic:
+	case newStatic:
+		oldText = string(oldB)
+	case oldStatic:
+		newText = string(newB)
+	default:
+		var buf [96]byte
+		both := string(append(append(buf[:0], newB...), oldB...))
+		newText, oldText = both[:len(newB)], both[len(newB):]
+	}
+	return newText, oldText
+}
+
+// simWrite is one write of the log, kept to 40 bytes as the log holds
+// hundreds: the cgroup by its node, whose path outlives a Delete; the file
+// as a simFile; the contents as numbers, rendered when Writes is called;
+// the errno in a byte. The old content's setting is spread over two
+// fields, with a period that a cgroup's period fits, for the size.
+type simWrite struct {
+	node      *simNode
+	new       simSetting // the content written
+	oldValue  int64      // the content before: its simSetting's value
+	oldPeriod uint32     // and period
+	file      simFile
+	errno     uint8 // the write's syscall.Errno; 0 for success
+}
+
+// simErrno is err as simWrite keeps it. Every error a write meets in the
+// model is a syscall.Errno (canonical, apply), and each of those fits a
+// byte; anything else is a programming error.
+func simErrno(err error) uint8 {
+	if err == nil {
+		return 0
+	}
+	e, ok := err.(syscall.Errno)
+	if !ok || e == 0 || e > math.MaxUint8 {
+		panic(fmt.Sprintf("cgroup: SimKernel write error %v is not an errno", err))
+	}
+	return uint8(e)
+}
+
+// write is w as Writes reports it.
+func (w simWrite) write() Write {
+	var oldBuf, newBuf [48]byte
+	out := Write{
+		Path: w.node.path,
+		File: simFileNames[w.file],
+		Old:  text(appendSetting(oldBuf[:0], w.file, simSetting{w.oldValue, uint64(w.oldPeriod)})),
+		New:  text(appendSetting(newBuf[:0], w.file, w.new)),
+	}
+	if w.errno != 0 {
+		out.Err = syscall.Errno(w.errno)
+	}
+	return out
 }
 
 // SimKernelOption configures a SimKernel.
@@ -107,68 +412,32 @@ func NewSimKernel(version Version, opts ...SimKernelOption) *SimKernel {
 	return m
 }
 
-// newNode makes a cgroup with the kernel's default files for m's version.
+// newNode makes a cgroup with the kernel's defaults for m's version, as
+// parent's first child.
 func (m *SimKernel) newNode(path string, parent *simNode) *simNode {
 	n := &simNode{
-		path:     path,
-		parent:   parent,
-		children: make(map[string]*simNode),
-		limit:    cgconfig.V1UnlimitedMemory,
+		path:   path,
+		parent: parent,
+		limit:  cgconfig.V1UnlimitedMemory,
+		quota:  Unlimited,
+		weight: simDefaultWeight,
+		period: cgconfig.QuotaPeriod,
 	}
-	if m.version == V2 {
-		n.files = map[string]string{
-			fileCPUWeight:     "100",
-			fileCPUMax:        defaultCPUMax,
-			fileMemoryMax:     maxToken,
-			fileMemoryCurrent: "0",
-		}
-	} else {
-		n.files = map[string]string{
-			fileCPUShares:      "1024",
-			fileCFSPeriod:      defaultCFSPeriod,
-			fileCFSQuota:       unlimitedV1,
-			fileMemoryLimit:    strconv.FormatInt(cgconfig.V1UnlimitedMemory, 10),
-			fileMemoryUsage:    "0",
-			fileMemoryMaxUsage: "0",
-		}
+	if m.version == V1 {
+		n.weight = simDefaultShares
 	}
-	n.renderEvents(m.version)
+	if parent != nil {
+		n.next, parent.child = parent.child, n
+	}
 	return n
 }
 
-// renderEvents refreshes the file that counts OOM events: memory.events on
-// v2 (in the kernel's field order), memory.oom_control on v1.
-func (n *simNode) renderEvents(version Version) {
-	if version == V2 {
-		n.files[fileMemoryEvents] = "low 0\nhigh 0\nmax 0\noom " + strconv.FormatInt(n.oom, 10) +
-			"\noom_kill " + strconv.FormatInt(n.oomKill, 10) + "\noom_group_kill 0"
-		return
-	}
-	n.files[fileOOMControl] = "oom_kill_disable 0\nunder_oom 0\noom_kill " + strconv.FormatInt(n.oomKill, 10)
-}
-
-// simCheckPath reports whether path names a cgroup below the root: "" for
-// the root itself, otherwise "/"-separated names that are not empty, ".",
-// "..", longer than NAME_MAX or hold a NUL, with no leading or trailing "/".
+// simCheckPath reports whether path names a cgroup below the root. It is
+// FS's rule (validatePath), so that the simulator refuses exactly the
+// names the manager of a real cgroup filesystem refuses, with the same
+// ErrInvalidPath.
 func simCheckPath(path string) error {
-	if path == "" {
-		return nil
-	}
-	rest := path
-	for {
-		name := rest
-		i := strings.IndexByte(rest, '/')
-		if i >= 0 {
-			name = rest[:i]
-		}
-		if name == "" || name == "." || name == ".." || len(name) > simMaxNameLen || strings.IndexByte(name, 0) >= 0 {
-			return fmt.Errorf("cgroup path %q: %w", path, ErrInvalidPath)
-		}
-		if i < 0 {
-			return nil
-		}
-		rest = rest[i+1:]
-	}
+	return validatePath(path)
 }
 
 // simParent returns the path of a cgroup's parent ("" for the root's
@@ -200,9 +469,7 @@ func (m *SimKernel) ensure(path string) *simNode {
 	if n, ok := m.nodes[path]; ok {
 		return n
 	}
-	parent := m.ensure(simParent(path))
-	n := m.newNode(path, parent)
-	parent.children[path] = n
+	n := m.newNode(path, m.ensure(simParent(path)))
 	m.nodes[path] = n
 	return n
 }
@@ -220,10 +487,17 @@ func (m *SimKernel) Delete(path string) error {
 	if !ok {
 		return nil
 	}
-	if n.parent == nil || len(n.children) > 0 || n.own > 0 {
+	if n.parent == nil || n.child != nil || n.own > 0 {
 		return fmt.Errorf("delete %s: %w", path, syscall.EBUSY)
 	}
-	delete(n.parent.children, path)
+	// Unlink n from its parent's list of children.
+	for c := &n.parent.child; *c != nil; c = &(*c).next {
+		if *c == n {
+			*c = n.next
+			break
+		}
+	}
+	n.next = nil
 	delete(m.nodes, path)
 	return nil
 }
@@ -262,14 +536,25 @@ func (m *SimKernel) Get(path string) (Values, error) {
 	if err != nil {
 		return Values{}, err
 	}
-	v, err := parseValues(m.version, func(file string) (string, bool, error) {
-		s, ok := n.files[file]
-		return s, ok, nil
-	})
-	if err != nil {
-		return Values{}, fmt.Errorf("get %s: %w", path, err)
+	return simValues(m.version, n), nil
+}
+
+// simValues is what parseValues reads from n's files, taken from the
+// numbers the files are rendered from rather than parsed back from text
+// (TestSimKernelGetReadsItsFiles checks that the two agree). The values
+// share one allocation, so that a Get costs one rather than four.
+func simValues(version Version, n *simNode) Values {
+	x := &struct {
+		weight, period uint64
+		quota, limit   int64
+	}{uint64(n.weight), uint64(n.period), n.quota, n.limit}
+	if x.limit >= cgconfig.V1UnlimitedMemory {
+		x.limit = Unlimited
 	}
-	return v, nil
+	if version == V2 {
+		return Values{CPUWeight: &x.weight, CPUQuota: &x.quota, CPUPeriod: &x.period, MemoryLimit: &x.limit}
+	}
+	return Values{CPUShares: &x.weight, CPUPeriod: &x.period, CPUQuota: &x.quota, MemoryLimit: &x.limit}
 }
 
 // Set writes the fields of v that are set and whose content differs from
@@ -294,27 +579,47 @@ func (m *SimKernel) Set(path string, v Values) ([]Write, error) {
 		m.mu.Unlock()
 		return nil, err
 	}
-	plan, count := planSet(m.version, v, func(file string) (string, bool) {
-		s, ok := n.files[file]
-		return s, ok
+	// The plan's contents and each file's current content are made in
+	// buffers on the stack, so that a file the plan leaves as it is costs
+	// no allocation, and a write at most one (writeTexts).
+	var planBuf [128]byte
+	buf, plan, count := appendPlan(planBuf[:0], m.version, v, func(file string) (string, bool) {
+		f, ok := simFileNamed(m.version, file)
+		if !ok {
+			return "", false
+		}
+		return fileText(n, f), true
 	})
 	var writes []Write
 	var killed []string
 	var failed error
-	for _, w := range plan[:count] {
-		old := n.files[w.file]
-		canon, err := canonical(m.version, w.file, w.content, old)
-		if err == nil && canon == old {
+	start := 0
+	for _, p := range plan[:count] {
+		content := buf[start:p.end]
+		start = p.end
+		f, _ := simFileNamed(m.version, p.file) // every planned file is one of m.version's
+		oldSetting := n.setting(f)
+		var oldBuf [48]byte
+		old := appendSetting(oldBuf[:0], f, oldSetting)
+		canon, err := canonical(m.version, p.file, string(content), string(old))
+		if err == nil && canon == string(old) {
 			continue
 		}
 		if err == nil {
-			killed, err = m.apply(n, w.file, canon, killed)
+			killed, err = m.apply(n, f, canon, killed)
 		}
-		rec := Write{Path: path, File: w.file, Old: old, New: w.content, Err: err}
-		m.writes = appendBounded(m.writes, m.writeLimit, rec)
-		writes = append(writes, rec)
+		newText, oldText := writeTexts(content, old)
+		m.writes, m.writeNext = pushRing(m.writes, m.writeNext, m.writeLimit, simWrite{
+			node:      n,
+			new:       parseSetting(f, newText),
+			oldValue:  oldSetting.value,
+			oldPeriod: uint32(oldSetting.period),
+			file:      f,
+			errno:     simErrno(err),
+		})
+		writes = append(writes, Write{Path: path, File: p.file, Old: oldText, New: newText, Err: err})
 		if err != nil {
-			failed = fmt.Errorf("write %s/%s: %w", path, w.file, err)
+			failed = fmt.Errorf("write %s/%s: %w", path, p.file, err)
 			break
 		}
 	}
@@ -328,51 +633,37 @@ func (m *SimKernel) Set(path string, v Values) ([]Write, error) {
 // depend on the rest of the hierarchy, and OOM-kills on v2 when a memory
 // limit falls below usage. It appends the paths of killed cgroups to
 // killed. The caller holds m.mu.
-func (m *SimKernel) apply(n *simNode, file, canon string, killed []string) ([]string, error) {
-	switch file {
-	case fileMemoryLimit:
-		l, _ := strconv.ParseInt(canon, 10, 64)
-		if n.hier > l {
+func (m *SimKernel) apply(n *simNode, f simFile, canon string, killed []string) ([]string, error) {
+	s := parseSetting(f, canon)
+	switch f {
+	case simMemoryLimit:
+		if n.hier > s.value {
 			return killed, syscall.EBUSY
 		}
-		n.files[file] = canon
-		n.limit = l
-	case fileMemoryMax:
-		l := cgconfig.V1UnlimitedMemory
-		if canon != maxToken {
-			l, _ = strconv.ParseInt(canon, 10, 64)
+		n.limit = s.value
+	case simMemoryMax:
+		n.limit = s.value
+		if s.value == Unlimited {
+			n.limit = cgconfig.V1UnlimitedMemory
 		}
-		n.files[file] = canon
-		n.limit = l
 		killed = m.resolveOOM(n, nil, killed)
-	case fileCFSQuota, fileCFSPeriod:
-		quota, period := simV1Bandwidth(n)
-		if file == fileCFSQuota {
-			quota, _ = strconv.ParseInt(canon, 10, 64)
+	case simCFSQuota, simCFSPeriod:
+		quota, period := n.quota, uint64(n.period)
+		if f == simCFSQuota {
+			quota = s.value
 		} else {
-			period, _ = strconv.ParseUint(canon, 10, 64)
+			period = uint64(s.value)
 		}
 		if err := simCheckV1Bandwidth(n, quota, period); err != nil {
 			return killed, err
 		}
-		n.files[file] = canon
-	default:
-		n.files[file] = canon
+		n.quota, n.period = quota, uint32(period)
+	case simCPUMax:
+		n.quota, n.period = s.value, uint32(s.period)
+	case simCPUWeight, simCPUShares:
+		n.weight = uint32(s.value)
 	}
 	return killed, nil
-}
-
-// simV1Bandwidth returns a v1 cgroup's CFS quota (-1 for none) and period.
-func simV1Bandwidth(n *simNode) (int64, uint64) {
-	q, err := parseV1Quota(n.files[fileCFSQuota])
-	if err != nil {
-		q = Unlimited
-	}
-	p, err := strconv.ParseUint(n.files[fileCFSPeriod], 10, 64)
-	if err != nil {
-		p = cgconfig.QuotaPeriod
-	}
-	return q, p
 }
 
 // simRatio is the kernel's normalised CFS bandwidth (to_ratio): quota per
@@ -393,7 +684,7 @@ func simCheckV1Bandwidth(n *simNode, quota int64, period uint64) error {
 	var parent uint64
 	limited := false
 	for a := n.parent; a != nil; a = a.parent {
-		if parent, limited = simRatio(simV1Bandwidth(a)); limited {
+		if parent, limited = simRatio(a.quota, uint64(a.period)); limited {
 			break
 		}
 	}
@@ -409,8 +700,8 @@ func simCheckV1Bandwidth(n *simNode, quota int64, period uint64) error {
 
 // simCheckBelow checks n's descendants against the bandwidth they inherit.
 func simCheckBelow(n *simNode, inherited uint64, limited bool) error {
-	for _, c := range n.children {
-		r, ok := simRatio(simV1Bandwidth(c))
+	for c := n.child; c != nil; c = c.next {
+		r, ok := simRatio(c.quota, uint64(c.period))
 		eff, effLimited := inherited, limited
 		if ok {
 			if limited && r > inherited {
@@ -465,17 +756,14 @@ func (m *SimKernel) resolveOOM(n, charged *simNode, killed []string) []string {
 			// root: "oom" where the limit was hit, "oom_kill" where the
 			// killed task lived.
 			for a := domain; a != nil && a.parent != nil; a = a.parent {
-				a.oom++
-				a.renderEvents(m.version)
+				a.oomEvents().oom++
 			}
 			for a := victim; a != nil && a.parent != nil; a = a.parent {
-				a.oomKill++
-				a.renderEvents(m.version)
+				a.oomEvents().kill++
 			}
 		} else {
 			// memory.oom_control counts only the victim's own kills.
-			victim.oomKill++
-			victim.renderEvents(m.version)
+			victim.oomEvents().kill++
 		}
 		killed = append(killed, victim.path)
 	}
@@ -497,24 +785,18 @@ func simLargest(n, best *simNode) *simNode {
 	if best == nil || n.own > best.own || (n.own == best.own && n.path < best.path) {
 		best = n
 	}
-	for _, c := range n.children {
+	for c := n.child; c != nil; c = c.next {
 		best = simLargest(c, best)
 	}
 	return best
 }
 
-// addUsage changes a cgroup's own usage by delta and keeps the
-// hierarchical usage files of it and its ancestors current. The caller
-// holds m.mu.
+// addUsage changes a cgroup's own usage by delta, and the hierarchical
+// usage of it and its ancestors with it. The caller holds m.mu.
 func (m *SimKernel) addUsage(n *simNode, delta int64) {
 	n.own += delta
-	file := fileMemoryCurrent
-	if m.version == V1 {
-		file = fileMemoryUsage
-	}
 	for a := n; a != nil; a = a.parent {
 		a.hier += delta
-		a.files[file] = strconv.FormatInt(a.hier, 10)
 	}
 }
 
@@ -526,10 +808,7 @@ func (m *SimKernel) updatePeaks(n *simNode) {
 		return
 	}
 	for a := n; a != nil; a = a.parent {
-		if a.hier > a.peak {
-			a.peak = a.hier
-			a.files[fileMemoryMaxUsage] = strconv.FormatInt(a.peak, 10)
-		}
+		a.peak = max(a.peak, a.hier)
 	}
 }
 
@@ -585,7 +864,18 @@ func (m *SimKernel) OnOOMKill(fn func(path string)) {
 func (m *SimKernel) Writes() []Write {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return latest(m.writes, m.writeLimit)
+	if len(m.writes) == 0 {
+		return nil
+	}
+	out := make([]Write, 0, len(m.writes))
+	older, newer := ringOrder(m.writes, m.writeNext)
+	for _, w := range older {
+		out = append(out, w.write())
+	}
+	for _, w := range newer {
+		out = append(out, w.write())
+	}
+	return out
 }
 
 // Files returns a copy of all files of a cgroup by name, with trimmed
@@ -600,9 +890,10 @@ func (m *SimKernel) Files(path string) map[string]string {
 	if !ok {
 		return nil
 	}
-	out := make(map[string]string, len(n.files))
-	for k, v := range n.files {
-		out[k] = v
+	files := simFilesOf(m.version)
+	out := make(map[string]string, len(files))
+	for _, f := range files {
+		out[simFileNames[f]] = fileText(n, f)
 	}
 	return out
 }
@@ -629,11 +920,11 @@ func (m *SimKernel) ReadFile(path, file string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s, ok := n.files[file]
+	f, ok := simFileNamed(m.version, file)
 	if !ok {
 		return "", fmt.Errorf("read %s/%s: %w", path, file, simErrNoFile)
 	}
-	return s, nil
+	return fileText(n, f), nil
 }
 
 // MemoryUsage returns the memory charged to the cgroup and its

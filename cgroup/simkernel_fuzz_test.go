@@ -13,17 +13,18 @@ import (
 
 // simInvariants checks the model's bookkeeping: each cgroup's
 // hierarchical usage is its own plus its children's, no cgroup uses more
-// than its limit, and the usage and limit files say what the numbers say.
+// than its limit, the usage and limit files say what the numbers say, and
+// every cgroup is listed once among its parent's children.
 func simInvariants(m *SimKernel) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	usageFile, limitFile := fileMemoryCurrent, fileMemoryMax
+	usageFile, limitFile := simMemoryCurrent, simMemoryMax
 	if m.version == V1 {
-		usageFile, limitFile = fileMemoryUsage, fileMemoryLimit
+		usageFile, limitFile = simMemoryUsage, simMemoryLimit
 	}
 	for path, n := range m.nodes {
 		sum := n.own
-		for _, c := range n.children {
+		for c := n.child; c != nil; c = c.next {
 			sum += c.hier
 		}
 		if n.own < 0 || n.hier != sum {
@@ -32,18 +33,41 @@ func simInvariants(m *SimKernel) error {
 		if n.hier > m.effLimit(n) {
 			return errors.New(path + ": usage above the limit")
 		}
-		if n.files[usageFile] != strconv.FormatInt(n.hier, 10) {
-			return errors.New(path + ": " + usageFile + " = " + n.files[usageFile])
+		if got := fileText(n, usageFile); got != strconv.FormatInt(n.hier, 10) {
+			return errors.New(path + ": " + simFileNames[usageFile] + " = " + got)
 		}
 		want := strconv.FormatInt(n.limit, 10)
 		if m.version == V2 && n.limit == cgconfig.V1UnlimitedMemory {
 			want = "max"
 		}
-		if n.files[limitFile] != want {
-			return errors.New(path + ": " + limitFile + " = " + n.files[limitFile] + ", limit " + want)
+		if got := fileText(n, limitFile); got != want {
+			return errors.New(path + ": " + simFileNames[limitFile] + " = " + got + ", limit " + want)
 		}
 	}
-	return nil
+	// The lists of children hold every cgroup once, below its parent.
+	var listed func(n *simNode) (int, error)
+	listed = func(n *simNode) (int, error) {
+		if m.nodes[n.path] != n {
+			return 0, errors.New(n.path + ": listed as a child but not a cgroup")
+		}
+		count := 1
+		for c := n.child; c != nil; c = c.next {
+			if c.parent != n {
+				return 0, errors.New(c.path + ": listed below " + n.path + ", not its parent")
+			}
+			k, err := listed(c)
+			if err != nil {
+				return 0, err
+			}
+			count += k
+		}
+		return count, nil
+	}
+	count, err := listed(m.nodes[""])
+	if err == nil && count != len(m.nodes) {
+		err = errors.New(strconv.Itoa(len(m.nodes)) + " cgroups, " + strconv.Itoa(count) + " listed below the root")
+	}
+	return err
 }
 
 // FuzzSimKernelSet sets arbitrary values on an arbitrary path of a hierarchy

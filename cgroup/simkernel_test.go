@@ -290,7 +290,7 @@ func TestSimKernelCPUMaxKeepsOtherHalf(t *testing.T) {
 }
 
 // TestSimKernelWriteErrors checks each write the kernel rejects (the values
-// of real-hosts.md §1 and §3): the errno, the error text, that the failed
+// of examples/realhost/README.md §1 and §3): the errno, the error text, that the failed
 // write is last with Err set, that earlier writes stay applied and that the
 // rejected file keeps its content.
 func TestSimKernelWriteErrors(t *testing.T) {
@@ -957,7 +957,7 @@ func BenchmarkSimKernelSetUsage(b *testing.B) {
 	}
 }
 
-// TestLossyReadBackThroughCgroup pins detail 7 of the behaviour reference
+// TestLossyReadBackThroughCgroup pins detail 7 of resize/kubelet-resize.md
 // through a cgroup: 700m gives weight 28, and the kubelet compares the
 // read-back shares of 28 with MilliCPUToShares(693), finds them equal and
 // writes nothing, so the pod cgroup keeps weight 28.

@@ -1011,7 +1011,7 @@ func (m *SimContainerd) UpdateContainerResources(ctx context.Context, containerI
 // wraps the task error in "failed to update resources" twice (once in the
 // status transaction, once around task.Update) and go-runc adds the command
 // and its exit status before runc's own message. A user should match on
-// runc's part ("unable to set memory limit to ..."), as real-hosts.md §2
+// runc's part ("unable to set memory limit to ..."), as examples/realhost/README.md §2
 // advises; the wrapping is this model's rendering of it.
 func (m *SimContainerd) apply(path string, spec *runtimeapi.LinuxContainerResources) error {
 	writes, err := m.cg.Set(path, m.values(spec))

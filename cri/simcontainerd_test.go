@@ -20,7 +20,7 @@ import (
 var tctx = context.Background()
 
 // The expected cpu.weight values come from the "Worked values" table of
-// runtimes-and-cgroups.md B.3, not from the formulas.
+// cri/RUNTIMES.md §3, not from the formulas.
 func TestCreateContainerWritesCgroupFiles(t *testing.T) {
 	full := &runtimeapi.LinuxContainerResources{CpuShares: 102, CpuQuota: 50000, CpuPeriod: 100000, MemoryLimitInBytes: 200 * mi}
 	tests := []struct {

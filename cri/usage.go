@@ -10,7 +10,7 @@ import (
 
 // usageFilePrefix is where SetMemoryUsage keeps the memory it makes a
 // container use. /dev/shm is tmpfs: its pages cannot be reclaimed and are
-// charged to the cgroup of the process that writes them (real-hosts.md §1).
+// charged to the cgroup of the process that writes them (examples/realhost/README.md §1).
 // Containers of one pod share the sandbox's /dev/shm, so each container gets
 // its own file, named after its ID.
 const usageFilePrefix = "/dev/shm/resizelet-usage-"

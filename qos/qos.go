@@ -10,6 +10,7 @@ package qos
 import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
 )
 
 // PodQOSClass computes the pod's QoS class from its spec the way the API
@@ -21,6 +22,16 @@ import (
 // or limit is set anywhere; Burstable otherwise.
 func PodQOSClass(pod *v1.Pod) v1.PodQOSClass {
 	return podQOSClass(pod, true)
+}
+
+// PodQOSClassWhenSet is PodQOSClass with 1.37's
+// PodLevelResourcesFixKubeletQOSClass (pkg/apis/core/v1/helper/qos/qos.go,
+// ComputePodQOS): pod-level resources decide only when they set a
+// supported resource (resourcehelper.IsPodLevelResourcesSet). A pod whose
+// spec.resources is present but sets nothing takes its class from its
+// containers, where PodQOSClass makes it BestEffort.
+func PodQOSClassWhenSet(pod *v1.Pod) v1.PodQOSClass {
+	return podQOSClass(pod, resourcehelper.IsPodLevelResourcesSet(pod))
 }
 
 // GetPodQOS is the kubelet's v1qos.GetPodQOS: the class the API server

@@ -208,3 +208,33 @@ func TestQOSClassMatchesLists(t *testing.T) {
 		t.Fatalf("the draw reached only %v", classes)
 	}
 }
+
+// TestPodQOSClassWhenSet: with 1.37's PodLevelResourcesFixKubeletQOSClass
+// (pkg/apis/core/v1/helper/qos/qos.go, ComputePodQOS) pod-level resources
+// decide the class only when they set a supported resource; an empty
+// spec.resources leaves it to the containers, where PodQOSClass makes the
+// pod BestEffort.
+func TestPodQOSClassWhenSet(t *testing.T) {
+	guaranteed := []v1.ResourceRequirements{rr("500m", "128Mi", "500m", "128Mi")}
+	for _, tc := range []struct {
+		name             string
+		podLevel         *v1.ResourceRequirements
+		whenSet, current v1.PodQOSClass
+	}{
+		{"no pod-level resources", nil, v1.PodQOSGuaranteed, v1.PodQOSGuaranteed},
+		{"empty pod-level resources", &v1.ResourceRequirements{}, v1.PodQOSGuaranteed, v1.PodQOSBestEffort},
+		{"pod-level resources set", &v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")}}, v1.PodQOSBurstable, v1.PodQOSBurstable},
+		{"only an unsupported pod-level resource", &v1.ResourceRequirements{Requests: v1.ResourceList{"example.com/gpu": resource.MustParse("1")}}, v1.PodQOSGuaranteed, v1.PodQOSBestEffort},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := podWith(guaranteed)
+			p.Spec.Resources = tc.podLevel
+			if got := PodQOSClassWhenSet(p); got != tc.whenSet {
+				t.Errorf("PodQOSClassWhenSet = %s, want %s", got, tc.whenSet)
+			}
+			if got := PodQOSClass(p); got != tc.current {
+				t.Errorf("PodQOSClass = %s, want %s", got, tc.current)
+			}
+		})
+	}
+}

@@ -26,18 +26,23 @@ const (
 	Profile134 = profile.V134
 	Profile135 = profile.V135
 	Profile136 = profile.V136
+	Profile137 = profile.V137
 )
 
 // Feature gate names that change the resize path (package profile).
 const (
-	GateInPlacePodVerticalScaling                = profile.GateInPlacePodVerticalScaling
-	GateInPlacePodLevelResourcesVerticalScaling  = profile.GateInPlacePodLevelResourcesVerticalScaling
-	GateInPlacePodVerticalScalingExclusiveCPUs   = profile.GateInPlacePodVerticalScalingExclusiveCPUs
-	GateInPlacePodVerticalScalingExclusiveMemory = profile.GateInPlacePodVerticalScalingExclusiveMemory
-	GateInPlacePodVerticalScalingInitContainers  = profile.GateInPlacePodVerticalScalingInitContainers
-	GatePodLevelResources                        = profile.GatePodLevelResources
-	GateMemoryManager                            = profile.GateMemoryManager
-	GateCustomCPUCFSQuotaPeriod                  = profile.GateCustomCPUCFSQuotaPeriod
+	GateInPlacePodVerticalScaling                    = profile.GateInPlacePodVerticalScaling
+	GateInPlacePodLevelResourcesVerticalScaling      = profile.GateInPlacePodLevelResourcesVerticalScaling
+	GateInPlacePodVerticalScalingExclusiveCPUs       = profile.GateInPlacePodVerticalScalingExclusiveCPUs
+	GateInPlacePodVerticalScalingExclusiveMemory     = profile.GateInPlacePodVerticalScalingExclusiveMemory
+	GateInPlacePodVerticalScalingInitContainers      = profile.GateInPlacePodVerticalScalingInitContainers
+	GatePodLevelResources                            = profile.GatePodLevelResources
+	GateMemoryManager                                = profile.GateMemoryManager
+	GateCustomCPUCFSQuotaPeriod                      = profile.GateCustomCPUCFSQuotaPeriod
+	GateInPlacePodVerticalScalingMemoryBackedVolumes = profile.GateInPlacePodVerticalScalingMemoryBackedVolumes
+	GateMemoryQoS                                    = profile.GateMemoryQoS
+	GatePodLevelResourcesFixDefaulting               = profile.GatePodLevelResourcesFixDefaulting
+	GatePodLevelResourcesFixKubeletQOSClass          = profile.GatePodLevelResourcesFixKubeletQOSClass
 )
 
 // NodeConfig describes the node a Node simulates or drives (core.NodeConfig):
@@ -128,6 +133,20 @@ type RequestResizer interface {
 }
 
 var _ RequestResizer = (*Cluster)(nil)
+
+// NodeInfo is what the API server knows of a node (apiserver.NodeInfo).
+type NodeInfo = apiserver.NodeInfo
+
+// NodeRegistrar is an API that keeps the node's Node object, as a kubelet
+// registers one (apiserver.Cluster.RegisterNode): NewNode registers its
+// name, OS and allocatable there, so that the API server's admission
+// plugins that read the node (the 1.36 PodResizeValidator) can check
+// resizes against it. An API without it gets no registration.
+type NodeRegistrar interface {
+	RegisterNode(node NodeInfo)
+}
+
+var _ NodeRegistrar = (*Cluster)(nil)
 
 // Clock is the node's source of time. Resize timers (the pending-resize
 // retry, the pod resync) run on it.

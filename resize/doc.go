@@ -15,6 +15,6 @@
 // in order, and reports the results back. Node holds its lock only around
 // the core's Step, never across a runtime call, a cgroup write or a
 // checkpoint write. NodeConfig.Profile selects the kubelet version to
-// behave as (Profile133 to Profile136; package profile says how they
+// behave as (Profile133 to Profile137; package profile says how they
 // differ).
 package resize

@@ -53,6 +53,9 @@ type Node struct {
 	mu   sync.Mutex
 	cond *sync.Cond
 	core *core.Core
+
+	// statuses writes pod statuses, and again those whose write failed.
+	statuses statusWriter
 }
 
 // NewNode starts a kubelet on cfg with deps: it loads the checkpoints,
@@ -86,13 +89,22 @@ func NewNode(ctx context.Context, cfg NodeConfig, deps Deps) (*Node, error) {
 		core:      c,
 	}
 	n.cond = sync.NewCond(&n.mu)
+	if r, ok := n.cluster.(NodeRegistrar); ok {
+		r.RegisterNode(NodeInfo{Name: n.cfg.Name, OS: n.cfg.OS, Allocatable: n.cfg.Allocatable})
+	}
+	// The checkpoints are written in the version's format (1.37 adds a
+	// field to every entry).
+	format := state.FormatPodResources
+	if c.Profile().CheckpointEmptyDirLimits() {
+		format = state.FormatWithEmptyDirLimits
+	}
 	if n.allocated == nil {
-		if n.allocated, err = openState(deps.CheckpointDir, state.AllocatedStateFile); err != nil {
+		if n.allocated, err = openState(deps.CheckpointDir, state.AllocatedStateFile, format); err != nil {
 			return nil, fmt.Errorf("new node: %w", err)
 		}
 	}
 	if n.actuated == nil {
-		if n.actuated, err = openState(deps.CheckpointDir, state.ActuatedStateFile); err != nil {
+		if n.actuated, err = openState(deps.CheckpointDir, state.ActuatedStateFile, format); err != nil {
 			return nil, fmt.Errorf("new node: %w", err)
 		}
 	}
@@ -119,11 +131,11 @@ func NewNode(ctx context.Context, cfg NodeConfig, deps Deps) (*Node, error) {
 }
 
 // openState opens a checkpoint in dir, or an in-memory one when dir is "".
-func openState(dir, file string) (state.State, error) {
+func openState(dir, file string, format state.Format) (state.State, error) {
 	if dir == "" {
 		return state.NewMemory(), nil
 	}
-	return state.NewCheckpoint(dir, file)
+	return state.NewCheckpointFormat(dir, file, format)
 }
 
 // Gate reports a feature gate of the node.
@@ -327,8 +339,12 @@ func (n *Node) DeletePod(ctx context.Context, namespace, name string) error {
 
 // Sync runs the node until it is quiet after syncing every admitted pod.
 // Call it after changing something under the node (memory usage, a
-// container exit).
+// container exit). Like Tick, it first writes again the pod statuses and
+// deletions the API server refused (and, with FlushCheckpoints, the
+// checkpoint files that are behind).
 func (n *Node) Sync(ctx context.Context) error {
+	n.retryStatuses()
+	n.flushCheckpoints()
 	return n.run(ctx, core.SyncRequested{Now: n.clock.Now()})
 }
 
@@ -360,8 +376,13 @@ func (n *Node) Advance(ctx context.Context, d time.Duration) error {
 }
 
 // Tick fires every timer that is due at the clock's current time and runs
-// until quiet. An embedder on a real clock calls it periodically.
+// until quiet. An embedder on a real clock calls it periodically. It first
+// writes again the pod statuses and deletions whose write failed, as the
+// kubelet's status manager does in its periodic batch, and with
+// NodeConfig.FlushCheckpoints the checkpoint files that are behind.
 func (n *Node) Tick(ctx context.Context) error {
+	n.retryStatuses()
+	n.flushCheckpoints()
 	return n.run(ctx, core.Tick{Now: n.clock.Now()})
 }
 

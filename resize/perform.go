@@ -104,9 +104,9 @@ func (n *Node) do(ctx context.Context, a core.Action) core.Result {
 			Host:      n.cfg.Name,
 		})
 	case core.WriteStatus:
-		r.Err = n.cluster.UpdatePodStatus(a.Namespace, a.Name, a.UID, *a.Status)
+		r.Err = n.writeStatus(a)
 	case core.DeletePod:
-		r.Err = n.cluster.DeletePod(a.Namespace, a.Name)
+		r.Err = n.deletePod(a)
 	}
 	return r
 }

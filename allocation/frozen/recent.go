@@ -47,6 +47,7 @@ func (r *Recent[K]) Evict(freeze func(k K) bool) {
 	if over <= 0 {
 		return
 	}
+	burst := len(r.used) > 4*r.Limit+16
 	r.order = r.order[:0]
 	for k, at := range r.used {
 		r.order = append(r.order, recentEntry[K]{k, at})
@@ -72,8 +73,15 @@ func (r *Recent[K]) Evict(freeze func(k K) bool) {
 	clear(r.order)
 	r.order = r.order[:0]
 	// A burst of thawing (a node adding a hundred pods at once) must not
-	// leave its scratch space behind.
-	if cap(r.order) > 4*r.Limit+16 {
+	// leave its scratch space behind, nor a map sized for the burst (Go
+	// maps do not shrink).
+	if burst {
 		r.order = nil
+		// A copy sized for what is left (maps.Clone keeps the size).
+		used := make(map[K]uint64, len(r.used))
+		for k, at := range r.used {
+			used[k] = at
+		}
+		r.used = used
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/dump"
 
@@ -32,7 +34,7 @@ type checkpointData struct {
 // string: FNV-32a over hash.DeepHashObject, which prints
 // dump.ForHash(data) with %v into the hasher, widened to uint64.
 //
-// The reference marks the byte-exact input UNVERIFIED; this form reproduces
+// The byte-exact input is an open point (resize/kubelet-resize.md §4.1); this form reproduces
 // the checksum of the kubelet's own V1 fixture (state_checkpoint_test.go,
 // Test_stateCheckpoint_formatUpgraded: 1178570812), which
 // TestChecksumMatchesKubeletFixture pins.
@@ -43,13 +45,51 @@ func checksum(data string) uint64 {
 }
 
 // encodeData serializes the entries as the kubelet does (encoding/json,
-// which sorts map keys, so equal entries give equal bytes).
-func encodeData(entries map[types.UID]allocation.PodResources) (string, error) {
-	b, err := json.Marshal(checkpointData{Entries: entries})
+// which sorts map keys, so equal entries give equal bytes), in the given
+// format.
+func encodeData(entries map[types.UID]allocation.PodResources, format Format) (string, error) {
+	var b []byte
+	var err error
+	if format == FormatWithEmptyDirLimits {
+		withLimits := make(map[types.UID]entryWithEmptyDirLimits, len(entries))
+		for uid, r := range entries {
+			withLimits[uid] = entryWithEmptyDirLimits{ContainerResources: r.ContainerResources, PodLevelResources: r.PodLevelResources}
+		}
+		b, err = json.Marshal(checkpointDataWithEmptyDirLimits{Entries: withLimits})
+	} else {
+		b, err = json.Marshal(checkpointData{Entries: entries})
+	}
 	if err != nil {
 		return "", err
 	}
 	return string(b), nil
+}
+
+// Format is the shape of a checkpoint's entries, which follows the
+// kubelet's PodResourceInfo of a release.
+type Format int
+
+const (
+	// FormatPodResources is the entry of 1.33 to 1.36: ContainerResources
+	// and PodLevelResources.
+	FormatPodResources Format = iota
+	// FormatWithEmptyDirLimits is the 1.37 entry, which adds
+	// EmptyDirVolumeLimits (pkg/kubelet/allocation/state/state.go,
+	// PodResourceInfo). resizelet resizes no volume, so it is always
+	// null, but it is written, as the kubelet writes it.
+	FormatWithEmptyDirLimits
+)
+
+// entryWithEmptyDirLimits is the 1.37 PodResourceInfo, field for field
+// in the kubelet's order (no json tags, no omitempty).
+type entryWithEmptyDirLimits struct {
+	ContainerResources   map[string]v1.ResourceRequirements
+	PodLevelResources    *v1.ResourceRequirements
+	EmptyDirVolumeLimits map[string]*resource.Quantity
+}
+
+type checkpointDataWithEmptyDirLimits struct {
+	Entries map[types.UID]entryWithEmptyDirLimits `json:"entries,omitempty"`
 }
 
 // decodeData parses a checkpoint's data string.
@@ -104,10 +144,17 @@ func NewMemory() *Store {
 // ErrCorruptCheckpoint, never a silent reset (the kubelet asks the operator
 // to drain the node and delete the file).
 func NewCheckpoint(dir, file string) (*Store, error) {
+	return NewCheckpointFormat(dir, file, FormatPodResources)
+}
+
+// NewCheckpointFormat is NewCheckpoint writing its entries in format (a
+// 1.37 kubelet's are FormatWithEmptyDirLimits). Files of either format are
+// read.
+func NewCheckpointFormat(dir, file string, format Format) (*Store, error) {
 	if dir == "" || file == "" {
 		return nil, fmt.Errorf("new checkpoint: directory %q and file %q must both be set", dir, file)
 	}
-	s := &Store{dir: dir, file: file, entries: map[types.UID]allocation.PodResources{}}
+	s := &Store{dir: dir, file: file, format: format, entries: map[types.UID]allocation.PodResources{}}
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("create checkpoint directory %s: %w", dir, err)
 	}
@@ -136,7 +183,7 @@ func (s *Store) persistLocked() error {
 		return nil
 	}
 	path := checkpointPath(s.dir, s.file)
-	data, err := encodeData(s.entries)
+	data, err := encodeData(s.entries, s.format)
 	if err != nil {
 		return fmt.Errorf("encode checkpoint %s: %w", path, err)
 	}

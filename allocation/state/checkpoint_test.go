@@ -465,3 +465,60 @@ func TestMemoryFreezesColdRecords(t *testing.T) {
 		t.Error("a deleted frozen record is still there")
 	}
 }
+
+// TestFormatWithEmptyDirLimits pins the 1.37 entry
+// (pkg/kubelet/allocation/state/state.go, PodResourceInfo): after
+// PodLevelResources comes "EmptyDirVolumeLimits":null, as encoding/json
+// writes the kubelet's untagged struct; either format reads back the same.
+func TestFormatWithEmptyDirLimits(t *testing.T) {
+	entries := map[types.UID]allocation.PodResources{
+		"u1": {ContainerResources: map[string]v1.ResourceRequirements{"c": {Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m")}}}},
+	}
+	old, err := encodeData(entries, FormatPodResources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want137 := `{"entries":{"u1":{"ContainerResources":{"c":{"requests":{"cpu":"100m"}}},"PodLevelResources":null,"EmptyDirVolumeLimits":null}}}`
+	got137, err := encodeData(entries, FormatWithEmptyDirLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got137 != want137 {
+		t.Errorf("1.37 data = %s\nwant %s", got137, want137)
+	}
+	if old == got137 {
+		t.Errorf("the two formats give the same bytes: %s", old)
+	}
+	for _, data := range []string{old, got137} {
+		back, err := decodeData(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q := back["u1"].ContainerResources["c"].Requests[v1.ResourceCPU]; q.String() != "100m" {
+			t.Errorf("decoded %s: cpu %s", data, q.String())
+		}
+	}
+	// A store in the 1.37 format writes it to its file.
+	dir := t.TempDir()
+	s, err := NewCheckpointFormat(dir, AllocatedStateFile, FormatWithEmptyDirLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Set("u1", entries["u1"]); err != nil {
+		t.Fatal(err)
+	}
+	blob, err := os.ReadFile(filepath.Join(dir, AllocatedStateFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(blob), `\"EmptyDirVolumeLimits\":null`) {
+		t.Errorf("file %s lacks the 1.37 field", blob)
+	}
+	reopened, err := NewCheckpoint(dir, AllocatedStateFile)
+	if err != nil {
+		t.Fatalf("a 1.37 file does not open: %v", err)
+	}
+	if _, ok := reopened.Get("u1"); !ok {
+		t.Errorf("a 1.37 file lost its entry")
+	}
+}

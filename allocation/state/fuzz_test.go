@@ -45,7 +45,7 @@ func FuzzDecodeEntries(f *testing.F) {
 // result is equal and that encoding is then stable byte for byte.
 func checkRoundTrip(t *testing.T, entries map[types.UID]allocation.PodResources) {
 	t.Helper()
-	data, err := encodeData(entries)
+	data, err := encodeData(entries, FormatPodResources)
 	if err != nil {
 		t.Fatalf("encodeData() of decoded entries: %v", err)
 	}
@@ -60,7 +60,7 @@ func checkRoundTrip(t *testing.T, entries map[types.UID]allocation.PodResources)
 	if !equality.Semantic.DeepEqual(entries, again) {
 		t.Fatalf("round trip changed the entries:\n%+v\n%+v", entries, again)
 	}
-	data2, err := encodeData(again)
+	data2, err := encodeData(again, FormatPodResources)
 	if err != nil || data2 != data {
 		t.Fatalf("encoding is not stable: %v\n%s\n%s", err, data, data2)
 	}

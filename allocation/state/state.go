@@ -67,6 +67,7 @@ type Store struct {
 	mu      sync.Mutex
 	dir     string // "" keeps the store in memory only
 	file    string
+	format  Format // the entries' shape in the file
 	entries map[types.UID]allocation.PodResources
 	// keepGiven keeps the records Set is given instead of copies
 	// (NewMemory); own then holds the pods whose container map the store

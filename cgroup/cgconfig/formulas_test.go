@@ -2,7 +2,7 @@ package cgconfig
 
 import "testing"
 
-// TestWorkedValues pins the "Worked values" table of kubelet-resize.md §4.5
+// TestWorkedValues pins the "Worked values" table of resize/kubelet-resize.md §4.5
 // row by row: default period 100000 µs.
 func TestWorkedValues(t *testing.T) {
 	tests := []struct {
@@ -47,7 +47,7 @@ func TestWorkedValues(t *testing.T) {
 }
 
 // TestWeightFormulasTable pins the shares → weight table of
-// runtimes-and-cgroups.md B.3 (old = linear, new = quadratic) and the runc
+// cri/RUNTIMES.md §3 (old = linear, new = quadratic) and the runc
 // issue #4896 values: --cpu-shares 2000 gives 77 before, 170 after.
 func TestWeightFormulasTable(t *testing.T) {
 	tests := []struct {
@@ -193,7 +193,7 @@ func TestWeightToSharesRoundTrip(t *testing.T) {
 	}
 }
 
-// TestLossyReadBack pins detail 7 of kubelet-resize.md: 700m gives weight
+// TestLossyReadBack pins detail 7 of resize/kubelet-resize.md: 700m gives weight
 // 28; resized to 693m the linear formula gives 27, but the kubelet reads
 // 28 back as shares equal to MilliCPUToShares(693), so it writes nothing
 // and cpu.weight stays 28.

@@ -21,8 +21,8 @@
 #     mounts under DIR, the cgroups the pods left (top-level cgroups named
 #     kubepods* or resizelet* that did not exist at start), then DIR.
 #
-# The facts behind the config are in the project's reference
-# (real-hosts.md §2): restrict_oom_score_adj is required where root lacks
+# The facts behind the config are in examples/realhost/README.md §2:
+# restrict_oom_score_adj is required where root lacks
 # CAP_SYS_RESOURCE, SystemdCgroup=false, no pause image (the sandbox runs the
 # local busybox image's "sleep 86400").
 set -euo pipefail

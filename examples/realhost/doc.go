@@ -15,5 +15,6 @@
 // started inside the VM from the host's binaries (containerd.sh image
 // builds the image it imports there).
 //
-// See the project README for the commands, and .ci/run for CI.
+// README.md in this directory explains how to run them and what each real
+// part does; .ci/run runs them in CI.
 package realhost

@@ -4,19 +4,32 @@
 //	resizesim                      # the built-in walkthrough (the "In-Place Pod Resize GA" story)
 //	resizesim run FILE...          # run scenario files
 //	resizesim plan FILE...         # for each resize step, what the node would do (a dry run), then do it
+//	resizesim explore FILE...      # crash the kubelet around, or fail, every I/O call of every step, and judge the end
 //	resizesim conform --cri-endpoint unix:///PATH --image IMAGE  # check a CRI runtime's in-place resize (conform.go)
 //
-// Flags (before or after run):
+// Flags (before or after the command):
 //
 //	--cgroup-root DIR              # real cgroup filesystem mounted at DIR
 //	--cri-endpoint unix:///PATH    # real CRI runtime at that socket
 //	--image NAME                   # the image containers run on a real runtime
+//	--reconcile-pod-cgroups        # explore: run the kubelets with NodeConfig.ReconcilePodCgroups
+//	--flush-checkpoints            # explore: run the kubelets with NodeConfig.FlushCheckpoints
+//	--share-crash-states           # explore: run crash points that leave the same state once
+//	--steps resize                 # explore: only the resize steps (default: every step that runs the node)
+//
+// A scenario file chooses the kubelet version with its top-level kubelet
+// key; the versions resizesim reproduces are listed in the usage message
+// (package profile's Versions), 1.35 when the key is absent.
 //
 // The exit status is 0 when every expectation held, 1 when any failed (each
 // mismatch is printed as a diff with its step, key path, wanted and found
 // values) and 2 when a file is not a valid scenario or the run could not be
-// done. The scenario format is described in the README and implemented by
-// package resize/scenario.
+// done. For explore it is 0 when no point is broken or stuck and every
+// drift is one the kubelet v1.35.4 shows itself (labelled with its cause),
+// 1 otherwise, and 2 when a file could not be explored. The scenario
+// format, the transcript and these exit statuses are specified in
+// resize/scenario/FORMAT.md and implemented by package resize/scenario;
+// package resize/explore is the explorer.
 package main
 
 import (
@@ -27,7 +40,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
+	"time"
 
+	"github.com/resizelet/resizelet/resize/explore"
+	"github.com/resizelet/resizelet/resize/profile"
 	"github.com/resizelet/resizelet/resize/scenario"
 )
 
@@ -59,11 +76,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&opts.CgroupRoot, "cgroup-root", "", "run pod and container cgroups in the real cgroup filesystem mounted at `DIR`")
 	fs.StringVar(&opts.CRIEndpoint, "cri-endpoint", "", "run containers in the CRI runtime at `unix:///PATH`")
 	fs.StringVar(&opts.Image, "image", "", "the `image` containers run on a real runtime")
+	var xopts explore.Options
+	var steps string
+	fs.BoolVar(&xopts.ReconcilePodCgroups, "reconcile-pod-cgroups", false, "explore: run the kubelets with ReconcilePodCgroups (resizelet's opt-in fix)")
+	fs.BoolVar(&xopts.FlushCheckpoints, "flush-checkpoints", false, "explore: run the kubelets with FlushCheckpoints (resizelet's opt-in fix)")
+	fs.BoolVar(&xopts.ShareCrashStates, "share-crash-states", false, "explore: run crash points that leave the same state once, and share the outcome")
+	fs.StringVar(&steps, "steps", "all", "explore: the steps to explore, `all` (every step that runs the node) or resize")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: resizesim [flags]            run the built-in walkthrough\n")
 		fmt.Fprintf(stderr, "       resizesim [flags] run FILE... run scenario files\n")
 		fmt.Fprintf(stderr, "       resizesim [flags] plan FILE... print each resize step's dry-run plan\n")
 		fmt.Fprintf(stderr, "       resizesim conform --cri-endpoint unix:///PATH --image IMAGE [--cgroup-root DIR] [--scenarios GLOB]...\n")
+		fmt.Fprintf(stderr, "       resizesim [flags] explore FILE... crash or fail every I/O call of every step and judge the end\n")
+		fmt.Fprintf(stderr, "kubelet versions (a scenario's kubelet key): %s (default %s)\n", supportedVersions(), profile.Default)
 		fs.PrintDefaults()
 	}
 	// Flags may come before and after the subcommand and the files.
@@ -91,7 +116,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runOne(ctx, s, opts, stdout, stderr)
 	}
 	command := rest[0]
-	if command != "run" && command != "plan" {
+	if command != "run" && command != "plan" && command != "explore" {
 		fmt.Fprintf(stderr, "resizesim: unknown command %q\n", rest[0])
 		fs.Usage()
 		return exitInvalid
@@ -101,6 +126,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(files) == 0 {
 		fmt.Fprintf(stderr, "resizesim: %s needs at least one scenario file\n", command)
 		return exitInvalid
+	}
+	if command == "explore" {
+		switch steps {
+		case "all":
+		case "resize":
+			xopts.Steps = func(_ int, st scenario.Step) bool { return st.Action == scenario.ActionResize }
+		default:
+			fmt.Fprintf(stderr, "resizesim: --steps %q: want all or resize\n", steps)
+			return exitInvalid
+		}
+		xopts.Backends = opts
+		return exploreFiles(ctx, files, xopts, stdout, stderr)
 	}
 	status := exitOK
 	for i, file := range files {
@@ -116,6 +153,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		status = max(status, code)
 	}
 	return status
+}
+
+// supportedVersions lists the kubelet versions a scenario may name, oldest
+// first, for the usage message and the errors about versions.
+func supportedVersions() string {
+	var names []string
+	for _, v := range profile.Versions() {
+		names = append(names, v.String())
+	}
+	return strings.Join(names, ", ")
 }
 
 func runOne(ctx context.Context, s *scenario.Scenario, opts scenario.Options, stdout, stderr io.Writer) int {
@@ -165,4 +212,77 @@ func printPlans(w io.Writer, s *scenario.Scenario, plans []scenario.StepPlan) {
 		}
 		fmt.Fprint(w, p.Plan)
 	}
+}
+
+// exploreFiles explores each file and prints its table, then a summary of
+// all of them. Files that do not apply to the backends are reported as
+// SKIP; a file that cannot be loaded or explored makes the status 2.
+func exploreFiles(ctx context.Context, files []string, opts explore.Options, stdout, stderr io.Writer) int {
+	start := time.Now()
+	status := exitOK
+	var total explore.Counts
+	var skipped, resent int
+	gaps := map[string]int{}
+	byMode := map[explore.Mode]*explore.Counts{}
+	for _, m := range explore.Modes {
+		byMode[m] = &explore.Counts{}
+	}
+	var failing []string
+	for i, file := range files {
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		s, err := scenario.Load(file)
+		if err != nil {
+			fmt.Fprintf(stderr, "resizesim: %v\n", err)
+			status = exitInvalid
+			continue
+		}
+		rep, err := explore.Scenario(ctx, s, opts)
+		if err != nil {
+			fmt.Fprintf(stderr, "resizesim: %v\n", err)
+			status = exitInvalid
+			continue
+		}
+		rep.WriteTable(stdout)
+		if rep.Skipped != "" {
+			skipped++
+			continue
+		}
+		c := rep.Counts()
+		total.Add(c)
+		if !c.OK() {
+			failing = append(failing, file)
+		}
+		for _, p := range rep.Points {
+			for _, g := range p.Gaps {
+				gaps[g]++
+			}
+			if p.Note == explore.DeletionResent {
+				resent++
+			}
+			one := explore.Report{Points: []explore.Point{p}}
+			byMode[p.Mode].Add(one.Counts())
+		}
+	}
+	fmt.Fprintf(stdout, "\nSummary: %d files (%d skipped), %s, in %s\n", len(files), skipped, total, time.Since(start).Round(time.Millisecond))
+	for _, m := range explore.Modes {
+		fmt.Fprintf(stdout, "  %-13s %s\n", m+":", byMode[m])
+	}
+	for _, g := range explore.Gaps {
+		if n := gaps[g.ID]; n > 0 {
+			fmt.Fprintf(stdout, "  %d points show the kubelet's gap [%s]\n", n, g.ID)
+		}
+	}
+	if resent > 0 {
+		fmt.Fprintf(stdout, "  %d points had their deletion sent again: resizelet does not retry a pod teardown that failed or that a crash cut short (Node.DeletePod leaves it to the caller)\n", resent)
+	}
+	if len(failing) > 0 {
+		fmt.Fprintf(stdout, "FAIL: broken, stuck or resizelet's own drift in %s\n", strings.Join(failing, ", "))
+		return max(status, exitMismatch)
+	}
+	if status == exitOK {
+		fmt.Fprintln(stdout, "PASS: nothing broken or stuck, every drift is the kubelet's own")
+	}
+	return status
 }

@@ -56,6 +56,8 @@ func TestRun(t *testing.T) {
 	wrong := writeFile(t, "wrong.yaml", wrongExpectation)
 	bad := writeFile(t, "bad.yaml", badDuration)
 	notYAML := writeFile(t, "notyaml.yaml", "name: [\n")
+	v137 := writeFile(t, "v137.yaml", "name: v137\nkubelet: \"1.37\"\npods: []\nsteps:\n- advance: 1s\n")
+	v138 := writeFile(t, "v138.yaml", "name: v138\nkubelet: \"1.38\"\npods: []\nsteps: []\n")
 	tests := []struct {
 		name       string
 		args       []string
@@ -92,7 +94,11 @@ func TestRun(t *testing.T) {
 		{name: "worst status wins", args: []string{"run", good, wrong, bad}, wantCode: exitInvalid, wantStdout: []string{"PASS " + good, "FAIL " + wrong}},
 		{name: "missing file", args: []string{"run", filepath.Join(t.TempDir(), "none.yaml")}, wantCode: exitInvalid, wantStderr: []string{"none.yaml"}},
 		{name: "run without files", args: []string{"run"}, wantCode: exitInvalid, wantStderr: []string{"at least one scenario file"}},
-		{name: "unknown command", args: []string{"walk"}, wantCode: exitInvalid, wantStderr: []string{`unknown command "walk"`}},
+		{name: "unknown command", args: []string{"walk"}, wantCode: exitInvalid, wantStderr: []string{`unknown command "walk"`,
+			"kubelet versions (a scenario's kubelet key): 1.33, 1.34, 1.35, 1.36, 1.37 (default 1.35)"}},
+		{name: "1.37 is a kubelet version", args: []string{"run", v137}, wantCode: exitOK, wantStdout: []string{"Kubelet 1.37 on node", "PASS " + v137}},
+		{name: "unknown kubelet version", args: []string{"run", v138}, wantCode: exitInvalid,
+			wantStderr: []string{v138 + `: kubelet: unknown kubelet version "1.38": want one of 1.33, 1.34, 1.35, 1.36, 1.37`}},
 		{name: "cgroup root that is no cgroup filesystem", args: []string{"--cgroup-root", t.TempDir(), "run", good}, wantCode: exitInvalid, wantStderr: []string{"--cgroup-root", "not supported on this host"}},
 		{name: "runtime socket that is not there, flags after the files", args: []string{"run", good, "--cri-endpoint", "unix:///nonexistent/x.sock", "--image", "busybox"}, wantCode: exitInvalid, wantStderr: []string{"--cri-endpoint unix:///nonexistent/x.sock", "no such file"}},
 		{name: "runtime without image", args: []string{"--cri-endpoint", "unix:///run/x.sock"}, wantCode: exitInvalid, wantStderr: []string{"needs --image"}},
@@ -142,5 +148,46 @@ func TestPlanCommand(t *testing.T) {
 	}
 	if strings.Contains(out, "FAIL") {
 		t.Errorf("plan checked expectations:\n%s", out)
+	}
+}
+
+// TestExploreCommand: resizesim explore prints a table per file and a
+// summary, exits 0 when every drift is the kubelet's, and takes the
+// opt-in fixes as flags.
+func TestExploreCommand(t *testing.T) {
+	file := "../../testdata/scenarios/cpu-decrease-guaranteed.yaml"
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"explore", file}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d, stderr %s\n%s", code, stderr.String(), stdout.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{
+		"Scenario: cpu-decrease-guaranteed (" + file + "), reconcilePodCgroups off, flushCheckpoints off",
+		"drift (kubelet)",
+		"[pod-cgroup-not-reconciled]",
+		"Summary: 1 files (0 skipped), ",
+		"points show the kubelet's gap [pod-cgroup-not-reconciled]",
+		"PASS: nothing broken or stuck, every drift is the kubelet's own",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+
+	stdout.Reset()
+	if code := run(context.Background(), []string{"explore", "--reconcile-pod-cgroups", "--flush-checkpoints", "--steps", "resize", file}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("with the fixes: exit %d, stderr %s", code, stderr.String())
+	}
+	if out := stdout.String(); !strings.Contains(out, "reconcilePodCgroups on, flushCheckpoints on") || !strings.Contains(out, " converged, 0 drift (kubelet), 0 drift (resizelet), 0 stuck, 0 broken") {
+		t.Errorf("with the fixes:\n%s", out)
+	}
+
+	stderr.Reset()
+	if code := run(context.Background(), []string{"explore", "--steps", "some", file}, &stdout, &stderr); code != exitInvalid || !strings.Contains(stderr.String(), "--steps") {
+		t.Errorf("--steps some: exit %d, stderr %s", code, stderr.String())
+	}
+	stderr.Reset()
+	if code := run(context.Background(), []string{"explore", filepath.Join(t.TempDir(), "none.yaml")}, &stdout, &stderr); code != exitInvalid {
+		t.Errorf("missing file: exit %d, stderr %s", code, stderr.String())
 	}
 }

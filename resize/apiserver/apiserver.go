@@ -25,7 +25,7 @@ import (
 // ResizeOptions is what the API server's behaviour depends on: the
 // Kubernetes version and its feature gates.
 type ResizeOptions struct {
-	// Profile is the Kubernetes version ("1.33" to "1.36"); empty or
+	// Profile is the Kubernetes version ("1.33" to "1.37"); empty or
 	// unknown means profile.Default.
 	Profile profile.Version
 	// Gate reports whether a feature gate (names in package profile) is
@@ -36,6 +36,10 @@ type ResizeOptions struct {
 	// resolved, when set (a Cluster's options), is the profile the
 	// options stand for, with its answers worked out once.
 	resolved *profile.Profile
+	// allowInitRestartContainer lets ValidatePod accept a RestartContainer
+	// policy on a non-sidecar init container, as the 1.36 API server does
+	// when the old pod already had one (ValidateResize sets it).
+	allowInitRestartContainer bool
 }
 
 // profile is the version's behaviour with the options' gates.
@@ -171,6 +175,18 @@ func finishResize(oldPod, patched *v1.Pod, opts ResizeOptions) (*v1.Pod, error) 
 	DefaultPod(patched)
 
 	newPod := resizeStrategy(patched, oldPod, opts)
+	if opts.profile().DefaultsPodLevelResources() {
+		// The 1.37 resize strategy's PrepareForUpdate: a patch that drops
+		// spec.resources keeps the old ones, and pod-level resources are
+		// defaulted again.
+		if newPod.Spec.Resources == nil && oldPod.Spec.Resources != nil {
+			newPod.Spec.Resources = oldPod.Spec.Resources
+		}
+		if newPod.Spec.Resources != nil {
+			newPod.Spec.Resources = newPod.Spec.Resources.DeepCopy()
+			defaultPodLevelResources(newPod)
+		}
+	}
 	if !apiequality.Semantic.DeepEqual(newPod.Spec, oldPod.Spec) {
 		newPod.Generation = oldPod.Generation + 1
 	}

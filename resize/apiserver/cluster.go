@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/resizelet/resizelet/allocation/frozen"
-	"github.com/resizelet/resizelet/qos"
 	"github.com/resizelet/resizelet/resize/profile"
 )
 
@@ -47,6 +46,9 @@ type Cluster struct {
 	// most hotPods of them (see storedPod).
 	thawed frozen.Recent[podRef]
 	events eventLog
+	// node is the node registered with RegisterNode, nil before: the one
+	// node the cluster's pods are bound to, which admission reads.
+	node *NodeInfo
 }
 
 // storedPod is a pod as the cluster stores it: decoded while it is used
@@ -139,6 +141,10 @@ func (c *Cluster) resizeOptions() ResizeOptions {
 func (c *Cluster) CreatePod(pod *v1.Pod) (*v1.Pod, error) {
 	p := pod.DeepCopy()
 	DefaultPod(p)
+	if c.profile.DefaultsPodLevelResources() {
+		// The 1.37 pod strategy's PrepareForCreate.
+		defaultPodLevelResources(p)
+	}
 	if p.Name == "" {
 		return nil, fmt.Errorf("create pod: metadata.name is required")
 	}
@@ -151,7 +157,7 @@ func (c *Cluster) CreatePod(pod *v1.Pod) (*v1.Pod, error) {
 	if errs := ValidatePod(p, c.resizeOptions()); len(errs) > 0 {
 		return nil, &InvalidError{Name: p.Name, Errs: errs}
 	}
-	p.Status = v1.PodStatus{Phase: v1.PodPending, QOSClass: qos.PodQOSClass(p)}
+	p.Status = v1.PodStatus{Phase: v1.PodPending, QOSClass: computeQOS(p, c.profile)}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	key := podKey(p.Namespace, p.Name)
@@ -234,8 +240,22 @@ func (c *Cluster) DryRunResizePod(namespace, name string, patch []byte) (*v1.Pod
 	})
 }
 
-// resize runs apply on the stored pod under the cluster's lock and, with
-// store, stores what it returns.
+// RegisterNode records the node the cluster's pods run on, as a kubelet
+// registers its Node object: the admission plugins that read the node (the
+// PodResizeValidator from 1.36, AdmitResize) check resizes against it. A
+// cluster has one node; registering again replaces it (a restarted kubelet
+// registers anew). Before any registration the pods count as unbound and
+// those plugins let every resize through, as they do for unbound pods.
+func (c *Cluster) RegisterNode(node NodeInfo) {
+	node.Allocatable = node.Allocatable.DeepCopy()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.node = &node
+}
+
+// resize runs apply on the stored pod under the cluster's lock, then the
+// validating admission plugins (AdmitResize) and, with store, stores what
+// it returns.
 func (c *Cluster) resize(namespace, name string, store bool, apply func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error)) (*v1.Pod, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -244,8 +264,14 @@ func (c *Cluster) resize(namespace, name string, store bool, apply func(old *v1.
 	if !ok {
 		return nil, fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
 	}
-	updated, err := apply(old, c.resizeOptions())
+	opts := c.resizeOptions()
+	updated, err := apply(old, opts)
 	if err != nil {
+		return nil, err
+	}
+	// The cluster's pods are bound to its one node, whether or not their
+	// spec.nodeName says so: the kubelet that runs them created them.
+	if err := AdmitResize(old, updated, c.node, opts); err != nil {
 		return nil, err
 	}
 	if store {

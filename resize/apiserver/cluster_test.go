@@ -3,6 +3,7 @@ package apiserver
 import (
 	"fmt"
 	"testing"
+	"time"
 )
 
 func recordN(c *Cluster, from, to int) {
@@ -55,3 +56,49 @@ func TestClusterEventLimit(t *testing.T) {
 		t.Errorf("the log has room for %d events, more than the limit", n)
 	}
 }
+
+// TestEventsKeepTheirFields: what the compact event log keeps comes back
+// exactly: times in UTC, in local time, the zero time, times centuries
+// away, nanoseconds; every string field; a lazy message rendered.
+func TestEventsKeepTheirFields(t *testing.T) {
+	c := NewCluster(ClusterOptions{EventLimit: 4})
+	times := []time.Time{
+		time.Date(2026, 1, 1, 0, 0, 1, 123456789, time.UTC),
+		time.Date(2026, 1, 1, 0, 0, 2, 0, time.UTC).Local(),
+		{},
+		time.Date(2318, 6, 1, 0, 0, 0, 5, time.UTC),
+		time.Date(1601, 1, 1, 0, 0, 0, 0, time.UTC),
+	}
+	var want []Event
+	for i, at := range times {
+		e := Event{Time: at, Namespace: fmt.Sprint("ns", i), Pod: fmt.Sprint("p", i), Type: []string{"Normal", "Warning"}[i%2],
+			Reason: fmt.Sprint("R", i), Message: fmt.Sprint("m", i), Source: "kubelet", Host: fmt.Sprint("node-", i%2)}
+		if i == 3 {
+			e.Message, e.Lazy = "", lazyText("rendered")
+		}
+		c.RecordEvent(e)
+		if i == 3 {
+			e.Message = "rendered"
+		}
+		want = append(want, e)
+	}
+	got := c.Events()
+	want = want[1:] // the limit is 4
+	if len(got) != len(want) {
+		t.Fatalf("%d events, want %d", len(got), len(want))
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if !g.Time.Equal(w.Time) || g.Time.Location() != w.Time.Location() || g.Time.IsZero() != w.Time.IsZero() {
+			t.Errorf("event %d: time %v (%v), want %v (%v)", i, g.Time, g.Time.Location(), w.Time, w.Time.Location())
+		}
+		g.Time, w.Time, g.Lazy, w.Lazy = time.Time{}, time.Time{}, nil, nil
+		if g != w {
+			t.Errorf("event %d: got %+v, want %+v", i, g, w)
+		}
+	}
+}
+
+type lazyText string
+
+func (l lazyText) String() string { return string(l) }

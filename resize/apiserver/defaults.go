@@ -16,9 +16,9 @@ import (
 // its limits (reference detail 6), pod-level requests are filled in when
 // pod-level limits are set, and an empty namespace becomes "default".
 //
-// It does not default resizePolicy: the reference does not say whether the
-// 1.33+ API server still writes default NotRequired entries, and an unset
-// policy means NotRequired everywhere it is read.
+// It does not default resizePolicy: neither does the v1.35.4 API server
+// (resize/kubelet-resize.md §2.1), and an unset policy means NotRequired
+// everywhere it is read.
 func DefaultPod(pod *v1.Pod) {
 	if pod == nil {
 		return
@@ -62,6 +62,14 @@ func defaultPodLevelRequests(pod *v1.Pod) {
 	if r == nil || len(r.Limits) == 0 {
 		return
 	}
+	fillPodLevelRequests(pod)
+}
+
+// fillPodLevelRequests is the body of the pod-level requests defaulting,
+// shared by v1 defaulting (pod-level limits set) and the 1.37 strategy's
+// (defaultPodLevelResources: requests or limits set).
+func fillPodLevelRequests(pod *v1.Pod) {
+	r := pod.Spec.Resources
 	reqs := r.Requests
 	if reqs == nil {
 		reqs = v1.ResourceList{}

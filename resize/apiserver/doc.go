@@ -8,7 +8,10 @@
 // patch, the resize strategy, v1 defaulting (DefaultPod) and validation
 // (ValidateResize) with the API server's messages, per Kubernetes version
 // (package profile). ApplyResizeRequest takes a typed ResizeRequest
-// instead of JSON and gives what its patch gives.
+// instead of JSON and gives what its patch gives. AdmitResize is the
+// validating admission that follows from 1.36, the PodResizeValidator
+// plugin, which checks the resize against the node a kubelet registered
+// (Cluster.RegisterNode).
 //
 // Objects are shared and never changed in place: a resize builds the new
 // pod from the old one, sharing what it does not change (edit.go); a

@@ -273,6 +273,16 @@ func resizeInPlace(old *v1.Pod, e *podEdit, opts ResizeOptions) (*v1.Pod, error)
 			}
 		}
 	}
+	if r := newPod.Spec.Resources; r != nil && opts.profile().DefaultsPodLevelResources() {
+		// The 1.37 resize strategy defaults pod-level resources again
+		// (finishResize says more).
+		nr := r.DeepCopy()
+		newPod.Spec.Resources = nr
+		defaultPodLevelResources(newPod)
+		if !podResourcesEqual(nr, oldPod.Spec.Resources) {
+			changed = true
+		}
+	}
 	if changed {
 		newPod.Generation = oldPod.Generation + 1
 	}

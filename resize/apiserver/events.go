@@ -2,13 +2,16 @@ package apiserver
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
 // eventLog keeps the latest events in a ring of limit records (every
 // event when limit is not positive), in a compact form: an event's type,
-// source and host, a handful of combinations for all the events a node
-// emits, are kept once.
+// reason, source, host and time zone, a few dozen combinations for all the
+// events a node emits, are kept once, and its time as seconds and
+// nanoseconds since the Unix epoch (a wall-clock time keeps no monotonic
+// reading here, as it would keep none once the API server had stored it).
 type eventLog struct {
 	limit int
 	// ring holds the event with sequence number seq at seq % limit (at
@@ -20,25 +23,36 @@ type eventLog struct {
 	last    *eventOrigin
 }
 
-// eventRecord is one event as the log keeps it.
+// eventRecord is one event as the log keeps it: 88 bytes.
 type eventRecord struct {
-	time      time.Time
+	sec       int64 // zeroTime for the zero time
+	origin    *eventOrigin
 	namespace string
 	pod       string
-	reason    string
 	message   string
 	lazy      fmt.Stringer
-	origin    *eventOrigin
+	nsec      int32
 }
 
-// eventOrigin is an event's type and who emitted it: the component and
-// its node.
-type eventOrigin struct{ typ, source, host string }
+// zeroTime stands for the zero time.Time, whose seconds since the epoch
+// no clock gives.
+const zeroTime = math.MinInt64
+
+// eventOrigin is an event's type and reason, who emitted it (the
+// component and its node), and the time zone of its time.
+type eventOrigin struct {
+	typ, reason, source, host string
+	loc                       *time.Location
+}
 
 func (l *eventLog) add(e Event) {
+	o := eventOrigin{typ: e.Type, reason: e.Reason, source: e.Source, host: e.Host, loc: e.Time.Location()}
 	r := eventRecord{
-		time: e.Time, namespace: e.Namespace, pod: e.Pod, reason: e.Reason,
-		message: e.Message, lazy: e.Lazy, origin: l.origin(eventOrigin{e.Type, e.Source, e.Host}),
+		sec: zeroTime, namespace: e.Namespace, pod: e.Pod,
+		message: e.Message, lazy: e.Lazy, origin: l.origin(o),
+	}
+	if !e.Time.IsZero() {
+		r.sec, r.nsec = e.Time.Unix(), int32(e.Time.Nanosecond())
 	}
 	switch {
 	case l.limit <= 0:
@@ -105,9 +119,12 @@ func (l *eventLog) since(seq uint64) (out []Event, dropped uint64) {
 func (r *eventRecord) event() Event {
 	o := r.origin
 	e := Event{
-		Time: r.time, Namespace: r.namespace, Pod: r.pod, Type: o.typ,
-		Reason: r.reason, Message: r.message, Lazy: r.lazy,
+		Namespace: r.namespace, Pod: r.pod, Type: o.typ,
+		Reason: o.reason, Message: r.message, Lazy: r.lazy,
 		Source: o.source, Host: o.host,
+	}
+	if r.sec != zeroTime {
+		e.Time = time.Unix(r.sec, int64(r.nsec)).In(o.loc)
 	}
 	if e.Message == "" && e.Lazy != nil {
 		e.Message = e.Lazy.String()

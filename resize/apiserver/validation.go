@@ -48,6 +48,9 @@ const (
 	msgNotStandardResource = "must be a standard resource for containers"
 	msgNotExtendedResource = "doesn't follow extended resource name standard"
 	msgLimitRequired       = "Limit must be set for non overcommitable resources"
+	// The 1.36 rules on RestartContainer for non-sidecar init containers.
+	msgInitRestartContainer       = "must not be set to 'RestartContainer' for non-sidecar initContainers"
+	msgInitRestartContainerResize = "non-sidecar init containers with a resize policy of RestartContainer cannot be resized"
 )
 
 // ValidateResize returns the errors the API server's ValidatePodResize
@@ -80,8 +83,13 @@ func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList 
 		return field.ErrorList{field.Forbidden(field.NewPath(""), msgWindowsPod)}
 	}
 
-	allErrs := ValidatePod(newPod, opts)
-	if oldQOSClass(oldPod) != qos.PodQOSClass(newPod) {
+	// A pod that already has a RestartContainer policy on a non-sidecar
+	// init container may keep it (AllowExistingRestartContainerFor-
+	// NonSidecarInitContainer in pkg/api/pod/util.go).
+	specOpts := opts
+	specOpts.allowInitRestartContainer = initRestartContainer(oldPod)
+	allErrs := ValidatePod(newPod, specOpts)
+	if oldQOSClass(oldPod) != computeQOS(newPod, p) {
 		// The API server reports the pod's current (status) class as the
 		// bad value, as an Invalid error rather than a Forbidden one.
 		allErrs = append(allErrs, field.Invalid(field.NewPath("spec"), newPod.Status.QOSClass, msgQOSChange))
@@ -134,6 +142,15 @@ func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList 
 					allErrs = append(allErrs, field.Forbidden(field.NewPath("spec"), msgOnlyCPUMemorySide))
 				}
 			}
+			if p.InitRestartContainerPolicyForbidden() && !qos.IsSidecar(c) && !containersEqual(c, o) {
+				// One error per RestartContainer policy, as
+				// ValidatePodResize (1.36) gives them.
+				for _, rp := range c.ResizePolicy {
+					if rp.RestartPolicy == v1.RestartContainer {
+						allErrs = append(allErrs, field.Forbidden(field.NewPath("spec", "initContainers").Index(i), msgInitRestartContainerResize))
+					}
+				}
+			}
 		} else if !containersEqual(c, o) {
 			allErrs = append(allErrs, field.Forbidden(field.NewPath("spec"), msgInitImmutable))
 		}
@@ -162,6 +179,16 @@ func hasPodLevelResources(pod *v1.Pod) bool {
 func oldQOSClass(pod *v1.Pod) v1.PodQOSClass {
 	if pod.Status.QOSClass != "" {
 		return pod.Status.QOSClass
+	}
+	return qos.PodQOSClass(pod)
+}
+
+// computeQOS is the API server's ComputePodQOS in the version p: from 1.37
+// empty pod-level resources leave the class to the containers
+// (profile.Profile.PodLevelQOSOnlyWhenSet).
+func computeQOS(pod *v1.Pod, p profile.Profile) v1.PodQOSClass {
+	if p.PodLevelQOSOnlyWhenSet() {
+		return qos.PodQOSClassWhenSet(pod)
 	}
 	return qos.PodQOSClass(pod)
 }
@@ -444,6 +471,13 @@ func ValidatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 		if !gateOn && len(c.ResizePolicy) > 0 {
 			errs = append(errs, field.Invalid(containerPath("initContainers", i).Child("resizePolicy"), c.ResizePolicy, msgInitResizePolicy))
 		}
+		if opts.profile().InitRestartContainerPolicyForbidden() && !opts.allowInitRestartContainer && !qos.IsSidecar(c) {
+			for j, rp := range c.ResizePolicy {
+				if rp.RestartPolicy == v1.RestartContainer {
+					errs = append(errs, field.Invalid(containerPath("initContainers", i).Child("resizePolicy").Index(j).Child("restartPolicy"), rp.RestartPolicy, msgInitRestartContainer))
+				}
+			}
+		}
 	}
 
 	for i := range pod.Spec.EphemeralContainers {
@@ -466,6 +500,24 @@ func ValidatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 		errs = append(errs, validateResourceRequirements(pod.Spec.Resources, "", 0, false)...)
 	}
 	return errs
+}
+
+// initRestartContainer is hasRestartContainerForNonSidecarInitContainer
+// (pkg/api/pod/util.go): whether a non-sidecar init container of the pod
+// has a RestartContainer resize policy.
+func initRestartContainer(pod *v1.Pod) bool {
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		if qos.IsSidecar(c) {
+			continue
+		}
+		for _, rp := range c.ResizePolicy {
+			if rp.RestartPolicy == v1.RestartContainer {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // containerPath is spec.<list>[index]. Paths are built only for errors:

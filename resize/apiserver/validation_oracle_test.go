@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/resizelet/resizelet/qos"
 	"github.com/resizelet/resizelet/resize/profile"
@@ -54,8 +55,16 @@ func oracleValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.Erro
 		return field.ErrorList{field.Forbidden(root, msgWindowsPod)}
 	}
 
-	allErrs := oracleValidatePod(newPod, opts)
-	if oldQOSClass(oldPod) != qos.PodQOSClass(newPod) {
+	specOpts := opts
+	specOpts.allowInitRestartContainer = oracleInitRestartContainer(oldPod)
+	allErrs := oracleValidatePod(newPod, specOpts)
+	newQOS := qos.PodQOSClass(newPod)
+	if p.PodLevelQOSOnlyWhenSet() && !resourcehelper.IsPodLevelResourcesSet(newPod) {
+		// 1.37: empty pod-level resources leave the class to the
+		// containers.
+		newQOS = qos.PodQOSClass(&v1.Pod{Spec: v1.PodSpec{Containers: newPod.Spec.Containers, InitContainers: newPod.Spec.InitContainers}})
+	}
+	if oldQOSClass(oldPod) != newQOS {
 		// The API server reports the pod's current (status) class as the
 		// bad value, as an Invalid error rather than a Forbidden one.
 		allErrs = append(allErrs, field.Invalid(specPath, newPod.Status.QOSClass, msgQOSChange))
@@ -104,12 +113,20 @@ func oracleValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.Erro
 		c, o := &newSpec.InitContainers[i], &oldPod.Spec.InitContainers[i]
 		modified := !apiequality.Semantic.DeepEqual(*c, *o)
 		if qos.IsSidecar(c) || initResizable {
+			sidecar := qos.IsSidecar(c)
 			oracleUndoChanges(c, o, p)
 			if !apiequality.Semantic.DeepEqual(*c, *o) {
 				if p.InitResizeErrorPerContainer() {
 					allErrs = append(allErrs, field.Forbidden(specPath.Child("initContainers").Index(i), msgOnlyCPUMemoryInit))
 				} else {
 					allErrs = append(allErrs, field.Forbidden(specPath, msgOnlyCPUMemorySide))
+				}
+			}
+			if p.InitRestartContainerPolicyForbidden() && modified && !sidecar {
+				for _, rp := range c.ResizePolicy {
+					if rp.RestartPolicy == v1.RestartContainer {
+						allErrs = append(allErrs, field.Forbidden(specPath.Child("initContainers").Index(i), msgInitRestartContainerResize))
+					}
 				}
 			}
 		} else if modified {
@@ -256,6 +273,22 @@ func oraclePodLevelResize(newPod, oldPod *v1.Pod, newSpec *v1.PodSpec, specPath 
 // container); ephemeral containers may set neither resources nor
 // resizePolicy. Resource names are checked in sorted order, so the errors
 // come in a stable order (the API server walks maps at random).
+// oracleInitRestartContainer is hasRestartContainerForNonSidecarInitContainer
+// (pkg/api/pod/util.go), written out again.
+func oracleInitRestartContainer(pod *v1.Pod) bool {
+	for _, c := range pod.Spec.InitContainers {
+		if c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways {
+			continue
+		}
+		for _, rp := range c.ResizePolicy {
+			if rp.RestartPolicy == v1.RestartContainer {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func oracleValidatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 	var errs field.ErrorList
 	if pod.Name == "" {
@@ -292,6 +325,14 @@ func oracleValidatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 		}
 		if !opts.profile().Gate(profile.GateInPlacePodVerticalScaling) && len(c.ResizePolicy) > 0 {
 			errs = append(errs, field.Invalid(idx.Child("resizePolicy"), c.ResizePolicy, msgInitResizePolicy))
+		}
+		restartAlways := c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
+		if opts.profile().InitRestartContainerPolicyForbidden() && !restartAlways && !opts.allowInitRestartContainer {
+			for j, rp := range c.ResizePolicy {
+				if rp.RestartPolicy == v1.RestartContainer {
+					errs = append(errs, field.Invalid(idx.Child("resizePolicy").Index(j).Child("restartPolicy"), rp.RestartPolicy, msgInitRestartContainer))
+				}
+			}
 		}
 	}
 

@@ -216,6 +216,44 @@ func TestValidateResize(t *testing.T) {
 			edit: func(p *v1.Pod) { p.Spec.InitContainers[0].Resources.Requests = rl("cpu=200m") },
 		},
 		{
+			// An init container that already has the policy may keep it
+			// (the create rule is waived for it), but may not be resized
+			// (ValidatePodResize, 1.36).
+			name: "a non-sidecar init container with RestartContainer cannot be resized in 1.36",
+			opts: opts(profile.V136, nil),
+			old: func() *v1.Pod {
+				p := withInit(twoBurstable(), initCtr("i1", "cpu=100m", ""))
+				p.Spec.InitContainers[0].ResizePolicy = []v1.ContainerResizePolicy{{ResourceName: v1.ResourceMemory, RestartPolicy: v1.RestartContainer}}
+				return p
+			}(),
+			edit: func(p *v1.Pod) { p.Spec.InitContainers[0].Resources.Requests = rl("cpu=200m") },
+			want: []wantErr{{"spec.initContainers[0]", field.ErrorTypeForbidden, "non-sidecar init containers with a resize policy of RestartContainer cannot be resized"}},
+		},
+		{
+			name: "a non-sidecar init container may take RestartContainer in 1.35",
+			opts: opts(profile.V135, nil),
+			old:  withInit(twoBurstable(), initCtr("i1", "cpu=100m", "")),
+			edit: func(p *v1.Pod) {
+				p.Spec.InitContainers[0].ResizePolicy = []v1.ContainerResizePolicy{{ResourceName: v1.ResourceMemory, RestartPolicy: v1.RestartContainer}}
+			},
+			want: []wantErr{{"spec", field.ErrorTypeForbidden, "resources for non-sidecar init containers are immutable"}},
+		},
+		{
+			// Adding the policy: the create rule applies (the old pod had
+			// none), then the resize's own rules.
+			name: "adding RestartContainer to a non-sidecar init container in 1.36",
+			opts: opts(profile.V136, nil),
+			old:  withInit(twoBurstable(), initCtr("i1", "cpu=100m", "")),
+			edit: func(p *v1.Pod) {
+				p.Spec.InitContainers[0].ResizePolicy = []v1.ContainerResizePolicy{{ResourceName: v1.ResourceMemory, RestartPolicy: v1.RestartContainer}}
+			},
+			want: []wantErr{
+				{"spec.initContainers[0].resizePolicy[0].restartPolicy", field.ErrorTypeInvalid, "must not be set to 'RestartContainer' for non-sidecar initContainers"},
+				{"spec.initContainers[0]", field.ErrorTypeForbidden, "only cpu and memory resources for init or sidecar containers are mutable"},
+				{"spec.initContainers[0]", field.ErrorTypeForbidden, "non-sidecar init containers with a resize policy of RestartContainer cannot be resized"},
+			},
+		},
+		{
 			name: "non-sidecar init containers are immutable in 1.36 with the gate off",
 			opts: opts(profile.V136, map[string]bool{profile.GateInPlacePodVerticalScalingInitContainers: false}),
 			old:  withInit(twoBurstable(), initCtr("i1", "cpu=100m", "")),

@@ -36,11 +36,14 @@ type Batch struct {
 
 // StopsOnFailure reports whether a failure of a ends its batch. Reading a
 // container's memory statistics and telling the runtime the pod's new
-// totals are best effort in the kubelet; recording an event and writing a
+// totals are best effort in the kubelet (the latter up to 1.35, and for a
+// rollback from 1.36: UpdatePodSandboxResources.RejectsResize); recording an event and writing a
 // status are the API server's business and never stop the kubelet.
 func StopsOnFailure(a Action) bool {
-	switch a.(type) {
-	case ReadContainerStats, UpdatePodSandboxResources, RecordEvent, WriteStatus:
+	switch a := a.(type) {
+	case UpdatePodSandboxResources:
+		return a.RejectsResize
+	case ReadContainerStats, RecordEvent, WriteStatus:
 		return false
 	}
 	return true
@@ -127,10 +130,17 @@ type StopPodSandbox struct{ ID string }
 // RemovePodSandbox removes a sandbox.
 type RemovePodSandbox struct{ ID string }
 
-// UpdatePodSandboxResources tells the runtime a pod's new totals after a
-// pod cgroup write. The kubelet ignores its answer.
+// UpdatePodSandboxResources tells the runtime a pod's new totals. Up to
+// 1.35 it follows a pod cgroup write and the kubelet ignores its answer;
+// from 1.36 it precedes the write and a failure rejects the resize
+// (RejectsResize), and a failed write is followed by one that restores the
+// previous totals, whose answer is ignored again.
 type UpdatePodSandboxResources struct {
 	Request *runtimeapi.UpdatePodSandboxResourcesRequest
+	// RejectsResize makes a failure stop the batch: the runtime refused
+	// the resize of Resource.
+	RejectsResize bool
+	Resource      v1.ResourceName
 }
 
 // CreateContainer creates one container of a pod.

@@ -307,8 +307,16 @@ func (c *Core) handleResize(ps *podState, out *opOutput) allocation.Outcome {
 			eventReason = ReasonResizeInfeasible
 		}
 		prefix := prefixDeferred
-		if decision.Outcome == allocation.Infeasible {
+		switch {
+		case decision.Outcome == allocation.Infeasible:
 			prefix = prefixInfeasible
+		case c.s.profile.PendingEventNamesHandlerReason():
+			// From 1.36 the event names the reason of the admit handler
+			// that refused the resize ("Pod resize OutOfcpu"), while the
+			// condition still reads Deferred
+			// (pkg/kubelet/allocation/allocation_manager.go,
+			// handlePodResourcesResize).
+			prefix = pendingPrefix(decision.Reason)
 		}
 		out.emit(c.resizeEvent(out, pod, v1.EventTypeWarning, eventReason,
 			ResizeMessage{Prefix: prefix, Pod: pod, Generation: pod.Generation, Error: decision.Message}))
@@ -335,7 +343,10 @@ func (c *Core) startResize(ps *podState, pod *v1.Pod, out *opOutput) {
 // the action that writes it. The API server's answer comes back to the
 // kubelet as a pod update (HandlePodReconcile): when resizes are pending
 // and the pod's requests, as its status shows them, went down, the pending
-// resizes are retried (pod_resized).
+// resizes are retried (pod_resized); from 1.36 they are also retried when
+// the pod has just reached a terminal phase (pod_terminated). Either way
+// there is one retry, and none while no resize is pending (the kubelet
+// checks HasPendingResizes first, so the retry timer is left alone).
 func (c *Core) writeStatus(ps *podState, status *v1.PodStatus) WriteStatus {
 	// The core's pod is its own at the top level (Input's contract), so
 	// the status goes in in place; the pod as it was is kept only for the
@@ -347,8 +358,16 @@ func (c *Core) writeStatus(ps *podState, status *v1.PodStatus) WriteStatus {
 	}
 	ps.pod.Status = *status
 	c.recount(ps)
-	if old != nil && c.statusRequestsShrank(ps, old, ps.pod) {
-		c.enqueueRetry(allocation.TriggerPodResized)
+	if old != nil {
+		terminated := c.s.profile.RetryOnPodTerminated() && !isTerminal(old) && isTerminal(ps.pod)
+		switch {
+		case c.statusRequestsShrank(ps, old, ps.pod):
+			// The kubelet's shrink test comes after the terminal one and
+			// its trigger wins: one retry either way.
+			c.enqueueRetry(allocation.TriggerPodResized)
+		case terminated:
+			c.enqueueRetry(allocation.TriggerPodTerminated)
+		}
 	}
 	// Statuses are never changed in place: the API may keep this one.
 	return WriteStatus{Namespace: ps.pod.Namespace, Name: ps.pod.Name, UID: ps.uid, Status: status}

@@ -48,6 +48,27 @@ type NodeConfig struct {
 	Image   string
 	Command []string
 
+	// ReconcilePodCgroups makes every pod sync compare the pod cgroup with
+	// the allocation once the pod's containers are actuated, and rewrite
+	// the values that differ. It is not a kubelet setting and is off by
+	// default, as in the kubelet v1.35.4: that kubelet writes the pod
+	// cgroup only while a sync has container updates or restarts to do,
+	// and decides those from the actuated records alone
+	// (pkg/kubelet/kuberuntime/kuberuntime_manager.go, computePodActions
+	// and doPodResizeAction), so a crash or a failed pod cgroup write after
+	// the containers were updated leaves the pod cgroup at its old value
+	// for good while the resize reports complete. Setting it is resizelet's
+	// fix for that gap (package resize/explore shows where it matters).
+	ReconcilePodCgroups bool
+	// FlushCheckpoints makes the node write a checkpoint file again, at
+	// every Tick and Sync, when it does not hold the records the node
+	// decides with (a write that failed keeps its record in memory only).
+	// It is not a kubelet setting and is off by default, as in the kubelet
+	// v1.35.4, whose checkpoint file catches up only with the next write
+	// that changes it (pkg/kubelet/allocation/state/state_checkpoint.go,
+	// storeState), so that a restart in between loads older records.
+	FlushCheckpoints bool
+
 	// HotPods is how many of the most recently used pods the node keeps
 	// decoded between inputs; the others, once settled, are kept frozen
 	// (package allocation/frozen), a few hundred bytes each instead of

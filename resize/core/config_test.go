@@ -157,7 +157,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{name: "defaults", cfg: NodeConfig{}.WithDefaults()},
 
-		{name: "profile unknown", cfg: with(func(c *NodeConfig) { c.Profile = "1.37" }), wantField: "profile", wantMsg: "unknown kubelet version"},
+		{name: "profile unknown", cfg: with(func(c *NodeConfig) { c.Profile = "1.38" }), wantField: "profile", wantMsg: "unknown kubelet version"},
 		{name: "profile patch release", cfg: with(func(c *NodeConfig) { c.Profile = "1.35.4" }), wantField: "profile", wantMsg: "unknown kubelet version"},
 		{name: "profile 1.33", cfg: with(func(c *NodeConfig) { c.Profile = profile.V133 })},
 		{name: "profile 1.36", cfg: with(func(c *NodeConfig) { c.Profile = profile.V136 })},

@@ -14,7 +14,7 @@ import (
 // Timer periods of the pod workers (pkg/kubelet/pod_workers.go): a pod is
 // synced again a minute after a successful sync and ten seconds after a
 // failed one. The kubelet adds jitter; resizelet does not, so that runs
-// repeat exactly (a choice: the reference leaves the jitter out of scope).
+// repeat exactly (a choice; see the open points of resize/kubelet-resize.md).
 const (
 	ResyncInterval = time.Minute
 	BackOffPeriod  = 10 * time.Second

@@ -75,12 +75,21 @@ func (s *settings) containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32)
 
 // containerResources is generateLinuxContainerResources: the cpu and
 // memory fields of calculateLinuxResources, the OOM score, and on cgroup v2
-// memory.oom.group so the whole container is killed on OOM.
+// memory.oom.group so the whole container is killed on OOM, with from 1.37
+// the MemoryQoS settings (profile.Profile.ContainerMemoryProtection and
+// ResetsContainerMemoryHigh).
 func (s *settings) containerResources(pod *v1.Pod, c *v1.Container) *runtimeapi.LinuxContainerResources {
 	lcr := s.linuxResources(c.Resources.Requests[v1.ResourceCPU], c.Resources.Limits[v1.ResourceCPU], c.Resources.Limits[v1.ResourceMemory])
 	lcr.OomScoreAdj = s.oomScoreAdj(pod, c)
 	if s.cfg.CgroupVersion == cgconfig.V2 {
-		lcr.Unified = oomGroup
+		switch {
+		case s.profile.ContainerMemoryProtection():
+			lcr.Unified = oomGroupMemoryProtection
+		case s.profile.ResetsContainerMemoryHigh():
+			lcr.Unified = oomGroupMemoryHighMax
+		default:
+			lcr.Unified = oomGroup
+		}
 	}
 	return lcr
 }
@@ -90,6 +99,15 @@ func (s *settings) containerResources(pod *v1.Pod, c *v1.Container) *runtimeapi.
 // a whole. Actions are never changed once handed out, so every message
 // shares this one map.
 var oomGroup = map[string]string{"memory.oom.group": "1"}
+
+// oomGroupMemoryProtection is oomGroup with 1.37's MemoryQoS settings under
+// the default memoryReservationPolicy None: no protection, written as
+// zeros, and no memory.high without a throttling factor.
+var oomGroupMemoryProtection = map[string]string{"memory.oom.group": "1", "memory.min": "0", "memory.low": "0"}
+
+// oomGroupMemoryHighMax is oomGroup with the memory.high reset 1.37 sends
+// when MemoryQoS is off.
+var oomGroupMemoryHighMax = map[string]string{"memory.oom.group": "1", "memory.high": "max"}
 
 // linuxResources is calculateLinuxResources: shares from the request (or
 // the limit when there is no request), the memory limit when set, and with

@@ -114,25 +114,49 @@ func TestDeferredEventOnReasonOrGenerationChange(t *testing.T) {
 	}
 }
 
-// TestInfeasibleEarlyChecksSilentIn135: a static pod's resize is
-// Infeasible without a ResizeInfeasible event in 1.35 and with one in 1.36.
+// TestInfeasibleEarlyChecksSilentIn135: in 1.35 a static pod's resize is
+// Infeasible without an event (handlePodResourcesResize returns before
+// it); 1.36 dropped the static pod check altogether
+// (pkg/kubelet/allocation/features_linux.go), and its early checks that
+// remain (a Windows node here) report an event from the resize admit
+// handler (pkg/kubelet/allocation/handlers.go).
 func TestInfeasibleEarlyChecksSilentIn135(t *testing.T) {
-	for _, tc := range []struct {
-		version profile.Version
-		events  int
-	}{{profile.V135, 0}, {profile.V136, 1}} {
-		w := newWorld(t, NodeConfig{Profile: tc.version})
+	static := func() *v1.Pod {
 		p := testPod("s", resources("100m", "100Mi", "100m", "100Mi"))
 		p.Annotations = map[string]string{"kubernetes.io/config.source": "file"}
-		w.add(p)
-		ev := len(w.events)
-		w.resize("s", resources("200m", "100Mi", "200m", "100Mi"))
-		if c := w.condition("s", v1.PodResizePending); c == nil || c.Reason != "Infeasible" || c.Message != "In-place resize of static-pods is not supported" {
-			t.Errorf("%s: condition = %+v", tc.version, c)
-		}
-		if got := len(w.eventLines(ev)); got != tc.events {
-			t.Errorf("%s: %d events %v, want %d", tc.version, got, w.eventLines(ev), tc.events)
-		}
+		return p
+	}
+	w := newWorld(t, NodeConfig{Profile: profile.V135})
+	w.add(static())
+	ev := len(w.events)
+	w.resize("s", resources("200m", "100Mi", "200m", "100Mi"))
+	if c := w.condition("s", v1.PodResizePending); c == nil || c.Reason != "Infeasible" || c.Message != "In-place resize of static-pods is not supported" {
+		t.Errorf("1.35 static pod: condition = %+v", c)
+	}
+	if got := w.eventLines(ev); len(got) != 0 {
+		t.Errorf("1.35 static pod: events %v, want none", got)
+	}
+
+	w = newWorld(t, NodeConfig{Profile: profile.V136})
+	w.add(static())
+	ev = len(w.events)
+	w.resize("s", resources("200m", "100Mi", "200m", "100Mi"))
+	if c := w.condition("s", v1.PodResizePending); c != nil {
+		t.Errorf("1.36 static pod: pending condition %+v, want the resize admitted", c)
+	}
+	if diff := cmp.Diff([]string{"Normal ResizeStarted", "Normal ResizeCompleted"}, prefixes(w.eventLines(ev), 2)); diff != "" {
+		t.Errorf("1.36 static pod events (-want +got):\n%s", diff)
+	}
+
+	w = newWorld(t, NodeConfig{Profile: profile.V136, OS: "windows"})
+	w.add(testPod("p", resources("100m", "100Mi", "100m", "100Mi")))
+	ev = len(w.events)
+	w.resize("p", resources("200m", "100Mi", "200m", "100Mi"))
+	if c := w.condition("p", v1.PodResizePending); c == nil || c.Reason != "Infeasible" || c.Message != "In-place pod resize is not supported on Windows" {
+		t.Errorf("1.36 windows node: condition = %+v", c)
+	}
+	if diff := cmp.Diff([]string{"Warning ResizeInfeasible"}, prefixes(w.eventLines(ev), 2)); diff != "" {
+		t.Errorf("1.36 windows node events (-want +got):\n%s", diff)
 	}
 }
 

@@ -67,6 +67,28 @@ const (
 	prefixInfeasible = "Pod resize " + string(v1.PodReasonInfeasible)
 )
 
+// pendingPrefix is the prefix of a ResizeDeferred event that names the
+// refusing admit handler's reason, as events.PodResizePendingMsg formats
+// it ("Pod resize %s"). The predicate's reasons are few, so theirs are
+// kept rather than built for every retry.
+func pendingPrefix(reason string) string {
+	switch reason {
+	case "OutOfcpu":
+		return prefixOutOfCPU
+	case "OutOfmemory":
+		return prefixOutOfMemory
+	case "OutOfpods":
+		return prefixOutOfPods
+	}
+	return "Pod resize " + reason
+}
+
+const (
+	prefixOutOfCPU    = "Pod resize OutOfcpu"
+	prefixOutOfMemory = "Pod resize OutOfmemory"
+	prefixOutOfPods   = "Pod resize OutOfpods"
+)
+
 // ResizeMessage is a resize event's message, kept unformatted: the pod
 // whose containers it lists (pods are never changed in place, so keeping
 // the pointer keeps the values), the generation, the error for Pending and

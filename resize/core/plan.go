@@ -115,6 +115,22 @@ func planPod(alloc *v1.Pod, states map[string]ContainerState, actuated allocatio
 	return a
 }
 
+// startingResized is the 1.37 startingResizedContainer: whether a regular
+// container about to start has allocated resources that differ from its
+// actuated record (a missing record counts as zeros), compared as
+// computePodResizeAction compares them.
+func startingResized(alloc *v1.Pod, start []string, actuated allocation.PodResources) bool {
+	for _, name := range start {
+		for i := range alloc.Spec.Containers {
+			c := &alloc.Spec.Containers[i]
+			if c.Name == name && valuesOf(c.Resources) != valuesOf(actuated.ContainerResources[name]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // podLevelActuated reports whether the pod-level allocation equals the
 // actuated pod-level record, compared as the kubelet compares containers.
 func podLevelActuated(alloc *v1.Pod, actuated allocation.PodResources) bool {

@@ -200,3 +200,36 @@ func TestResizeInProgress(t *testing.T) {
 		}
 	}
 }
+
+// TestStartingResized pins the 1.37 startingResizedContainer
+// (pkg/kubelet/kuberuntime/kuberuntime_manager.go): a regular container
+// about to start whose allocation differs from its actuated record (none
+// counts as zeros) makes the sync resize the pod cgroup; one that starts
+// as it was actuated, or a container not starting, does not.
+func TestStartingResized(t *testing.T) {
+	alloc := testPod("p", resources("800m", "128Mi", "800m", "128Mi"), resources("100m", "64Mi", "", ""))
+	actuated := allocation.PodResources{ContainerResources: map[string]v1.ResourceRequirements{
+		"c1": resources("500m", "128Mi", "500m", "128Mi"),
+		"c2": resources("100m", "64Mi", "", ""),
+	}}
+	for _, tc := range []struct {
+		name  string
+		start []string
+		want  bool
+	}{
+		{"resized container starts", []string{"c1"}, true},
+		{"unchanged container starts", []string{"c2"}, false},
+		{"nothing starts", nil, false},
+		{"no record", []string{"c2"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := actuated
+			if tc.name == "no record" {
+				rec = allocation.PodResources{}
+			}
+			if got := startingResized(alloc, tc.start, rec); got != tc.want {
+				t.Errorf("startingResized(%v) = %v, want %v", tc.start, got, tc.want)
+			}
+		})
+	}
+}

@@ -340,7 +340,7 @@ func (c *Core) recount(ps *podState) {
 		c.used.Sub(&ps.usage)
 		ps.counted = false
 	}
-	if ps.admitted && !ps.isTerminal() {
+	if c.counts(ps) {
 		ps.usage = allocation.PodUsage(ps.view(), c.s.admit)
 		c.used.Add(&ps.usage)
 		ps.counted = true
@@ -369,6 +369,19 @@ func (c *Core) allocationFromPod(ps *podState, pod allocation.Allocated) allocat
 	return allocationFromPod(pod, c.s.profile.InitContainersResizable(), spare)
 }
 
+// counts reports whether admission counts ps as using the node: an
+// admitted pod that is still active and, from 1.37, has an allocation
+// (getAllocatedPods in pkg/kubelet/allocation/allocation_manager.go skips
+// the others). The core admits a pod only together with its allocation, so
+// the 1.37 rule changes nothing it can reach today; it is kept so that the
+// count stays the kubelet's if that ever changes.
+func (c *Core) counts(ps *podState) bool {
+	if !ps.admitted || ps.isTerminal() {
+		return false
+	}
+	return ps.hasAllocated || !c.s.profile.AdmissionSkipsUnallocatedPods()
+}
+
 // otherPods are the admitted, active pods other than uid, each overlaid
 // with its allocation and carrying its status: what admission counts as
 // used (getAllocatedPods over the active pods).
@@ -376,7 +389,7 @@ func (c *Core) otherPods(uid types.UID) []*v1.Pod {
 	out := make([]*v1.Pod, 0, len(c.order))
 	for _, id := range c.order {
 		ps := c.pods[id]
-		if id == uid || !ps.admitted || ps.isTerminal() {
+		if id == uid || !c.counts(ps) {
 			continue
 		}
 		c.hot(ps)

@@ -75,14 +75,31 @@ type ResizeTarget struct {
 // cgroup, and a pod without a limit keeps its current one (limits are
 // never removed). With pod-level resize the actuated pod-level record is
 // written last. The first failure stops the list: the next sync retries.
+//
+// From 1.36 (profile.Profile.SandboxUpdateFirst) each pod cgroup write is
+// preceded by UpdatePodSandboxResources with the totals it makes, whose
+// failure rejects the resize, and a failed write is undone on the runtime
+// side by a second call with the previous totals: the writes returned carry
+// that rollback in rollbacks (when not nil), for the sync to send only if
+// the write fails. The actuated pod-level record is then written after each
+// resource's writes, only when the pod-level resources changed.
 func (s *settings) resizeWrites(t ResizeTarget) []Action {
-	return s.appendResizeWrites(nil, t)
+	return s.appendResizeWrites(nil, t, nil)
+}
+
+// sandboxRollback is the UpdatePodSandboxResources that undoes a 1.36
+// sandbox update when the pod cgroup write after it (at index in the
+// writes) fails.
+type sandboxRollback struct {
+	index  int
+	action UpdatePodSandboxResources
 }
 
 // appendResizeWrites is resizeWrites appending to out (an op's reused
-// buffer).
-func (s *settings) appendResizeWrites(out []Action, t ResizeTarget) []Action {
+// buffer) and the rollbacks to *rollbacks (indexes count in out).
+func (s *settings) appendResizeWrites(out []Action, t ResizeTarget, rollbacks *[]sandboxRollback) []Action {
 	start := len(out)
+	sandboxFirst := s.profile.SandboxUpdateFirst()
 	desired := cgconfig.PodConfig(t.Pod, s.podConfigOptions())
 	cur := t.Current
 	// current is what the pod cgroup holds as the writes go, for the
@@ -90,6 +107,7 @@ func (s *settings) appendResizeWrites(out []Action, t ResizeTarget) []Action {
 	current := cgconfig.ResourceConfig{Memory: &cur.Memory, CPUQuota: &cur.Quota, CPUPeriod: &cur.Period, CPUShares: &cur.Shares}
 	setPod := func(name v1.ResourceName, limit bool) {
 		var rc cgconfig.ResourceConfig
+		previous := current
 		switch {
 		case name == v1.ResourceCPU && limit:
 			rc.CPUQuota, rc.CPUPeriod = desired.CPUQuota, desired.CPUPeriod
@@ -103,9 +121,23 @@ func (s *settings) appendResizeWrites(out []Action, t ResizeTarget) []Action {
 		default:
 			return // memory requests are not written to cgroups
 		}
+		write := SetCgroup{Path: t.PodCgroup, Values: rc.Values(s.cfg.CgroupVersion, cgconfig.LinearWeight)}
+		if !sandboxFirst {
+			out = append(out, write,
+				UpdatePodSandboxResources{Request: s.sandboxResourcesRequest(t.SandboxID, t.Pod, current)})
+			return
+		}
+		// doPodResizeAction's setPodCgroupConfig from 1.36: the runtime
+		// first (a refusal rejects the resize), then the write, and the
+		// runtime told the previous totals again if the write fails.
 		out = append(out,
-			SetCgroup{Path: t.PodCgroup, Values: rc.Values(s.cfg.CgroupVersion, cgconfig.LinearWeight)},
-			UpdatePodSandboxResources{Request: s.sandboxResourcesRequest(t.SandboxID, t.Pod, current)})
+			UpdatePodSandboxResources{Request: s.sandboxResourcesRequest(t.SandboxID, t.Pod, current), RejectsResize: true, Resource: name},
+			write)
+		if rollbacks != nil {
+			*rollbacks = append(*rollbacks, sandboxRollback{index: len(out) - 1, action: UpdatePodSandboxResources{
+				Request: s.sandboxResourcesRequest(t.SandboxID, t.Pod, previous), Resource: name,
+			}})
+		}
 	}
 	// actuated follows each container's values as the updates go: the
 	// second call for a container sends what the first made actual.
@@ -137,6 +169,17 @@ func (s *settings) appendResizeWrites(out []Action, t ResizeTarget) []Action {
 				WriteActuatedContainer{UID: t.UID, Name: u.Name, Resources: sent.Resources})
 		}
 	}
+	// podLevel is the actuated pod-level record as the 1.36 writes leave
+	// it, one resource at a time (updateActuatedPodLevelResources).
+	podLevelChanged := sandboxFirst && s.profile.PodLevelResize() && t.Pod.Spec.Resources != nil &&
+		!podLevelActuated(t.Pod, t.Actuated)
+	var podLevel *v1.ResourceRequirements
+	if podLevelChanged {
+		podLevel = &v1.ResourceRequirements{}
+		if t.Actuated.PodLevelResources != nil {
+			podLevel = t.Actuated.PodLevelResources
+		}
+	}
 	resizeContainers := func(name v1.ResourceName, curLimit, newLimit, curRequest, newRequest int64, updates []ContainerUpdate) {
 		if newLimit > curLimit {
 			setPod(name, true)
@@ -150,6 +193,10 @@ func (s *settings) appendResizeWrites(out []Action, t ResizeTarget) []Action {
 		}
 		if newLimit < curLimit {
 			setPod(name, true)
+		}
+		if podLevelChanged {
+			podLevel = actuatedPodLevel(podLevel, t.Pod.Spec.Resources, name)
+			out = append(out, s.actuatedRecord(t, out[start:], podLevel))
 		}
 	}
 	a := t.Actions
@@ -165,23 +212,54 @@ func (s *settings) appendResizeWrites(out []Action, t ResizeTarget) []Action {
 		}
 		resizeContainers(v1.ResourceCPU, cur.Quota, *desired.CPUQuota, int64(cur.Shares), int64(*desired.CPUShares), a.UpdateCPU)
 	}
-	if s.profile.PodLevelResize() && t.Pod.Spec.Resources != nil {
+	if !sandboxFirst && s.profile.PodLevelResize() && t.Pod.Spec.Resources != nil {
 		// updateActuatedPodLevelResources: the pod's whole record, with the
 		// container records as the updates above leave them.
-		// Requirements are never changed in place: a new map of them
-		// shares their values.
-		rec := t.Actuated
-		rec.ContainerResources = maps.Clone(rec.ContainerResources)
-		if rec.ContainerResources == nil {
-			rec.ContainerResources = map[string]v1.ResourceRequirements{}
+		out = append(out, s.actuatedRecord(t, out[start:], t.Pod.Spec.Resources))
+	}
+	return out
+}
+
+// actuatedRecord is the pod's whole actuated record with podLevel as its
+// pod-level resources and the container records as the writes so far
+// leave them. Requirements are never changed in place: a new map of them
+// shares their values.
+func (s *settings) actuatedRecord(t ResizeTarget, writes []Action, podLevel *v1.ResourceRequirements) WriteActuated {
+	rec := t.Actuated
+	rec.ContainerResources = maps.Clone(rec.ContainerResources)
+	if rec.ContainerResources == nil {
+		rec.ContainerResources = map[string]v1.ResourceRequirements{}
+	}
+	for _, a := range writes {
+		if w, ok := a.(WriteActuatedContainer); ok {
+			rec.ContainerResources[w.Name] = w.Resources
 		}
-		for _, a := range out[start:] {
-			if w, ok := a.(WriteActuatedContainer); ok {
-				rec.ContainerResources[w.Name] = w.Resources
-			}
+	}
+	rec.PodLevelResources = podLevel
+	return WriteActuated{UID: t.UID, Resources: rec}
+}
+
+// actuatedPodLevel is the 1.36 updateActuatedPodLevelResources for one
+// resource: the actuated pod-level record with that resource's request and
+// limit taken from the allocation, for each of the two lists the
+// allocation has (a list the allocation has without the resource gives a
+// zero amount, as the kubelet's map lookup does). The record given is not
+// changed: a new one is returned.
+func actuatedPodLevel(actuated, allocated *v1.ResourceRequirements, name v1.ResourceName) *v1.ResourceRequirements {
+	out := &v1.ResourceRequirements{Requests: actuated.Requests, Limits: actuated.Limits, Claims: actuated.Claims}
+	if allocated.Requests != nil {
+		out.Requests = maps.Clone(out.Requests)
+		if out.Requests == nil {
+			out.Requests = v1.ResourceList{}
 		}
-		rec.PodLevelResources = t.Pod.Spec.Resources
-		out = append(out, WriteActuated{UID: t.UID, Resources: rec})
+		out.Requests[name] = allocated.Requests[name]
+	}
+	if allocated.Limits != nil {
+		out.Limits = maps.Clone(out.Limits)
+		if out.Limits == nil {
+			out.Limits = v1.ResourceList{}
+		}
+		out.Limits[name] = allocated.Limits[name]
 	}
 	return out
 }

@@ -6,10 +6,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/resizelet/resizelet/allocation"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
+	"github.com/resizelet/resizelet/resize/profile"
 )
 
 // writeOrderCase is one resize of running containers: the pod as it was
@@ -181,5 +183,108 @@ func TestResizeWritesRestart(t *testing.T) {
 	want := []string{"cgroup set pod memory=314572800", "UpdatePodSandboxResources", "cgroup set pod weight=8", "UpdatePodSandboxResources"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("writes (-want +got):\n%s", diff)
+	}
+}
+
+// TestResizeWriteOrderSandboxFirst pins the 1.36 setPodCgroupConfig
+// (pkg/kubelet/kuberuntime/kuberuntime_manager.go, doPodResizeAction): the
+// runtime is told the pod's new totals before each pod cgroup write, a
+// refusal rejecting the resize, and each write carries a rollback that
+// tells the runtime the totals before it, sent only if the write fails. The
+// containers' updates and their order are 1.35's.
+func TestResizeWriteOrderSandboxFirst(t *testing.T) {
+	const overhead = " overhead {shares=0 quota=0 period=0 memory=0}"
+	for _, v := range []profile.Version{profile.V136, profile.V137} {
+		cfg := NodeConfig{Profile: v}.WithDefaults()
+		s := newSettings(cfg)
+		pod := func(r v1.ResourceRequirements) *v1.Pod {
+			p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "u1"},
+				Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c1", Resources: r}}}}
+			p.Status.QOSClass = v1.PodQOSGuaranteed
+			return p
+		}
+		old, alloc := pod(resources("100m", "100Mi", "100m", "100Mi")), pod(resources("200m", "200Mi", "200m", "200Mi"))
+		actuated := allocationFromPod(allocation.As(old), false, nil)
+		states := map[string]ContainerState{"c1": {Name: "c1", ID: "id-c1", Running: true}}
+		current := readingOf(cgconfig.PodConfig(old, s.podConfigOptions()).Values(cgconfig.V2, cgconfig.LinearWeight), cgconfig.V2)
+		var rollbacks []sandboxRollback
+		writes := s.appendResizeWrites(nil, ResizeTarget{UID: "u1", Pod: alloc, PodCgroup: "kubepods/podu1", SandboxID: "sb",
+			Actions: planPod(alloc, states, actuated, true, false), Current: current, Actuated: actuated}, &rollbacks)
+		var got []string
+		for _, a := range writes {
+			got = append(got, a.String())
+		}
+		want := []string{
+			"UpdatePodSandboxResources {shares=80 quota=10000 period=100000 memory=209715200}" + overhead,
+			"cgroup set kubepods/podu1 memory=209715200",
+			"UpdateContainerResources c1 {shares=102 quota=10000 period=100000 memory=209715200}",
+			"checkpoint actuated u1 c1 requests{cpu=100m,memory=200Mi} limits{cpu=100m,memory=200Mi}",
+			"UpdatePodSandboxResources {shares=80 quota=20000 period=100000 memory=209715200}" + overhead,
+			"cgroup set kubepods/podu1 period=100000 quota=20000",
+			"UpdatePodSandboxResources {shares=204 quota=20000 period=100000 memory=209715200}" + overhead,
+			"cgroup set kubepods/podu1 weight=8",
+			"UpdateContainerResources c1 {shares=204 quota=20000 period=100000 memory=209715200}",
+			"checkpoint actuated u1 c1 requests{cpu=200m,memory=200Mi} limits{cpu=200m,memory=200Mi}",
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s writes (-want +got):\n%s", v, diff)
+		}
+		for i, a := range writes {
+			if u, ok := a.(UpdatePodSandboxResources); ok && (!u.RejectsResize || !StopsOnFailure(u)) {
+				t.Errorf("%s: writes[%d] %s does not reject the resize on failure", v, i, a)
+			}
+		}
+		// Each pod cgroup write has a rollback to the totals before it.
+		wantRollbacks := map[int]string{
+			1: "UpdatePodSandboxResources {shares=80 quota=10000 period=100000 memory=104857600}" + overhead,
+			5: "UpdatePodSandboxResources {shares=80 quota=10000 period=100000 memory=209715200}" + overhead,
+			7: "UpdatePodSandboxResources {shares=80 quota=20000 period=100000 memory=209715200}" + overhead,
+		}
+		if len(rollbacks) != len(wantRollbacks) {
+			t.Fatalf("%s: %d rollbacks, want %d", v, len(rollbacks), len(wantRollbacks))
+		}
+		for _, rb := range rollbacks {
+			if got, want := rb.action.String(), wantRollbacks[rb.index]; got != want {
+				t.Errorf("%s: rollback of writes[%d] = %s, want %s", v, rb.index, got, want)
+			}
+			if StopsOnFailure(rb.action) {
+				t.Errorf("%s: the rollback of writes[%d] stops on failure; the kubelet only logs it", v, rb.index)
+			}
+		}
+	}
+}
+
+// TestActuatedPodLevelPerResource: from 1.36 the actuated pod-level record
+// takes one resource at a time from the allocation, for each list the
+// allocation has (updateActuatedPodLevelResources in doPodResizeAction).
+func TestActuatedPodLevelPerResource(t *testing.T) {
+	actuated := &v1.ResourceRequirements{Requests: v1.ResourceList{
+		v1.ResourceCPU: resource.MustParse("500m"), v1.ResourceMemory: resource.MustParse("128Mi"),
+	}}
+	allocated := &v1.ResourceRequirements{
+		Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1"), v1.ResourceMemory: resource.MustParse("256Mi")},
+		Limits:   v1.ResourceList{v1.ResourceMemory: resource.MustParse("256Mi")},
+	}
+	mem := actuatedPodLevel(actuated, allocated, v1.ResourceMemory)
+	if q := mem.Requests[v1.ResourceCPU]; q.String() != "500m" {
+		t.Errorf("memory step changed the cpu request to %s", q.String())
+	}
+	if q := mem.Requests[v1.ResourceMemory]; q.String() != "256Mi" {
+		t.Errorf("memory request = %s, want 256Mi", q.String())
+	}
+	if q := mem.Limits[v1.ResourceMemory]; q.String() != "256Mi" {
+		t.Errorf("memory limit = %s, want 256Mi", q.String())
+	}
+	cpu := actuatedPodLevel(mem, allocated, v1.ResourceCPU)
+	if q := cpu.Requests[v1.ResourceCPU]; q.String() != "1" {
+		t.Errorf("cpu request = %s, want 1", q.String())
+	}
+	// The allocation has limits without cpu: the kubelet's lookup writes a
+	// zero cpu limit.
+	if q, ok := cpu.Limits[v1.ResourceCPU]; !ok || !q.IsZero() {
+		t.Errorf("cpu limit = %v (present %v), want a zero amount", q, ok)
+	}
+	if q := actuated.Requests[v1.ResourceMemory]; q.String() != "128Mi" {
+		t.Errorf("the record given was changed: memory request %s", q.String())
 	}
 }

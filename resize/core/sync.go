@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/resizelet/resizelet/allocation"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/resize/profile"
 )
@@ -26,6 +25,9 @@ const (
 	syncUsageRead                    // the check's verdict
 	syncWrites                       // the ordered writes
 	syncResized                      // their outcome
+	syncReconcile                    // with ReconcilePodCgroups: compare the pod cgroup with the allocation
+	syncReconciled                   // the reconcile write's outcome
+	syncRolledBack                   // the 1.36 sandbox rollback after a failed pod cgroup write
 	syncStartNext                    // create the next container to start
 	syncCreated                      // checkpoint it, start it
 	syncStarted                      // its outcome
@@ -52,6 +54,10 @@ type syncOp struct {
 	actions  PodActions
 	current  PodCgroupReading
 	check    memoryCheck
+	// rollbacks are the 1.36 sandbox rollbacks of the resize writes.
+	rollbacks []sandboxRollback
+	// newSandbox is set when this sync runs the pod's sandbox.
+	newSandbox bool
 
 	resizeErr error
 	errs      []error
@@ -118,7 +124,8 @@ func (o *syncOp) recycle() {
 	clear(statuses)
 	clear(o.errs)
 	clear(o.scratch)
-	*o = syncOp{opOutput: out, states: states, statuses: statuses, errs: o.errs[:0], scratch: o.scratch[:0]}
+	clear(o.rollbacks)
+	*o = syncOp{opOutput: out, states: states, statuses: statuses, errs: o.errs[:0], scratch: o.scratch[:0], rollbacks: o.rollbacks[:0]}
 }
 
 // clearObserved makes the maps of the runtime's view empty for a new
@@ -158,6 +165,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 				SetCgroup{Path: ps.podCgroup, Values: rc.Values(s.cfg.CgroupVersion, cgconfig.LinearWeight)})
 		}
 		if ps.sandboxID == "" {
+			o.newSandbox = true
 			acts = append(acts, RunPodSandbox{Pod: ps.pod.Namespace + "/" + ps.pod.Name, Config: s.sandboxConfig(o.alloc, ps.podCgroup)})
 		}
 		acts = append(acts, o.statusReads(ps)...)
@@ -200,6 +208,13 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			ps.conds.setInProgress("", "", o.alloc.Generation, metav1.NewTime(c.now))
 		}
 		o.actions = planPod(o.alloc, o.states, ps.actuated, o.allowed, podLevelResize)
+		if s.profile.ResizesPodForStartingContainers() && !o.newSandbox && !o.actions.UpdatePodResources {
+			// From 1.37 a container that starts with resources other
+			// than its actuated ones brings the pod cgroup along
+			// (computePodActions, startingResizedContainer); a new
+			// sandbox returns before that check.
+			o.actions.UpdatePodResources = startingResized(o.alloc, o.actions.Start, ps.actuated)
+		}
 		var acts []Action
 		for _, k := range o.actions.Kill {
 			acts = append(acts,
@@ -228,7 +243,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 	case syncResize:
 		if !o.allowed || !o.actions.Resizing() {
 			o.phase = syncStartNext
-			return nil
+			return o.reconcile(c, ps)
 		}
 		o.phase = syncResizeRead
 		return []Action{ReadCgroup{Path: ps.podCgroup}}
@@ -261,20 +276,54 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 	case syncWrites:
 		o.phase = syncResized
 		// Built in the op's scratch buffer: take copies the actions.
+		o.rollbacks = o.rollbacks[:0]
 		o.scratch = s.appendResizeWrites(o.scratch[:0], ResizeTarget{
 			UID: o.uid, Pod: o.alloc, PodCgroup: ps.podCgroup, SandboxID: ps.sandboxID,
 			Actions: o.actions, Current: o.current, Actuated: ps.actuated,
-		})
+		}, &o.rollbacks)
 		return o.scratch
 
 	case syncResized:
 		var err error
 		for i, a := range done {
-			if res[i].Err != nil && StopsOnFailure(a) {
-				err = res[i].Err
-				break
+			if res[i].Err == nil || !StopsOnFailure(a) {
+				continue
 			}
+			err = res[i].Err
+			if u, ok := a.(UpdatePodSandboxResources); ok {
+				// From 1.36 the runtime's refusal rejects the resize
+				// (doPodResizeAction's setPodCgroupConfig).
+				err = fmt.Errorf("failed to notify runtime for UpdatePodSandboxResources (resource=%s); resize rejected: %w", u.Resource, err)
+			}
+			for _, rb := range o.rollbacks {
+				if rb.index == i {
+					// The pod cgroup write after a 1.36 sandbox update
+					// failed: the runtime is told the previous totals
+					// (best effort), then the resize ends with the
+					// write's error.
+					o.resizeErr = err
+					o.phase = syncRolledBack
+					return []Action{rb.action}
+				}
+			}
+			break
 		}
+		o.resized(err)
+		if err == nil {
+			return o.reconcile(c, ps)
+		}
+		return nil
+
+	case syncReconcile:
+		return o.reconcileWrites(c, ps, done, res)
+
+	case syncReconciled:
+		o.reconciled(ps, done, res)
+		return nil
+
+	case syncRolledBack:
+		err := o.resizeErr
+		o.resizeErr = nil
 		o.resized(err)
 		return nil
 
@@ -379,13 +428,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 				}
 			}
 		}
-		wasTerminal := isTerminal(ps.pod)
 		acts = append(acts, c.writeStatus(ps, c.buildStatus(ps, o.alloc, o.states, o.statuses)))
-		if !wasTerminal && isTerminal(ps.pod) && s.profile.RetryOnPodTerminated() {
-			// A finished pod frees its resources; from 1.36 the pending
-			// resizes are retried for it (pod_terminated).
-			c.enqueueRetry(allocation.TriggerPodTerminated)
-		}
 		o.phase = syncDone
 		return acts
 	}
@@ -434,9 +477,11 @@ func (o *syncOp) observe(ps *podState, read ReadContainerStatus, st *runtimeapi.
 	o.statuses[read.Name] = st
 }
 
-// resizeAllowed is IsInPlacePodVerticalScalingAllowed for actuation.
+// resizeAllowed is IsInPlacePodVerticalScalingAllowed for actuation: the
+// gate, a linux node and, up to 1.35, not a static pod.
 func (c *Core) resizeAllowed(pod *v1.Pod) bool {
-	return c.s.profile.Gate(profile.GateInPlacePodVerticalScaling) && c.s.cfg.OS == "linux" && !isStaticPod(pod)
+	return c.s.profile.Gate(profile.GateInPlacePodVerticalScaling) && c.s.cfg.OS == "linux" &&
+		(!c.s.profile.StaticPodResizeInfeasible() || !isStaticPod(pod))
 }
 
 // completedEvent is the ResizeCompleted event, as the version sends it.

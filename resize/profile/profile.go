@@ -1,8 +1,11 @@
 // Package profile is the one place where resizelet decides how Kubernetes
 // versions differ on the in-place resize path. A Profile is a version (1.33
-// to 1.36) with the node's feature gates applied; it answers one predicate
+// to 1.37) with the node's feature gates applied; it answers one predicate
 // per behaviour difference, and every package (the API server's validation,
 // admission, the kubelet core) asks it instead of comparing versions.
+//
+// VERSIONS.md, next to this file, lists what changed in 1.36 and 1.37 and
+// the kubelet and API server source behind each change.
 //
 // Start with New and the predicates below Gate. Each predicate names the
 // release where the behaviour changed and the kubelet or API server source
@@ -26,13 +29,14 @@ const (
 	V134 Version = "1.34"
 	V135 Version = "1.35"
 	V136 Version = "1.36"
+	V137 Version = "1.37"
 )
 
 // Default is the version used when none is given.
 const Default = V135
 
 // Versions lists every known version, oldest first.
-func Versions() []Version { return []Version{V133, V134, V135, V136} }
+func Versions() []Version { return []Version{V133, V134, V135, V136, V137} }
 
 // Known reports whether v is one of Versions.
 func (v Version) Known() bool {
@@ -91,6 +95,22 @@ const (
 	GatePodLevelResources                        = "PodLevelResources"
 	GateMemoryManager                            = "MemoryManager"
 	GateCustomCPUCFSQuotaPeriod                  = "CustomCPUCFSQuotaPeriod"
+	// GateInPlacePodVerticalScalingMemoryBackedVolumes lets a resize change
+	// the sizeLimit of a memory-backed emptyDir volume: alpha and off in
+	// 1.37, unknown before.
+	GateInPlacePodVerticalScalingMemoryBackedVolumes = "InPlacePodVerticalScalingMemoryBackedVolumes"
+	// GateMemoryQoS sets cgroup v2 memory protection for containers: alpha
+	// and off up to 1.36, beta and on in 1.37. resizelet reproduces it from
+	// 1.37 only (ContainerMemoryProtection).
+	GateMemoryQoS = "MemoryQoS"
+	// GatePodLevelResourcesFixDefaulting makes the API server default
+	// pod-level resources on create and resize: beta and on in 1.37,
+	// unknown before (DefaultsPodLevelResources).
+	GatePodLevelResourcesFixDefaulting = "PodLevelResourcesFixDefaulting"
+	// GatePodLevelResourcesFixKubeletQOSClass makes empty pod-level
+	// resources leave the QoS class to the containers: beta and on in
+	// 1.37, unknown before (PodLevelQOSOnlyWhenSet).
+	GatePodLevelResourcesFixKubeletQOSClass = "PodLevelResourcesFixKubeletQOSClass"
 )
 
 // defaultGates are the gate defaults of each version for the gates that
@@ -117,6 +137,28 @@ var defaultGates = map[Version]map[string]bool{
 		GateInPlacePodLevelResourcesVerticalScaling: true,
 		GateInPlacePodVerticalScalingInitContainers: true,
 	},
+	// 1.37: InPlacePodVerticalScalingInitContainers is GA and locked on
+	// (lockedGates); InPlacePodVerticalScalingMemoryBackedVolumes is new,
+	// alpha and off; MemoryQoS, PodLevelResourcesFixDefaulting and
+	// PodLevelResourcesFixKubeletQOSClass are beta and on.
+	V137: {
+		GateInPlacePodVerticalScaling:               true,
+		GatePodLevelResources:                       true,
+		GateMemoryManager:                           true,
+		GateInPlacePodLevelResourcesVerticalScaling: true,
+		GateInPlacePodVerticalScalingInitContainers: true,
+		GateMemoryQoS:                               true,
+		GatePodLevelResourcesFixDefaulting:          true,
+		GatePodLevelResourcesFixKubeletQOSClass:     true,
+	},
+}
+
+// lockedGates are the gates a version locks to their default (GA with
+// LockToDefault in pkg/features/kube_features.go): an explicit setting
+// cannot change them. InPlacePodVerticalScaling is locked from 1.35
+// (ResizeGA) and handled there.
+var lockedGates = map[Version][]string{
+	V137: {GateInPlacePodVerticalScalingInitContainers},
 }
 
 // Profile is one version's behaviour with a node's (or an API server's)
@@ -210,11 +252,16 @@ func (p Profile) minor() int {
 }
 
 // Gate reports whether a feature gate is on: InPlacePodVerticalScaling is
-// GA and locked on from 1.35; otherwise an explicit setting wins over the
-// version's default.
+// GA and locked on from 1.35, InPlacePodVerticalScalingInitContainers from
+// 1.37; otherwise an explicit setting wins over the version's default.
 func (p Profile) Gate(name string) bool {
 	if name == GateInPlacePodVerticalScaling && p.ResizeGA() {
 		return true
+	}
+	for _, locked := range lockedGates[p.Version()] {
+		if name == locked {
+			return defaultGates[p.Version()][name]
+		}
 	}
 	if p.gateFunc != nil {
 		return p.gateFunc(name)
@@ -231,9 +278,9 @@ func (p Profile) ResizeGA() bool { return p.minor() >= 35 }
 
 // ResizeEvents reports whether the kubelet emits ResizeStarted,
 // ResizeDeferred, ResizeInfeasible and ResizeError (pkg/kubelet/events/
-// resize.go). The reference places them in 1.35 and marks the release of
-// each event UNVERIFIED; resizelet chooses what a user upgrading to 1.35
-// sees: they appear with 1.35.
+// resize.go). They are in 1.35; the release of each event was not confirmed
+// (resize/kubelet-resize.md §1.8 and its open points), so resizelet chooses
+// what a user upgrading to 1.35 sees: they appear with 1.35.
 func (p Profile) ResizeEvents() bool { return p.minor() >= 35 }
 
 // ResizeCompletedEvent reports whether the kubelet emits ResizeCompleted:
@@ -253,20 +300,34 @@ func (p Profile) ResizeCompletedGeneration() bool { return p.minor() >= 35 }
 func (p Profile) ContainerNameInLifecycleEvents() bool { return p.minor() < 35 }
 
 // EarlyInfeasibleEvents reports whether the early Infeasible checks
-// (platform, static pod, swap, pod-level gate) emit a ResizeInfeasible
+// (platform, swap, pod-level gate; static pod up to 1.35, see
+// StaticPodResizeInfeasible) emit a ResizeInfeasible
 // event: from 1.36, where every check runs in the resize admit handler
-// (pkg/kubelet/allocation/handlers.go). In 1.35 handlePodResourcesResize
-// returns from them before the event.
+// (pkg/kubelet/allocation/handlers.go, podResizesAdmitHandler.Admit), whose
+// rejection handlePodResourcesResize reports with an event like any other.
+// In 1.35 handlePodResourcesResize returns from them before the event.
 func (p Profile) EarlyInfeasibleEvents() bool { return p.minor() >= 36 }
+
+// StaticPodResizeInfeasible reports whether the kubelet refuses to resize a
+// static pod in place ("In-place resize of static-pods is not supported",
+// Infeasible, and no actuation): up to 1.35. The 1.36
+// IsInPlacePodVerticalScalingAllowed (pkg/kubelet/allocation/
+// features_linux.go) checks only the feature gate, so a static pod is
+// resized like any other. (The API server still refuses a resize of the
+// mirror pod: "static pods cannot be resized".)
+func (p Profile) StaticPodResizeInfeasible() bool { return p.minor() < 36 }
 
 // StaticMemoryManagerNeedsGate reports whether the "Guaranteed pod with the
 // Static memory manager" Infeasible check also requires the MemoryManager
-// gate: up to 1.35 (canResizePod); the 1.36 resize admit handler dropped it.
+// gate: up to 1.35 (canResizePod); the 1.36 resize admit handler
+// (pkg/kubelet/allocation/handlers.go, podResizesAdmitHandler.Admit)
+// dropped it.
 func (p Profile) StaticMemoryManagerNeedsGate() bool { return p.minor() < 36 }
 
 // RetryOnPodTerminated reports whether a pod that finishes retries the
-// pending resizes (trigger pod_terminated): from 1.36. A 1.35 kubelet
-// waits for the periodic retry.
+// pending resizes (trigger pod_terminated) when there are any: from 1.36
+// (pkg/kubelet/kubelet.go, HandlePodReconcile). A 1.35 kubelet waits for
+// the periodic retry.
 func (p Profile) RetryOnPodTerminated() bool { return p.minor() >= 36 }
 
 // PodOnlyMemoryCheck reports whether the memory-usage check before a limit
@@ -303,8 +364,8 @@ func (p Profile) PodLevelResources() bool {
 
 // InitContainersResizable reports whether non-sidecar init containers may
 // be resized (InPlacePodVerticalScalingInitContainers, from 1.35; beta and
-// on in 1.36): the API server accepts their resize and the kubelet
-// allocates them.
+// on in 1.36, GA and locked on in 1.37): the API server accepts their
+// resize and the kubelet allocates them.
 func (p Profile) InitContainersResizable() bool {
 	if p.hot.valid {
 		return p.hot.initResizes
@@ -329,6 +390,139 @@ func (p Profile) MemoryLimitNeedsRestartPolicy() bool { return p.minor() == 33 }
 // the helper was rewritten for pod-level resize. Up to 1.34 such a list
 // was dropped, so adding other resources went unnoticed.
 func (p Profile) ComparesAddedResourceLists() bool { return p.minor() >= 35 }
+
+// ResizeAdmissionPlugin reports whether the API server refuses a resize
+// that does not fit the node before the kubelet sees it: from 1.36 the
+// PodResizeValidator admission plugin, on by default, forbids a resize of
+// a pod bound to a node that is not linux or whose allocatable is below
+// the pod's new cpu or memory requests
+// (plugin/pkg/admission/podresize/admission.go, validatePodResize).
+func (p Profile) ResizeAdmissionPlugin() bool { return p.minor() >= 36 }
+
+// KubeletCapacityCheck reports whether the kubelet itself refuses a resize
+// whose requests exceed the node's allocatable as Infeasible ("Node didn't
+// have enough capacity: ..."): up to 1.35 (canResizePod in
+// pkg/kubelet/allocation/allocation_manager.go). From 1.36 the check lives
+// in the API server (ResizeAdmissionPlugin) and the kubelet's admit
+// handlers only know the predicate's fit beside the other pods, so a
+// resize that got past the API server is Deferred.
+func (p Profile) KubeletCapacityCheck() bool { return p.minor() < 36 }
+
+// PendingEventNamesHandlerReason reports whether a ResizeDeferred event
+// names the rejecting admit handler's reason ("Pod resize OutOfcpu: ...")
+// rather than "Deferred": from 1.36, where handlePodResourcesResize passes
+// the handler's reason to the event while SetPodResizePendingCondition
+// still turns every reason but Infeasible into Deferred for the condition
+// (pkg/kubelet/status/status_manager.go, SetPodResizePendingCondition).
+func (p Profile) PendingEventNamesHandlerReason() bool { return p.minor() >= 36 }
+
+// SandboxUpdateFirst reports whether each pod cgroup write of a resize is
+// preceded by UpdatePodSandboxResources, whose failure rejects the resize,
+// and followed on failure by a rollback UpdatePodSandboxResources with the
+// previous totals: from 1.36 (doPodResizeAction's setPodCgroupConfig in
+// pkg/kubelet/kuberuntime/kuberuntime_manager.go). Up to 1.35 the runtime
+// is told after the write, and its answer is ignored. From 1.36 the
+// actuated pod-level record is also written once per resource, after that
+// resource's writes, and only when the pod-level resources changed.
+func (p Profile) SandboxUpdateFirst() bool { return p.minor() >= 36 }
+
+// AdmissionSkipsUnallocatedPods reports whether admission counts only the
+// active pods that have an allocation: from 1.37 (getAllocatedPods in
+// pkg/kubelet/allocation/allocation_manager.go filters on
+// HasPodAllocatedResources, and HandlePodUpdates and HandlePodReconcile in
+// pkg/kubelet/kubelet.go skip such pods). Up to 1.36 every active pod
+// counts, with its spec when it has no allocation.
+func (p Profile) AdmissionSkipsUnallocatedPods() bool { return p.minor() >= 37 }
+
+// MemoryBackedVolumeResize reports whether a resize may change the
+// sizeLimit of a memory-backed emptyDir volume: the
+// InPlacePodVerticalScalingMemoryBackedVolumes gate, which exists from 1.37
+// (alpha, off). With it off the API server's resize strategy drops every
+// volume change silently (dropNonResizeUpdatesForVolumes in
+// pkg/registry/core/pod/strategy.go), as every earlier release does.
+func (p Profile) MemoryBackedVolumeResize() bool {
+	return p.minor() >= 37 && p.Gate(GateInPlacePodVerticalScalingMemoryBackedVolumes)
+}
+
+// ContainerMemoryProtection reports whether, on cgroup v2, every
+// container's resources carry the MemoryQoS protection settings: from 1.37,
+// where MemoryQoS is on by default, while the gate is on. With the default
+// memoryReservationPolicy None and no memoryThrottlingFactor (its default
+// is nil from 1.37) that is memory.min and memory.low of "0" and no
+// memory.high (generateLinuxContainerResources in
+// pkg/kubelet/kuberuntime/kuberuntime_container_linux.go); the pod cgroup
+// gets nothing more (ResourceConfigForPod and ApplyPodLevelMemoryHigh in
+// pkg/kubelet/cm/helpers_linux.go need the TieredReservation policy or a
+// throttling factor). The alpha MemoryQoS of earlier releases is not
+// reproduced.
+func (p Profile) ContainerMemoryProtection() bool {
+	return p.minor() >= 37 && p.Gate(GateMemoryQoS)
+}
+
+// ResetsContainerMemoryHigh reports whether, on cgroup v2 with MemoryQoS
+// off, every container's resources carry memory.high "max", so that a
+// resize clears a throttle set while MemoryQoS was on: from 1.37
+// (generateLinuxContainerResources in
+// pkg/kubelet/kuberuntime/kuberuntime_container_linux.go).
+func (p Profile) ResetsContainerMemoryHigh() bool {
+	return p.minor() >= 37 && !p.Gate(GateMemoryQoS)
+}
+
+// StatusAggregatedPerPod reports how a pod already on the node counts when
+// its status resources are taken into account (the kubelet's predicate
+// admission counting the other pods, and HandlePodReconcile's shrink
+// test): from 1.37 at the largest of its aggregated spec, actuated and
+// allocated requests (staging/src/k8s.io/component-helpers/resource/
+// helpers.go, AggregateContainerRequests), up to 1.36 at the sum of each
+// container's largest.
+func (p Profile) StatusAggregatedPerPod() bool { return p.minor() >= 37 }
+
+// ResizesPodForStartingContainers reports whether a sync that starts a
+// container of a running pod whose allocated resources differ from its
+// actuated ones resizes the pod cgroup first (UpdatePodResources): from
+// 1.37 (computePodActions and startingResizedContainer in
+// pkg/kubelet/kuberuntime/kuberuntime_manager.go). Up to 1.36 such a
+// container starts with its new resources and the pod cgroup keeps the old
+// ones.
+func (p Profile) ResizesPodForStartingContainers() bool { return p.minor() >= 37 }
+
+// DefaultsPodLevelResources reports whether the API server's pod strategy
+// defaults pod-level resources on create and on every resize of a pod that
+// has them (DefaultPodLevelResources in pkg/api/pod/util.go, called from
+// pkg/registry/core/pod/strategy.go): from 1.37, with the
+// PodLevelResourcesFixDefaulting gate (beta, on) and PodLevelResources.
+// A resize that drops spec.resources keeps the old ones. Up to 1.36 only
+// v1 defaulting fills pod-level requests, and only when pod-level limits
+// are set.
+func (p Profile) DefaultsPodLevelResources() bool {
+	return p.minor() >= 37 && p.Gate(GatePodLevelResourcesFixDefaulting) && p.PodLevelResources()
+}
+
+// InitRestartContainerPolicyForbidden reports whether the API server
+// refuses a RestartContainer resize policy on a non-sidecar init container:
+// from 1.36, at creation ("must not be set to 'RestartContainer' for
+// non-sidecar initContainers", unless the old pod already had one:
+// validateInitContainers in pkg/apis/core/validation/validation.go) and
+// for a resize that changes such a container ("non-sidecar init containers
+// with a resize policy of RestartContainer cannot be resized",
+// ValidatePodResize).
+func (p Profile) InitRestartContainerPolicyForbidden() bool { return p.minor() >= 36 }
+
+// PodLevelQOSOnlyWhenSet reports whether pod-level resources decide a
+// pod's QoS class only when they set a supported resource: from 1.37 with
+// PodLevelResourcesFixKubeletQOSClass (beta, on; ComputePodQOS in
+// pkg/apis/core/helper/qos/qos.go and pkg/apis/core/v1/helper/qos/qos.go).
+// Up to 1.36 a present but empty spec.resources makes the pod BestEffort.
+func (p Profile) PodLevelQOSOnlyWhenSet() bool {
+	return p.minor() >= 37 && p.Gate(GatePodLevelResourcesFixKubeletQOSClass)
+}
+
+// CheckpointEmptyDirLimits reports whether the checkpoints'
+// (allocated_pods_state and actuated_pods_state) entries carry the
+// EmptyDirVolumeLimits field, written null for a pod without memory-backed
+// emptyDir limits: from 1.37 (PodResourceInfo in
+// pkg/kubelet/allocation/state/state.go, serialized without omitempty).
+func (p Profile) CheckpointEmptyDirLimits() bool { return p.minor() >= 37 }
 
 // String returns the version and the explicit gates, for logs.
 func (p Profile) String() string {

@@ -16,10 +16,11 @@ func TestParse(t *testing.T) {
 		{in: "1.34", want: V134},
 		{in: "1.35", want: V135},
 		{in: "1.36", want: V136},
+		{in: "1.37", want: V137},
 		// An empty version means the version of record, 1.35.
 		{in: "", want: V135},
 		{in: "1.32", wantErr: true},
-		{in: "1.37", wantErr: true},
+		{in: "1.38", wantErr: true},
 		{in: "v1.35", wantErr: true},
 		// A patch release is not a minor version.
 		{in: "1.35.4", wantErr: true},
@@ -49,7 +50,7 @@ func TestParse(t *testing.T) {
 			if !strings.Contains(msg, tc.in) {
 				t.Errorf("Parse(%q) error %q does not name the input", tc.in, msg)
 			}
-			for _, v := range []string{"1.33", "1.34", "1.35", "1.36"} {
+			for _, v := range []string{"1.33", "1.34", "1.35", "1.36", "1.37"} {
 				if !strings.Contains(msg, v) {
 					t.Errorf("Parse(%q) error %q does not list version %s", tc.in, msg, v)
 				}
@@ -60,7 +61,7 @@ func TestParse(t *testing.T) {
 
 func TestVersions(t *testing.T) {
 	// Versions lists every known version, oldest first.
-	want := []Version{"1.33", "1.34", "1.35", "1.36"}
+	want := []Version{"1.33", "1.34", "1.35", "1.36", "1.37"}
 	got := Versions()
 	if len(got) != len(want) {
 		t.Fatalf("Versions() = %v, want %v", got, want)
@@ -85,10 +86,11 @@ func TestVersionMinorAndKnown(t *testing.T) {
 		{v: "1.34", wantMinor: 34, wantKnown: true},
 		{v: "1.35", wantMinor: 35, wantKnown: true},
 		{v: "1.36", wantMinor: 36, wantKnown: true},
+		{v: "1.37", wantMinor: 37, wantKnown: true},
 		// Versions that parse but are not reproduced have a minor number
 		// and are not known.
 		{v: "1.32", wantMinor: 32},
-		{v: "1.37", wantMinor: 37},
+		{v: "1.38", wantMinor: 38},
 		{v: "1.9", wantMinor: 9},
 		// Versions that do not parse give 0.
 		{v: "", wantMinor: 0},
@@ -131,10 +133,10 @@ func TestNewVersion(t *testing.T) {
 
 // TestUnknownVersionBehavesAsDefault checks that an unknown version answers
 // every predicate and gate as Default does, not just that it reports the
-// Default version: a profile of "1.37" must not, for instance, turn on the
-// 1.36 behaviours because its minor number is higher.
+// Default version: a profile of "1.38" must not, for instance, turn on the
+// 1.36 and 1.37 behaviours because its minor number is higher.
 func TestUnknownVersionBehavesAsDefault(t *testing.T) {
-	for _, v := range []Version{"1.37", "1.32", "garbage"} {
+	for _, v := range []Version{"1.38", "1.32", "garbage"} {
 		unknown, def := New(v, nil), New(Default, nil)
 		for _, pr := range predicates {
 			if got, want := pr.fn(unknown), pr.fn(def); got != want {
@@ -158,6 +160,10 @@ var allGates = []string{
 	GatePodLevelResources,
 	GateMemoryManager,
 	GateCustomCPUCFSQuotaPeriod,
+	GateInPlacePodVerticalScalingMemoryBackedVolumes,
+	GateMemoryQoS,
+	GatePodLevelResourcesFixDefaulting,
+	GatePodLevelResourcesFixKubeletQOSClass,
 }
 
 func TestGate(t *testing.T) {
@@ -175,6 +181,10 @@ func TestGate(t *testing.T) {
 		{name: "1.35 pod-level resize off by default", p: New(V135, nil), gate: GateInPlacePodLevelResourcesVerticalScaling, want: false},
 		{name: "1.36 pod-level resize on by default", p: New(V136, nil), gate: GateInPlacePodLevelResourcesVerticalScaling, want: true},
 		{name: "1.36 init resize on by default", p: New(V136, nil), gate: GateInPlacePodVerticalScalingInitContainers, want: true},
+		{name: "1.37 pod-level resize on by default", p: New(V137, nil), gate: GateInPlacePodLevelResourcesVerticalScaling, want: true},
+		{name: "1.37 memory-backed volume resize off by default", p: New(V137, nil), gate: GateInPlacePodVerticalScalingMemoryBackedVolumes, want: false},
+		{name: "1.36 MemoryQoS off by default", p: New(V136, nil), gate: GateMemoryQoS, want: false},
+		{name: "1.37 MemoryQoS on by default", p: New(V137, nil), gate: GateMemoryQoS, want: true},
 		{name: "gate without a default is off", p: New(V135, nil), gate: GateCustomCPUCFSQuotaPeriod, want: false},
 		{name: "unknown gate is off", p: New(V135, nil), gate: "NoSuchGate", want: false},
 
@@ -190,6 +200,13 @@ func TestGate(t *testing.T) {
 		{name: "1.34 resize turned off", p: New(V134, map[string]bool{GateInPlacePodVerticalScaling: false}), gate: GateInPlacePodVerticalScaling, want: false},
 		{name: "1.35 resize locked on", p: New(V135, map[string]bool{GateInPlacePodVerticalScaling: false}), gate: GateInPlacePodVerticalScaling, want: true},
 		{name: "1.36 resize locked on", p: New(V136, map[string]bool{GateInPlacePodVerticalScaling: false}), gate: GateInPlacePodVerticalScaling, want: true},
+		{name: "1.37 resize locked on", p: New(V137, map[string]bool{GateInPlacePodVerticalScaling: false}), gate: GateInPlacePodVerticalScaling, want: true},
+
+		// InPlacePodVerticalScalingInitContainers is GA and locked on in
+		// 1.37; in 1.36 it is beta and may be turned off.
+		{name: "1.36 init resize turned off", p: New(V136, map[string]bool{GateInPlacePodVerticalScalingInitContainers: false}), gate: GateInPlacePodVerticalScalingInitContainers, want: false},
+		{name: "1.37 init resize locked on", p: New(V137, map[string]bool{GateInPlacePodVerticalScalingInitContainers: false}), gate: GateInPlacePodVerticalScalingInitContainers, want: true},
+		{name: "1.37 init resize locked on over a func", p: New(V137, nil).WithGateFunc(always(false)), gate: GateInPlacePodVerticalScalingInitContainers, want: true},
 
 		// WithGateFunc answers instead of the explicit settings and the
 		// defaults, except for the locked gate.
@@ -291,6 +308,7 @@ var predicates = []struct {
 	{"ResizeCompletedGeneration", Profile.ResizeCompletedGeneration},
 	{"ContainerNameInLifecycleEvents", Profile.ContainerNameInLifecycleEvents},
 	{"EarlyInfeasibleEvents", Profile.EarlyInfeasibleEvents},
+	{"StaticPodResizeInfeasible", Profile.StaticPodResizeInfeasible},
 	{"StaticMemoryManagerNeedsGate", Profile.StaticMemoryManagerNeedsGate},
 	{"RetryOnPodTerminated", Profile.RetryOnPodTerminated},
 	{"PodOnlyMemoryCheck", Profile.PodOnlyMemoryCheck},
@@ -301,31 +319,60 @@ var predicates = []struct {
 	{"InitResizeErrorPerContainer", Profile.InitResizeErrorPerContainer},
 	{"MemoryLimitNeedsRestartPolicy", Profile.MemoryLimitNeedsRestartPolicy},
 	{"ComparesAddedResourceLists", Profile.ComparesAddedResourceLists},
+	{"ResizeAdmissionPlugin", Profile.ResizeAdmissionPlugin},
+	{"KubeletCapacityCheck", Profile.KubeletCapacityCheck},
+	{"PendingEventNamesHandlerReason", Profile.PendingEventNamesHandlerReason},
+	{"SandboxUpdateFirst", Profile.SandboxUpdateFirst},
+	{"AdmissionSkipsUnallocatedPods", Profile.AdmissionSkipsUnallocatedPods},
+	{"MemoryBackedVolumeResize", Profile.MemoryBackedVolumeResize},
+	{"ContainerMemoryProtection", Profile.ContainerMemoryProtection},
+	{"ResetsContainerMemoryHigh", Profile.ResetsContainerMemoryHigh},
+	{"StatusAggregatedPerPod", Profile.StatusAggregatedPerPod},
+	{"ResizesPodForStartingContainers", Profile.ResizesPodForStartingContainers},
+	{"DefaultsPodLevelResources", Profile.DefaultsPodLevelResources},
+	{"InitRestartContainerPolicyForbidden", Profile.InitRestartContainerPolicyForbidden},
+	{"PodLevelQOSOnlyWhenSet", Profile.PodLevelQOSOnlyWhenSet},
+	{"CheckpointEmptyDirLimits", Profile.CheckpointEmptyDirLimits},
 }
 
 // TestPredicatesByVersion gives, for each predicate and each version with
 // default gates, the value its doc comment states. The comment after each
 // row quotes the rule.
 func TestPredicatesByVersion(t *testing.T) {
-	versions := [4]Version{V133, V134, V135, V136}
-	// want is indexed like versions: 1.33, 1.34, 1.35, 1.36.
-	want := map[string][4]bool{
-		"ResizeGA":                       {false, false, true, true},  // 1.35 and later
-		"ResizeEvents":                   {false, false, true, true},  // they appear with 1.35
-		"ResizeCompletedEvent":           {false, true, true, true},   // from 1.34; 1.33 sent no resize events
-		"ResizeCompletedGeneration":      {false, false, true, true},  // from 1.35
-		"ContainerNameInLifecycleEvents": {true, true, false, false},  // before 1.35
-		"EarlyInfeasibleEvents":          {false, false, false, true}, // from 1.36
-		"StaticMemoryManagerNeedsGate":   {true, true, true, false},   // up to 1.35
-		"RetryOnPodTerminated":           {false, false, false, true}, // from 1.36
-		"PodOnlyMemoryCheck":             {true, false, false, false}, // 1.33; from 1.34 per container
-		"PodLevelResize":                 {false, false, false, true}, // gate from 1.35 (alpha, off), on by default from 1.36
-		"PodLevelResizeForbidden":        {true, true, false, false},  // up to 1.34
-		"PodLevelResources":              {false, true, true, true},   // the PodLevelResources gate: alpha in 1.33, beta and on from 1.34
-		"InitContainersResizable":        {false, false, false, true}, // gate from 1.35; beta and on in 1.36
-		"InitResizeErrorPerContainer":    {false, false, false, true}, // the 1.36 text
-		"MemoryLimitNeedsRestartPolicy":  {true, false, false, false}, // 1.33 only
-		"ComparesAddedResourceLists":     {false, false, true, true},  // from 1.35
+	versions := [5]Version{V133, V134, V135, V136, V137}
+	// want is indexed like versions: 1.33, 1.34, 1.35, 1.36, 1.37.
+	want := map[string][5]bool{
+		"ResizeGA":                            {false, false, true, true, true},    // 1.35 and later
+		"ResizeEvents":                        {false, false, true, true, true},    // they appear with 1.35
+		"ResizeCompletedEvent":                {false, true, true, true, true},     // from 1.34; 1.33 sent no resize events
+		"ResizeCompletedGeneration":           {false, false, true, true, true},    // from 1.35
+		"ContainerNameInLifecycleEvents":      {true, true, false, false, false},   // before 1.35
+		"EarlyInfeasibleEvents":               {false, false, false, true, true},   // from 1.36
+		"StaticPodResizeInfeasible":           {true, true, true, false, false},    // up to 1.35
+		"StaticMemoryManagerNeedsGate":        {true, true, true, false, false},    // up to 1.35
+		"RetryOnPodTerminated":                {false, false, false, true, true},   // from 1.36
+		"PodOnlyMemoryCheck":                  {true, false, false, false, false},  // 1.33; from 1.34 per container
+		"PodLevelResize":                      {false, false, false, true, true},   // gate from 1.35 (alpha, off), on by default from 1.36
+		"PodLevelResizeForbidden":             {true, true, false, false, false},   // up to 1.34
+		"PodLevelResources":                   {false, true, true, true, true},     // the PodLevelResources gate: alpha in 1.33, beta and on from 1.34
+		"InitContainersResizable":             {false, false, false, true, true},   // gate from 1.35; beta and on in 1.36, GA in 1.37
+		"InitResizeErrorPerContainer":         {false, false, false, true, true},   // the 1.36 text
+		"MemoryLimitNeedsRestartPolicy":       {true, false, false, false, false},  // 1.33 only
+		"ComparesAddedResourceLists":          {false, false, true, true, true},    // from 1.35
+		"ResizeAdmissionPlugin":               {false, false, false, true, true},   // PodResizeValidator from 1.36
+		"KubeletCapacityCheck":                {true, true, true, false, false},    // canResizePod up to 1.35
+		"PendingEventNamesHandlerReason":      {false, false, false, true, true},   // from 1.36
+		"SandboxUpdateFirst":                  {false, false, false, true, true},   // from 1.36
+		"AdmissionSkipsUnallocatedPods":       {false, false, false, false, true},  // from 1.37
+		"MemoryBackedVolumeResize":            {false, false, false, false, false}, // gate from 1.37 (alpha, off)
+		"ContainerMemoryProtection":           {false, false, false, false, true},  // MemoryQoS beta and on in 1.37
+		"ResetsContainerMemoryHigh":           {false, false, false, false, false}, // 1.37 with MemoryQoS off
+		"StatusAggregatedPerPod":              {false, false, false, false, true},  // from 1.37
+		"ResizesPodForStartingContainers":     {false, false, false, false, true},  // from 1.37
+		"DefaultsPodLevelResources":           {false, false, false, false, true},  // PodLevelResourcesFixDefaulting, beta and on in 1.37
+		"InitRestartContainerPolicyForbidden": {false, false, false, true, true},   // from 1.36
+		"PodLevelQOSOnlyWhenSet":              {false, false, false, false, true},  // PodLevelResourcesFixKubeletQOSClass, beta and on in 1.37
+		"CheckpointEmptyDirLimits":            {false, false, false, false, true},  // from 1.37
 	}
 	if len(want) != len(predicates) {
 		t.Fatalf("want has %d predicates, the predicates table %d: keep them in step", len(want), len(predicates))
@@ -368,6 +415,16 @@ func TestPredicatesWithGates(t *testing.T) {
 		{name: "InitContainersResizable 1.34 gate on stays off", p: New(V134, on(GateInPlacePodVerticalScalingInitContainers)), fn: Profile.InitContainersResizable, want: false},
 		{name: "InitContainersResizable 1.35 gate on", p: New(V135, on(GateInPlacePodVerticalScalingInitContainers)), fn: Profile.InitContainersResizable, want: true},
 		{name: "InitContainersResizable 1.36 gate off", p: New(V136, off(GateInPlacePodVerticalScalingInitContainers)), fn: Profile.InitContainersResizable, want: false},
+		{name: "InitContainersResizable 1.37 gate off stays on", p: New(V137, off(GateInPlacePodVerticalScalingInitContainers)), fn: Profile.InitContainersResizable, want: true},
+
+		{name: "MemoryBackedVolumeResize 1.36 gate on stays off", p: New(V136, on(GateInPlacePodVerticalScalingMemoryBackedVolumes)), fn: Profile.MemoryBackedVolumeResize, want: false},
+		{name: "MemoryBackedVolumeResize 1.37 gate on", p: New(V137, on(GateInPlacePodVerticalScalingMemoryBackedVolumes)), fn: Profile.MemoryBackedVolumeResize, want: true},
+
+		// MemoryQoS is reproduced from 1.37 only, both ways.
+		{name: "ContainerMemoryProtection 1.36 gate on stays off", p: New(V136, on(GateMemoryQoS)), fn: Profile.ContainerMemoryProtection, want: false},
+		{name: "ContainerMemoryProtection 1.37 gate off", p: New(V137, off(GateMemoryQoS)), fn: Profile.ContainerMemoryProtection, want: false},
+		{name: "ResetsContainerMemoryHigh 1.37 gate off", p: New(V137, off(GateMemoryQoS)), fn: Profile.ResetsContainerMemoryHigh, want: true},
+		{name: "ResetsContainerMemoryHigh 1.36 gate off stays off", p: New(V136, off(GateMemoryQoS)), fn: Profile.ResetsContainerMemoryHigh, want: false},
 
 		{name: "PodLevelResources 1.33 gate on", p: New(V133, on(GatePodLevelResources)), fn: Profile.PodLevelResources, want: true},
 		{name: "PodLevelResources 1.35 gate off", p: New(V135, off(GatePodLevelResources)), fn: Profile.PodLevelResources, want: false},

@@ -2,14 +2,14 @@
 // that describe a node, its pods and a sequence of steps (resizes, pod
 // arrivals and departures, memory usage, container exits, faults, clock
 // ticks, kubelet restarts) interleaved with expectations. The format is
-// described in the README's "Scenario files" section; Load and Parse
-// implement it and reject anything else with an *Error naming the file,
-// the step index and the field. Run drives a resize.Node over simulated or
-// real cgroups and runtime, checks every expect step and returns the
-// transcript and the mismatches. The command examples/resizesim is a thin
-// wrapper around this package.
+// specified in FORMAT.md beside this file, which format_doc_test.go holds
+// to the parser; Load and Parse implement it and reject anything else with
+// an *Error naming the file, the step index and the field. Run drives a
+// resize.Node over simulated or real cgroups and runtime, checks every
+// expect step and returns the transcript and the mismatches. The command
+// examples/resizesim is a thin wrapper around this package.
 //
-// Additions to the format, all optional:
+// Conveniences of the format (FORMAT.md has them with the rest), all optional:
 //
 //   - kubelet may be written as a YAML number (kubelet: 1.35).
 //   - node.capacity keeps the defaults (cpu 16, memory 64Gi, pods 110) for
@@ -30,8 +30,24 @@
 //   - cgroups file values may be YAML numbers; files that are in neither
 //     version's list are checked on both.
 //   - A pod in pods: or add: may not carry a status (status is computed).
+//   - node.reconcilePodCgroups and node.flushCheckpoints (booleans, default
+//     false) turn on resizelet's opt-in fixes of the same names in
+//     resize.NodeConfig; neither is a kubelet setting, and the transcript's
+//     header says so when one is on.
+//   - expect.audit lists the differences resize.Node.Audit finds between
+//     the node's real state (cgroups, runtime, checkpoints, status) and the
+//     allocation: the pod's with expect.pod, the whole node's without. Each
+//     entry has optional keys where (podCgroup, containerCgroup, runtime,
+//     actuated, allocated, status), container (with expect.pod), field
+//     (a cgroup file, a resource such as limits.cpu, or record), want and
+//     got; each entry must match a difference of its own, and every
+//     difference must be matched, so audit: [] asserts that the real state
+//     is what the allocation says. The transcript lists the differences.
 //
 // Errors of an action step other than resize are kept for the next
 // expect's error key like a resize's; a malformed patch that only the API
 // server detects makes Run return an *Error.
+//
+// Scenario descriptions cite the behaviour they check as "reference N.M":
+// section N.M of resize/kubelet-resize.md.
 package scenario

@@ -357,7 +357,7 @@ func (p *parser) node(raw json.RawMessage, s *Scenario) error {
 	}
 	if err := p.keys(m, f, "name", "capacity", "allocatable", "os", "cgroupVersion", "cgroupDriver",
 		"cpuManagerPolicy", "memoryManagerPolicy", "swapBehavior", "cpuCFSQuota", "cpuCFSQuotaPeriod",
-		"containerCPUWeight", "featureGates"); err != nil {
+		"containerCPUWeight", "featureGates", "reconcilePodCgroups", "flushCheckpoints"); err != nil {
 		return err
 	}
 	var n resize.NodeConfig
@@ -426,6 +426,16 @@ func (p *parser) node(raw json.RawMessage, s *Scenario) error {
 	}
 	if raw, ok := m["cpuCFSQuotaPeriod"]; ok {
 		if n.CPUCFSQuotaPeriod, err = p.duration(raw, f+".cpuCFSQuotaPeriod"); err != nil {
+			return err
+		}
+	}
+	if raw, ok := m["reconcilePodCgroups"]; ok {
+		if n.ReconcilePodCgroups, err = p.boolean(raw, f+".reconcilePodCgroups"); err != nil {
+			return err
+		}
+	}
+	if raw, ok := m["flushCheckpoints"]; ok {
+		if n.FlushCheckpoints, err = p.boolean(raw, f+".flushCheckpoints"); err != nil {
 			return err
 		}
 	}

@@ -40,6 +40,20 @@ type Options struct {
 	// NodeConfig.HotPods): -1 freezes every settled pod at once, which
 	// must change nothing in the transcript.
 	HotPods int
+	// Deps, when set, is given the parts of every kubelet the run starts
+	// (at the start and at each kubelet restart) and returns the parts
+	// that kubelet uses: a tool that watches or fails the node's I/O
+	// (package resize/explore) wraps them here. The Deps it is given name
+	// the checkpoints by CheckpointDir; it may open them itself and return
+	// them as Allocated and Actuated.
+	Deps func(resize.Deps) resize.Deps
+	// RuntimeCgroups, when set, wraps the cgroup manager the in-memory
+	// runtime writes container cgroups through (a real runtime writes its
+	// own).
+	RuntimeCgroups func(cgroup.Manager) cgroup.Manager
+	// TempDir is where the run's checkpoint directory is made; "" means
+	// os.TempDir().
+	TempDir string
 }
 
 // ErrNotApplicable is returned by Run for a scenario that cannot run on
@@ -148,7 +162,11 @@ func newBackends(ctx context.Context, s *Scenario, opts Options) (*backends, err
 		if s.ContainerWeight == "linear" {
 			weight = cgconfig.LinearWeight
 		}
-		mem := cri.NewSimContainerd(rec, cri.WithContainerWeight(weight), cri.WithDriver(s.Node.CgroupDriver))
+		var runtimeCgroups cgroup.Manager = rec
+		if opts.RuntimeCgroups != nil {
+			runtimeCgroups = opts.RuntimeCgroups(rec)
+		}
+		mem := cri.NewSimContainerd(runtimeCgroups, cri.WithContainerWeight(weight), cri.WithDriver(s.Node.CgroupDriver))
 		b.base, b.exiter = mem, mem
 	}
 	b.rtFaults = cri.NewFaultInjector(b.base)
@@ -221,26 +239,56 @@ type runner struct {
 // fit, a patch the API server cannot decode) is an *Error; a failure of
 // the engine or the backends is another error.
 func Run(ctx context.Context, s *Scenario, opts Options) (*Result, error) {
-	if why := NotApplicable(s, opts); why != "" {
-		return nil, fmt.Errorf("%w: %s", ErrNotApplicable, why)
-	}
-	b, err := newBackends(ctx, s, opts)
+	r, stop, err := newRunner(ctx, s, opts)
 	if err != nil {
 		return nil, err
 	}
+	defer stop()
+	for i, st := range s.Steps {
+		r.step = i
+		if err := r.run(ctx, st); err != nil {
+			return nil, err
+		}
+	}
+	r.t.final(r)
+	return &Result{Transcript: r.t.bytes(), Mismatches: r.mismatches, Plans: r.plans}, nil
+}
+
+// newRunner builds the backends, starts the kubelet and admits the file's
+// pods. stop ends the run: it removes what a run on real parts left on the
+// host and frees the backends.
+func newRunner(ctx context.Context, s *Scenario, opts Options) (_ *runner, _ func(), err error) {
+	var undo []func()
+	stop := func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			stop()
+		}
+	}()
+	if why := NotApplicable(s, opts); why != "" {
+		return nil, nil, fmt.Errorf("%w: %s", ErrNotApplicable, why)
+	}
+	b, err := newBackends(ctx, s, opts)
+	if err != nil {
+		return nil, nil, err
+	}
 	if b.closer != nil {
-		defer b.closer()
+		undo = append(undo, func() { b.closer() })
 	}
 	if s.Node.SwapBehavior == "LimitedSwap" && b.version == cgroup.V1 {
 		// The kubelet gives containers swap only on cgroup v2, so a swap
 		// story cannot be told on a v1 host.
-		return nil, fmt.Errorf("%w: swap (LimitedSwap) needs cgroup v2, the host has v1", ErrNotApplicable)
+		return nil, nil, fmt.Errorf("%w: swap (LimitedSwap) needs cgroup v2, the host has v1", ErrNotApplicable)
 	}
-	dir, err := os.MkdirTemp("", "resizesim-")
+	dir, err := os.MkdirTemp(opts.TempDir, "resizesim-")
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint dir: %w", err)
+		return nil, nil, fmt.Errorf("checkpoint dir: %w", err)
 	}
-	defer os.RemoveAll(dir)
+	undo = append(undo, func() { os.RemoveAll(dir) })
 
 	cfg := s.Node
 	cfg.CgroupVersion = b.version
@@ -277,25 +325,18 @@ func Run(ctx context.Context, s *Scenario, opts Options) (*Result, error) {
 		CheckpointDir: dir,
 	}
 	r.t.header(s, cfg)
-	if err := r.start(ctx); err != nil {
-		return nil, err
-	}
-	defer func() {
+	undo = append(undo, func() {
 		if n := r.currentNode(); n != nil {
 			if b.real {
 				r.cleanup(ctx, n)
 			}
 			n.Close()
 		}
-	}()
-	for i, st := range s.Steps {
-		r.step = i
-		if err := r.run(ctx, st); err != nil {
-			return nil, err
-		}
+	})
+	if err := r.start(ctx); err != nil {
+		return nil, nil, err
 	}
-	r.t.final(r)
-	return &Result{Transcript: r.t.bytes(), Mismatches: r.mismatches, Plans: r.plans}, nil
+	return r, stop, nil
 }
 
 func (r *runner) currentNode() *resize.Node {
@@ -313,7 +354,7 @@ func (r *runner) setNode(n *resize.Node) {
 // start starts the kubelet and admits the file's pods in order.
 func (r *runner) start(ctx context.Context) error {
 	snap := r.snapshot()
-	n, err := resize.NewNode(ctx, r.cfg, r.deps)
+	n, err := resize.NewNode(ctx, r.cfg, r.nodeDeps())
 	if err != nil {
 		return fmt.Errorf("start kubelet: %w", err)
 	}
@@ -391,7 +432,7 @@ func (r *runner) run(ctx context.Context, st Step) error {
 		n.Close()
 		r.t.line("kubelet stopped")
 		var nn *resize.Node
-		nn, err = resize.NewNode(ctx, r.cfg, r.deps)
+		nn, err = resize.NewNode(ctx, r.cfg, r.nodeDeps())
 		if err != nil {
 			return fmt.Errorf("steps[%d]: restart kubelet: %w", r.step, err)
 		}

@@ -161,6 +161,10 @@ type Expect struct {
 	NoEvents       []string
 	// NodeAllocated is the expected sum of the admitted pods' requests.
 	NodeAllocated v1.ResourceList
+	// Audit, when HasAudit, lists every difference Node.Audit must find:
+	// the pod's, or with no Pod the whole node's (an empty list: none).
+	HasAudit bool
+	Audit    []AuditExpect
 }
 
 // ConditionExpect is one expected resize condition. Nil fields are not

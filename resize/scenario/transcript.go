@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/resizelet/resizelet/cgroup"
@@ -57,6 +55,12 @@ func (t *transcript) header(s *Scenario, cfg resize.NodeConfig) {
 	fmt.Fprintf(&t.buf, "  cgroup %s (%s driver), container cpu.weight %s, CPU manager %s, memory manager %s, swap %s, CFS quota %s (period %s)\n",
 		cfg.CgroupVersion, cfg.CgroupDriver, s.ContainerWeight, cfg.CPUManagerPolicy, cfg.MemoryManagerPolicy,
 		cfg.SwapBehavior, quota, cfg.CPUCFSQuotaPeriod)
+	if cfg.ReconcilePodCgroups {
+		fmt.Fprintf(&t.buf, "  reconcilePodCgroups: on (resizelet's opt-in fix, not a kubelet setting)\n")
+	}
+	if cfg.FlushCheckpoints {
+		fmt.Fprintf(&t.buf, "  flushCheckpoints: on (resizelet's opt-in fix, not a kubelet setting)\n")
+	}
 	if len(cfg.FeatureGates) > 0 {
 		var gates []string
 		for _, k := range slices.Sorted(maps.Keys(cfg.FeatureGates)) {
@@ -144,72 +148,8 @@ func (t *transcript) calls(cs []cri.Call) {
 	}
 	t.line("CRI calls:")
 	for _, c := range cs {
-		who := c.Pod
-		if c.Container != "" {
-			who += " " + c.Container
-		}
-		if c.ID != "" {
-			who += " (" + c.ID + ")"
-		}
-		fields := ""
-		switch {
-		case c.Linux != nil:
-			fields = " " + linuxFields(c.Linux)
-		case c.Sandbox != nil:
-			fields = " " + sandboxFields(c.Sandbox)
-		}
-		res := "ok"
-		if c.Err != nil {
-			res = "error: " + c.Err.Error()
-		}
-		t.line("  %s %s%s -> %s", c.Method, who, fields, res)
+		t.line("  %s", c)
 	}
-}
-
-// linuxFields lists the resource fields of a CRI message that are set, in
-// the order of the message's definition.
-func linuxFields(r *runtimeapi.LinuxContainerResources) string {
-	var parts []string
-	num := func(name string, v int64) {
-		if v != 0 {
-			parts = append(parts, name+"="+strconv.FormatInt(v, 10))
-		}
-	}
-	num("cpu_period", r.CpuPeriod)
-	num("cpu_quota", r.CpuQuota)
-	num("cpu_shares", r.CpuShares)
-	num("memory_limit_in_bytes", r.MemoryLimitInBytes)
-	num("oom_score_adj", r.OomScoreAdj)
-	if r.CpusetCpus != "" {
-		parts = append(parts, "cpuset_cpus="+r.CpusetCpus)
-	}
-	if r.CpusetMems != "" {
-		parts = append(parts, "cpuset_mems="+r.CpusetMems)
-	}
-	keys := make([]string, 0, len(r.Unified))
-	for k := range r.Unified {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("unified[%s]=%s", k, r.Unified[k]))
-	}
-	num("memory_swap_limit_in_bytes", r.MemorySwapLimitInBytes)
-	if len(parts) == 0 {
-		return "{}"
-	}
-	return "{" + strings.Join(parts, " ") + "}"
-}
-
-func sandboxFields(r *runtimeapi.UpdatePodSandboxResourcesRequest) string {
-	var parts []string
-	if r.Overhead != nil {
-		parts = append(parts, "overhead="+linuxFields(r.Overhead))
-	}
-	if r.Resources != nil {
-		parts = append(parts, "resources="+linuxFields(r.Resources))
-	}
-	return strings.Join(parts, " ")
 }
 
 func (t *transcript) expectResult(checks int, ms []Mismatch) {

@@ -1,0 +1,150 @@
+package core
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
+)
+
+// This file is NodeConfig.ReconcilePodCgroups: resizelet's opt-in fix for a
+// gap of the kubelet v1.35.4. That kubelet writes the pod cgroup only from
+// doPodResizeAction (pkg/kubelet/kuberuntime/kuberuntime_manager.go), which
+// runs only when computePodActions finds a container whose allocation
+// differs from its actuated record, and it records each container as
+// actuated right after its UpdateContainerResources
+// (pkg/kubelet/kuberuntime/kuberuntime_container.go,
+// updateContainerResources). A decrease writes the pod cgroup last, so a
+// crash or a failed pod cgroup write after the containers were updated
+// leaves the pod cgroup at its old value while every record says the
+// resize is done, and no later sync looks at the pod cgroup again. With the
+// option on, every sync whose containers are all actuated reads the pod
+// cgroup and writes back what differs from the allocation.
+
+// podCgroupValues are the pod cgroup's values for the allocated pod as the
+// kubelet writes them: ResourceConfigForPod, with the kubelet's linear
+// cpu.weight conversion on cgroup v2. A nil field is one the kubelet
+// leaves as it finds it (a Burstable pod without limits keeps the ones
+// its cgroup has).
+func (s *settings) podCgroupValues(alloc *v1.Pod) cgconfig.Values {
+	return cgconfig.PodConfig(alloc, s.podConfigOptions()).Values(s.cfg.CgroupVersion, cgconfig.LinearWeight)
+}
+
+// reconcile starts the pod cgroup check when the option is on and the
+// sync may touch resources; otherwise it leaves the sync where it is.
+// The sync calls it only when every running container is actuated (no
+// resize to do, or a resize that just succeeded), so that writing the pod
+// cgroup to the allocation cannot undercut a container that still holds
+// more: the order of doPodResizeAction has already been kept.
+func (o *syncOp) reconcile(c *Core, ps *podState) []Action {
+	if !c.s.cfg.ReconcilePodCgroups || !o.allowed {
+		return nil
+	}
+	o.phase = syncReconcile
+	return []Action{ReadCgroup{Path: ps.podCgroup}}
+}
+
+// reconcileWrites compares what the pod cgroup holds with the allocation
+// and returns the write of the values that differ, followed by the pod's
+// new totals for the runtime (best effort, as after every pod cgroup write
+// of a resize). Nothing differs: nothing to do.
+func (o *syncOp) reconcileWrites(c *Core, ps *podState, done []Action, res []Result) []Action {
+	o.phase = syncStartNext
+	s := &c.s
+	_, r, _ := resultOf[ReadCgroup](done, res)
+	if r.Err != nil {
+		o.errs = append(o.errs, fmt.Errorf("reconcile pod cgroup %s: %w", ps.podCgroup, r.Err))
+		return nil
+	}
+	want := s.podCgroupValues(o.alloc)
+	diff, ok := cgroupDrift(want, r.Values, s.cfg.CgroupVersion)
+	if !ok {
+		return nil
+	}
+	o.phase = syncReconciled
+	// The pod's totals once the write is done: the allocation's values
+	// where the kubelet sets them, what the cgroup holds elsewhere.
+	desired := cgconfig.PodConfig(o.alloc, s.podConfigOptions())
+	cur := readingOf(r.Values, s.cfg.CgroupVersion)
+	current := cgconfig.ResourceConfig{Memory: &cur.Memory, CPUQuota: &cur.Quota, CPUPeriod: &cur.Period, CPUShares: &cur.Shares}
+	if desired.Memory != nil {
+		current.Memory = desired.Memory
+	}
+	if desired.CPUQuota != nil {
+		current.CPUQuota = desired.CPUQuota
+	}
+	if desired.CPUPeriod != nil {
+		current.CPUPeriod = desired.CPUPeriod
+	}
+	if desired.CPUShares != nil {
+		current.CPUShares = desired.CPUShares
+	}
+	return []Action{
+		SetCgroup{Path: ps.podCgroup, Values: diff},
+		UpdatePodSandboxResources{Request: s.sandboxResourcesRequest(ps.sandboxID, o.alloc, current)},
+	}
+}
+
+// reconciled takes the reconcile write's outcome: a failure fails the
+// sync, so that the pod is synced again after the back-off.
+func (o *syncOp) reconciled(ps *podState, done []Action, res []Result) {
+	o.phase = syncStartNext
+	if _, r, ok := resultOf[SetCgroup](done, res); ok && r.Err != nil {
+		o.errs = append(o.errs, fmt.Errorf("reconcile pod cgroup %s: %w", ps.podCgroup, r.Err))
+	}
+}
+
+// cgroupDrift returns the fields of want that got does not hold, and
+// whether there are any. Memory limits are compared as the kernel keeps
+// them, rounded down to whole pages; a quota of 0 or less is no limit.
+func cgroupDrift(want, got cgconfig.Values, version cgconfig.Version) (cgconfig.Values, bool) {
+	var diff cgconfig.Values
+	any := false
+	if want.MemoryLimit != nil {
+		w := *want.MemoryLimit
+		if w > 0 {
+			w = w / cgconfig.PageSize * cgconfig.PageSize
+		}
+		g := int64(cgconfig.Unlimited)
+		if got.MemoryLimit != nil {
+			g = *got.MemoryLimit
+		}
+		if g >= cgconfig.V1UnlimitedMemory {
+			g = cgconfig.Unlimited
+		}
+		if w != g {
+			diff.MemoryLimit, any = want.MemoryLimit, true
+		}
+	}
+	if version == cgconfig.V2 && want.CPUWeight != nil && (got.CPUWeight == nil || *got.CPUWeight != *want.CPUWeight) {
+		diff.CPUWeight, any = want.CPUWeight, true
+	}
+	if version == cgconfig.V1 && want.CPUShares != nil && (got.CPUShares == nil || *got.CPUShares != *want.CPUShares) {
+		diff.CPUShares, any = want.CPUShares, true
+	}
+	if want.CPUQuota != nil {
+		w, g := *want.CPUQuota, int64(cgconfig.Unlimited)
+		if got.CPUQuota != nil {
+			g = *got.CPUQuota
+		}
+		if w <= 0 {
+			w = cgconfig.Unlimited
+		}
+		if g <= 0 {
+			g = cgconfig.Unlimited
+		}
+		if w != g {
+			diff.CPUQuota, any = want.CPUQuota, true
+		}
+	}
+	if want.CPUPeriod != nil && (got.CPUPeriod == nil || *got.CPUPeriod != *want.CPUPeriod) {
+		diff.CPUPeriod, any = want.CPUPeriod, true
+	}
+	if any && version == cgconfig.V2 && (diff.CPUQuota != nil || diff.CPUPeriod != nil) {
+		// cpu.max holds both: write both, so that the file ends as the
+		// allocation says whichever half differed.
+		diff.CPUQuota, diff.CPUPeriod = want.CPUQuota, want.CPUPeriod
+	}
+	return diff, any
+}

@@ -1,0 +1,120 @@
+package resize_test
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/resizelet/resizelet/allocation/state"
+	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cri"
+	"github.com/resizelet/resizelet/resize"
+)
+
+// demoPod is a Burstable pod with one container: 500m/128Mi requested,
+// 1/256Mi limits.
+func demoPod() *v1.Pod {
+	rl := func(cpu, mem string) v1.ResourceList {
+		return v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu), v1.ResourceMemory: resource.MustParse(mem)}
+	}
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: "default"},
+		Spec: v1.PodSpec{Containers: []v1.Container{{
+			Name: "app", Image: "registry.k8s.io/pause:3.10",
+			Resources: v1.ResourceRequirements{Requests: rl("500m", "128Mi"), Limits: rl("1", "256Mi")},
+		}}},
+	}
+}
+
+// newDemoNode is a simulated node: an in-memory API server, cgroup v2
+// hierarchy, containerd and checkpoints.
+func newDemoNode(ctx context.Context) (*resize.Node, *resize.Cluster, *cgroup.SimKernel) {
+	cg := cgroup.NewSimKernel(cgroup.V2)
+	cluster := resize.NewCluster(resize.ClusterOptions{})
+	node, err := resize.NewNode(ctx, resize.NodeConfig{}, resize.Deps{
+		Cluster: cluster, Cgroups: cg, Runtime: cri.NewSimContainerd(cg),
+		Allocated: state.NewMemory(), Actuated: state.NewMemory(),
+	})
+	if err != nil {
+		panic(err)
+	}
+	return node, cluster, cg
+}
+
+// A resize through the resize subresource, as kubectl patch --subresource
+// resize sends it: the kubelet admits it, writes the pod cgroup and
+// updates the container, and reports it in the pod's status and events.
+func ExampleNode_Resize() {
+	ctx := context.Background()
+	node, cluster, cg := newDemoNode(ctx)
+	if _, err := node.AddPod(ctx, demoPod()); err != nil {
+		panic(err)
+	}
+	patch := `{"spec":{"containers":[{"name":"app","resources":{"limits":{"cpu":"2"}}}]}}`
+	if err := node.Resize(ctx, "default", "demo", []byte(patch)); err != nil {
+		panic(err)
+	}
+	pod, _ := cluster.GetPod("default", "demo")
+	limit := pod.Status.ContainerStatuses[0].Resources.Limits[v1.ResourceCPU]
+	fmt.Println("status cpu limit:", limit.String())
+	info, _ := node.Pod("default", "demo")
+	fmt.Println("pod cgroup cpu.max:", cg.Files(info.PodCgroup)["cpu.max"])
+	for _, e := range cluster.Events() {
+		if e.Reason == resize.ReasonResizeStarted || e.Reason == resize.ReasonResizeCompleted {
+			fmt.Println(e.Reason)
+		}
+	}
+	// Output:
+	// status cpu limit: 2
+	// pod cgroup cpu.max: 200000 100000
+	// ResizeStarted
+	// ResizeCompleted
+}
+
+// A typed resize (no JSON on the way, the same validation and result as
+// its patch) beyond what the node has is Infeasible; one that fits the
+// node but not beside the other pods is Deferred, and retried when room
+// is made. The pod keeps its allocation meanwhile, and its
+// PodResizePending condition says why.
+func ExampleNode_ResizeRequest() {
+	ctx := context.Background()
+	node, cluster, _ := newDemoNode(ctx)
+	if _, err := node.AddPod(ctx, demoPod()); err != nil {
+		panic(err)
+	}
+	cpu := func(milli int64) resize.ResizeRequest {
+		return resize.ResizeRequest{Containers: []resize.ContainerResize{{
+			Name:     "app",
+			Requests: resize.Amounts{MilliCPU: milli, HasCPU: true},
+			Limits:   resize.Amounts{MilliCPU: milli, HasCPU: true},
+		}}}
+	}
+	pending := func() {
+		pod, _ := cluster.GetPod("default", "demo")
+		for _, c := range pod.Status.Conditions {
+			fmt.Printf("%s %s: %s\n", c.Type, c.Reason, c.Message)
+		}
+	}
+	// The default node has 16 CPUs.
+	if err := node.ResizeRequest(ctx, "default", "demo", cpu(20000)); err != nil {
+		panic(err)
+	}
+	pending()
+	big := demoPod()
+	big.Name = "big"
+	big.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = resource.MustParse("14")
+	big.Spec.Containers[0].Resources.Limits[v1.ResourceCPU] = resource.MustParse("14")
+	if _, err := node.AddPod(ctx, big); err != nil {
+		panic(err)
+	}
+	if err := node.ResizeRequest(ctx, "default", "demo", cpu(4000)); err != nil {
+		panic(err)
+	}
+	pending()
+	// Output:
+	// PodResizePending Infeasible: Node didn't have enough capacity: cpu, requested: 20000, capacity: 16000
+	// PodResizePending Deferred: Node didn't have enough resource: cpu, requested: 4000, used: 14000, capacity: 16000
+}

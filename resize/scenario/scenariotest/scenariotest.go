@@ -1,0 +1,108 @@
+// Package scenariotest runs scenario files from a Go test: each file is a
+// subtest that fails with every expectation that did not hold, so a
+// project that keeps resize stories as YAML next to its code checks them
+// with go test.
+//
+//	func TestResizeStories(t *testing.T) {
+//		scenariotest.Run(t, "testdata/*.yaml")
+//	}
+//
+// A file with a golden transcript beside it (the same name ending in
+// .golden) must also give that transcript, byte for byte.
+package scenariotest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/resizelet/resizelet/resize/scenario"
+)
+
+// Run runs every scenario file the glob patterns match on a simulated
+// node, one subtest per file named after it. It fails the test if a
+// pattern is malformed or matches nothing.
+func Run(t *testing.T, patterns ...string) {
+	t.Helper()
+	RunWith(t, scenario.Options{}, patterns...)
+}
+
+// RunWith is Run on the backends opts names (a real cgroup root, a real
+// CRI endpoint). A scenario that does not apply to them
+// (scenario.ErrNotApplicable) is skipped with the reason.
+func RunWith(t *testing.T, opts scenario.Options, patterns ...string) {
+	t.Helper()
+	var files []string
+	for _, pattern := range patterns {
+		matches, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatalf("scenario pattern %q: %v", pattern, err)
+		}
+		if len(matches) == 0 {
+			t.Fatalf("scenario pattern %q matches no file", pattern)
+		}
+		files = append(files, matches...)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)), func(t *testing.T) {
+			runFile(t, file, opts)
+		})
+	}
+}
+
+func runFile(t *testing.T, file string, opts scenario.Options) {
+	t.Helper()
+	skip, problems, err := check(file, opts)
+	switch {
+	case err != nil:
+		t.Fatal(err)
+	case skip != "":
+		t.Skip(skip)
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+}
+
+// check runs one scenario file and returns why it does not apply to the
+// backends (skip), or what went wrong: every mismatch, and a transcript
+// that differs from the golden beside the file. err is a file that does
+// not load or run at all.
+func check(file string, opts scenario.Options) (skip string, problems []string, err error) {
+	s, err := scenario.Load(file)
+	if err != nil {
+		return "", nil, err
+	}
+	// Transcripts name the file, not the directory the test runs in.
+	s.File = filepath.Base(file)
+	res, err := scenario.Run(context.Background(), s, opts)
+	if errors.Is(err, scenario.ErrNotApplicable) {
+		return err.Error(), nil, nil
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	for _, m := range res.Mismatches {
+		problems = append(problems, m.String())
+	}
+	golden := strings.TrimSuffix(file, filepath.Ext(file)) + ".golden"
+	want, err := os.ReadFile(golden)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", problems, nil
+	case err != nil:
+		return "", nil, err
+	}
+	if !bytes.Equal(want, res.Transcript) {
+		problems = append(problems, fmt.Sprintf("transcript differs from %s (-golden +got):\n%s", golden, cmp.Diff(string(want), string(res.Transcript))))
+	}
+	return "", problems, nil
+}

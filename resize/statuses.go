@@ -1,0 +1,93 @@
+package resize
+
+import (
+	"errors"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/resizelet/resizelet/resize/core"
+)
+
+// statusWriter writes pod statuses to the API server, and deletes the
+// pods the kubelet is done with, the way the kubelet's status manager does:
+// one write at a time, and a write or deletion that failed is made again
+// later (pkg/kubelet/status/status_manager.go, syncBatch: every ten
+// seconds and whenever another status is written), so that a failure does
+// not leave the API server behind for good. A pod the API server no
+// longer has is forgotten; a later status of the same pod replaces the
+// one that failed.
+type statusWriter struct {
+	// mu serializes the writes, as the status manager's one goroutine
+	// does, so that a status written again never lands after a newer one.
+	// It is held across an API call only, never across a cgroup write, a
+	// runtime call or a checkpoint write, and never with the node's lock.
+	mu     sync.Mutex
+	failed map[types.UID]core.WriteStatus
+	// deletes are the pods whose deletion failed, with their UID, so that
+	// a pod made again under the same name is not deleted.
+	deletes map[types.UID]core.DeletePod
+}
+
+// writeStatus writes a's status, and keeps it to write again if that failed.
+func (n *Node) writeStatus(a core.WriteStatus) error {
+	w := &n.statuses
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	err := n.cluster.UpdatePodStatus(a.Namespace, a.Name, a.UID, *a.Status)
+	w.keep(a, err)
+	return err
+}
+
+// keep records the outcome of a's write. The caller holds w.mu.
+func (w *statusWriter) keep(a core.WriteStatus, err error) {
+	if err == nil || errors.Is(err, ErrPodNotFound) {
+		delete(w.failed, a.UID)
+		return
+	}
+	if w.failed == nil {
+		w.failed = map[types.UID]core.WriteStatus{}
+	}
+	w.failed[a.UID] = a
+}
+
+// deletePod deletes the pod from the API server, and keeps the deletion
+// to make again if that failed.
+func (n *Node) deletePod(a core.DeletePod) error {
+	w := &n.statuses
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	err := n.cluster.DeletePod(a.Namespace, a.Name)
+	if err == nil || errors.Is(err, ErrPodNotFound) {
+		return err
+	}
+	// The pod is still there: its UID is kept, so that the deletion made
+	// again does not remove a pod created anew under the same name.
+	if pod, gerr := n.cluster.GetPod(a.Namespace, a.Name); gerr == nil {
+		if w.deletes == nil {
+			w.deletes = map[types.UID]core.DeletePod{}
+		}
+		w.deletes[pod.UID] = a
+	}
+	return err
+}
+
+// retryStatuses writes again every status whose write failed, and makes
+// again every deletion that failed.
+func (n *Node) retryStatuses() {
+	w := &n.statuses
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, a := range w.failed {
+		w.keep(a, n.cluster.UpdatePodStatus(a.Namespace, a.Name, a.UID, *a.Status))
+	}
+	for uid, a := range w.deletes {
+		if pod, err := n.cluster.GetPod(a.Namespace, a.Name); err != nil || pod.UID != uid {
+			delete(w.deletes, uid)
+			continue
+		}
+		if err := n.cluster.DeletePod(a.Namespace, a.Name); err == nil || errors.Is(err, ErrPodNotFound) {
+			delete(w.deletes, uid)
+		}
+	}
+}
