@@ -59,7 +59,7 @@ func newCheck(id int) CheckResult {
 	case checkSandbox:
 		c.Name = "UpdatePodSandboxResources"
 		c.Required = false
-		c.Kubelet = "best effort: after every pod cgroup write of a resize the kubelet sends the pod's new totals; Unimplemented is logged at V(3) and ignored, any other error is logged as an error and the resize goes on"
+		c.Kubelet = "best effort in 1.35: after every pod cgroup write of a resize the kubelet sends the pod's new totals; Unimplemented is logged at V(3) and ignored, any other error is logged as an error and the resize goes on. From 1.36 (resizelet's profile.SandboxUpdateFirst) the call comes before each pod cgroup write and its failure rejects the resize"
 	case checkZeroUnified:
 		c.Name = "zero values leave resources unchanged; unknown unified keys"
 		c.Kubelet = "the kubelet sends 0 for a quota or memory limit a container does not have and relies on 0 meaning \"leave unchanged\" (it never removes a limit); it sends unified keys only on cgroup v2 (memory.oom.group), and a key the runtime cannot apply must not poison the container's later updates"
@@ -652,7 +652,7 @@ func (r *run) checkSandbox(ctx context.Context, c *CheckResult) {
 	case isUnimplemented(err):
 		evidence(c, "%s; answered in %s: %v", sent, took, err)
 		c.Status = NotSupported
-		c.Summary = "Unimplemented (allowed: the kubelet treats the call as best effort)"
+		c.Summary = "Unimplemented (allowed: the 1.35 kubelet treats the call as best effort)"
 	default:
 		evidence(c, "%s; failed in %s: %v", sent, took, err)
 		fail(c, "UpdatePodSandboxResources failed with an error other than Unimplemented: %v", err)
