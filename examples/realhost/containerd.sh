@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# containerd.sh start|stop DIR: a private containerd + runc for resizelet's
+# containerd.sh start|stop|image DIR: a private containerd + runc for resizelet's
 # real-host tests, on a Linux node where you are root (no systemd needed).
 #
 #   examples/realhost/containerd.sh start /tmp/rl-ctrd
@@ -10,6 +10,10 @@
 #     tests and resizesim need:
 #       RESIZELET_CRI_ENDPOINT=unix://DIR/containerd.sock
 #       RESIZELET_IMAGE=docker.io/resizelet/busybox:local
+#   examples/realhost/containerd.sh image DIR
+#     only builds that busybox image, as an OCI layout tar, and prints its
+#     path (DIR/image/image.tar): for a containerd started elsewhere, such
+#     as inside the cgroup v2 VM.
 #   examples/realhost/containerd.sh stop /tmp/rl-ctrd
 #     tears everything down, in this order, carrying on past failures: CRI
 #     stop/remove of every pod, containerd by its PID, leftover shims that
@@ -30,7 +34,7 @@ REPO=$(cd "$HERE/../.." && pwd)
 log() { echo "containerd.sh: $*" >&2; }
 
 usage() {
-	echo "usage: $0 start|stop DIR" >&2
+	echo "usage: $0 start|stop|image DIR" >&2
 	exit 2
 }
 
@@ -264,6 +268,12 @@ stop() {
 
 case $CMD in
 start) start ;;
+image)
+	[[ -x /bin/busybox ]] || install_packages
+	mkdir -p "$DIR"
+	build_image
+	echo "$DIR/image/image.tar"
+	;;
 stop) stop ;;
 *) usage ;;
 esac

@@ -9,6 +9,12 @@
 //	RESIZELET_IMAGE         an image the runtime has whose sleep keeps running
 //	RESIZELET_VM_KERNEL     a vmlinuz for vm.sh (vm.sh kernel DIR prints it)
 //
+// conform_test.go runs resizesim conform (package cri/conform) against the
+// private containerd, interrupts one run and kills another to check that
+// nothing is left behind, and runs it on cgroup v2 against a containerd
+// started inside the VM from the host's binaries (containerd.sh image
+// builds the image it imports there).
+//
 // README.md in this directory explains how to run them and what each real
 // part does; .ci/run runs them in CI.
 package realhost

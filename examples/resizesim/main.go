@@ -5,6 +5,7 @@
 //	resizesim run FILE...          # run scenario files
 //	resizesim plan FILE...         # for each resize step, what the node would do (a dry run), then do it
 //	resizesim explore FILE...      # crash the kubelet around, or fail, every I/O call of every step, and judge the end
+//	resizesim conform --cri-endpoint unix:///PATH --image IMAGE  # check a CRI runtime's in-place resize (conform.go)
 //
 // Flags (before or after the command):
 //
@@ -66,6 +67,9 @@ func main() {
 
 // run is the command without the process around it, for tests.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if rest, ok := conformArgs(args); ok {
+		return runConform(ctx, rest, stdout, stderr)
+	}
 	fs := flag.NewFlagSet("resizesim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var opts scenario.Options
@@ -82,6 +86,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "usage: resizesim [flags]            run the built-in walkthrough\n")
 		fmt.Fprintf(stderr, "       resizesim [flags] run FILE... run scenario files\n")
 		fmt.Fprintf(stderr, "       resizesim [flags] plan FILE... print each resize step's dry-run plan\n")
+		fmt.Fprintf(stderr, "       resizesim conform --cri-endpoint unix:///PATH --image IMAGE [--cgroup-root DIR] [--scenarios GLOB]...\n")
 		fmt.Fprintf(stderr, "       resizesim [flags] explore FILE... crash or fail every I/O call of every step and judge the end\n")
 		fmt.Fprintf(stderr, "kubelet versions (a scenario's kubelet key): %s (default %s)\n", supportedVersions(), profile.Default)
 		fs.PrintDefaults()

@@ -1,0 +1,164 @@
+package conform
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
+)
+
+// containerCgroup finds the cgroup of a container, relative to the
+// hierarchy root, in the order that trusts the runtime most: the
+// cgroupsPath of the OCI spec in the verbose ContainerStatus info
+// (containerd and CRI-O fill it), then, on a real cgroup filesystem, the
+// process's own /proc/PID/cgroup, then the cgroupfs convention of
+// containerd (the sandbox's cgroup parent and the container ID). It also
+// says which one it used, for the report.
+func containerCgroup(info string, pid int, cg cgroup.Manager, podCgroup, id string) (path, source string) {
+	var spec struct {
+		RuntimeSpec struct {
+			Linux struct {
+				CgroupsPath string `json:"cgroupsPath"`
+			} `json:"linux"`
+		} `json:"runtimeSpec"`
+	}
+	if json.Unmarshal([]byte(info), &spec) == nil {
+		if p := spec.RuntimeSpec.Linux.CgroupsPath; strings.HasPrefix(p, "/") {
+			return strings.Trim(p, "/"), "runtimeSpec.linux.cgroupsPath of the verbose ContainerStatus"
+		}
+	}
+	if _, real := cg.(*cgroup.FS); real && pid > 0 {
+		if p, err := procCgroup(pid, cg.Version()); err == nil {
+			return p, fmt.Sprintf("/proc/%d/cgroup of the container's process", pid)
+		}
+	}
+	return cgconfig.ContainerCgroupName(podCgroup, id, cgconfig.DriverCgroupfs),
+		"the sandbox's cgroup parent and the container ID (containerd's cgroupfs naming)"
+}
+
+// procCgroup reads a process's cgroup: the unified line on v2, the memory
+// controller's on v1.
+func procCgroup(pid int, version cgconfig.Version) (string, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		if (version == cgconfig.V2 && parts[0] == "0" && parts[1] == "") ||
+			(version == cgconfig.V1 && slices.Contains(strings.Split(parts[1], ","), "memory")) {
+			return strings.Trim(parts[2], "/"), nil
+		}
+	}
+	return "", fmt.Errorf("/proc/%d/cgroup has no %s memory line", pid, version)
+}
+
+// cgroupMounts returns the mount points of the cgroup hierarchies (v1 and
+// v2) at or below root, from /proc/self/mountinfo: the runtime creates a
+// pod's cgroups in every v1 hierarchy, not only cpu and memory, and each
+// must be cleaned.
+func cgroupMounts(root string) ([]string, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	root = filepath.Clean(root)
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		fields, tail := strings.Fields(pre), strings.Fields(post)
+		if !ok || len(fields) < 5 || len(tail) == 0 || (tail[0] != "cgroup" && tail[0] != "cgroup2") {
+			continue
+		}
+		m := unescapeMount(fields[4])
+		if m == root || strings.HasPrefix(m, root+"/") {
+			out = append(out, m)
+		}
+	}
+	return out, sc.Err()
+}
+
+// unescapeMount undoes the octal escapes of mountinfo (\040 for a space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// cgroupDirs returns the directories of the cgroup name (relative to the
+// hierarchy roots) and everything below it in every hierarchy below root,
+// deepest first.
+func cgroupDirs(root, name string) ([]string, error) {
+	mounts, err := cgroupMounts(root)
+	if err != nil {
+		return nil, err
+	}
+	if len(mounts) == 0 {
+		// A tree of ordinary files laid out like a cgroup filesystem
+		// (tests) has no mount: walk the root itself.
+		mounts = []string{root}
+	}
+	var dirs []string
+	for _, m := range mounts {
+		filepath.WalkDir(filepath.Join(m, name), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				dirs = append(dirs, p)
+			}
+			return nil
+		})
+	}
+	slices.SortFunc(dirs, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
+	return dirs, nil
+}
+
+// removeCgroupDirs removes the directories, deepest first. The kernel may
+// refuse a cgroup for a moment after its last process was killed (EBUSY
+// while the exit is reaped), so a refusal is retried for a few seconds.
+func removeCgroupDirs(dirs []string) (removed []string, errs []error) {
+	for _, d := range dirs {
+		var err error
+		for try := 0; try < 50; try++ {
+			err = os.Remove(d)
+			if err == nil || errors.Is(err, fs.ErrNotExist) || !errors.Is(err, syscall.EBUSY) {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		switch {
+		case err == nil:
+			removed = append(removed, "cgroup "+d)
+		case errors.Is(err, fs.ErrNotExist):
+		default:
+			errs = append(errs, fmt.Errorf("remove cgroup %s: %w", d, err))
+		}
+	}
+	return removed, errs
+}
