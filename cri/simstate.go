@@ -441,34 +441,28 @@ func (x *nameIndex) release(name string, o nameOwner) {
 // (compareIDs), and whether it is there. The record "prefix-N" is at N-1
 // unless records before it were removed, so that place is looked at first.
 func sandboxIndex(list []*simSandbox, id string) (int, bool) {
-	if i := guessIndex(id, "sb-"); i < len(list) && list[i].id == id {
-		return i, true
-	}
-	lo, hi := 0, len(list)
-	for lo < hi {
-		if h := int(uint(lo+hi) >> 1); compareIDs(list[h].id, id) < 0 {
-			lo = h + 1
-		} else {
-			hi = h
-		}
-	}
-	return lo, lo < len(list) && list[lo].id == id
+	return indexByID(list, id, "sb-", func(sb *simSandbox) string { return sb.id })
 }
 
 // containerIndex is sandboxIndex for containers.
 func containerIndex(list []*simContainer, id string) (int, bool) {
-	if i := guessIndex(id, "ctr-"); i < len(list) && list[i].id == id {
+	return indexByID(list, id, "ctr-", func(c *simContainer) string { return c.id })
+}
+
+// indexByID is the search both do, on records whose IDs are prefix-N.
+func indexByID[T any](list []T, id, prefix string, idOf func(T) string) (int, bool) {
+	if i := guessIndex(id, prefix); i < len(list) && idOf(list[i]) == id {
 		return i, true
 	}
 	lo, hi := 0, len(list)
 	for lo < hi {
-		if h := int(uint(lo+hi) >> 1); compareIDs(list[h].id, id) < 0 {
+		if h := int(uint(lo+hi) >> 1); compareIDs(idOf(list[h]), id) < 0 {
 			lo = h + 1
 		} else {
 			hi = h
 		}
 	}
-	return lo, lo < len(list) && list[lo].id == id
+	return lo, lo < len(list) && idOf(list[lo]) == id
 }
 
 // guessIndex returns N-1 for an ID "prefix-N", where the record is when
