@@ -3,6 +3,8 @@ package cgroup
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -260,6 +262,34 @@ func parseMountInfo(content, root string) map[string]string {
 			if _, dup := out[opt]; !dup {
 				out[opt] = mnt
 			}
+		}
+	}
+	return out
+}
+
+// Mounts returns the mount points of every cgroup hierarchy (v1, named
+// and v2) at or below root, from /proc/self/mountinfo: a runtime creates a
+// pod's cgroups in every v1 hierarchy, not only cpu and memory, so a
+// cleanup must visit each.
+func Mounts(root string) ([]string, error) {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil, fmt.Errorf("cgroup mounts: %w", err)
+	}
+	return mountsBelow(string(data), filepath.Clean(root)), nil
+}
+
+// mountsBelow is Mounts on a mount table's content.
+func mountsBelow(content, root string) []string {
+	var out []string
+	for _, line := range strings.Split(content, "\n") {
+		pre, post, ok := strings.Cut(line, " - ")
+		fields, tail := strings.Fields(pre), strings.Fields(post)
+		if !ok || len(fields) < 5 || len(tail) == 0 || (tail[0] != "cgroup" && tail[0] != "cgroup2") {
+			continue
+		}
+		if m := unescapeMount(fields[4]); m == root || strings.HasPrefix(m, root+"/") {
+			out = append(out, m)
 		}
 	}
 	return out

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -1265,5 +1266,25 @@ func testRealUsage(t *testing.T, f *FS) {
 	}
 	if err := f.Delete(ctr); err != nil {
 		t.Errorf("Delete after SetUsage(0): %v", err)
+	}
+}
+
+// TestMountsBelow: every cgroup hierarchy at or below the root, v1 (named
+// ones included) and v2, with escapes undone; other file systems and other
+// roots are left out.
+func TestMountsBelow(t *testing.T) {
+	want := []string{"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/cpuset",
+		"/sys/fs/cgroup/memory", "/sys/fs/cgroup/systemd", "/sys/fs/cgroup/unified"}
+	if diff := cmp.Diff(want, mountsBelow(hostMountInfo, "/sys/fs/cgroup")); diff != "" {
+		t.Errorf("mountsBelow (-want +got):\n%s", diff)
+	}
+	if got := mountsBelow(hostMountInfo, "/sys/fs/cgroup/memory"); !slices.Equal(got, []string{"/sys/fs/cgroup/memory"}) {
+		t.Errorf("below the memory hierarchy: %q", got)
+	}
+	if got := mountsBelow(`50 1 0:40 / /tmp/my\040root rw - cgroup2 cgroup2 rw`+"\n", "/tmp/my root"); !slices.Equal(got, []string{"/tmp/my root"}) {
+		t.Errorf("escaped mount point: %q", got)
+	}
+	if got := mountsBelow(hostMountInfo, "/sys/fs/cgroup/c"); len(got) != 0 {
+		t.Errorf("a root that is a name prefix only matched %q", got)
 	}
 }

@@ -1,7 +1,6 @@
 package conform
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -67,57 +65,11 @@ func procCgroup(pid int, version cgconfig.Version) (string, error) {
 	return "", fmt.Errorf("/proc/%d/cgroup has no %s memory line", pid, version)
 }
 
-// cgroupMounts returns the mount points of the cgroup hierarchies (v1 and
-// v2) at or below root, from /proc/self/mountinfo: the runtime creates a
-// pod's cgroups in every v1 hierarchy, not only cpu and memory, and each
-// must be cleaned.
-func cgroupMounts(root string) ([]string, error) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	root = filepath.Clean(root)
-	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		fields, tail := strings.Fields(pre), strings.Fields(post)
-		if !ok || len(fields) < 5 || len(tail) == 0 || (tail[0] != "cgroup" && tail[0] != "cgroup2") {
-			continue
-		}
-		m := unescapeMount(fields[4])
-		if m == root || strings.HasPrefix(m, root+"/") {
-			out = append(out, m)
-		}
-	}
-	return out, sc.Err()
-}
-
-// unescapeMount undoes the octal escapes of mountinfo (\040 for a space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
 // cgroupDirs returns the directories of the cgroup name (relative to the
 // hierarchy roots) and everything below it in every hierarchy below root,
 // deepest first.
 func cgroupDirs(root, name string) ([]string, error) {
-	mounts, err := cgroupMounts(root)
+	mounts, err := cgroup.Mounts(root)
 	if err != nil {
 		return nil, err
 	}

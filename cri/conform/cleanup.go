@@ -223,7 +223,7 @@ func (r *run) sweep(ctx context.Context) {
 	if !ok {
 		return
 	}
-	mounts, err := cgroupMounts(cgfs.Root())
+	mounts, err := cgroup.Mounts(cgfs.Root())
 	if err != nil {
 		return
 	}
