@@ -148,6 +148,17 @@ type RequestResizer interface {
 
 var _ RequestResizer = (*Cluster)(nil)
 
+// PatchResizer is an API whose resize subresource takes every patch type
+// the API server takes (apiserver.Cluster.ResizePodPatch): strategic merge,
+// JSON merge and JSON patches. Node.ResizePatch uses it; an API without it
+// takes strategic merge patches only. As with ResizePod, the node only
+// reads the pod returned.
+type PatchResizer interface {
+	ResizePodPatch(namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error)
+}
+
+var _ PatchResizer = (*Cluster)(nil)
+
 // NodeInfo is what the API server knows of a node (apiserver.NodeInfo).
 type NodeInfo = apiserver.NodeInfo
 

@@ -383,6 +383,30 @@ func (n *Node) Resize(ctx context.Context, namespace, name string, patch []byte)
 	return n.resized(ctx, pod)
 }
 
+// ResizePatch is Resize for a patch of type pt: a strategic merge patch
+// ("" or apiserver.StrategicMergePatch), a JSON merge patch or a JSON
+// patch, as the resize subresource takes them. An API that is not a
+// PatchResizer takes strategic merge patches only.
+func (n *Node) ResizePatch(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte) error {
+	if err := checkPodName("resize pod", namespace, name); err != nil {
+		return err
+	}
+	var pod *v1.Pod
+	var err error
+	switch pr, ok := n.cluster.(PatchResizer); {
+	case ok:
+		pod, err = pr.ResizePodPatch(namespace, name, pt, patch)
+	case pt == "" || pt == apiserver.StrategicMergePatch:
+		pod, err = n.cluster.ResizePod(namespace, name, patch)
+	default:
+		return fmt.Errorf("resize pod %s/%s: the API takes strategic merge patches only, not %s: %w", namespace, name, pt, errors.ErrUnsupported)
+	}
+	if err != nil {
+		return err
+	}
+	return n.resized(ctx, pod)
+}
+
 // ResizeRequest is Resize for a typed request: no JSON on the way, the
 // same validation, the same pod and the same kubelet handling as Resize
 // with req.Patch(). An API that is not a RequestResizer is sent the patch.
