@@ -1,7 +1,10 @@
 package apiserver
 
 import (
+	"bytes"
 	"reflect"
+	"slices"
+	"unsafe"
 
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -22,6 +25,58 @@ var (
 	specInitContainersField = fieldIndex(reflect.TypeFor[v1.PodSpec](), "InitContainers")
 	specResourcesField      = fieldIndex(reflect.TypeFor[v1.PodSpec](), "Resources")
 )
+
+// The byte ranges of the two types outside the fields the comparisons
+// leave out, found once (sameBytes).
+var (
+	containerOutsideResources = outsideFields(reflect.TypeFor[v1.Container](), containerResourcesField)
+	specOutsideContainers     = outsideFields(reflect.TypeFor[v1.PodSpec](), specContainersField, specInitContainersField, specResourcesField)
+)
+
+// byteRange is a span of a struct's memory: [from, to).
+type byteRange struct{ from, to uintptr }
+
+// outsideFields returns the spans of t's memory that the fields at skip
+// (indexes in t) do not cover.
+func outsideFields(t reflect.Type, skip ...int) []byteRange {
+	skip = slices.Sorted(slices.Values(skip))
+	var out []byteRange
+	from := uintptr(0)
+	for _, i := range skip {
+		f := t.Field(i)
+		if f.Offset > from {
+			out = append(out, byteRange{from, f.Offset})
+		}
+		from = f.Offset + f.Type.Size()
+	}
+	if from < t.Size() {
+		out = append(out, byteRange{from, t.Size()})
+	}
+	return out
+}
+
+// sameBytes reports whether *a and *b hold the same bytes in every span
+// of spans. Equal bytes mean identical fields: the same strings, numbers
+// and booleans, and slices, maps and pointers to the same memory (neither
+// type has a float or an interface field, whose equal bits could still
+// differ semantically). Different bytes (a padding byte included) prove
+// nothing: the callers go on to the field-by-field comparison. It reads
+// the structs' memory as bytes and writes nothing, which is what makes it
+// safe beside the garbage collector.
+func sameBytes[T any](a, b *T, spans []byteRange) bool {
+	if a == b {
+		return true
+	}
+	size := unsafe.Sizeof(*a)
+	ab := unsafe.Slice((*byte)(unsafe.Pointer(a)), size)
+	bb := unsafe.Slice((*byte)(unsafe.Pointer(b)), size)
+	for _, r := range spans {
+		if !bytes.Equal(ab[r.from:r.to], bb[r.from:r.to]) {
+			return false
+		}
+	}
+	return true
+}
 
 func fieldIndex(t reflect.Type, name string) int {
 	f, ok := t.FieldByName(name)
@@ -84,7 +139,7 @@ func isSkipped(i int, skip []int) bool {
 // equalOutsideResources reports whether two containers are semantically
 // equal in everything but their resources.
 func equalOutsideResources(c, o *v1.Container) bool {
-	if identical(reflect.ValueOf(c).Elem(), reflect.ValueOf(o).Elem(), containerResourcesField) {
+	if sameBytes(c, o, containerOutsideResources) || identical(reflect.ValueOf(c).Elem(), reflect.ValueOf(o).Elem(), containerResourcesField) {
 		return true
 	}
 	cc, oc := *c, *o
@@ -99,7 +154,7 @@ func specEqualOutsideContainers(a, b *v1.PodSpec, skipResources bool) bool {
 	if !skipResources && !podResourcesEqual(a.Resources, b.Resources) {
 		return false
 	}
-	if identical(reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem(), specContainersField, specInitContainersField, specResourcesField) {
+	if sameBytes(a, b, specOutsideContainers) || identical(reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem(), specContainersField, specInitContainersField, specResourcesField) {
 		return true
 	}
 	ac, bc := *a, *b

@@ -155,10 +155,10 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 	case syncBegin:
 		o.alloc, _ = ps.allocatedPod()
 		o.phase = syncEnsure
-		return []Action{ReadCgroupExists{Path: ps.podCgroup}}
+		return o.one(ReadCgroupExists{Path: ps.podCgroup})
 
 	case syncEnsure:
-		var acts []Action
+		acts := o.scratch[:0]
 		if _, r, ok := resultOf[ReadCgroupExists](done, res); !ok || !r.Exists {
 			rc := cgconfig.PodConfig(o.alloc, s.podConfigOptions())
 			acts = append(acts, CreateCgroup{Path: ps.podCgroup},
@@ -168,7 +168,8 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			o.newSandbox = true
 			acts = append(acts, RunPodSandbox{Pod: ps.pod.Namespace + "/" + ps.pod.Name, Config: s.sandboxConfig(o.alloc, ps.podCgroup)})
 		}
-		acts = append(acts, o.statusReads(ps)...)
+		acts = o.appendStatusReads(acts, ps)
+		o.scratch = acts
 		o.phase = syncObserved
 		return acts
 
@@ -246,7 +247,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			return o.reconcile(c, ps)
 		}
 		o.phase = syncResizeRead
-		return []Action{ReadCgroup{Path: ps.podCgroup}}
+		return o.one(ReadCgroup{Path: ps.podCgroup})
 
 	case syncResizeRead:
 		_, r, _ := resultOf[ReadCgroup](done, res)
@@ -423,7 +424,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			}
 			o.observe(ps, read, res[i].Status)
 		}
-		var acts []Action
+		acts := o.scratch[:0]
 		if o.allowed && !resizeInProgress(o.alloc, o.states, ps.actuated, podLevelResize) {
 			if generation, cleared := ps.conds.clearInProgress(); cleared {
 				if ev, ok := c.completedEvent(&o.opOutput, ps.pod, o.alloc, generation); ok {
@@ -432,6 +433,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			}
 		}
 		acts = append(acts, c.writeStatus(ps, c.buildStatus(ps, o.alloc, o.states, o.statuses)))
+		o.scratch = acts
 		o.phase = syncDone
 		return acts
 	}
@@ -458,13 +460,24 @@ func (o *syncOp) cgroupFailed(c *Core, ps *podState, err error) []Action {
 // statusReads asks the runtime for each container the pod has, by name.
 // The actions are built in the op's scratch buffer (take copies them).
 func (o *syncOp) statusReads(ps *podState) []Action {
+	o.scratch = o.appendStatusReads(o.scratch[:0], ps)
+	return o.scratch
+}
+
+// appendStatusReads appends the reads of statusReads to acts.
+func (o *syncOp) appendStatusReads(acts []Action, ps *podState) []Action {
 	// The records are sorted by name: the reads go in name order.
-	acts := o.scratch[:0]
 	for _, rec := range ps.containers {
 		acts = append(acts, ReadContainerStatus{Name: rec.name, ID: rec.id})
 	}
-	o.scratch = acts
 	return acts
+}
+
+// one returns a batch of the one action a, built in the op's scratch
+// buffer (take copies it).
+func (o *syncOp) one(a Action) []Action {
+	o.scratch = append(o.scratch[:0], a)
+	return o.scratch
 }
 
 // observe records what the runtime said of one container.
