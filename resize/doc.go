@@ -23,11 +23,13 @@
 // Deps.Logger, when set, gets the lines the kubelet v1.35.4 logs on the
 // resize path, with the kubelet's messages and key/value pairs (a pod as
 // klog.KObj prints it, "namespace/name", or as format.Pod does,
-// "name_namespace(uid)", where the kubelet uses that). Levels follow klog's
-// verbosity as go-logr's bridge to slog maps it: klog.ErrorS and
-// logger.Error are slog.LevelError, klog.InfoS is slog.LevelInfo, and
-// klog.V(n).InfoS is slog.Level(-n): V(2) DEBUG+2, V(3) DEBUG+1, V(4)
-// slog.LevelDebug, V(5) DEBUG-1. So a handler at slog.LevelInfo shows what
+// "name_namespace(uid)", where the kubelet uses that; a container ID as
+// "containerd://<id>" where the kubelet logs its String, as a
+// core.KubeContainerID value where it logs the kubecontainer.ContainerID
+// itself). Levels follow klog's verbosity as go-logr's bridge to slog maps
+// it: klog.ErrorS and logger.Error are slog.LevelError, klog.InfoS is
+// slog.LevelInfo, and klog.V(n).InfoS is slog.Level(-n): V(2) DEBUG+2,
+// V(3) DEBUG+1, V(4) slog.LevelDebug, V(5) DEBUG-1. So a handler at slog.LevelInfo shows what
 // a kubelet at -v=0 shows, one at slog.LevelDebug what -v=4 shows, and one
 // at slog.Level(-5) every line. Records carry the node's clock as their
 // time. A nil Logger logs nothing and costs nothing: the core then builds

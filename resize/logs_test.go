@@ -3,6 +3,7 @@ package resize
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -17,7 +18,8 @@ import (
 )
 
 // logRecorder is a slog.Handler that keeps the records it takes, each
-// rendered as "LEVEL message key=value ...", and their times.
+// rendered as "LEVEL message key=value ..." (values as slog's text handler
+// prints them, %+v), and their times.
 type logRecorder struct {
 	min   slog.Level
 	mu    sync.Mutex
@@ -30,7 +32,7 @@ func (h *logRecorder) Enabled(_ context.Context, l slog.Level) bool { return l >
 func (h *logRecorder) Handle(_ context.Context, r slog.Record) error {
 	line := r.Level.String() + " " + r.Message
 	r.Attrs(func(a slog.Attr) bool {
-		line += " " + a.String()
+		line += " " + a.Key + "=" + fmt.Sprintf("%+v", a.Value.Any())
 		return true
 	})
 	h.mu.Lock()
@@ -137,7 +139,9 @@ func TestLogsOfTheResizePath(t *testing.T) {
 				return []string{
 					"DEBUG Pod resize successfully allocated pod=default/b",
 					"DEBUG-1 Updating container resources pod=default/b",
-					"ERROR updateContainerResources failed err=runtime is down container=c cID=containerd://" + ctr + " pod=b_default(" + uid + ") resourceName=cpu",
+					// cID is a kubecontainer.ContainerID value, which klog
+					// prints field by field.
+					"ERROR updateContainerResources failed err=runtime is down container=c cID={Type:containerd ID:" + ctr + "} pod=b_default(" + uid + ") resourceName=cpu",
 					"ERROR updatePodContainerResources failed err=runtime is down pod=b_default(" + uid + ") resource=cpu",
 					`ERROR Error syncing pod, skipping err=failed to "ResizePodInPlace" for "b_default(` + uid + `)" with ResizePodInPlaceError: "runtime is down" pod=default/b podUID=` + uid,
 				}
@@ -249,11 +253,12 @@ func TestLogsOfARestartAndAMemoryCheck(t *testing.T) {
 	}
 	info := ln.info("resize-demo")
 	uid, id := string(info.UID), "containerd://"+info.ContainerIDs["pause"]
+	key := "{Type:containerd ID:" + info.ContainerIDs["pause"] + "}" // SyncPod logs the ContainerID value
 	ln.log.take()
 	mustResize(t, ln.testNode, "resize-demo", `{"spec":{"containers":[{"name":"pause","resources":{"requests":{"memory":"300Mi"},"limits":{"memory":"300Mi"}}}]}}`)
 	want := []string{
 		"DEBUG Pod resize successfully allocated pod=default/resize-demo",
-		"DEBUG+1 Killing unwanted container for pod containerName=pause containerID=" + id + " pod=default/resize-demo",
+		"DEBUG+1 Killing unwanted container for pod containerName=pause containerID=" + key + " pod=default/resize-demo",
 		"DEBUG+2 Killing container with a grace period pod=default/resize-demo podUID=" + uid + " containerName=pause containerID=" + id + " gracePeriod=30",
 		"DEBUG+1 Container exited normally pod=default/resize-demo podUID=" + uid + " containerName=pause containerID=" + id,
 	}

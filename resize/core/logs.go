@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -106,6 +107,21 @@ func podUID(uid types.UID) slog.Attr { return slog.String("podUID", string(uid))
 // the runtime's type, "://", the ID.
 func containerID(id string) string { return containerIDPrefix + id }
 
+// KubeContainerID is the kubelet's kubecontainer.ContainerID, for the
+// lines that log one as a value rather than through its String (whose
+// receiver is a pointer): a text handler prints it as klog's text format
+// does, {Type:containerd ID:...}, a JSON handler as the kubelet's JSON
+// format does.
+type KubeContainerID struct {
+	Type string
+	ID   string
+}
+
+// kubeContainerID is the runtime container ID id as the kubelet holds it.
+func kubeContainerID(id string) KubeContainerID {
+	return KubeContainerID{Type: strings.TrimSuffix(containerIDPrefix, "://"), ID: id}
+}
+
 // logAdmissionDenied is canAdmitPod's line when an admit handler refuses a
 // pod, new or resized (pkg/kubelet/allocation/allocation_manager.go).
 func (c *Core) logAdmissionDenied(pod *v1.Pod, reason, message string) {
@@ -197,14 +213,15 @@ func (c *Core) logKills(pod *v1.Pod, done []Action, res []Result) {
 		if !ok {
 			continue
 		}
-		id := containerID(stop.ID)
-		c.info(3, "Killing unwanted container for pod", slog.String("containerName", stop.Name), slog.String("containerID", id), kObj(pod))
+		// SyncPod logs the ContainerID value, killContainer its String.
+		key, id := kubeContainerID(stop.ID), containerID(stop.ID)
+		c.info(3, "Killing unwanted container for pod", slog.String("containerName", stop.Name), slog.Any("containerID", key), kObj(pod))
 		c.info(2, "Killing container with a grace period", kObj(pod), podUID(pod.UID),
 			slog.String("containerName", stop.Name), slog.String("containerID", id), slog.Int64("gracePeriod", stop.Timeout))
 		if err := res[i].Err; err != nil {
 			c.logError(err, "Container termination failed with gracePeriod", kObj(pod), podUID(pod.UID),
 				slog.String("containerName", stop.Name), slog.String("containerID", id), slog.Int64("gracePeriod", stop.Timeout))
-			c.logError(err, "killContainer for pod failed", slog.String("containerName", stop.Name), slog.String("containerID", id), kObj(pod))
+			c.logError(err, "killContainer for pod failed", slog.String("containerName", stop.Name), slog.Any("containerID", key), kObj(pod))
 			continue
 		}
 		c.info(3, "Container exited normally", kObj(pod), podUID(pod.UID), slog.String("containerName", stop.Name), slog.String("containerID", id))
@@ -252,7 +269,7 @@ func (c *Core) logResizeWrites(pod, alloc *v1.Pod, memory []ContainerUpdate, don
 	updates := 0
 	var last UpdateContainerResources
 	updateFailed := func(err error) {
-		c.logError(err, "updateContainerResources failed", slog.String("container", last.Name), slog.String("cID", containerID(last.ID)),
+		c.logError(err, "updateContainerResources failed", slog.String("container", last.Name), slog.Any("cID", kubeContainerID(last.ID)),
 			podDesc(pod), slog.String("resourceName", string(updating)))
 		c.logError(err, "updatePodContainerResources failed", podDesc(pod), slog.String("resource", string(updating)))
 	}
@@ -303,9 +320,10 @@ func (c *Core) logResizeWrites(pod, alloc *v1.Pod, memory []ContainerUpdate, don
 	}
 }
 
-// errResizePodInPlace is the kubelet's kubecontainer.ErrResizePodInPlace,
-// which a failed resize's sync result wraps.
-var errResizePodInPlace = errors.New("ResizePodInPlaceError")
+// ErrResizePodInPlace is the kubelet's kubecontainer.ErrResizePodInPlace,
+// which the error of the "Error syncing pod, skipping" line of a failed
+// resize wraps (errors.Is).
+var ErrResizePodInPlace = errors.New("ResizePodInPlaceError")
 
 // logSyncError is the pod worker's line for a sync that failed
 // (pkg/kubelet/pod_workers.go), for a sync whose one failure is the
@@ -315,6 +333,6 @@ func (c *Core) logSyncError(pod *v1.Pod, resizeErr error) {
 	if !c.logging {
 		return
 	}
-	err := fmt.Errorf("failed to %q for %q with %w: %q", "ResizePodInPlace", formatPod(pod), errResizePodInPlace, resizeErr.Error())
+	err := fmt.Errorf("failed to %q for %q with %w: %q", "ResizePodInPlace", formatPod(pod), ErrResizePodInPlace, resizeErr.Error())
 	c.logError(err, "Error syncing pod, skipping", kObj(pod), podUID(pod.UID))
 }

@@ -78,8 +78,13 @@ func TestLogHooksOffCostNothing(t *testing.T) {
 	}
 	c.SetLogging(true)
 	hooks()
-	if logs := c.takeLogs(); len(logs) < 12 {
+	logs := c.takeLogs()
+	if len(logs) < 12 {
 		t.Errorf("with logging on the hooks logged %d lines: %v", len(logs), logs)
+	}
+	last := logs[len(logs)-1]
+	if err, ok := last.Attrs[0].Value.Any().(error); last.Msg != "Error syncing pod, skipping" || !ok || !errors.Is(err, ErrResizePodInPlace) {
+		t.Errorf("the failed sync's line %v does not wrap ErrResizePodInPlace", last)
 	}
 	if logs := c.takeLogs(); logs != nil {
 		t.Errorf("taken lines are handed out again: %v", logs)
