@@ -1,6 +1,7 @@
 package resize
 
 import (
+	"log/slog"
 	"sync"
 	"time"
 
@@ -229,6 +230,13 @@ type Deps struct {
 	// they take precedence over CheckpointDir.
 	Allocated state.State
 	Actuated  state.State
+	// Logger, when set, gets the lines the kubelet v1.35.4 logs on the
+	// resize path, with its messages and key/value pairs, at the slog
+	// level of their klog verbosity (core.LogRecord.Level: klog.InfoS is
+	// Info, V(n) is slog.Level(-n), so V(4) is Debug; errors are Error),
+	// stamped with the node's clock. Nil (the default) logs nothing and
+	// costs nothing. The package documentation lists the lines.
+	Logger *slog.Logger
 }
 
 // Event reasons the kubelet uses on the resize path (pkg/kubelet/events).

@@ -17,4 +17,64 @@
 // checkpoint write. NodeConfig.Profile selects the kubelet version to
 // behave as (Profile133 to Profile137; package profile says how they
 // differ).
+//
+// # Logging
+//
+// Deps.Logger, when set, gets the lines the kubelet v1.35.4 logs on the
+// resize path, with the kubelet's messages and key/value pairs (a pod as
+// klog.KObj prints it, "namespace/name", or as format.Pod does,
+// "name_namespace(uid)", where the kubelet uses that; a container ID as
+// "containerd://<id>" where the kubelet logs its String, as a
+// core.KubeContainerID value where it logs the kubecontainer.ContainerID
+// itself). Levels follow klog's verbosity as go-logr's bridge to slog maps
+// it: klog.ErrorS and logger.Error are slog.LevelError, klog.InfoS is
+// slog.LevelInfo, and klog.V(n).InfoS is slog.Level(-n): V(2) DEBUG+2,
+// V(3) DEBUG+1, V(4) slog.LevelDebug, V(5) DEBUG-1. So a handler at slog.LevelInfo shows what
+// a kubelet at -v=0 shows, one at slog.LevelDebug what -v=4 shows, and one
+// at slog.Level(-5) every line. Records carry the node's clock as their
+// time. A nil Logger logs nothing and costs nothing: the core then builds
+// no line. The lines, by where the kubelet logs them:
+//
+//   - pkg/kubelet/allocation/allocation_manager.go: "Pod admission denied"
+//     (Info; podUID, pod, reason, message) when the admit handlers refuse
+//     a new pod or defer a resize; "Resize cannot be accommodated" (V3;
+//     pod, reason, message) for a Deferred resize; the capacity message
+//     "Node didn't have enough capacity: ..." (V3; pod) and the static CPU
+//     and memory manager messages (V3; pod as format.Pod) for an Infeasible
+//     one; per pending resize retried, "Pod resize successfully allocated",
+//     "Pod resize is deferred; will reevaluate later" or "Pod resize is
+//     infeasible" (V4; pod), "Failed to handle pod resources resize"
+//     (Error; err, pod) when its allocation could not be checkpointed and
+//     "Pod not found; removing from pending resizes" (V4; podUID); after a
+//     periodic retry, "Successfully retried resize after timeout" (Info;
+//     pod) per resize it allocated; "SetPodAllocation failed" (Error; err,
+//     pod) for a new pod's allocation.
+//   - pkg/kubelet/kuberuntime/kuberuntime_manager.go and
+//     kuberuntime_container.go, for a restart the resize policy asks for:
+//     "Killing unwanted container for pod" (V3; containerName,
+//     containerID, pod), "Killing container with a grace period" (V2; pod,
+//     podUID, containerName, containerID, gracePeriod), then "Container
+//     exited normally" (V3) or "Container termination failed with
+//     gracePeriod" and "killContainer for pod failed" (Error).
+//   - the same files, doPodResizeAction: "Unable to get pod cgroup memory
+//     config" (Error; err, pod), "Allocated pod resize is not currently
+//     feasible" (Error; err, pod) when the memory usage check refuses,
+//     "Failed to set cgroup config" (Error; err, resource, pod),
+//     "updatePodSandboxResources failed: unimplemented; this call is
+//     best-effort: proceeding with resize" (V3; sandboxID), "Failed to
+//     notify runtime for UpdatePodSandboxResources" (Error; err, resource,
+//     pod), "Updating container resources" (V5; pod) before each
+//     resource's container updates, "updateContainerResources failed"
+//     (Error; err, container, cID, pod, resourceName) and
+//     "updatePodContainerResources failed" (Error; err, pod, resource).
+//   - pkg/kubelet/pod_workers.go: "Error syncing pod, skipping" (Error;
+//     err, pod, podUID) after a sync whose one failure was the resize, with
+//     the error the kubelet's sync result gives it.
+//
+// The lines of every sync that are not about the resize ("computePodActions
+// got for pod", the status manager's, the sandbox and container starts)
+// are not logged, nor those of the 1.36 and 1.37 kubelets where they
+// differ: every profile logs the 1.35.4 lines. With a Logger, Advance
+// does not skip over the periodic retries of pending resizes, which each
+// log their decision.
 package resize

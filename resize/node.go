@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -87,6 +88,8 @@ type Node struct {
 	clock     Clock
 	allocated state.State
 	actuated  state.State
+	// logger gets the kubelet's log lines (Deps.Logger); nil logs nothing.
+	logger *slog.Logger
 
 	mu   sync.Mutex
 	cond *sync.Cond
@@ -127,7 +130,11 @@ func NewNode(ctx context.Context, cfg NodeConfig, deps Deps) (*Node, error) {
 		clock:     deps.Clock,
 		allocated: deps.Allocated,
 		actuated:  deps.Actuated,
+		logger:    deps.Logger,
 		core:      c,
+	}
+	if n.logger != nil {
+		c.SetLogging(true)
 	}
 	n.cond = sync.NewCond(&n.mu)
 	if r, ok := n.cluster.(NodeRegistrar); ok {
@@ -231,6 +238,7 @@ func (n *Node) run(ctx context.Context, in core.Input) error {
 // drain performs rd's batch and every batch after it until the core is
 // quiet.
 func (n *Node) drain(ctx context.Context, rd core.Ready) error {
+	n.log(ctx, rd.Logs)
 	var err error
 	buf := resultBuffers.Get().(*[]core.Result)
 	defer func() {
@@ -245,7 +253,9 @@ func (n *Node) drain(ctx context.Context, rd core.Ready) error {
 		}
 		if rd.Batch == nil {
 			var quiet bool
-			if rd, quiet = n.wait(); quiet {
+			rd, quiet = n.wait()
+			n.log(ctx, rd.Logs)
+			if quiet {
 				return ctx.Err()
 			}
 		}
@@ -255,6 +265,7 @@ func (n *Node) drain(ctx context.Context, rd core.Ready) error {
 		if rd, err = n.step(done); err != nil {
 			return err
 		}
+		n.log(ctx, rd.Logs)
 	}
 }
 
@@ -263,12 +274,17 @@ func (n *Node) drain(ctx context.Context, rd core.Ready) error {
 var resultBuffers = sync.Pool{New: func() any { return new([]core.Result) }}
 
 // wait returns the next batch there is for this caller, waiting while
-// others perform theirs, or reports that the node is quiet.
+// others perform theirs, or reports that the node is quiet. The Ready
+// returned carries the log lines of every Step made meanwhile (operations
+// may start and end without a batch).
 func (n *Node) wait() (core.Ready, bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	var logs []core.LogRecord
 	for {
 		rd, _ := n.core.Step(core.Poll{})
+		logs = append(logs, rd.Logs...)
+		rd.Logs = logs
 		if rd.Batch != nil {
 			return rd, false
 		}
@@ -278,6 +294,26 @@ func (n *Node) wait() (core.Ready, bool) {
 			return rd, true
 		}
 		n.cond.Wait()
+	}
+}
+
+// log hands the core's log lines to the logger, outside the node's lock,
+// each as a record at its level and the time the core logged it. Lines
+// the handler does not take at their level are dropped.
+func (n *Node) log(ctx context.Context, logs []core.LogRecord) {
+	if n.logger == nil || len(logs) == 0 {
+		return
+	}
+	h := n.logger.Handler()
+	for _, l := range logs {
+		level := l.Level()
+		if !h.Enabled(ctx, level) {
+			continue
+		}
+		r := slog.NewRecord(l.Time, level, l.Msg, 0)
+		r.AddAttrs(l.Attrs...)
+		// A handler's error has nowhere to go: slog.Logger drops it too.
+		_ = h.Handle(ctx, r)
 	}
 }
 

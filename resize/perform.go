@@ -95,8 +95,8 @@ func (n *Node) do(ctx context.Context, a core.Action) core.Result {
 			// The call is best effort in every version: a runtime that
 			// does not implement it lets the resize go on, from 1.36 too
 			// (pkg/kubelet/kuberuntime/kuberuntime_container.go,
-			// updatePodSandboxResources).
-			r.Err = nil
+			// updatePodSandboxResources), and logs it.
+			r.Err, r.Unimplemented = nil, true
 		}
 	case core.CreateContainer:
 		r.ID, r.Err = n.rt.CreateContainer(ctx, a.SandboxID, a.Config, a.SandboxConfig)

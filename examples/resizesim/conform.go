@@ -25,7 +25,8 @@ const exitSignalBase = 128
 
 // conformValueFlags are the flags of resizesim and of conform that take
 // a value as the next argument, for finding the subcommand among them.
-var conformValueFlags = map[string]bool{"cgroup-root": true, "cri-endpoint": true, "image": true, "scenarios": true, "steps": true}
+var conformValueFlags = map[string]bool{"cgroup-root": true, "cri-endpoint": true, "image": true, "scenarios": true, "steps": true,
+	"o": true, "output": true, "junit": true}
 
 // conformArgs finds the subcommand conform as the first argument that is
 // not a flag or a flag's value, and returns the arguments without it.

@@ -16,6 +16,8 @@
 //	--flush-checkpoints            # explore: run the kubelets with NodeConfig.FlushCheckpoints
 //	--share-crash-states           # explore: run crash points that leave the same state once
 //	--steps resize                 # explore: only the resize steps (default: every step that runs the node)
+//	-o json, --output json         # run: one JSON document for the whole run instead of the transcripts
+//	--junit FILE                   # run: also write a JUnit XML report to FILE
 //
 // A scenario file chooses the kubelet version with its top-level kubelet
 // key; the versions resizesim reproduces are listed in the usage message
@@ -35,7 +37,6 @@ package main
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -82,6 +83,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&xopts.FlushCheckpoints, "flush-checkpoints", false, "explore: run the kubelets with FlushCheckpoints (resizelet's opt-in fix)")
 	fs.BoolVar(&xopts.ShareCrashStates, "share-crash-states", false, "explore: run crash points that leave the same state once, and share the outcome")
 	fs.StringVar(&steps, "steps", "all", "explore: the steps to explore, `all` (every step that runs the node) or resize")
+	var output, junit string
+	fs.StringVar(&output, "output", "text", "run: print `text` (the transcripts) or json (one JSON document for the whole run); -o for short")
+	fs.StringVar(&output, "o", "text", "")
+	fs.StringVar(&junit, "junit", "", "run: also write a JUnit XML report to `FILE`")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: resizesim [flags]            run the built-in walkthrough\n")
 		fmt.Fprintf(stderr, "       resizesim [flags] run FILE... run scenario files\n")
@@ -89,7 +94,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "       resizesim conform --cri-endpoint unix:///PATH --image IMAGE [--cgroup-root DIR] [--scenarios GLOB]...\n")
 		fmt.Fprintf(stderr, "       resizesim [flags] explore FILE... crash or fail every I/O call of every step and judge the end\n")
 		fmt.Fprintf(stderr, "kubelet versions (a scenario's kubelet key): %s (default %s)\n", supportedVersions(), profile.Default)
-		fs.PrintDefaults()
+		printFlags(fs, stderr)
 	}
 	// Flags may come before and after the subcommand and the files.
 	var rest []string
@@ -105,6 +110,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if opts.CRIEndpoint != "" && opts.Image == "" {
 		fmt.Fprintln(stderr, "resizesim: --cri-endpoint needs --image")
+		return exitInvalid
+	}
+	if output != "text" && output != "json" {
+		fmt.Fprintf(stderr, "resizesim: --output %q: want text or json\n", output)
+		return exitInvalid
+	}
+	if (output != "text" || junit != "") && (len(rest) == 0 || rest[0] != "run") {
+		fmt.Fprintln(stderr, "resizesim: --output json and --junit are for the run command")
 		return exitInvalid
 	}
 	if len(rest) == 0 {
@@ -139,20 +152,61 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		xopts.Backends = opts
 		return exploreFiles(ctx, files, xopts, stdout, stderr)
 	}
+	return runFiles(ctx, files, opts, output == "json", junit, stdout, stderr)
+}
+
+// runFiles is run and plan on files: each file's transcript (or plans)
+// in turn, or with asJSON one JSON document for them all, and with junit
+// a JUnit report written there. Errors go to stderr in every form. The
+// status is the highest of the files', or 2 if the report cannot be
+// written.
+func runFiles(ctx context.Context, files []string, opts scenario.Options, asJSON bool, junit string, stdout, stderr io.Writer) int {
+	started := time.Now()
 	status := exitOK
+	results := make([]fileResult, 0, len(files))
 	for i, file := range files {
-		if i > 0 {
-			fmt.Fprintln(stdout)
+		r := runFile(ctx, file, opts)
+		switch {
+		case !asJSON:
+			if i > 0 {
+				fmt.Fprintln(stdout)
+			}
+			writeText(stdout, stderr, r, opts.Plans)
+		case r.outcome == outcomeError:
+			fmt.Fprintf(stderr, "resizesim: %s\n", r.errText)
 		}
-		code := exitInvalid
-		if s, err := scenario.Load(file); err != nil {
-			fmt.Fprintf(stderr, "resizesim: %v\n", err)
-		} else {
-			code = runOne(ctx, s, opts, stdout, stderr)
+		status = max(status, r.code)
+		results = append(results, r)
+	}
+	elapsed := time.Since(started)
+	if junit != "" {
+		if err := writeJUnit(junit, results, started, elapsed); err != nil {
+			fmt.Fprintf(stderr, "resizesim: --junit: %v\n", err)
+			status = exitInvalid
 		}
-		status = max(status, code)
+	}
+	if asJSON {
+		if err := writeJSON(stdout, results, status, elapsed); err != nil {
+			fmt.Fprintf(stderr, "resizesim: --output json: %v\n", err)
+			return exitInvalid
+		}
 	}
 	return status
+}
+
+// printFlags prints the flags as flag.PrintDefaults does, but -o, which
+// -output's text names as its short form.
+func printFlags(fs *flag.FlagSet, w io.Writer) {
+	shown := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name == "o" {
+			return
+		}
+		shown.Var(f.Value, f.Name, f.Usage)
+		shown.Lookup(f.Name).DefValue = f.DefValue
+	})
+	shown.SetOutput(w)
+	shown.PrintDefaults()
 }
 
 // supportedVersions lists the kubelet versions a scenario may name, oldest
@@ -165,42 +219,19 @@ func supportedVersions() string {
 	return strings.Join(names, ", ")
 }
 
+// runOne runs a loaded scenario and prints its transcript (or plans) as
+// run does, and returns its exit status.
 func runOne(ctx context.Context, s *scenario.Scenario, opts scenario.Options, stdout, stderr io.Writer) int {
-	res, err := scenario.Run(ctx, s, opts)
-	if err != nil {
-		var se *scenario.Error
-		switch {
-		case errors.As(err, &se):
-			fmt.Fprintf(stderr, "resizesim: %v\n", err)
-		case errors.Is(err, scenario.ErrNotApplicable):
-			fmt.Fprintf(stdout, "SKIP %s: %v\n", s.File, err)
-			return exitOK
-		default:
-			fmt.Fprintf(stderr, "resizesim: %s: %v\n", s.File, err)
-		}
-		return exitInvalid
-	}
-	if opts.Plans {
-		printPlans(stdout, s, res.Plans)
-		return exitOK
-	}
-	stdout.Write(res.Transcript)
-	if len(res.Mismatches) == 0 {
-		fmt.Fprintf(stdout, "\nPASS %s\n", s.File)
-		return exitOK
-	}
-	fmt.Fprintf(stdout, "\nFAIL %s: %d expectation(s) did not hold\n", s.File, len(res.Mismatches))
-	for _, m := range res.Mismatches {
-		fmt.Fprintf(stdout, "%s: %s\n", s.File, m)
-	}
-	return exitMismatch
+	r := runScenario(ctx, s, opts)
+	writeText(stdout, stderr, r, opts.Plans)
+	return r.code
 }
 
-// printPlans prints the dry-run plan of each resize step of a scenario.
-// Plans are about what the node would do; the file's expectations are not
-// checked.
-func printPlans(w io.Writer, s *scenario.Scenario, plans []scenario.StepPlan) {
-	fmt.Fprintf(w, "Scenario: %s (%s)\n", s.Name, s.File)
+// printPlans prints the dry-run plan of each resize step of a scenario
+// (its name and file). Plans are about what the node would do; the file's
+// expectations are not checked.
+func printPlans(w io.Writer, name, file string, plans []scenario.StepPlan) {
+	fmt.Fprintf(w, "Scenario: %s (%s)\n", name, file)
 	if len(plans) == 0 {
 		fmt.Fprintln(w, "no resize steps")
 	}

@@ -59,6 +59,10 @@ type Result struct {
 	NotFound bool
 	// Exists answers ReadCgroupExists.
 	Exists bool
+	// Unimplemented is set when the runtime answered a best-effort
+	// UpdatePodSandboxResources with Unimplemented and the driver took
+	// that as success (Err is nil): the kubelet logs it.
+	Unimplemented bool
 	// ID is the ID RunPodSandbox or CreateContainer returned.
 	ID string
 	// Values answers ReadCgroup.

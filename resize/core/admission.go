@@ -132,6 +132,7 @@ func (t *admitTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 			c.verify(ps, used, decision)
 		}
 		if decision.Outcome != allocation.Admitted {
+			c.logAdmissionDenied(ps.pod, decision.Reason, decision.Message)
 			t.emit(c.event(&t.opOutput, ps.pod, v1.EventTypeWarning, decision.Reason, decision.Message))
 			status := ps.pod.Status.DeepCopy()
 			status.Phase = v1.PodFailed
@@ -146,6 +147,7 @@ func (t *admitTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 	default:
 		if _, r, _ := resultOf[WriteAllocated](done, res); r.Err != nil {
 			err := r.Err
+			c.logSetPodAllocationFailed(ps.pod, err)
 			t.emit(c.event(&t.opOutput, ps.pod, v1.EventTypeWarning, ReasonFailed, err.Error()))
 		}
 		ps.admitted = true
@@ -209,6 +211,9 @@ type retryTask struct {
 	// torn down and added again, while its allocation was checkpointed is
 	// another (or no) podState by then.
 	decidedState *podState
+	// retried are the pods (namespace/name) whose resize a periodic retry
+	// allocated, for its log lines; kept only with logging on.
+	retried []string
 }
 
 func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, bool, bool) {
@@ -240,11 +245,13 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 			err := r.Err
 			// The allocation stays in memory (the checkpoint keeps it) but
 			// the resize is not started: it stays queued.
+			c.logRetryOutcome(ps.pod, allocation.Admitted, err)
 			t.emit(c.event(&t.opOutput, ps.pod, v1.EventTypeWarning, ReasonFailed, err.Error()))
 			t.keep = append(t.keep, item)
 		} else {
 			allocated = true
 			c.startResize(ps, t.decided, &t.opOutput)
+			t.allocated(c, ps.pod)
 		}
 		t.settle(c, ps, allocated)
 		t.next++
@@ -253,6 +260,7 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 		item := t.items[t.next]
 		ps := c.hot(c.pods[item.UID])
 		if ps == nil {
+			c.logPendingPodGone(item.UID)
 			continue
 		}
 		t.before = ps.conds.snapshot()
@@ -265,13 +273,34 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 		if outcome == allocation.Deferred {
 			t.keep = append(t.keep, item)
 		}
+		if outcome == allocation.Admitted {
+			t.allocated(c, ps.pod)
+		} else {
+			c.logRetryOutcome(ps.pod, outcome, nil)
+		}
 		t.settle(c, ps, false)
+	}
+	for _, pod := range t.retried {
+		c.logRetriedAfterTimeout(pod)
 	}
 	c.queue.Clear()
 	for _, item := range t.keep {
 		c.queue.Push(item)
 	}
 	return t.take(), false, true
+}
+
+// allocated logs a resize the retry allocated, or found with nothing left
+// to allocate (the kubelet's successful resizes), and keeps it for the
+// line a periodic retry logs at its end.
+func (t *retryTask) allocated(c *Core, pod *v1.Pod) {
+	if !c.logging {
+		return
+	}
+	c.logRetryOutcome(pod, allocation.Admitted, nil)
+	if t.trigger == allocation.TriggerPeriodicRetry {
+		t.retried = append(t.retried, kObj(pod).Value.String())
+	}
 }
 
 // settle queues the pod for sync when its allocation or conditions
@@ -287,8 +316,9 @@ func (t *retryTask) finish(c *Core) {
 	out, items, keep := t.opOutput, t.items[:0], t.keep[:0]
 	clear(items[:cap(items)])
 	clear(keep[:cap(keep)])
+	clear(t.retried)
 	out.reset()
-	*t = retryTask{opOutput: out, items: items, keep: keep}
+	*t = retryTask{opOutput: out, items: items, keep: keep, retried: t.retried[:0]}
 	c.retryPool = append(c.retryPool, t)
 }
 
@@ -315,6 +345,7 @@ func (c *Core) handleResize(ps *podState, out *opOutput) allocation.Outcome {
 		out.write = AllocationRecord{UID: ps.uid, Resources: c.allocationFromPod(ps, allocation.As(pod))}
 		return allocation.Admitted
 	}
+	c.logResizeDecision(pod, decision)
 	reason := string(decision.Outcome)
 	newly := ps.conds.setPending(reason, decision.Message, pod.Generation, metav1.NewTime(c.now))
 	// The early Infeasible checks (platform, static pod, swap, pod-level

@@ -101,6 +101,11 @@ type Core struct {
 
 	inflight map[uint64]*flight
 	nextID   uint64
+
+	// logging turns the log records on (SetLogging); logs are those of
+	// the current Step, handed out in its Ready.
+	logging bool
+	logs    []LogRecord
 }
 
 // flight is a batch in flight and the operation waiting for it.

@@ -19,6 +19,11 @@
 // a table test of its own next to it, and flow_test.go, sync_test.go and
 // step_test.go drive the operations through a small scripted world.
 //
+// With SetLogging on, each Ready also carries the lines the kubelet logs
+// for what the Step decided and the results it took (logs.go: LogRecord,
+// one function per place the kubelet logs); off, the default, nothing is
+// built.
+//
 // Version behaviour comes from package profile; pod cgroup arithmetic from
 // package cgroup/cgconfig; admission arithmetic from package allocation.
 package core

@@ -108,8 +108,12 @@ func (Poll) input()            {}
 
 // Ready is what Step returns: the next batch for the caller to perform
 // (nil when there is nothing it can do now), and when the earliest timer
-// falls due, for a driver that arms a real timer.
+// falls due, for a driver that arms a real timer. With logging on
+// (Core.SetLogging), Logs are the lines the kubelet logs for what this
+// Step decided and for the results it took, in order; they are the
+// caller's, and nil with logging off.
 type Ready struct {
 	Batch     *Batch
 	NextTimer time.Time
+	Logs      []LogRecord
 }

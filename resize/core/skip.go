@@ -30,9 +30,14 @@ func lcm(a, b time.Duration) time.Duration {
 // stretch of such timers (Node.Advance), and only by a multiple of
 // SkipPeriod, so that after Skip every timer stands where it would have
 // stood after firing through d. Skip refuses (false) unless the core is
-// started and quiet and d is a positive multiple of SkipPeriod.
+// started and quiet and d is a positive multiple of SkipPeriod, and, with
+// logging on (SetLogging), while resizes are pending: each periodic retry
+// logs its decisions, so those retries must fire.
 func (c *Core) Skip(d time.Duration) bool {
 	if !c.started || !c.Quiet() || d <= 0 || d%SkipPeriod != 0 {
+		return false
+	}
+	if c.logging && c.queue.Len() > 0 {
 		return false
 	}
 	c.now = c.now.Add(d)

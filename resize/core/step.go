@@ -67,7 +67,7 @@ func (c *Core) Step(in Input) (Ready, error) {
 
 func (c *Core) ready(b *Batch) Ready {
 	c.settle()
-	return Ready{Batch: b, NextTimer: c.NextTimer()}
+	return Ready{Batch: b, NextTimer: c.NextTimer(), Logs: c.takeLogs()}
 }
 
 // tick fires the timers due at now: the periodic retry (queued as an

@@ -226,6 +226,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 		return acts
 
 	case syncKilled:
+		c.logKills(ps.pod, done, res)
 		for i, a := range done {
 			if stop, ok := a.(StopContainer); ok {
 				if err := res[i].Err; err != nil {
@@ -252,6 +253,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 	case syncResizeRead:
 		_, r, _ := resultOf[ReadCgroup](done, res)
 		if err := r.Err; err != nil {
+			c.logPodCgroupReadFailed(ps.pod, err)
 			o.resized(fmt.Errorf("unable to get pod cgroup memory config for pod %q: %w", formatPod(o.alloc), err))
 			return nil
 		}
@@ -268,6 +270,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 
 	case syncUsageRead:
 		if err := o.check.verdict(o.alloc, done, res); err != nil {
+			c.logResizeNotFeasible(ps.pod, err)
 			o.resized(err)
 			return nil
 		}
@@ -285,6 +288,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 		return o.scratch
 
 	case syncResized:
+		c.logResizeWrites(ps.pod, o.alloc, o.actions.UpdateMemory, done, res)
 		var err error
 		for i, a := range done {
 			if res[i].Err == nil || !StopsOnFailure(a) {
@@ -434,6 +438,9 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 		}
 		acts = append(acts, c.writeStatus(ps, c.buildStatus(ps, o.alloc, o.states, o.statuses)))
 		o.scratch = acts
+		if o.resizeErr != nil && len(o.errs) == 1 {
+			c.logSyncError(ps.pod, o.resizeErr)
+		}
 		o.phase = syncDone
 		return acts
 	}

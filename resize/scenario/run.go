@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -92,8 +93,20 @@ type Mismatch struct {
 	Got  string
 }
 
-// String renders the mismatch as a readable diff.
+// diffAbove is the length beyond which Mismatch.String shows a diff
+// rather than the two values: a one-word difference in a long message
+// (an event, a condition message) is lost between two whole lines.
+const diffAbove = 80
+
+// String renders the mismatch as a readable diff: the wanted and found
+// values on a line each, or, when either is longer than 80 bytes or has
+// more than one line, go-cmp's diff of the two (cmp.Diff(want, got):
+// "-" lines are wanted, "+" lines found, the rest common to both).
 func (m Mismatch) String() string {
+	if len(m.Want) > diffAbove || len(m.Got) > diffAbove || strings.Contains(m.Want, "\n") || strings.Contains(m.Got, "\n") {
+		diff := strings.TrimRight(cmp.Diff(m.Want, m.Got), "\n")
+		return fmt.Sprintf("steps[%d]: expect.%s (-want +got):\n  %s", m.Step, m.Path, strings.ReplaceAll(diff, "\n", "\n  "))
+	}
 	return fmt.Sprintf("steps[%d]: expect.%s\n  - want: %s\n  + got:  %s", m.Step, m.Path, m.Want, m.Got)
 }
 

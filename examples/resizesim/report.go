@@ -1,0 +1,259 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/resizelet/resizelet/resize/scenario"
+)
+
+// Outcomes of one scenario file in a run.
+const (
+	outcomePass  = "pass"  // every expectation held
+	outcomeFail  = "fail"  // an expectation did not hold
+	outcomeSkip  = "skip"  // the file does not apply to the backends (scenario.ErrNotApplicable)
+	outcomeError = "error" // the file is not a valid scenario, or the run could not be done
+)
+
+// fileResult is what one scenario file gave: all that the text, JSON and
+// JUnit reports say of it.
+type fileResult struct {
+	file    string
+	name    string // the scenario's name, when it loaded
+	outcome string
+	code    int // the file's exit status
+	// err is the file's error (outcomeError) or the reason it does not
+	// apply (outcomeSkip); errText is its message as resizesim prints it
+	// after "resizesim: ".
+	err      error
+	errText  string
+	res      *scenario.Result // the run's result, when it ran
+	duration time.Duration
+}
+
+// runFile loads and runs one scenario file.
+func runFile(ctx context.Context, file string, opts scenario.Options) fileResult {
+	start := time.Now()
+	s, err := scenario.Load(file)
+	if err != nil {
+		return fileResult{file: file, outcome: outcomeError, code: exitInvalid, err: err, errText: err.Error(), duration: time.Since(start)}
+	}
+	r := runScenario(ctx, s, opts)
+	r.duration = time.Since(start)
+	return r
+}
+
+// runScenario runs a loaded scenario and classifies the result; it prints
+// nothing.
+func runScenario(ctx context.Context, s *scenario.Scenario, opts scenario.Options) fileResult {
+	r := fileResult{file: s.File, name: s.Name}
+	res, err := scenario.Run(ctx, s, opts)
+	var se *scenario.Error
+	switch {
+	case errors.As(err, &se):
+		r.outcome, r.code, r.err, r.errText = outcomeError, exitInvalid, err, err.Error()
+	case errors.Is(err, scenario.ErrNotApplicable):
+		r.outcome, r.code, r.err, r.errText = outcomeSkip, exitOK, err, err.Error()
+	case err != nil:
+		r.outcome, r.code, r.err, r.errText = outcomeError, exitInvalid, err, fmt.Sprintf("%s: %v", s.File, err)
+	case len(res.Mismatches) > 0 && !opts.Plans:
+		r.outcome, r.code, r.res = outcomeFail, exitMismatch, res
+	default:
+		r.outcome, r.code, r.res = outcomePass, exitOK, res
+	}
+	return r
+}
+
+// writeText prints a file's result as resizesim run always has: the
+// transcript and PASS or FAIL with the mismatches on stdout (or the plans,
+// for plan), SKIP on stdout, errors on stderr.
+func writeText(stdout, stderr io.Writer, r fileResult, plans bool) {
+	switch r.outcome {
+	case outcomeError:
+		fmt.Fprintf(stderr, "resizesim: %s\n", r.errText)
+		return
+	case outcomeSkip:
+		fmt.Fprintf(stdout, "SKIP %s: %s\n", r.file, r.errText)
+		return
+	}
+	if plans {
+		printPlans(stdout, r.name, r.file, r.res.Plans)
+		return
+	}
+	stdout.Write(r.res.Transcript)
+	if r.outcome == outcomePass {
+		fmt.Fprintf(stdout, "\nPASS %s\n", r.file)
+		return
+	}
+	fmt.Fprintf(stdout, "\nFAIL %s: %d expectation(s) did not hold\n", r.file, len(r.res.Mismatches))
+	for _, m := range r.res.Mismatches {
+		fmt.Fprintf(stdout, "%s: %s\n", r.file, m)
+	}
+}
+
+// jsonRun is the document resizesim run -o json prints: the run's exit
+// status and a result per file, in the order given (FORMAT.md, "Running
+// scenarios", documents it).
+type jsonRun struct {
+	Status   int        `json:"status"`
+	Passed   bool       `json:"passed"`
+	Duration float64    `json:"duration"`
+	Files    []jsonFile `json:"files"`
+}
+
+type jsonFile struct {
+	File       string         `json:"file"`
+	Name       string         `json:"name,omitempty"`
+	Result     string         `json:"result"`
+	Passed     bool           `json:"passed"`
+	Mismatches []jsonMismatch `json:"mismatches"`
+	Error      string         `json:"error,omitempty"`
+	Skipped    string         `json:"skipped,omitempty"`
+	Duration   float64        `json:"duration"`
+}
+
+type jsonMismatch struct {
+	Step int    `json:"step"`
+	Path string `json:"path"`
+	Want string `json:"want"`
+	Got  string `json:"got"`
+}
+
+// writeJSON prints the run as one JSON document.
+func writeJSON(w io.Writer, results []fileResult, status int, elapsed time.Duration) error {
+	doc := jsonRun{Status: status, Passed: status == exitOK, Duration: elapsed.Seconds(), Files: []jsonFile{}}
+	for _, r := range results {
+		f := jsonFile{File: r.file, Name: r.name, Result: r.outcome, Passed: r.outcome == outcomePass,
+			Mismatches: []jsonMismatch{}, Duration: r.duration.Seconds()}
+		switch r.outcome {
+		case outcomeError:
+			f.Error = r.errText
+		case outcomeSkip:
+			f.Skipped = r.errText
+		case outcomeFail:
+			for _, m := range r.res.Mismatches {
+				f.Mismatches = append(f.Mismatches, jsonMismatch{Step: m.Step, Path: "expect." + m.Path, Want: m.Want, Got: m.Got})
+			}
+		}
+		doc.Files = append(doc.Files, f)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
+
+// JUnit XML as GitLab, Jenkins and most CI systems read it: testsuites,
+// one testsuite, a testcase per file with failure, error or skipped.
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name      string      `xml:"name,attr"`
+	Tests     int         `xml:"tests,attr"`
+	Failures  int         `xml:"failures,attr"`
+	Errors    int         `xml:"errors,attr"`
+	Skipped   int         `xml:"skipped,attr"`
+	Time      string      `xml:"time,attr"`
+	Timestamp string      `xml:"timestamp,attr"`
+	Cases     []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	File      string        `xml:"file,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitProblem `xml:"failure,omitempty"`
+	Error     *junitProblem `xml:"error,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
+	SystemOut *junitText    `xml:"system-out,omitempty"`
+}
+
+// junitProblem is a failure or an error; its text is CDATA, so that the
+// mismatches read as they print.
+type junitProblem struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",cdata"`
+}
+
+// junitText is an element of text as CDATA.
+type junitText struct {
+	Text string `xml:",cdata"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
+}
+
+// xmlText makes s fit for CDATA: invalid UTF-8 and the characters XML 1.0
+// does not allow (control characters but tab, newline and carriage
+// return; U+FFFE and U+FFFF) become U+FFFD. encoding/xml escapes
+// attributes and character data itself, but writes CDATA as given.
+func xmlText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r':
+			return r
+		case r < 0x20, r == 0xFFFE, r == 0xFFFF, r >= 0xD800 && r <= 0xDFFF:
+			return '\uFFFD'
+		}
+		return r
+	}, s)
+}
+
+// seconds renders a duration as JUnit's time attribute: seconds with
+// millisecond precision.
+func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
+
+// writeJUnit writes the run as a JUnit XML report to path: a failed file's
+// failure holds its mismatches as resizesim prints them and its
+// system-out its transcript; an invalid file is an error, a file that
+// does not apply skipped.
+func writeJUnit(path string, results []fileResult, started time.Time, elapsed time.Duration) error {
+	suite := junitSuite{Name: "resizesim run", Tests: len(results), Time: seconds(elapsed), Timestamp: started.UTC().Format("2006-01-02T15:04:05")}
+	for _, r := range results {
+		c := junitCase{Name: r.file, Classname: "resizesim", File: r.file, Time: seconds(r.duration)}
+		switch r.outcome {
+		case outcomeFail:
+			suite.Failures++
+			var text strings.Builder
+			for _, m := range r.res.Mismatches {
+				fmt.Fprintf(&text, "%s: %s\n", r.file, m)
+			}
+			c.Failure = &junitProblem{Message: fmt.Sprintf("%d expectation(s) did not hold", len(r.res.Mismatches)), Type: "mismatch", Text: xmlText(text.String())}
+			c.SystemOut = &junitText{Text: xmlText(string(r.res.Transcript))}
+		case outcomeError:
+			suite.Errors++
+			c.Error = &junitProblem{Message: r.errText, Type: "invalid", Text: xmlText(r.errText)}
+		case outcomeSkip:
+			suite.Skipped++
+			c.Skipped = &junitSkipped{Message: r.errText}
+		}
+		suite.Cases = append(suite.Cases, c)
+	}
+	doc := junitSuites{Name: "resizesim", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors, Skipped: suite.Skipped,
+		Time: suite.Time, Suites: []junitSuite{suite}}
+	out, err := xml.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	out = append([]byte(xml.Header), out...)
+	return os.WriteFile(path, append(out, '\n'), 0o644)
+}

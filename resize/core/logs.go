@@ -1,0 +1,338 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/resizelet/resizelet/allocation"
+)
+
+// LogRecord is one line the kubelet v1.35.4 logs on the resize path
+// (klog.InfoS, klog.V(n).InfoS, klog.ErrorS and their contextual-logger
+// forms), with the kubelet's message and key/value pairs. A core with
+// logging on (SetLogging) returns the records of each Step in Ready.Logs;
+// the driver hands them to its logger. The lines, where the kubelet logs
+// them and at which verbosity, are listed in package resize's
+// documentation of Deps.Logger.
+type LogRecord struct {
+	// Time is the core's time when the line was logged.
+	Time time.Time
+	// V is the klog verbosity of an info line: n for klog.V(n).InfoS, 0
+	// for klog.InfoS. It is 0 for error lines.
+	V int
+	// Error marks an error line (klog.ErrorS, logger.Error).
+	Error bool
+	// Msg is the kubelet's message.
+	Msg string
+	// Attrs are the kubelet's key/value pairs, in its order. An error
+	// line with an error carries it first, under "err", as klog prints it.
+	Attrs []slog.Attr
+}
+
+// Level is the record's slog level: slog.LevelError for an error line,
+// and slog.Level(-V) for an info line, as go-logr's bridge to slog maps
+// verbosity: klog.InfoS is slog.LevelInfo, V(4) is slog.LevelDebug, and a
+// handler that takes level -n shows what klog shows with -v=n.
+func (r LogRecord) Level() slog.Level {
+	if r.Error {
+		return slog.LevelError
+	}
+	return slog.Level(-r.V)
+}
+
+// String renders the record as one line, for tests and debugging: level,
+// message, then the pairs as key=value.
+func (r LogRecord) String() string {
+	s := r.Level().String() + " " + fmt.Sprintf("%q", r.Msg)
+	for _, a := range r.Attrs {
+		s += " " + a.String()
+	}
+	return s
+}
+
+// SetLogging turns the log records on or off. Off (the default), the core
+// builds no record and Ready.Logs stays nil; on, Skip also refuses while
+// resizes are pending, since each periodic retry it would jump over logs
+// its decisions.
+func (c *Core) SetLogging(on bool) {
+	c.logging = on
+	if !on {
+		c.logs = nil
+	}
+}
+
+// takeLogs hands the records logged since the last Step to the caller,
+// who owns them: the core starts a new slice.
+func (c *Core) takeLogs() []LogRecord {
+	logs := c.logs
+	c.logs = nil
+	return logs
+}
+
+// info logs an info line at verbosity v. Callers check c.logging first,
+// so that the attributes are not built when logging is off.
+func (c *Core) info(v int, msg string, attrs ...slog.Attr) {
+	c.logs = append(c.logs, LogRecord{Time: c.now, V: v, Msg: msg, Attrs: attrs})
+}
+
+// logError logs an error line; err may be nil (logger.Error(nil, ...)).
+func (c *Core) logError(err error, msg string, attrs ...slog.Attr) {
+	if err != nil {
+		attrs = append([]slog.Attr{slog.Any("err", err)}, attrs...)
+	}
+	c.logs = append(c.logs, LogRecord{Time: c.now, Error: true, Msg: msg, Attrs: attrs})
+}
+
+// kObj is klog.KObj(pod) as klog prints it: namespace/name.
+func kObj(pod *v1.Pod) slog.Attr {
+	if pod.Namespace == "" {
+		return slog.String("pod", pod.Name)
+	}
+	return slog.String("pod", pod.Namespace+"/"+pod.Name)
+}
+
+// podDesc is "pod" as format.Pod prints it: name_namespace(uid)
+// (pkg/kubelet/util/format/pod.go).
+func podDesc(pod *v1.Pod) slog.Attr { return slog.String("pod", formatPod(pod)) }
+
+func podUID(uid types.UID) slog.Attr { return slog.String("podUID", string(uid)) }
+
+// containerID is a kubecontainer.ContainerID as its String prints it:
+// the runtime's type, "://", the ID.
+func containerID(id string) string { return containerIDPrefix + id }
+
+// KubeContainerID is the kubelet's kubecontainer.ContainerID, for the
+// lines that log one as a value rather than through its String (whose
+// receiver is a pointer): a text handler prints it as klog's text format
+// does, {Type:containerd ID:...}, a JSON handler as the kubelet's JSON
+// format does.
+type KubeContainerID struct {
+	Type string
+	ID   string
+}
+
+// kubeContainerID is the runtime container ID id as the kubelet holds it.
+func kubeContainerID(id string) KubeContainerID {
+	return KubeContainerID{Type: strings.TrimSuffix(containerIDPrefix, "://"), ID: id}
+}
+
+// logAdmissionDenied is canAdmitPod's line when an admit handler refuses a
+// pod, new or resized (pkg/kubelet/allocation/allocation_manager.go).
+func (c *Core) logAdmissionDenied(pod *v1.Pod, reason, message string) {
+	if !c.logging {
+		return
+	}
+	c.info(0, "Pod admission denied", podUID(pod.UID), kObj(pod), slog.String("reason", reason), slog.String("message", message))
+}
+
+// logSetPodAllocationFailed is AddPod's line when the allocation of an
+// admitted pod could not be checkpointed (allocation_manager.go).
+func (c *Core) logSetPodAllocationFailed(pod *v1.Pod, err error) {
+	if !c.logging {
+		return
+	}
+	c.logError(err, "SetPodAllocation failed", kObj(pod))
+}
+
+// logResizeDecision is what canResizePod logs for a refused resize
+// (allocation_manager.go): the admit handler's refusal of a Deferred
+// resize, and the capacity and resource-manager checks of an Infeasible
+// one. The early checks of handlePodResourcesResize (platform, gate,
+// static pod, swap, pod-level gate) log nothing.
+func (c *Core) logResizeDecision(pod *v1.Pod, d allocation.Decision) {
+	if !c.logging {
+		return
+	}
+	switch d.Outcome {
+	case allocation.Deferred:
+		c.logAdmissionDenied(pod, d.Reason, d.Message)
+		c.info(3, "Resize cannot be accommodated", kObj(pod), slog.String("reason", d.Reason), slog.String("message", d.Message))
+	case allocation.Infeasible:
+		switch d.Reason {
+		case "insufficient_node_allocatable":
+			c.info(3, d.Message, kObj(pod))
+		case "guaranteed_pod_cpu_manager_static_policy", "guaranteed_pod_memory_manager_static_policy":
+			// These two print the pod with format.Pod.
+			c.info(3, d.Message, podDesc(pod))
+		}
+	}
+}
+
+// logRetryOutcome is retryPendingResizes' line for one pending resize
+// (allocation_manager.go): the error of handlePodResourcesResize, or the
+// state it left. A resize with nothing to allocate any more is "successfully
+// allocated" too, as the kubelet's switch falls through to its default.
+func (c *Core) logRetryOutcome(pod *v1.Pod, outcome allocation.Outcome, err error) {
+	if !c.logging {
+		return
+	}
+	switch {
+	case err != nil:
+		c.logError(err, "Failed to handle pod resources resize", kObj(pod))
+	case outcome == allocation.Deferred:
+		c.info(4, "Pod resize is deferred; will reevaluate later", kObj(pod))
+	case outcome == allocation.Infeasible:
+		c.info(4, "Pod resize is infeasible", kObj(pod))
+	default:
+		c.info(4, "Pod resize successfully allocated", kObj(pod))
+	}
+}
+
+// logPendingPodGone is retryPendingResizes' line for a queued pod the
+// kubelet no longer has (allocation_manager.go).
+func (c *Core) logPendingPodGone(uid types.UID) {
+	if !c.logging {
+		return
+	}
+	c.info(4, "Pod not found; removing from pending resizes", podUID(uid))
+}
+
+// logRetriedAfterTimeout is the allocation manager's Run loop's line for
+// each resize its periodic retry allocated (allocation_manager.go).
+func (c *Core) logRetriedAfterTimeout(pod string) {
+	c.info(0, "Successfully retried resize after timeout", slog.String("pod", pod))
+}
+
+// logKills are SyncPod's and killContainer's lines for the containers a
+// resize restarts, one container after the other as the kubelet kills
+// them, from the StopContainer calls performed and their results
+// (pkg/kubelet/kuberuntime/kuberuntime_manager.go, SyncPod;
+// kuberuntime_container.go, killContainer).
+func (c *Core) logKills(pod *v1.Pod, done []Action, res []Result) {
+	if !c.logging {
+		return
+	}
+	for i, a := range done {
+		stop, ok := a.(StopContainer)
+		if !ok {
+			continue
+		}
+		// SyncPod logs the ContainerID value, killContainer its String.
+		key, id := kubeContainerID(stop.ID), containerID(stop.ID)
+		c.info(3, "Killing unwanted container for pod", slog.String("containerName", stop.Name), slog.Any("containerID", key), kObj(pod))
+		c.info(2, "Killing container with a grace period", kObj(pod), podUID(pod.UID),
+			slog.String("containerName", stop.Name), slog.String("containerID", id), slog.Int64("gracePeriod", stop.Timeout))
+		if err := res[i].Err; err != nil {
+			c.logError(err, "Container termination failed with gracePeriod", kObj(pod), podUID(pod.UID),
+				slog.String("containerName", stop.Name), slog.String("containerID", id), slog.Int64("gracePeriod", stop.Timeout))
+			c.logError(err, "killContainer for pod failed", slog.String("containerName", stop.Name), slog.Any("containerID", key), kObj(pod))
+			continue
+		}
+		c.info(3, "Container exited normally", kObj(pod), podUID(pod.UID), slog.String("containerName", stop.Name), slog.String("containerID", id))
+	}
+}
+
+// logPodCgroupReadFailed is doPodResizeAction's line when the pod cgroup
+// cannot be read back (kuberuntime_manager.go).
+func (c *Core) logPodCgroupReadFailed(pod *v1.Pod, err error) {
+	if !c.logging {
+		return
+	}
+	c.logError(err, "Unable to get pod cgroup memory config", kObj(pod))
+}
+
+// logResizeNotFeasible is doPodResizeAction's line when the memory usage
+// check refuses the resize (kuberuntime_manager.go).
+func (c *Core) logResizeNotFeasible(pod *v1.Pod, err error) {
+	if !c.logging {
+		return
+	}
+	c.logError(err, "Allocated pod resize is not currently feasible", kObj(pod))
+}
+
+// logResizeWrites are doPodResizeAction's lines for the resize writes
+// performed, in order (kuberuntime_manager.go: setPodCgroupConfig,
+// updatePodContainerResources; kuberuntime_container.go:
+// updatePodSandboxResources): a failed pod cgroup write, a runtime that
+// does not implement or refuses UpdatePodSandboxResources, the start of
+// each resource's container updates and a failed one. alloc is the
+// allocated pod and memory the planned memory updates: the writes' first
+// UpdateContainerResources calls are theirs, the CPU ones follow.
+func (c *Core) logResizeWrites(pod, alloc *v1.Pod, memory []ContainerUpdate, done []Action, res []Result) {
+	if !c.logging {
+		return
+	}
+	memoryUpdates := 0
+	for _, u := range memory {
+		if findContainer(alloc, u.Name) != nil {
+			memoryUpdates++
+		}
+	}
+	resource := v1.ResourceMemory
+	var updating v1.ResourceName // the resource whose container updates have started
+	updates := 0
+	var last UpdateContainerResources
+	updateFailed := func(err error) {
+		c.logError(err, "updateContainerResources failed", slog.String("container", last.Name), slog.Any("cID", kubeContainerID(last.ID)),
+			podDesc(pod), slog.String("resourceName", string(updating)))
+		c.logError(err, "updatePodContainerResources failed", podDesc(pod), slog.String("resource", string(updating)))
+	}
+	for i, a := range done {
+		err := res[i].Err
+		switch a := a.(type) {
+		case SetCgroup:
+			resource = v1.ResourceCPU
+			if a.Values.MemoryLimit != nil {
+				resource = v1.ResourceMemory
+			}
+			if err != nil {
+				c.logError(err, "Failed to set cgroup config", slog.String("resource", string(resource)), kObj(pod))
+			}
+		case UpdatePodSandboxResources:
+			if a.Resource != "" {
+				resource = a.Resource
+			}
+			switch {
+			case res[i].Unimplemented:
+				c.info(3, "updatePodSandboxResources failed: unimplemented; this call is best-effort: proceeding with resize",
+					slog.String("sandboxID", a.Request.GetPodSandboxId()))
+			case err != nil:
+				c.logError(fmt.Errorf("updatePodSandboxResources failed for sanboxID %q: %w", a.Request.GetPodSandboxId(), err),
+					"Failed to notify runtime for UpdatePodSandboxResources", slog.String("resource", string(resource)), kObj(pod))
+			}
+		case UpdateContainerResources:
+			r := v1.ResourceCPU
+			if updates < memoryUpdates {
+				r = v1.ResourceMemory
+			}
+			updates++
+			if r != updating {
+				updating = r
+				c.info(5, "Updating container resources", kObj(pod))
+			}
+			last = a
+			if err != nil {
+				updateFailed(err)
+			}
+		case WriteActuatedContainer:
+			// The kubelet records the actuated resources inside
+			// updateContainerResources: a failure is that call's.
+			if err != nil {
+				updateFailed(err)
+			}
+		}
+	}
+}
+
+// ErrResizePodInPlace is the kubelet's kubecontainer.ErrResizePodInPlace,
+// which the error of the "Error syncing pod, skipping" line of a failed
+// resize wraps (errors.Is).
+var ErrResizePodInPlace = errors.New("ResizePodInPlaceError")
+
+// logSyncError is the pod worker's line for a sync that failed
+// (pkg/kubelet/pod_workers.go), for a sync whose one failure is the
+// resize: the error is the kubelet's PodSyncResult.Error for it
+// (pkg/kubelet/container/sync_result.go).
+func (c *Core) logSyncError(pod *v1.Pod, resizeErr error) {
+	if !c.logging {
+		return
+	}
+	err := fmt.Errorf("failed to %q for %q with %w: %q", "ResizePodInPlace", formatPod(pod), ErrResizePodInPlace, resizeErr.Error())
+	c.logError(err, "Error syncing pod, skipping", kObj(pod), podUID(pod.UID))
+}
