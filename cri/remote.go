@@ -31,6 +31,7 @@ const maxMsgSize = 16 << 20
 type Remote struct {
 	conn    *grpc.ClientConn
 	client  runtimeapi.RuntimeServiceClient
+	images  runtimeapi.ImageServiceClient
 	timeout time.Duration
 }
 
@@ -80,7 +81,7 @@ func NewRemote(ctx context.Context, endpoint string, opts ...RemoteOption) (*Rem
 	if err != nil {
 		return nil, fmt.Errorf("connect to CRI runtime %s: %w", endpoint, err)
 	}
-	r := &Remote{conn: conn, client: runtimeapi.NewRuntimeServiceClient(conn), timeout: cfg.timeout}
+	r := &Remote{conn: conn, client: runtimeapi.NewRuntimeServiceClient(conn), images: runtimeapi.NewImageServiceClient(conn), timeout: cfg.timeout}
 	if _, err := r.Version(ctx); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("connect to CRI runtime %s: %w", endpoint, err)

@@ -9,6 +9,14 @@
 // and fires the retry timer (30 s, then 3 min) and pod resyncs; Plan is a
 // dry run of a resize; a kubelet restart is NewNode again on the same Deps.
 //
+// The cgroup manager and the runtime come from a Backend (backend.go):
+// Simulated (an in-memory kernel and containerd), HostCgroups (the host's
+// real cgroups with the in-memory containerd) or Remote (a real CRI
+// runtime and the host's cgroups), each coherent with the NodeConfig it
+// returns, and each with a Close that removes what the nodes created.
+// NewNode refuses parts that disagree on the cgroup version or driver
+// (ErrIncoherent).
+//
 // Every decision is made by the pure core in package resize/core: Node
 // feeds it inputs, performs the batches of actions it returns (cgroup
 // reads and writes, CRI calls, checkpoint writes, events, status writes)

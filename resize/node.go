@@ -108,13 +108,20 @@ type Node struct {
 // retries pending resizes and syncs every pod until quiet). A kubelet
 // restart is NewNode on the same deps.
 //
-// cfg is defaulted and validated (core.NodeConfig.Validate); its cgroup
-// version is the one the cgroup manager reports.
+// cfg is defaulted and validated (core.NodeConfig.Validate). Its cgroup
+// version is the one the cgroup manager reports, and its cgroup driver,
+// when left empty, the one the runtime reports; a cfg or a runtime that
+// disagrees with the cgroup manager or the runtime is refused with an
+// error wrapping ErrIncoherent (a *MismatchError naming both sides). The
+// Backend constructors (Simulated, HostCgroups, Remote) give parts
+// that agree.
 func NewNode(ctx context.Context, cfg NodeConfig, deps Deps) (*Node, error) {
 	if deps.Cluster == nil || deps.Cgroups == nil || deps.Runtime == nil {
 		return nil, errors.New("new node: Deps.Cluster, Deps.Cgroups and Deps.Runtime are required")
 	}
-	cfg.CgroupVersion = deps.Cgroups.Version()
+	if err := coherent(ctx, &cfg, deps); err != nil {
+		return nil, fmt.Errorf("new node: %w", err)
+	}
 	c, err := core.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("new node: %w", err)
@@ -653,5 +660,8 @@ func (n *Node) AllocatedTotal() v1.ResourceList {
 }
 
 // Close stops the node. The runtime, cgroups and checkpoints are left as
-// they are, as a stopped kubelet leaves them.
+// they are, as a stopped kubelet leaves them, so that a kubelet restart
+// (NewNode again on the same Deps) finds them. To remove what the node
+// created in the runtime and the cgroup tree, close the Backend the Deps
+// came from (Backend.Close) once no node runs on it any more.
 func (n *Node) Close() {}

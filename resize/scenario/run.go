@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"sort"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -61,9 +58,6 @@ type Options struct {
 // the real parts Options name (see NotApplicable).
 var ErrNotApplicable = errors.New("does not apply to these backends")
 
-// runSeq numbers runs within a process, for private cgroup parents.
-var runSeq atomic.Int64
-
 // Start is the virtual clock's time when a scenario starts.
 var Start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
@@ -114,6 +108,10 @@ func (m Mismatch) String() string {
 // inject faults and record what happened. The node and the runtime share
 // cgroups, so all writes land in one log in the order they happened.
 type backends struct {
+	// backend is the coherent set of parts below the wrappers (package
+	// resize's Simulated, HostCgroups or Remote); closing it removes what
+	// the run made.
+	backend  *resize.Backend
 	version  cgroup.Version
 	cgroups  *cgroup.Recorder      // outermost: what the node and the runtime write through
 	cgFaults *cgroup.FaultInjector // below the recorder, so failed writes are recorded
@@ -125,72 +123,85 @@ type backends struct {
 	exiter interface {
 		Exit(containerID string, exitCode int32, reason string) error
 	}
-	// real is set when cgroups are the host's: the run keeps its cgroups
-	// under a private parent and removes them at the end.
-	real bool
-	// remote is set when the runtime is a real one.
-	remote bool
-	closer func() error
 }
 
-// newBackends builds the cgroup manager and runtime for s. It is the one
-// place that knows how to construct them. Without options both are
-// simulated. --cgroup-root puts pod and container cgroups on the real
-// hierarchy at that root (cgroup.FS; the in-memory runtime then writes
-// container cgroups there and makes usage real with holder processes).
-// --cri-endpoint drives a real CRI runtime over its socket; its containers
-// live in the host's real cgroups, so the root defaults to /sys/fs/cgroup.
+// newBackends builds the cgroup manager and runtime for s through package
+// resize's backend constructors, the one wiring there is. Without options
+// both are simulated (resize.Simulated). --cgroup-root puts pod and
+// container cgroups on the real hierarchy at that root (resize.HostCgroups:
+// the in-memory runtime then writes container cgroups there and makes
+// usage real with holder processes). --cri-endpoint drives a real CRI
+// runtime over its socket (resize.Remote); its containers live in the
+// host's real cgroups, at --cgroup-root or /sys/fs/cgroup. On real
+// cgroups the host's version overrides the file's node.cgroupVersion, and
+// the node's cgroups go below a private parent (resizelet-<pid>-<n>),
+// never into a real kubepods.
 func newBackends(ctx context.Context, s *Scenario, opts Options) (*backends, error) {
-	version := s.Node.CgroupVersion
-	root := opts.CgroupRoot
-	if opts.CRIEndpoint != "" && root == "" {
-		root = "/sys/fs/cgroup"
-	}
-	var inner cgroup.Manager
-	if root != "" {
-		fs, err := cgroup.NewFS(root)
-		if err != nil {
-			return nil, fmt.Errorf("--cgroup-root %s: %w", root, err)
-		}
-		inner, version = fs, fs.Version()
-	} else {
-		inner = cgroup.NewSimKernel(version)
-	}
-	cgFaults := cgroup.NewFaultInjector(inner)
+	b := &backends{}
 	// A step's transcript names every write and call: keep them all (the
 	// runner resets the recorders after each step).
-	rec := cgroup.NewRecorder(cgFaults, cgroup.RecordAtMost(-1))
-	b := &backends{version: version, cgroups: rec, cgFaults: cgFaults, real: root != ""}
-	if opts.CRIEndpoint != "" {
+	bopts := []resize.BackendOption{resize.WithCgroups(func(m cgroup.Manager) cgroup.Manager {
+		b.cgFaults = cgroup.NewFaultInjector(m)
+		b.cgroups = cgroup.NewRecorder(b.cgFaults, cgroup.RecordAtMost(-1))
+		return b.cgroups
+	})}
+	if opts.RuntimeCgroups != nil {
+		bopts = append(bopts, resize.WithRuntimeCgroups(opts.RuntimeCgroups))
+	}
+	weight := cgconfig.QuadraticWeight
+	if s.ContainerWeight == "linear" {
+		weight = cgconfig.LinearWeight
+	}
+	cfg := s.Node
+	var err error
+	switch {
+	case opts.CRIEndpoint != "":
 		if opts.Image == "" {
 			return nil, fmt.Errorf("--cri-endpoint %s: --image is required: the image the containers run", opts.CRIEndpoint)
 		}
-		remote, err := cri.NewRemote(ctx, opts.CRIEndpoint, cri.WithCallTimeout(30*time.Second))
-		if err != nil {
+		if opts.CgroupRoot != "" {
+			bopts = append(bopts, resize.WithCgroupRoot(opts.CgroupRoot))
+		}
+		cfg.CgroupVersion = 0 // the host's
+		bopts = append(bopts, resize.WithRemoteOptions(cri.WithCallTimeout(30*time.Second)))
+		if b.backend, err = resize.Remote(ctx, opts.CRIEndpoint, opts.Image, cfg, bopts...); err != nil {
 			return nil, fmt.Errorf("--cri-endpoint %s: %w", opts.CRIEndpoint, err)
 		}
-		b.base, b.closer, b.remote = remote, remote.Close, true
-	} else {
-		weight := cgconfig.QuadraticWeight
-		if s.ContainerWeight == "linear" {
-			weight = cgconfig.LinearWeight
+	case opts.CgroupRoot != "":
+		cfg.CgroupVersion = 0 // the host's
+		bopts = append(bopts, resize.WithCgroupRoot(opts.CgroupRoot), resize.WithSimContainerd(cri.WithContainerWeight(weight)))
+		if b.backend, err = resize.HostCgroups(cfg, bopts...); err != nil {
+			return nil, fmt.Errorf("--cgroup-root %s: %w", opts.CgroupRoot, err)
 		}
-		var runtimeCgroups cgroup.Manager = rec
-		if opts.RuntimeCgroups != nil {
-			runtimeCgroups = opts.RuntimeCgroups(rec)
+	default:
+		bopts = append(bopts, resize.WithSimContainerd(cri.WithContainerWeight(weight)))
+		if b.backend, err = resize.Simulated(cfg, bopts...); err != nil {
+			return nil, err
 		}
-		mem := cri.NewSimContainerd(runtimeCgroups, cri.WithContainerWeight(weight), cri.WithDriver(s.Node.CgroupDriver))
-		b.base, b.exiter = mem, mem
+	}
+	b.version = b.backend.Config().CgroupVersion
+	b.base = b.backend.Runtime()
+	if mem, ok := b.base.(*cri.SimContainerd); ok {
+		b.exiter = mem
 	}
 	b.rtFaults = cri.NewFaultInjector(b.base)
 	b.runtime = cri.NewRecorder(b.rtFaults, cri.RecordAtMost(-1))
 	return b, nil
 }
 
-// realRuntimeCommand keeps a container running on a real runtime and
-// makes it stop at once on SIGTERM (a bare sleep as PID 1 ignores it, and
-// every stop would wait out the grace period).
-var realRuntimeCommand = []string{"sh", "-c", "trap 'exit 0' TERM; sleep 86400 & wait"}
+// closeTimeout bounds the removal of what a run made, which runs on a
+// context of its own: the run's may be done (a signal, a deadline).
+const closeTimeout = 2 * time.Minute
+
+// close removes what the run made (on real parts: its containers, sandboxes
+// and private cgroup tree) and frees the backends. Its error is not the
+// scenario's outcome; what a real run leaves is also removed by
+// containerd.sh stop.
+func (b *backends) close(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+	defer cancel()
+	return b.backend.Close(ctx)
+}
 
 // maxRealUsage is the most memory a usage step can make a container on a
 // real runtime use: it writes a file to the pod's /dev/shm, which
@@ -289,9 +300,7 @@ func newRunner(ctx context.Context, s *Scenario, opts Options) (_ *runner, _ fun
 	if err != nil {
 		return nil, nil, err
 	}
-	if b.closer != nil {
-		undo = append(undo, func() { b.closer() })
-	}
+	undo = append(undo, func() { b.close(ctx) })
 	if s.Node.SwapBehavior == "LimitedSwap" && b.version == cgroup.V1 {
 		// The kubelet gives containers swap only on cgroup v2, so a swap
 		// story cannot be told on a v1 host.
@@ -303,18 +312,12 @@ func newRunner(ctx context.Context, s *Scenario, opts Options) (_ *runner, _ fun
 	}
 	undo = append(undo, func() { os.RemoveAll(dir) })
 
-	cfg := s.Node
-	cfg.CgroupVersion = b.version
+	// The backend's config: the file's node with the cgroup version and
+	// driver of the parts, and on real cgroups the private parent.
+	cfg := b.backend.Config()
 	cfg.HotPods = opts.HotPods
 	if opts.Image != "" {
 		cfg.Image = opts.Image
-	}
-	if b.remote {
-		cfg.Command = realRuntimeCommand
-	}
-	if b.real && cfg.CgroupRoot == "" {
-		// A private parent: the run never writes into a real kubepods.
-		cfg.CgroupRoot = fmt.Sprintf("resizelet-%d-%d", os.Getpid(), runSeq.Add(1))
 	}
 	r := &runner{
 		s:       s,
@@ -340,9 +343,6 @@ func newRunner(ctx context.Context, s *Scenario, opts Options) (_ *runner, _ fun
 	r.t.header(s, cfg)
 	undo = append(undo, func() {
 		if n := r.currentNode(); n != nil {
-			if b.real {
-				r.cleanup(ctx, n)
-			}
 			n.Close()
 		}
 	})
@@ -707,30 +707,4 @@ func containerNames(p *v1.Pod) []string {
 		out = append(out, c.Name)
 	}
 	return out
-}
-
-// cleanup removes what a run on real parts left on the host: every pod
-// (its containers, sandbox and cgroup) and then the parents the node
-// created under its private cgroup root, deepest first.
-func (r *runner) cleanup(ctx context.Context, n *resize.Node) {
-	parents := map[string]bool{}
-	for _, p := range r.cluster.ListPods() {
-		if info, err := n.Pod(p.Namespace, p.Name); err == nil && info.PodCgroup != "" {
-			for dir := path.Dir(info.PodCgroup); dir != "." && dir != "/"; dir = path.Dir(dir) {
-				parents[dir] = true
-			}
-		}
-		_ = n.DeletePod(ctx, p.Namespace, p.Name)
-	}
-	if root := r.cfg.CgroupRoot; root != "" {
-		parents[root] = true
-	}
-	dirs := make([]string, 0, len(parents))
-	for d := range parents {
-		dirs = append(dirs, d)
-	}
-	sort.Slice(dirs, func(i, j int) bool { return strings.Count(dirs[i], "/") > strings.Count(dirs[j], "/") })
-	for _, d := range dirs {
-		_ = r.b.cgroups.Delete(d)
-	}
 }

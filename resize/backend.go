@@ -1,0 +1,631 @@
+package resize
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"google.golang.org/protobuf/proto"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cri"
+)
+
+// LabelBackend is the label a Remote backend puts on every sandbox and
+// container the node creates through it, with the backend's CgroupParent
+// as its value. The backend lists only what carries it, so that a node
+// sees its own pods and not the others the runtime runs, and Close finds
+// by it what to remove, also what a create whose answer was lost made.
+const LabelBackend = "io.resizelet.backend"
+
+// DefaultHostCgroupRoot is where HostCgroups and Remote look for the
+// host's cgroup filesystem unless WithCgroupRoot says otherwise.
+const DefaultHostCgroupRoot = "/sys/fs/cgroup"
+
+// ErrImageNotPresent is wrapped by Remote's error when the runtime does
+// not have the image the containers are to run and WithPullImage was not
+// given. Without the check, the node would take every pod and fail only
+// in an event (ErrImagePull) for each container.
+var ErrImageNotPresent = errors.New("image not present in the runtime")
+
+// remoteCommand keeps a container running on a real runtime and makes it
+// stop at once on SIGTERM (a bare sleep as PID 1 ignores it, and every
+// stop would wait out the grace period). Remote gives it to the node as
+// NodeConfig.Command unless the config has a command of its own.
+var remoteCommand = []string{"sh", "-c", "trap 'exit 0' TERM; sleep 86400 & wait"}
+
+// backendSeq numbers the private cgroup parents of a process's backends.
+var backendSeq atomic.Int64
+
+// Backend is a coherent set of the parts a Node drives, built by one of
+// three constructors:
+//
+//   - Simulated: an in-memory kernel (cgroup.SimKernel) and an in-memory
+//     containerd (cri.SimContainerd) that writes container cgroups into
+//     that same kernel; nothing touches the host;
+//   - HostCgroups: the host's real cgroup filesystem (cgroup.FS, the
+//     version detected) with the in-memory containerd writing container
+//     cgroups there, all below a private cgroup parent;
+//   - Remote: a real CRI runtime over its socket (cri.Remote) and the
+//     host's real cgroups, below a private cgroup parent, with the image
+//     checked (or pulled) before any pod is created.
+//
+// Config is the NodeConfig to start nodes with: the one given to the
+// constructor, with the cgroup version and driver the parts use, the
+// private cgroup parent as CgroupRoot, and on Remote the image and a
+// command that keeps containers running. Deps fills in the cgroup manager
+// and the runtime of a Deps.
+//
+// A Backend outlives the nodes started on it: a kubelet restart is
+// NewNode again on the same Deps, and Node.Close leaves everything as a
+// stopped kubelet does. Close is the cleanup: it removes what the nodes
+// created in the runtime and the cgroup tree.
+type Backend struct {
+	kind string // for messages: "simulated", "host cgroups", "remote"
+	cfg  NodeConfig
+
+	cgroups cgroup.Manager // what the node writes through (WithCgroups applied)
+	raw     cgroup.Manager // the manager itself, for the cleanup
+	runtime cri.Runtime    // what the node calls
+
+	sim    *cri.SimContainerd // the in-memory runtime; nil on Remote
+	remote *cri.Remote        // the real runtime; nil otherwise
+	// parent is the private cgroup parent ("" on Simulated, whose kernel
+	// is the backend's own).
+	parent string
+
+	mu       sync.Mutex
+	closed   bool
+	closeErr error
+}
+
+// BackendOption configures a Backend constructor. Options that do not
+// apply to a constructor are ignored by it.
+type BackendOption func(*backendConfig)
+
+type backendConfig struct {
+	root          string
+	manager       cgroup.Manager
+	parent        string
+	wrap          func(cgroup.Manager) cgroup.Manager
+	runtimeWrap   func(cgroup.Manager) cgroup.Manager
+	kernelOpts    []cgroup.SimKernelOption
+	containerOpts []cri.SimContainerdOption
+	remoteOpts    []cri.RemoteOption
+	pull          bool
+}
+
+// WithCgroupRoot is where the host's cgroup filesystem is mounted
+// (HostCgroups and Remote; DefaultHostCgroupRoot by default). Its version
+// is detected there (cgroup.NewFS).
+func WithCgroupRoot(dir string) BackendOption {
+	return func(c *backendConfig) { c.root = dir }
+}
+
+// WithCgroupManager makes HostCgroups or Remote use m as the host's
+// cgroups instead of opening the cgroup filesystem: a cgroup.FS opened
+// with options of your own, or, in tests, a cgroup.SimKernel standing for
+// the host.
+func WithCgroupManager(m cgroup.Manager) BackendOption {
+	return func(c *backendConfig) { c.manager = m }
+}
+
+// WithCgroupParent names the private cgroup parent (HostCgroups and
+// Remote) instead of "resizelet-<pid>-<n>": a cgroup path relative to the
+// hierarchy root under which the node's kubepods goes, and which Close
+// removes whole. It may not be or start with a kubepods cgroup.
+func WithCgroupParent(name string) BackendOption {
+	return func(c *backendConfig) { c.parent = name }
+}
+
+// WithCgroups wraps the cgroup manager that the node and the in-memory
+// runtime write through, for example in a cgroup.Recorder or a
+// cgroup.FaultInjector. Backend.Cgroups returns the wrapped manager;
+// Close works below the wrapper.
+func WithCgroups(wrap func(cgroup.Manager) cgroup.Manager) BackendOption {
+	return func(c *backendConfig) { c.wrap = wrap }
+}
+
+// WithRuntimeCgroups wraps, on top of WithCgroups, the cgroup manager the
+// in-memory runtime writes container cgroups through (Simulated and
+// HostCgroups; a real runtime writes its own).
+func WithRuntimeCgroups(wrap func(cgroup.Manager) cgroup.Manager) BackendOption {
+	return func(c *backendConfig) { c.runtimeWrap = wrap }
+}
+
+// WithSimKernel passes options to Simulated's cgroup.NewSimKernel.
+func WithSimKernel(opts ...cgroup.SimKernelOption) BackendOption {
+	return func(c *backendConfig) { c.kernelOpts = append(c.kernelOpts, opts...) }
+}
+
+// WithSimContainerd passes options to the in-memory runtime of Simulated
+// and HostCgroups (cri.NewSimContainerd), after the driver the NodeConfig
+// names.
+func WithSimContainerd(opts ...cri.SimContainerdOption) BackendOption {
+	return func(c *backendConfig) { c.containerOpts = append(c.containerOpts, opts...) }
+}
+
+// WithRemoteOptions passes options to Remote's cri.NewRemote (a call
+// timeout, gRPC dial options).
+func WithRemoteOptions(opts ...cri.RemoteOption) BackendOption {
+	return func(c *backendConfig) { c.remoteOpts = append(c.remoteOpts, opts...) }
+}
+
+// WithPullImage makes Remote pull the image when the runtime does not
+// have it, instead of failing with ErrImageNotPresent.
+func WithPullImage() BackendOption {
+	return func(c *backendConfig) { c.pull = true }
+}
+
+func newBackendConfig(opts []BackendOption) backendConfig {
+	c := backendConfig{root: DefaultHostCgroupRoot}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// wrapped returns m in the WithCgroups wrapper, if any.
+func (c *backendConfig) wrapped(m cgroup.Manager) cgroup.Manager {
+	if c.wrap == nil {
+		return m
+	}
+	return c.wrap(m)
+}
+
+// simContainerd builds the in-memory runtime over the node's cgroups.
+func (c *backendConfig) simContainerd(cg cgroup.Manager, cfg NodeConfig) *cri.SimContainerd {
+	if c.runtimeWrap != nil {
+		cg = c.runtimeWrap(cg)
+	}
+	opts := make([]cri.SimContainerdOption, 0, 1+len(c.containerOpts))
+	if cfg.CgroupDriver != "" {
+		opts = append(opts, cri.WithDriver(cfg.CgroupDriver))
+	}
+	return cri.NewSimContainerd(cg, append(opts, c.containerOpts...)...)
+}
+
+// privateParent returns the private cgroup parent the options name, or a
+// new one of this process.
+func (c *backendConfig) privateParent() (string, error) {
+	if c.parent == "" {
+		return fmt.Sprintf("resizelet-%d-%d", os.Getpid(), backendSeq.Add(1)), nil
+	}
+	name := strings.Trim(c.parent, "/")
+	if name == "" {
+		return "", fmt.Errorf("cgroup parent %q: empty", c.parent)
+	}
+	for _, comp := range strings.Split(name, "/") {
+		if comp == "" || comp == "." || comp == ".." {
+			return "", fmt.Errorf("cgroup parent %q: not a cgroup path", c.parent)
+		}
+	}
+	if strings.HasPrefix(name, "kubepods") {
+		return "", fmt.Errorf("cgroup parent %q: a kubepods cgroup is the host's, not a private parent", c.parent)
+	}
+	return name, nil
+}
+
+// underParent puts cfg's own CgroupRoot, if any, below the private parent.
+func underParent(parent, root string) string {
+	if root = strings.Trim(root, "/"); root != "" {
+		return parent + "/" + root
+	}
+	return parent
+}
+
+// Simulated returns a backend that touches nothing on the host: an
+// in-memory kernel of cfg's cgroup version (v2 if unset) and an in-memory
+// containerd with cfg's cgroup driver that writes container cgroups into
+// that kernel. Options: WithSimKernel, WithSimContainerd, WithCgroups,
+// WithRuntimeCgroups.
+func Simulated(cfg NodeConfig, opts ...BackendOption) (*Backend, error) {
+	c := newBackendConfig(opts)
+	version := cfg.CgroupVersion
+	if version == 0 {
+		version = cgroup.V2
+	}
+	if version != cgroup.V1 && version != cgroup.V2 {
+		return nil, fmt.Errorf("simulated backend: node config: cgroupVersion: %q is not one of v1, v2", version)
+	}
+	kernel := cgroup.NewSimKernel(version, c.kernelOpts...)
+	b := &Backend{kind: "simulated", raw: kernel, cgroups: c.wrapped(kernel)}
+	b.sim = c.simContainerd(b.cgroups, cfg)
+	b.runtime = b.sim
+	if err := coherent(context.Background(), &cfg, b.Deps(Deps{})); err != nil {
+		return nil, fmt.Errorf("simulated backend: %w", err)
+	}
+	b.cfg = cfg
+	return b, nil
+}
+
+// HostCgroups returns a backend on the host's real cgroups with the
+// in-memory containerd: the cgroup filesystem at DefaultHostCgroupRoot
+// (or WithCgroupRoot), its version detected, and a private cgroup parent
+// (WithCgroupParent, "resizelet-<pid>-<n>" by default) as the node's
+// CgroupRoot, so that nothing is written into the host's kubepods. The
+// in-memory runtime writes container cgroups there and makes memory usage
+// real with processes it starts (cgroup.FS.SetUsage). It needs root.
+//
+// A cfg.CgroupVersion that is set and differs from the host's is refused
+// (ErrIncoherent). Options: WithCgroupRoot, WithCgroupManager,
+// WithCgroupParent, WithSimContainerd, WithCgroups, WithRuntimeCgroups.
+func HostCgroups(cfg NodeConfig, opts ...BackendOption) (*Backend, error) {
+	c := newBackendConfig(opts)
+	raw, where, err := c.hostCgroups()
+	if err != nil {
+		return nil, fmt.Errorf("host cgroups backend: %w", err)
+	}
+	if err := hostVersion(&cfg, raw, where); err != nil {
+		return nil, fmt.Errorf("host cgroups backend: %w", err)
+	}
+	parent, err := c.privateParent()
+	if err != nil {
+		return nil, fmt.Errorf("host cgroups backend: %w", err)
+	}
+	b := &Backend{kind: "host cgroups", raw: raw, cgroups: c.wrapped(raw), parent: parent}
+	b.sim = c.simContainerd(b.cgroups, cfg)
+	b.runtime = b.sim
+	if err := coherent(context.Background(), &cfg, b.Deps(Deps{})); err != nil {
+		return nil, fmt.Errorf("host cgroups backend: %w", err)
+	}
+	cfg.CgroupRoot = underParent(parent, cfg.CgroupRoot)
+	b.cfg = cfg
+	return b, nil
+}
+
+// Remote returns a backend on a real CRI runtime at endpoint
+// ("unix:///run/containerd/containerd.sock") and the host's real cgroups
+// (DefaultHostCgroupRoot or WithCgroupRoot, the version detected), with a
+// private cgroup parent as the node's CgroupRoot (WithCgroupParent,
+// "resizelet-<pid>-<n>" by default), so that nothing is written into the
+// host's kubepods. Containers run image (NodeConfig.Image) with
+// NodeConfig.Command, or, when the config has none, a shell that sleeps
+// and exits at once on SIGTERM: image must have sh and sleep (busybox).
+// Every sandbox and container the node creates carries LabelBackend, and
+// the node sees only those.
+//
+// It checks that the runtime has image (the CRI ImageStatus call) and
+// fails with ErrImageNotPresent if not, unless WithPullImage makes it
+// pull the image. A cfg.CgroupVersion that differs from the host's, or a
+// cfg.CgroupDriver that differs from the driver the runtime reports
+// (RuntimeConfig, containerd 1.7 and later), is refused (ErrIncoherent);
+// an empty CgroupDriver becomes the runtime's, or cgroupfs when the
+// runtime cannot tell. The systemd driver is refused
+// (errors.ErrUnsupported): runc's systemd driver takes a slice name as
+// cgroup parent, not a path below a private parent. It needs root, as the
+// kubelet does. Options: WithCgroupRoot, WithCgroupManager,
+// WithCgroupParent, WithCgroups, WithRemoteOptions, WithPullImage.
+func Remote(ctx context.Context, endpoint, image string, cfg NodeConfig, opts ...BackendOption) (_ *Backend, err error) {
+	c := newBackendConfig(opts)
+	if image == "" {
+		return nil, fmt.Errorf("remote backend at %s: an image is required: the image the containers run", endpoint)
+	}
+	raw, where, err := c.hostCgroups()
+	if err != nil {
+		return nil, fmt.Errorf("remote backend: %w", err)
+	}
+	if err := hostVersion(&cfg, raw, where); err != nil {
+		return nil, fmt.Errorf("remote backend: %w", err)
+	}
+	parent, err := c.privateParent()
+	if err != nil {
+		return nil, fmt.Errorf("remote backend: %w", err)
+	}
+	rt, err := cri.NewRemote(ctx, endpoint, c.remoteOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("remote backend: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			rt.Close()
+		}
+	}()
+	if err := ensureImage(ctx, rt, endpoint, image, c.pull); err != nil {
+		return nil, fmt.Errorf("remote backend: %w", err)
+	}
+	b := &Backend{
+		kind: "remote", raw: raw, cgroups: c.wrapped(raw), parent: parent, remote: rt,
+		runtime: &labelledRuntime{Runtime: rt, value: parent},
+	}
+	if err := coherent(ctx, &cfg, b.Deps(Deps{})); err != nil {
+		return nil, fmt.Errorf("remote backend at %s: %w", endpoint, err)
+	}
+	switch cfg.CgroupDriver {
+	case "":
+		// The runtime cannot tell (containerd 1.6): the kubelet's default.
+		cfg.CgroupDriver = cgroup.DriverCgroupfs
+	case cgroup.DriverSystemd:
+		// The node names its cgroups with the private parent as a path
+		// prefix, which runc's systemd driver refuses in a cgroup parent
+		// (a slice name has no "/"): every sandbox would fail to start.
+		return nil, fmt.Errorf("remote backend at %s: the systemd cgroup driver (the runtime's, or NodeConfig.CgroupDriver) cannot keep the node's cgroups below a private parent; run the runtime with the cgroupfs driver (containerd: SystemdCgroup = false, as examples/realhost/containerd.sh does): %w", endpoint, errors.ErrUnsupported)
+	}
+	cfg.CgroupRoot = underParent(parent, cfg.CgroupRoot)
+	cfg.Image = image
+	if len(cfg.Command) == 0 {
+		cfg.Command = remoteCommand
+	}
+	b.cfg = cfg
+	return b, nil
+}
+
+// hostCgroups returns the host's cgroup manager the options name, and
+// where it is, for messages.
+func (c *backendConfig) hostCgroups() (cgroup.Manager, string, error) {
+	if c.manager != nil {
+		return c.manager, fmt.Sprintf("the cgroup manager given (%T)", c.manager), nil
+	}
+	fs, err := cgroup.NewFS(c.root)
+	if err != nil {
+		return nil, "", fmt.Errorf("host cgroups at %s: %w", c.root, err)
+	}
+	return fs, "the host's cgroups at " + fs.Root(), nil
+}
+
+// hostVersion sets cfg's cgroup version to the host's, and refuses a cfg
+// that names the other one.
+func hostVersion(cfg *NodeConfig, host cgroup.Manager, where string) error {
+	v := host.Version()
+	if cfg.CgroupVersion != 0 && cfg.CgroupVersion != v {
+		return &MismatchError{
+			Setting: "cgroup version",
+			Want:    "NodeConfig.CgroupVersion", WantValue: cfg.CgroupVersion.String(),
+			Have: where, HaveValue: v.String(),
+		}
+	}
+	cfg.CgroupVersion = v
+	return nil
+}
+
+// ensureImage checks that the runtime has image, pulling it if pull is
+// set.
+func ensureImage(ctx context.Context, rt *cri.Remote, endpoint, image string, pull bool) error {
+	img, err := rt.ImageStatus(ctx, image)
+	if err != nil {
+		return fmt.Errorf("image %q: the runtime at %s did not answer ImageStatus: %w", image, endpoint, err)
+	}
+	if img != nil {
+		return nil
+	}
+	if !pull {
+		return fmt.Errorf("image %q is not present in the runtime at %s (pull or import it first, or use WithPullImage): %w", image, endpoint, ErrImageNotPresent)
+	}
+	if _, err := rt.PullImage(ctx, image); err != nil {
+		return fmt.Errorf("image %q is not present in the runtime at %s and pulling it failed: %w", image, endpoint, err)
+	}
+	return nil
+}
+
+// Config returns the NodeConfig to start nodes on this backend with.
+func (b *Backend) Config() NodeConfig { return b.cfg }
+
+// Cgroups returns the cgroup manager the node writes through.
+func (b *Backend) Cgroups() cgroup.Manager { return b.cgroups }
+
+// Runtime returns the runtime the node calls: the *cri.SimContainerd of
+// Simulated and HostCgroups, and on Remote the *cri.Remote behind a
+// wrapper that labels what it creates (LabelBackend) and lists only what
+// is so labelled.
+func (b *Backend) Runtime() cri.Runtime { return b.runtime }
+
+// CgroupParent returns the private cgroup parent below which the node's
+// cgroups go on HostCgroups and Remote (the value of LabelBackend on
+// Remote), and "" on Simulated.
+func (b *Backend) CgroupParent() string { return b.parent }
+
+// Deps returns d with the backend's cgroup manager and runtime; the API
+// server, the clock and the checkpoints are the caller's.
+func (b *Backend) Deps(d Deps) Deps {
+	d.Cgroups, d.Runtime = b.cgroups, b.runtime
+	return d
+}
+
+// Close removes what the nodes started on the backend created, and
+// releases the backend: on Simulated and HostCgroups every container and
+// sandbox of the in-memory runtime; on Remote the containers and
+// sandboxes that carry the backend's LabelBackend (stopped without a
+// grace period, then removed); on HostCgroups and Remote the private
+// cgroup parent and everything below it, in every cgroup hierarchy; on
+// Simulated every cgroup of the in-memory kernel. Then it closes the
+// connection to a remote runtime, and checks that nothing it looked for is
+// left.
+//
+// Call it once no node runs on the backend (Node.Close first): a node
+// that is still running would find its pods gone. It is safe to call
+// after a NewNode that failed, and more than once: only the first call
+// works, and later ones return its error. The error joins every removal
+// that failed and names what is left; what could be removed was. ctx
+// bounds the runtime calls: give it one that is not done yet, even when
+// the run it cleans up after was cancelled.
+func (b *Backend) Close(ctx context.Context) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return b.closeErr
+	}
+	b.closed = true
+	var errs []error
+	if b.remote != nil {
+		errs = append(errs, b.cleanRemote(ctx)...)
+	} else {
+		errs = append(errs, b.cleanSim(ctx)...)
+	}
+	errs = append(errs, b.cleanCgroups()...)
+	if b.remote != nil {
+		if err := b.remote.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close the connection to the runtime: %w", err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		b.closeErr = fmt.Errorf("close %s backend: %w", b.kind, err)
+	}
+	return b.closeErr
+}
+
+// cleanSim removes every container and sandbox of the in-memory runtime;
+// removing a running container stops its process first.
+func (b *Backend) cleanSim(ctx context.Context) []error {
+	var errs []error
+	ctrs, err := b.sim.ListContainers(ctx, nil)
+	errs = append(errs, err)
+	for _, c := range ctrs {
+		errs = append(errs, b.sim.RemoveContainer(ctx, c.Id))
+	}
+	sbs, err := b.sim.ListPodSandbox(ctx, nil)
+	errs = append(errs, err)
+	for _, sb := range sbs {
+		errs = append(errs, b.sim.StopPodSandbox(ctx, sb.Id), b.sim.RemovePodSandbox(ctx, sb.Id))
+	}
+	errs = append(errs, left(ctx, b.sim, nil)...)
+	return nonNil(errs)
+}
+
+// cleanRemote stops and removes the labelled containers, then the
+// labelled sandboxes, of the real runtime. A container or sandbox that is
+// gone by the time it is stopped or removed is not an error.
+func (b *Backend) cleanRemote(ctx context.Context) []error {
+	var errs []error
+	keep := func(err error) {
+		if err != nil && !errors.Is(err, cri.ErrNotFound) {
+			errs = append(errs, err)
+		}
+	}
+	sel := map[string]string{LabelBackend: b.parent}
+	ctrs, err := b.remote.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: sel})
+	keep(err)
+	for _, c := range ctrs {
+		// No grace period: the node is done with its containers.
+		keep(b.remote.StopContainer(ctx, c.Id, 0))
+		keep(b.remote.RemoveContainer(ctx, c.Id))
+	}
+	sbs, err := b.remote.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel})
+	keep(err)
+	for _, sb := range sbs {
+		keep(b.remote.StopPodSandbox(ctx, sb.Id))
+		keep(b.remote.RemovePodSandbox(ctx, sb.Id))
+	}
+	return append(errs, left(ctx, b.remote, sel)...)
+}
+
+// left lists what remains of the containers and sandboxes that match the
+// label selector sel (nil: all), as errors.
+func left(ctx context.Context, rt cri.Runtime, sel map[string]string) []error {
+	var errs []error
+	if ctrs, err := rt.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: sel}); err != nil {
+		errs = append(errs, fmt.Errorf("list the containers left: %w", err))
+	} else if len(ctrs) > 0 {
+		ids := make([]string, len(ctrs))
+		for i, c := range ctrs {
+			ids[i] = c.Id
+		}
+		errs = append(errs, fmt.Errorf("containers left in the runtime: %s", strings.Join(ids, ", ")))
+	}
+	if sbs, err := rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel}); err != nil {
+		errs = append(errs, fmt.Errorf("list the sandboxes left: %w", err))
+	} else if len(sbs) > 0 {
+		ids := make([]string, len(sbs))
+		for i, sb := range sbs {
+			ids[i] = sb.Id
+		}
+		errs = append(errs, fmt.Errorf("sandboxes left in the runtime: %s", strings.Join(ids, ", ")))
+	}
+	return errs
+}
+
+// cleanCgroups removes the private cgroup parent's tree, or on Simulated
+// every cgroup of the kernel but the root.
+func (b *Backend) cleanCgroups() []error {
+	if b.parent != "" {
+		if _, err := cgroup.RemoveTree(b.raw, b.parent); err != nil {
+			return []error{err}
+		}
+		return nil
+	}
+	kernel := b.raw.(*cgroup.SimKernel)
+	var errs []error
+	for _, p := range kernel.Paths() {
+		if p != "" && !strings.Contains(p, "/") {
+			if _, err := cgroup.RemoveTree(kernel, p); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if paths := kernel.Paths(); len(paths) > 1 {
+		errs = append(errs, fmt.Errorf("cgroups left in the in-memory kernel: %s", strings.Join(paths[1:], ", ")))
+	}
+	return errs
+}
+
+// nonNil drops the nil errors.
+func nonNil(errs []error) []error {
+	out := errs[:0]
+	for _, err := range errs {
+		if err != nil {
+			out = append(out, err)
+		}
+	}
+	return out
+}
+
+// labelledRuntime is the runtime a Remote backend gives the node: every
+// sandbox and container it creates carries LabelBackend with the
+// backend's value, and the lists it returns hold only those, as if the
+// runtime served this node alone. The configs are copied before the label
+// is added: the node's messages are shared and never changed.
+type labelledRuntime struct {
+	cri.Runtime
+	value string
+}
+
+// Unwrap returns the runtime below, so that cri's helpers reach its
+// RuntimeConfig and ContainerPID its verbose status.
+func (l *labelledRuntime) Unwrap() cri.Runtime { return l.Runtime }
+
+// withLabel returns labels and LabelBackend, in a new map.
+func (l *labelledRuntime) withLabel(labels map[string]string) map[string]string {
+	out := make(map[string]string, len(labels)+1)
+	for k, v := range labels {
+		out[k] = v
+	}
+	out[LabelBackend] = l.value
+	return out
+}
+
+// RunPodSandbox runs the sandbox with the label.
+func (l *labelledRuntime) RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig, runtimeHandler string) (string, error) {
+	if config != nil {
+		config = proto.Clone(config).(*runtimeapi.PodSandboxConfig)
+		config.Labels = l.withLabel(config.Labels)
+	}
+	return l.Runtime.RunPodSandbox(ctx, config, runtimeHandler)
+}
+
+// CreateContainer creates the container with the label.
+func (l *labelledRuntime) CreateContainer(ctx context.Context, podSandboxID string, config *runtimeapi.ContainerConfig, sandboxConfig *runtimeapi.PodSandboxConfig) (string, error) {
+	if config != nil {
+		config = proto.Clone(config).(*runtimeapi.ContainerConfig)
+		config.Labels = l.withLabel(config.Labels)
+	}
+	return l.Runtime.CreateContainer(ctx, podSandboxID, config, sandboxConfig)
+}
+
+// ListPodSandbox lists the labelled sandboxes that match filter.
+func (l *labelledRuntime) ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
+	f := &runtimeapi.PodSandboxFilter{Id: filter.GetId(), State: filter.GetState(), LabelSelector: l.withLabel(filter.GetLabelSelector())}
+	return l.Runtime.ListPodSandbox(ctx, f)
+}
+
+// ListContainers lists the labelled containers that match filter.
+func (l *labelledRuntime) ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
+	f := &runtimeapi.ContainerFilter{
+		Id: filter.GetId(), State: filter.GetState(), PodSandboxId: filter.GetPodSandboxId(),
+		LabelSelector: l.withLabel(filter.GetLabelSelector()),
+	}
+	return l.Runtime.ListContainers(ctx, f)
+}
