@@ -12,6 +12,7 @@ import (
 	"github.com/resizelet/resizelet/cri"
 	"github.com/resizelet/resizelet/resize/apiserver"
 	"github.com/resizelet/resizelet/resize/core"
+	"github.com/resizelet/resizelet/resize/metrics"
 	"github.com/resizelet/resizelet/resize/profile"
 )
 
@@ -229,6 +230,12 @@ type Deps struct {
 	// they take precedence over CheckpointDir.
 	Allocated state.State
 	Actuated  state.State
+	// Metrics, when set, records the kubelet's resize metrics (package
+	// resize/metrics). Nodes may share one: the counts add up and the
+	// gauges are the sum over the nodes, and a kubelet restart (a new
+	// Node on the same Deps) takes its predecessor's share of the gauges
+	// over instead of adding to it. nil records nothing, at no cost.
+	Metrics *metrics.Metrics
 }
 
 // Event reasons the kubelet uses on the resize path (pkg/kubelet/events).

@@ -16,5 +16,7 @@
 // the core's Step, never across a runtime call, a cgroup write or a
 // checkpoint write. NodeConfig.Profile selects the kubelet version to
 // behave as (Profile133 to Profile137; package profile says how they
-// differ).
+// differ). Deps.Metrics records the kubelet's resize metrics on a
+// Prometheus registry (package resize/metrics; the core reports what to
+// record, metrics.go here records it).
 package resize

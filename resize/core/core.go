@@ -101,6 +101,10 @@ type Core struct {
 
 	inflight map[uint64]*flight
 	nextID   uint64
+
+	// metrics is the metrics' bookkeeping, nil while they are off (see
+	// RecordMetrics).
+	metrics *metricState
 }
 
 // flight is a batch in flight and the operation waiting for it.
