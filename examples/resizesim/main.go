@@ -16,6 +16,7 @@
 //	--flush-checkpoints            # explore: run the kubelets with NodeConfig.FlushCheckpoints
 //	--share-crash-states           # explore: run crash points that leave the same state once
 //	--steps resize                 # explore: only the resize steps (default: every step that runs the node)
+//	--metrics                      # run: print the kubelet's resize metrics (Prometheus text format) after each transcript
 //
 // A scenario file chooses the kubelet version with its top-level kubelet
 // key; the versions resizesim reproduces are listed in the usage message
@@ -43,7 +44,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/resizelet/resizelet/resize/explore"
+	"github.com/resizelet/resizelet/resize/metrics"
 	"github.com/resizelet/resizelet/resize/profile"
 	"github.com/resizelet/resizelet/resize/scenario"
 )
@@ -82,6 +86,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&xopts.FlushCheckpoints, "flush-checkpoints", false, "explore: run the kubelets with FlushCheckpoints (resizelet's opt-in fix)")
 	fs.BoolVar(&xopts.ShareCrashStates, "share-crash-states", false, "explore: run crash points that leave the same state once, and share the outcome")
 	fs.StringVar(&steps, "steps", "all", "explore: the steps to explore, `all` (every step that runs the node) or resize")
+	var withMetrics bool
+	fs.BoolVar(&withMetrics, "metrics", false, "run: print the kubelet's resize metrics in the Prometheus text format after each file's transcript")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: resizesim [flags]            run the built-in walkthrough\n")
 		fmt.Fprintf(stderr, "       resizesim [flags] run FILE... run scenario files\n")
@@ -113,12 +119,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "resizesim: built-in walkthrough: %v\n", err)
 			return exitInvalid
 		}
-		return runOne(ctx, s, opts, stdout, stderr)
+		return runOne(ctx, s, opts, withMetrics, stdout, stderr)
 	}
 	command := rest[0]
 	if command != "run" && command != "plan" && command != "explore" {
 		fmt.Fprintf(stderr, "resizesim: unknown command %q\n", rest[0])
 		fs.Usage()
+		return exitInvalid
+	}
+	if withMetrics && command != "run" {
+		fmt.Fprintf(stderr, "resizesim: --metrics goes with run (and the walkthrough), not %s\n", command)
 		return exitInvalid
 	}
 	opts.Plans = command == "plan"
@@ -148,7 +158,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if s, err := scenario.Load(file); err != nil {
 			fmt.Fprintf(stderr, "resizesim: %v\n", err)
 		} else {
-			code = runOne(ctx, s, opts, stdout, stderr)
+			code = runOne(ctx, s, opts, withMetrics, stdout, stderr)
 		}
 		status = max(status, code)
 	}
@@ -165,7 +175,18 @@ func supportedVersions() string {
 	return strings.Join(names, ", ")
 }
 
-func runOne(ctx context.Context, s *scenario.Scenario, opts scenario.Options, stdout, stderr io.Writer) int {
+// runOne runs one file and prints its transcript and verdict; withMetrics
+// records the kubelet's resize metrics on a registry of the file's own and
+// prints them after the transcript.
+func runOne(ctx context.Context, s *scenario.Scenario, opts scenario.Options, withMetrics bool, stdout, stderr io.Writer) int {
+	if withMetrics {
+		m, err := metrics.New(prometheus.NewRegistry())
+		if err != nil {
+			fmt.Fprintf(stderr, "resizesim: %s: %v\n", s.File, err)
+			return exitInvalid
+		}
+		opts.Metrics = m
+	}
 	res, err := scenario.Run(ctx, s, opts)
 	if err != nil {
 		var se *scenario.Error
@@ -185,6 +206,13 @@ func runOne(ctx context.Context, s *scenario.Scenario, opts scenario.Options, st
 		return exitOK
 	}
 	stdout.Write(res.Transcript)
+	if opts.Metrics != nil {
+		fmt.Fprintf(stdout, "\n== metrics (Prometheus text format)\n")
+		if err := opts.Metrics.WriteText(stdout); err != nil {
+			fmt.Fprintf(stderr, "resizesim: %s: metrics: %v\n", s.File, err)
+			return exitInvalid
+		}
+	}
 	if len(res.Mismatches) == 0 {
 		fmt.Fprintf(stdout, "\nPASS %s\n", s.File)
 		return exitOK
