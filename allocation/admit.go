@@ -55,6 +55,24 @@ type Decision struct {
 	Silent bool
 }
 
+// ReasonDetail is the reason_detail label the kubelet counts an
+// Infeasible resize decision under in kubelet_pod_infeasible_resizes_total
+// (package resize/metrics), and "" for any other decision. It is Reason,
+// except for the pod-level gate's check: Reason calls it feature_gate_off
+// like the pod gate's (the kubelet's log and condition do not tell them
+// apart), but the kubelet counts it as plr_feature_gate_off
+// (IsInPlacePodLevelResourcesVerticalScalingAllowed in
+// pkg/kubelet/allocation/features_linux.go).
+func (d Decision) ReasonDetail() string {
+	switch {
+	case d.Outcome != Infeasible:
+		return ""
+	case d.Message == msgPodLevelGateOff:
+		return "plr_feature_gate_off"
+	}
+	return d.Reason
+}
+
 // NodeConfig is what admission needs to know of the node.
 type NodeConfig struct {
 	// Allocatable is the node's allocatable resources (capacity minus

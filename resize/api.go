@@ -13,6 +13,7 @@ import (
 	"github.com/resizelet/resizelet/cri"
 	"github.com/resizelet/resizelet/resize/apiserver"
 	"github.com/resizelet/resizelet/resize/core"
+	"github.com/resizelet/resizelet/resize/metrics"
 	"github.com/resizelet/resizelet/resize/profile"
 )
 
@@ -237,6 +238,12 @@ type Deps struct {
 	// stamped with the node's clock. Nil (the default) logs nothing and
 	// costs nothing. The package documentation lists the lines.
 	Logger *slog.Logger
+	// Metrics, when set, records the kubelet's resize metrics (package
+	// resize/metrics). Nodes may share one: the counts add up and the
+	// gauges are the sum over the nodes, and a kubelet restart (a new
+	// Node on the same Deps) takes its predecessor's share of the gauges
+	// over instead of adding to it. nil records nothing, at no cost.
+	Metrics *metrics.Metrics
 }
 
 // Event reasons the kubelet uses on the resize path (pkg/kubelet/events).

@@ -26,6 +26,12 @@
 // behave as (Profile133 to Profile137; package profile says how they
 // differ).
 //
+// # Metrics
+//
+// Deps.Metrics records the kubelet's resize metrics on a Prometheus
+// registry (package resize/metrics; the core reports what to record,
+// metrics.go here records it).
+//
 // # Logging
 //
 // Deps.Logger, when set, gets the lines the kubelet v1.35.4 logs on the

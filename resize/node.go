@@ -17,6 +17,7 @@ import (
 	"github.com/resizelet/resizelet/cri"
 	"github.com/resizelet/resizelet/resize/apiserver"
 	"github.com/resizelet/resizelet/resize/core"
+	"github.com/resizelet/resizelet/resize/metrics"
 )
 
 // ErrNotFakeClock is returned by Advance on a node whose clock is not a
@@ -100,6 +101,11 @@ type Node struct {
 
 	// watch tells Advance when the node has settled.
 	watch settleWatch
+
+	// rec records the kubelet's resize metrics (Deps.Metrics); nil when
+	// there are none. gauges are the gauge values it was last given.
+	rec    *metrics.NodeRecorder
+	gauges core.Gauges
 }
 
 // NewNode starts a kubelet on cfg with deps: it loads the checkpoints,
@@ -183,6 +189,9 @@ func NewNode(ctx context.Context, cfg NodeConfig, deps Deps) (*Node, error) {
 		Containers: containers,
 		Now:        n.clock.Now(),
 	}
+	// A kubelet that could not read its state never ran: it records
+	// nothing, and leaves a predecessor's share of the gauges alone.
+	n.attachMetrics(deps.Metrics)
 	if err := n.run(ctx, start); err != nil {
 		return nil, err
 	}
@@ -224,7 +233,7 @@ func (n *Node) Config() NodeConfig { return n.cfg }
 func (n *Node) step(in core.Input) (core.Ready, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	rd, err := n.core.Step(in)
+	rd, err := n.coreStep(in)
 	n.cond.Broadcast()
 	return rd, err
 }
@@ -289,7 +298,7 @@ func (n *Node) wait() (core.Ready, bool) {
 	defer n.mu.Unlock()
 	var logs []core.LogRecord
 	for {
-		rd, _ := n.core.Step(core.Poll{})
+		rd, _ := n.coreStep(core.Poll{})
 		logs = append(logs, rd.Logs...)
 		rd.Logs = logs
 		if rd.Batch != nil {
@@ -484,7 +493,7 @@ func (n *Node) resized(ctx context.Context, pod *v1.Pod) error {
 		n.mu.Unlock()
 		return nil
 	}
-	rd, err := n.core.Step(core.ResizeRequested{Pod: &own, Now: n.clock.Now()})
+	rd, err := n.coreStep(core.ResizeRequested{Pod: &own, Now: n.clock.Now()})
 	n.cond.Broadcast()
 	n.mu.Unlock()
 	if errors.Is(err, core.ErrUnknownPod) {
@@ -536,7 +545,7 @@ func (n *Node) DeletePod(ctx context.Context, namespace, name string) error {
 		n.mu.Unlock()
 		return fmt.Errorf("delete pod %s/%s: %w", namespace, name, ErrPodNotFound)
 	}
-	rd, err := n.core.Step(core.DeleteRequested{UID: info.UID, Now: n.clock.Now(), Pod: marked})
+	rd, err := n.coreStep(core.DeleteRequested{UID: info.UID, Now: n.clock.Now(), Pod: marked})
 	n.cond.Broadcast()
 	n.mu.Unlock()
 	if err != nil {

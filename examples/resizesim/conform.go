@@ -193,7 +193,7 @@ func runConform(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		if s, err := scenario.Load(file); err != nil {
 			fmt.Fprintf(stderr, "resizesim: %v\n", err)
 		} else {
-			code = runOne(ctx, s, opts, stdout, stderr)
+			code = runOne(ctx, s, opts, false, stdout, stderr)
 		}
 		status = max(status, code)
 	}

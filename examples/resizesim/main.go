@@ -18,6 +18,7 @@
 //	--steps resize                 # explore: only the resize steps (default: every step that runs the node)
 //	-o json, --output json         # run: one JSON document for the whole run instead of the transcripts
 //	--junit FILE                   # run: also write a JUnit XML report to FILE
+//	--metrics                      # run: print the kubelet's resize metrics (Prometheus text format) after each transcript
 //
 // A scenario file chooses the kubelet version with its top-level kubelet
 // key; the versions resizesim reproduces are listed in the usage message
@@ -87,6 +88,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&output, "output", "text", "run: print `text` (the transcripts) or json (one JSON document for the whole run); -o for short")
 	fs.StringVar(&output, "o", "text", "")
 	fs.StringVar(&junit, "junit", "", "run: also write a JUnit XML report to `FILE`")
+	var withMetrics bool
+	fs.BoolVar(&withMetrics, "metrics", false, "run: print the kubelet's resize metrics in the Prometheus text format after each file's transcript")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: resizesim [flags]            run the built-in walkthrough\n")
 		fmt.Fprintf(stderr, "       resizesim [flags] run FILE... run scenario files\n")
@@ -126,12 +129,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "resizesim: built-in walkthrough: %v\n", err)
 			return exitInvalid
 		}
-		return runOne(ctx, s, opts, stdout, stderr)
+		return runOne(ctx, s, opts, withMetrics, stdout, stderr)
 	}
 	command := rest[0]
 	if command != "run" && command != "plan" && command != "explore" {
 		fmt.Fprintf(stderr, "resizesim: unknown command %q\n", rest[0])
 		fs.Usage()
+		return exitInvalid
+	}
+	if withMetrics && command != "run" {
+		fmt.Fprintf(stderr, "resizesim: --metrics goes with run (and the walkthrough), not %s\n", command)
 		return exitInvalid
 	}
 	opts.Plans = command == "plan"
@@ -152,7 +159,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		xopts.Backends = opts
 		return exploreFiles(ctx, files, xopts, stdout, stderr)
 	}
-	return runFiles(ctx, files, opts, output == "json", junit, stdout, stderr)
+	return runFiles(ctx, files, opts, withMetrics, output == "json", junit, stdout, stderr)
 }
 
 // runFiles is run and plan on files: each file's transcript (or plans)
@@ -160,12 +167,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // a JUnit report written there. Errors go to stderr in every form. The
 // status is the highest of the files', or 2 if the report cannot be
 // written.
-func runFiles(ctx context.Context, files []string, opts scenario.Options, asJSON bool, junit string, stdout, stderr io.Writer) int {
+func runFiles(ctx context.Context, files []string, opts scenario.Options, withMetrics, asJSON bool, junit string, stdout, stderr io.Writer) int {
 	started := time.Now()
 	status := exitOK
 	results := make([]fileResult, 0, len(files))
 	for i, file := range files {
-		r := runFile(ctx, file, opts)
+		r := runFile(ctx, file, opts, withMetrics)
 		switch {
 		case !asJSON:
 			if i > 0 {
@@ -220,9 +227,10 @@ func supportedVersions() string {
 }
 
 // runOne runs a loaded scenario and prints its transcript (or plans) as
-// run does, and returns its exit status.
-func runOne(ctx context.Context, s *scenario.Scenario, opts scenario.Options, stdout, stderr io.Writer) int {
-	r := runScenario(ctx, s, opts)
+// run does, with withMetrics the metrics after it, and returns its exit
+// status.
+func runOne(ctx context.Context, s *scenario.Scenario, opts scenario.Options, withMetrics bool, stdout, stderr io.Writer) int {
+	r := runScenario(ctx, s, opts, withMetrics)
 	writeText(stdout, stderr, r, opts.Plans)
 	return r.code
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/resizelet/resizelet/resize/metrics"
 	"github.com/resizelet/resizelet/resize/scenario"
 )
 
@@ -32,29 +34,50 @@ type fileResult struct {
 	// err is the file's error (outcomeError) or the reason it does not
 	// apply (outcomeSkip); errText is its message as resizesim prints it
 	// after "resizesim: ".
-	err      error
-	errText  string
-	res      *scenario.Result // the run's result, when it ran
-	duration time.Duration
+	err     error
+	errText string
+	res     *scenario.Result // the run's result, when it ran
+	// metrics are the kubelet's resize metrics after the run in the
+	// Prometheus text format, when asked for (withMetrics, --metrics).
+	withMetrics bool
+	metrics     string
+	duration    time.Duration
 }
 
 // runFile loads and runs one scenario file.
-func runFile(ctx context.Context, file string, opts scenario.Options) fileResult {
+func runFile(ctx context.Context, file string, opts scenario.Options, withMetrics bool) fileResult {
 	start := time.Now()
 	s, err := scenario.Load(file)
 	if err != nil {
 		return fileResult{file: file, outcome: outcomeError, code: exitInvalid, err: err, errText: err.Error(), duration: time.Since(start)}
 	}
-	r := runScenario(ctx, s, opts)
+	r := runScenario(ctx, s, opts, withMetrics)
 	r.duration = time.Since(start)
 	return r
 }
 
 // runScenario runs a loaded scenario and classifies the result; it prints
-// nothing.
-func runScenario(ctx context.Context, s *scenario.Scenario, opts scenario.Options) fileResult {
+// nothing. withMetrics records the kubelet's resize metrics on a registry
+// of the file's own and keeps them in the result.
+func runScenario(ctx context.Context, s *scenario.Scenario, opts scenario.Options, withMetrics bool) fileResult {
 	r := fileResult{file: s.File, name: s.Name}
+	if withMetrics {
+		m, err := metrics.New(prometheus.NewRegistry())
+		if err != nil {
+			r.outcome, r.code, r.err, r.errText = outcomeError, exitInvalid, err, fmt.Sprintf("%s: %v", s.File, err)
+			return r
+		}
+		opts.Metrics = m
+	}
 	res, err := scenario.Run(ctx, s, opts)
+	if err == nil && withMetrics {
+		var text strings.Builder
+		if werr := opts.Metrics.WriteText(&text); werr != nil {
+			r.outcome, r.code, r.err, r.errText = outcomeError, exitInvalid, werr, fmt.Sprintf("%s: metrics: %v", s.File, werr)
+			return r
+		}
+		r.withMetrics, r.metrics = true, text.String()
+	}
 	var se *scenario.Error
 	switch {
 	case errors.As(err, &se):
@@ -88,6 +111,9 @@ func writeText(stdout, stderr io.Writer, r fileResult, plans bool) {
 		return
 	}
 	stdout.Write(r.res.Transcript)
+	if r.withMetrics {
+		fmt.Fprintf(stdout, "\n== metrics (Prometheus text format)\n%s", r.metrics)
+	}
 	if r.outcome == outcomePass {
 		fmt.Fprintf(stdout, "\nPASS %s\n", r.file)
 		return
@@ -116,6 +142,7 @@ type jsonFile struct {
 	Mismatches []jsonMismatch `json:"mismatches"`
 	Error      string         `json:"error,omitempty"`
 	Skipped    string         `json:"skipped,omitempty"`
+	Metrics    string         `json:"metrics,omitempty"`
 	Duration   float64        `json:"duration"`
 }
 
@@ -131,7 +158,7 @@ func writeJSON(w io.Writer, results []fileResult, status int, elapsed time.Durat
 	doc := jsonRun{Status: status, Passed: status == exitOK, Duration: elapsed.Seconds(), Files: []jsonFile{}}
 	for _, r := range results {
 		f := jsonFile{File: r.file, Name: r.name, Result: r.outcome, Passed: r.outcome == outcomePass,
-			Mismatches: []jsonMismatch{}, Duration: r.duration.Seconds()}
+			Mismatches: []jsonMismatch{}, Metrics: r.metrics, Duration: r.duration.Seconds()}
 		switch r.outcome {
 		case outcomeError:
 			f.Error = r.errText

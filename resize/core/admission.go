@@ -31,6 +31,8 @@ func (c *Core) podsAdded(pods []*v1.Pod, now time.Time) error {
 		c.newPodState(pod)
 		c.enqueueAlloc(&admitTask{uid: pod.UID})
 	}
+	// BackfillPodResizeConditions recounts the gauges.
+	c.recountAll()
 	c.enqueueRetry(allocation.TriggerPodsAdded)
 	return nil
 }
@@ -48,6 +50,9 @@ func (c *Core) resizeRequested(in ResizeRequested) error {
 		return fmt.Errorf("resize requested: %s/%s: %w", in.Pod.Namespace, in.Pod.Name, ErrUnknownPod)
 	}
 	c.setNow(in.Now)
+	// HandlePodUpdates counts the requested changes against the pod it
+	// had, admitted or not.
+	c.countRequested(ps.pod, in.Pod)
 	// The pod is taken as it is, with the kubelet's own status in place of
 	// the API server's (its top level is the core's: Input's contract).
 	updated := in.Pod
@@ -206,7 +211,10 @@ type retryTask struct {
 	// checkpointed; before is that pod's conditions before the decision.
 	waiting bool
 	before  condSnapshot
-	decided *v1.Pod
+	// deferredBefore is IsPodResizeDeferred before the decision, for the
+	// metrics (false while they are off).
+	deferredBefore bool
+	decided        *v1.Pod
 	// decidedState is the pod the decision was for: a pod torn down, or
 	// torn down and added again, while its allocation was checkpointed is
 	// another (or no) podState by then.
@@ -252,6 +260,7 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 			allocated = true
 			c.startResize(ps, t.decided, &t.opOutput)
 			t.allocated(c, ps.pod)
+			t.countAccepted(c)
 		}
 		t.settle(c, ps, allocated)
 		t.next++
@@ -264,14 +273,21 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 			continue
 		}
 		t.before = ps.conds.snapshot()
+		t.deferredBefore = c.resizeDeferred(ps)
 		outcome := c.handleResize(ps, &t.opOutput)
 		if t.write.UID != "" {
 			t.waiting = true
 			t.decided, t.decidedState = ps.pod, ps
 			return t.take(WriteAllocated{&t.write}), false, false
 		}
-		if outcome == allocation.Deferred {
+		switch outcome {
+		case allocation.Deferred:
 			t.keep = append(t.keep, item)
+		case allocation.Admitted:
+			// Nothing to allocate: the kubelet's retry counts that as
+			// accepted too, if the pod was Deferred before (see
+			// Core.resizeDeferred).
+			t.countAccepted(c)
 		}
 		if outcome == allocation.Admitted {
 			t.allocated(c, ps.pod)
@@ -300,6 +316,16 @@ func (t *retryTask) allocated(c *Core, pod *v1.Pod) {
 	c.logRetryOutcome(pod, allocation.Admitted, nil)
 	if t.trigger == allocation.TriggerPeriodicRetry {
 		t.retried = append(t.retried, kObj(pod).Value.String())
+	}
+}
+
+// countAccepted counts the resize just decided as accepted after being
+// deferred if its pod was Deferred before the decision: retryPendingResizes
+// counts every resize that neither failed nor stays pending nor is
+// Infeasible, when IsPodResizeDeferred held before it.
+func (t *retryTask) countAccepted(c *Core) {
+	if t.deferredBefore {
+		c.countDeferredAccepted(t.trigger)
 	}
 }
 
@@ -332,7 +358,7 @@ func (c *Core) handleResize(ps *podState, out *opOutput) allocation.Outcome {
 	out.write = AllocationRecord{}
 	view := ps.view()
 	if !view.Changed() {
-		ps.conds.clearPending()
+		c.clearPending(ps)
 		return allocation.Admitted
 	}
 	pod := ps.pod
@@ -346,8 +372,11 @@ func (c *Core) handleResize(ps *podState, out *opOutput) allocation.Outcome {
 		return allocation.Admitted
 	}
 	c.logResizeDecision(pod, decision)
+	if decision.Outcome == allocation.Infeasible {
+		c.countInfeasible(decision.ReasonDetail())
+	}
 	reason := string(decision.Outcome)
-	newly := ps.conds.setPending(reason, decision.Message, pod.Generation, metav1.NewTime(c.now))
+	newly := c.setPending(ps, reason, decision.Message, pod.Generation, metav1.NewTime(c.now))
 	// The early Infeasible checks (platform, static pod, swap, pod-level
 	// gate) set the condition without an event in 1.35 (Decision.Silent).
 	if newly && c.s.profile.ResizeEvents() && !decision.Silent {
@@ -379,9 +408,9 @@ func (c *Core) handleResize(ps *podState, out *opOutput) allocation.Outcome {
 // ResizeStarted is emitted for the newly allocated pod.
 func (c *Core) startResize(ps *podState, pod *v1.Pod, out *opOutput) {
 	now := metav1.NewTime(c.now)
-	ps.conds.clearPending()
-	ps.conds.clearInProgress()
-	ps.conds.setInProgress("", "", pod.Generation, now)
+	c.clearPending(ps)
+	c.clearInProgress(ps)
+	c.setInProgress(ps, "", "", pod.Generation, now)
 	if c.s.profile.ResizeEvents() {
 		out.emit(c.resizeEvent(out, pod, v1.EventTypeNormal, ReasonResizeStarted,
 			ResizeMessage{Prefix: prefixStarted, Pod: pod, Generation: pod.Generation}))

@@ -106,6 +106,9 @@ type Core struct {
 	// the current Step, handed out in its Ready.
 	logging bool
 	logs    []LogRecord
+	// metrics is the metrics' bookkeeping, nil while they are off (see
+	// RecordMetrics).
+	metrics *metricState
 }
 
 // flight is a batch in flight and the operation waiting for it.

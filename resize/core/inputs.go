@@ -116,4 +116,8 @@ type Ready struct {
 	Batch     *Batch
 	NextTimer time.Time
 	Logs      []LogRecord
+	// Metrics are the metrics the kubelet recorded during the step, while
+	// they are on (Core.RecordMetrics); nil while they are off. They are
+	// the core's and valid until the next Step: record them before it.
+	Metrics *Metrics
 }

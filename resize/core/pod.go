@@ -254,6 +254,7 @@ func (c *Core) removePod(uid types.UID) {
 		c.deletes--
 	}
 	c.disarm(ps)
+	c.forgetConditions(ps)
 	c.hot(ps) // for its name
 	c.thawed.Forget(uid)
 	delete(c.byName, podName{ps.pod.Namespace, ps.pod.Name})

@@ -22,6 +22,10 @@ func (c *Core) start(in Start) {
 			continue
 		}
 		ps := c.newPodState(pod.DeepCopy())
+		if c.metrics != nil {
+			// BackfillPodResizeConditions, for the metrics alone.
+			c.metrics.backfillFrom(ps, &pod.Status)
+		}
 		if r, ok := in.Allocated[pod.UID]; ok {
 			ps.allocated, ps.hasAllocated = r.DeepCopy(), true
 		}
@@ -60,6 +64,8 @@ func (c *Core) start(in Start) {
 			c.deletes++
 		}
 	}
+	// BackfillPodResizeConditions recounts the gauges.
+	c.recountAll()
 	c.enqueueAlloc(&pushAllTask{})
 	c.enqueueRetry(allocation.TriggerPodsAdded)
 }

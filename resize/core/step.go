@@ -14,6 +14,9 @@ import (
 // perform, if there is one it can take now. An input the core cannot take
 // returns an error and changes nothing.
 func (c *Core) Step(in Input) (Ready, error) {
+	if c.metrics != nil {
+		c.metrics.beginStep()
+	}
 	if s, ok := in.(Start); ok {
 		if c.started {
 			return Ready{}, ErrStarted
@@ -67,7 +70,11 @@ func (c *Core) Step(in Input) (Ready, error) {
 
 func (c *Core) ready(b *Batch) Ready {
 	c.settle()
-	return Ready{Batch: b, NextTimer: c.NextTimer(), Logs: c.takeLogs()}
+	rd := Ready{Batch: b, NextTimer: c.NextTimer(), Logs: c.takeLogs()}
+	if c.metrics != nil {
+		rd.Metrics = &c.metrics.out
+	}
+	return rd
 }
 
 // tick fires the timers due at now: the periodic retry (queued as an

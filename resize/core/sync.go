@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -60,9 +61,11 @@ type syncOp struct {
 	newSandbox bool
 
 	resizeErr error
-	errs      []error
-	startNext int
-	attempt   uint32
+	// resizeStart is when the in-place resize began.
+	resizeStart time.Time
+	errs        []error
+	startNext   int
+	attempt     uint32
 
 	// scratch is a reused buffer: actions being built (take copies them
 	// into the batch).
@@ -206,7 +209,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			// a kubelet restart it sets the condition again (the status
 			// manager keeps conditions in memory only); otherwise it keeps
 			// it as it is.
-			ps.conds.setInProgress("", "", o.alloc.Generation, metav1.NewTime(c.now))
+			c.setInProgress(ps, "", "", o.alloc.Generation, metav1.NewTime(c.now))
 		}
 		o.actions = planPod(o.alloc, o.states, ps.actuated, o.allowed, podLevelResize)
 		if s.profile.ResizesPodForStartingContainers() && !o.newSandbox && !o.actions.UpdatePodResources {
@@ -247,6 +250,10 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			o.phase = syncStartNext
 			return o.reconcile(c, ps)
 		}
+		// doPodResizeAction starts here: its duration is measured from
+		// the time of the input that launches this batch (the last one's
+		// results) to that of the results of its own last batch.
+		o.resizeStart = c.now
 		o.phase = syncResizeRead
 		return o.one(ReadCgroup{Path: ps.podCgroup})
 
@@ -254,7 +261,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 		_, r, _ := resultOf[ReadCgroup](done, res)
 		if err := r.Err; err != nil {
 			c.logPodCgroupReadFailed(ps.pod, err)
-			o.resized(fmt.Errorf("unable to get pod cgroup memory config for pod %q: %w", formatPod(o.alloc), err))
+			o.resized(c, fmt.Errorf("unable to get pod cgroup memory config for pod %q: %w", formatPod(o.alloc), err))
 			return nil
 		}
 		o.current = readingOf(r.Values, s.cfg.CgroupVersion)
@@ -271,7 +278,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 	case syncUsageRead:
 		if err := o.check.verdict(o.alloc, done, res); err != nil {
 			c.logResizeNotFeasible(ps.pod, err)
-			o.resized(err)
+			o.resized(c, err)
 			return nil
 		}
 		o.phase = syncWrites
@@ -316,7 +323,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			}
 			break
 		}
-		o.resized(err)
+		o.resized(c, err)
 		if err == nil {
 			return o.reconcile(c, ps)
 		}
@@ -332,7 +339,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 	case syncRolledBack:
 		err := o.resizeErr
 		o.resizeErr = nil
-		o.resized(err)
+		o.resized(c, err)
 		return nil
 
 	case syncStartNext:
@@ -406,7 +413,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 	case syncFinalRead:
 		if o.resizeErr != nil {
 			now := metav1.NewTime(c.now)
-			newly := ps.conds.setInProgress(v1.PodReasonError, o.resizeErr.Error(), ps.pod.Generation, now)
+			newly := c.setInProgress(ps, v1.PodReasonError, o.resizeErr.Error(), ps.pod.Generation, now)
 			if newly && s.profile.ResizeEvents() {
 				generation := ps.conds.inProgress.ObservedGeneration
 				o.emit(c.resizeEvent(&o.opOutput, ps.pod, v1.EventTypeWarning, ReasonResizeError,
@@ -430,7 +437,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 		}
 		acts := o.scratch[:0]
 		if o.allowed && !resizeInProgress(o.alloc, o.states, ps.actuated, podLevelResize) {
-			if generation, cleared := ps.conds.clearInProgress(); cleared {
+			if generation, cleared := c.clearInProgress(ps); cleared {
 				if ev, ok := c.completedEvent(&o.opOutput, ps.pod, o.alloc, generation); ok {
 					acts = append(acts, ev)
 				}
@@ -447,9 +454,11 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 	panic(fmt.Sprintf("core: sync in unknown phase %d", o.phase))
 }
 
-// resized records the outcome of the resize step and moves on to the
-// starts: SyncPod goes on starting containers after a failed resize.
-func (o *syncOp) resized(err error) {
+// resized records the outcome of the resize step (doPodResizeAction, whose
+// duration it observes) and moves on to the starts: SyncPod goes on
+// starting containers after a failed resize.
+func (o *syncOp) resized(c *Core, err error) {
+	c.observeResize(o.resizeStart, err == nil)
 	if err != nil {
 		o.resizeErr = err
 		o.errs = append(o.errs, err)

@@ -43,6 +43,13 @@
 //     got; each entry must match a difference of its own, and every
 //     difference must be matched, so audit: [] asserts that the real state
 //     is what the allocation says. The transcript lists the differences.
+//   - expect.metrics asserts the kubelet's resize metrics (package
+//     resize/metrics): a map from a series, written as the Prometheus text
+//     format writes it, to its value; a label left out is summed over and
+//     an absent series is 0. The transcript lists each series with the
+//     value found. Options.Metrics records a run's metrics on a Metrics of
+//     the caller's; without it a scenario that asserts metrics gets its
+//     own.
 //
 // Errors of an action step other than resize are kept for the next
 // expect's error key like a resize's; a malformed patch that only the API

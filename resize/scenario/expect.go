@@ -82,6 +82,9 @@ func (r *runner) expect(e *Expect) {
 	if e.HasAudit {
 		checks += r.checkAudit(e)
 	}
+	if e.HasMetrics {
+		checks += r.checkMetrics(e)
+	}
 	if e.Pod == nil {
 		r.t.expectResult(checks, r.mismatches[before:])
 		return

@@ -18,7 +18,7 @@ func (p *parser) expect(raw json.RawMessage) (*Expect, error) {
 		return nil, err
 	}
 	if err := p.keys(m, f, "error", "pod", "admitted", "qosClass", "generation", "conditions",
-		"containers", "cgroups", "events", "noEvents", "node", "audit"); err != nil {
+		"containers", "cgroups", "events", "noEvents", "node", "audit", "metrics"); err != nil {
 		return nil, err
 	}
 	e := &Expect{}
@@ -127,6 +127,12 @@ func (p *parser) expect(raw json.RawMessage) (*Expect, error) {
 	if raw, ok := m["audit"]; ok {
 		e.HasAudit = true
 		if e.Audit, err = p.audit(raw, f+".audit", e.Pod); err != nil {
+			return nil, err
+		}
+	}
+	if raw, ok := m["metrics"]; ok {
+		e.HasMetrics = true
+		if e.Metrics, err = p.metricsExpect(raw, f+".metrics"); err != nil {
 			return nil, err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/resizelet/resizelet/cri"
 	"github.com/resizelet/resizelet/cri/crilabels"
 	"github.com/resizelet/resizelet/resize"
+	"github.com/resizelet/resizelet/resize/metrics"
 )
 
 // Options choose what the scenario runs on. The zero value is the simulated
@@ -53,6 +55,12 @@ type Options struct {
 	// TempDir is where the run's checkpoint directory is made; "" means
 	// os.TempDir().
 	TempDir string
+	// Metrics, when set, records the kubelet's resize metrics of every
+	// kubelet the run starts (resize.Deps.Metrics), and expect.metrics
+	// reads them there, so values recorded there before the run count
+	// too. Without it, a scenario with expect.metrics records them on a
+	// Metrics of its own, on a new registry, and the others record none.
+	Metrics *metrics.Metrics
 }
 
 // ErrNotApplicable is returned by Run for a scenario that cannot run on
@@ -252,6 +260,8 @@ type runner struct {
 	t       *transcript
 	step    int
 	lastErr error
+	// metrics are the run's metrics (Options.Metrics); nil when none.
+	metrics *metrics.Metrics
 	cursor  map[PodRef]int // per pod: index in Cluster.Events() after the last expect naming it
 	// created is when the runner added each pod, on the virtual clock: the
 	// AGE of kubectl get pods when the cluster sets no creation timestamp.
@@ -334,12 +344,19 @@ func newRunner(ctx context.Context, s *Scenario, opts Options) (_ *runner, _ fun
 	// A scenario is finite and its transcript names every event: keep
 	// them all.
 	r.cluster = resize.NewCluster(resize.ClusterOptions{Profile: cfg.Profile, FeatureGates: cfg.FeatureGates, EventLimit: -1, HotPods: opts.HotPods})
+	r.metrics = opts.Metrics
+	if r.metrics == nil && s.assertsMetrics() {
+		if r.metrics, err = metrics.New(prometheus.NewRegistry()); err != nil {
+			return nil, nil, err
+		}
+	}
 	r.deps = resize.Deps{
 		Cluster:       r.cluster,
 		Cgroups:       b.cgroups,
 		Runtime:       b.runtime,
 		Clock:         r.clock,
 		CheckpointDir: dir,
+		Metrics:       r.metrics,
 	}
 	r.t.header(s, cfg)
 	undo = append(undo, func() {

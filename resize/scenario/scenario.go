@@ -165,6 +165,10 @@ type Expect struct {
 	// the pod's, or with no Pod the whole node's (an empty list: none).
 	HasAudit bool
 	Audit    []AuditExpect
+	// Metrics, when HasMetrics, are values of the kubelet's resize
+	// metrics (package resize/metrics), in the order of their series.
+	HasMetrics bool
+	Metrics    []MetricExpect
 }
 
 // ConditionExpect is one expected resize condition. Nil fields are not

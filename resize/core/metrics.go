@@ -1,0 +1,448 @@
+package core
+
+import (
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/resizelet/resizelet/qos"
+)
+
+// The kubelet's resize metrics (pkg/kubelet/metrics/metrics.go), as the
+// core reports them: the core touches no metric library (it is pure), so
+// each Step with metrics on (RecordMetrics) returns, in Ready.Metrics, the
+// counts and observations the kubelet made during it and the values its
+// gauges hold after it; the driver records them (package resize, on a
+// resize/metrics.Metrics). With metrics off, the default, the core
+// records nothing and Ready.Metrics is nil.
+
+// MetricKind says which counter or histogram a MetricEvent is for.
+type MetricKind uint8
+
+// The kinds.
+const (
+	// MetricRequestedResize is kubelet_container_requested_resizes_total
+	// (Resource, Requirement, Operation).
+	MetricRequestedResize MetricKind = iota + 1
+	// MetricInfeasibleResize is kubelet_pod_infeasible_resizes_total
+	// (Reason: the reason_detail).
+	MetricInfeasibleResize
+	// MetricDeferredAcceptedResize is
+	// kubelet_pod_deferred_accepted_resizes_total (Reason: the
+	// retry_trigger).
+	MetricDeferredAcceptedResize
+	// MetricResizeDuration is kubelet_pod_resize_duration_milliseconds
+	// (Success, Duration).
+	MetricResizeDuration
+)
+
+// MetricEvent is one count or observation of the kubelet's.
+type MetricEvent struct {
+	Kind MetricKind
+	// Resource ("cpu", "memory"), Requirement ("requests", "limits") and
+	// Operation ("add", "remove", "increase", "decrease") label a
+	// requested resize.
+	Resource, Requirement, Operation string
+	// Reason is the reason_detail of an infeasible resize and the
+	// retry_trigger of a deferred one accepted.
+	Reason string
+	// Success and Duration are an actuation's outcome and how long it
+	// took, on the driver's clock.
+	Success  bool
+	Duration time.Duration
+}
+
+// Gauges are the kubelet's two resize gauges on this node, as its status
+// manager last set them: kubelet_pod_pending_resizes by reason and
+// kubelet_pod_in_progress_resizes.
+type Gauges struct {
+	PendingDeferred, PendingInfeasible, InProgress int
+}
+
+// Metrics is what a Step reports of the metrics: the events of the step,
+// in order, and the gauges after it. It is the core's own and valid until
+// the next Step.
+type Metrics struct {
+	Events []MetricEvent
+	Gauges Gauges
+}
+
+// metricState is the core's bookkeeping for the metrics, present only
+// while they are on.
+type metricState struct {
+	// out is the current step's report; out.Gauges persists from step
+	// to step: the values the status manager last set.
+	out Metrics
+	// actual counts the resize conditions of the status manager's cache
+	// as they are now. It recounts its gauges only at some changes (see
+	// showPending), so the gauges can lag behind.
+	actual Gauges
+	// known are the pods the status manager's podResizeConditions map
+	// has an entry for: every pod that has had a resize condition set
+	// (or backfilled) since the kubelet started, until it is removed.
+	known map[types.UID]struct{}
+	// backfill are the conditions the kubelet's status manager takes
+	// over from the API server's pods when it starts
+	// (BackfillPodResizeConditions, from HandlePodAdditions) and that the
+	// core does not: it rebuilds its conditions as it decides and syncs
+	// again. Until the core sets or clears a pod's condition of the same
+	// type, the metrics count the backfilled one, as the kubelet's do.
+	backfill map[types.UID]backfilled
+}
+
+// backfilled is a pod's backfilled conditions: the reason of its
+// PodResizePending ("" for none) and whether it has a PodResizeInProgress.
+type backfilled struct {
+	pending    string
+	inProgress bool
+}
+
+// RecordMetrics turns the metrics on or off. Turned on, the core counts
+// from then on, with gauges that start from the conditions as they are
+// (a driver turns them on before Start, as the kubelet registers its
+// metrics before it runs). The driver turns them on only when something
+// records them: off, they cost nothing.
+func (c *Core) RecordMetrics(on bool) {
+	if !on {
+		c.metrics = nil
+		return
+	}
+	if c.metrics != nil {
+		return
+	}
+	m := &metricState{known: map[types.UID]struct{}{}}
+	for uid, ps := range c.pods {
+		if ps.conds.pending != nil || ps.conds.inProgress != nil {
+			m.known[uid] = struct{}{}
+			m.actual.add(&ps.conds, 1)
+		}
+	}
+	m.out.Gauges = m.actual
+	c.metrics = m
+}
+
+// beginStep clears the last step's events.
+func (m *metricState) beginStep() {
+	clear(m.out.Events)
+	m.out.Events = m.out.Events[:0]
+}
+
+func (m *metricState) emit(e MetricEvent) { m.out.Events = append(m.out.Events, e) }
+
+// add counts the conditions of one pod into g, n times (n is 1 or -1).
+func (g *Gauges) add(conds *resizeConditions, n int) {
+	if p := conds.pending; p != nil {
+		g.addPending(p.Reason, n)
+	}
+	if conds.inProgress != nil {
+		g.InProgress += n
+	}
+}
+
+// addPending counts a PodResizePending condition of the reason. The
+// kubelet sets only Deferred and Infeasible.
+func (g *Gauges) addPending(reason string, n int) {
+	switch reason {
+	case v1.PodReasonDeferred:
+		g.PendingDeferred += n
+	case v1.PodReasonInfeasible:
+		g.PendingInfeasible += n
+	}
+}
+
+// backfillFrom takes over a pod's resize conditions from its API status,
+// when the core starts.
+func (m *metricState) backfillFrom(ps *podState, status *v1.PodStatus) {
+	var b backfilled
+	for i := range status.Conditions {
+		switch cond := &status.Conditions[i]; cond.Type {
+		case v1.PodResizePending:
+			b.pending = cond.Reason
+		case v1.PodResizeInProgress:
+			b.inProgress = true
+		}
+	}
+	if b == (backfilled{}) {
+		return
+	}
+	if m.backfill == nil {
+		m.backfill = map[types.UID]backfilled{}
+	}
+	m.backfill[ps.uid] = b
+	m.known[ps.uid] = struct{}{}
+	if b.pending != "" {
+		m.actual.addPending(b.pending, 1)
+	}
+	if b.inProgress {
+		m.actual.InProgress++
+	}
+}
+
+// pendingOf is the reason of the pod's PodResizePending condition in the
+// status manager's cache, "" when it has none.
+func (m *metricState) pendingOf(ps *podState) string {
+	if p := ps.conds.pending; p != nil {
+		return p.Reason
+	}
+	return m.backfill[ps.uid].pending
+}
+
+// inProgressOf reports whether the status manager's cache has a
+// PodResizeInProgress condition for the pod.
+func (m *metricState) inProgressOf(ps *podState) bool {
+	return ps.conds.inProgress != nil || m.backfill[ps.uid].inProgress
+}
+
+// supersede drops the pod's backfilled condition of one type (pending or
+// not): the core has set or cleared its own.
+func (m *metricState) supersede(uid types.UID, pending bool) {
+	b, ok := m.backfill[uid]
+	if !ok {
+		return
+	}
+	if pending {
+		b.pending = ""
+	} else {
+		b.inProgress = false
+	}
+	if b == (backfilled{}) {
+		delete(m.backfill, uid)
+		return
+	}
+	m.backfill[uid] = b
+}
+
+// The status manager recounts its gauges from its condition cache
+// (recordPendingResizeCount and recordInProgressResizeCount in
+// pkg/kubelet/status/status_manager.go) only when a condition appears or
+// goes: SetPodResizePendingCondition when the pod had no PodResizePending,
+// ClearPodResizePendingCondition when it had one, the same for
+// PodResizeInProgress, and both when it backfills the conditions of added
+// pods (HandlePodAdditions) or forgets a pod. So a PodResizePending whose
+// reason changes from Deferred to Infeasible, or back, leaves
+// kubelet_pod_pending_resizes counting it under the old reason until the
+// next recount, on a 1.35 node as here.
+
+// showPending is recordPendingResizeCount.
+func (m *metricState) showPending() {
+	m.out.Gauges.PendingDeferred, m.out.Gauges.PendingInfeasible = m.actual.PendingDeferred, m.actual.PendingInfeasible
+}
+
+// showInProgress is recordInProgressResizeCount.
+func (m *metricState) showInProgress() { m.out.Gauges.InProgress = m.actual.InProgress }
+
+// setPending is resizeConditions.setPending as the status manager's
+// SetPodResizePendingCondition does it, gauges included.
+func (c *Core) setPending(ps *podState, reason, message string, generation int64, now metav1.Time) bool {
+	m := c.metrics
+	if m == nil {
+		return ps.conds.setPending(reason, message, generation, now)
+	}
+	old := m.pendingOf(ps)
+	if old != "" {
+		m.actual.addPending(old, -1)
+	}
+	m.supersede(ps.uid, true)
+	newly := ps.conds.setPending(reason, message, generation, now)
+	m.actual.addPending(reason, 1)
+	m.known[ps.uid] = struct{}{}
+	if old == "" {
+		m.showPending()
+	}
+	return newly
+}
+
+// clearPending is ClearPodResizePendingCondition.
+func (c *Core) clearPending(ps *podState) {
+	m := c.metrics
+	if m == nil {
+		ps.conds.clearPending()
+		return
+	}
+	old := m.pendingOf(ps)
+	ps.conds.clearPending()
+	m.supersede(ps.uid, true)
+	if old != "" {
+		m.actual.addPending(old, -1)
+		m.showPending()
+	}
+}
+
+// setInProgress is SetPodResizeInProgressCondition.
+func (c *Core) setInProgress(ps *podState, reason, message string, generation int64, now metav1.Time) bool {
+	m := c.metrics
+	if m == nil {
+		return ps.conds.setInProgress(reason, message, generation, now)
+	}
+	had := m.inProgressOf(ps)
+	m.supersede(ps.uid, false)
+	newly := ps.conds.setInProgress(reason, message, generation, now)
+	if !had {
+		m.actual.InProgress++
+		m.known[ps.uid] = struct{}{}
+		m.showInProgress()
+	}
+	return newly
+}
+
+// clearInProgress is ClearPodResizeInProgressCondition. A backfilled
+// condition the core never took over goes too (the kubelet would report
+// its resize completed; the core, which has no such condition, does not).
+func (c *Core) clearInProgress(ps *podState) (int64, bool) {
+	m := c.metrics
+	if m == nil {
+		return ps.conds.clearInProgress()
+	}
+	had := m.inProgressOf(ps)
+	m.supersede(ps.uid, false)
+	generation, cleared := ps.conds.clearInProgress()
+	if had {
+		m.actual.InProgress--
+		m.showInProgress()
+	}
+	return generation, cleared
+}
+
+// resizeDeferred is IsPodResizeDeferred when a retry comes to the pod:
+// whether the status manager's cache has its resize Deferred. A pod whose
+// desired resources are its allocation again (a reverted resize) has not:
+// the kubelet clears its PodResizePending condition as soon as it gets the
+// update (HandlePodUpdates), before any retry, where the core leaves that
+// to the retry (whose trigger the kubelet then does not count). With the
+// metrics off nothing asks.
+func (c *Core) resizeDeferred(ps *podState) bool {
+	return c.metrics != nil && c.metrics.pendingOf(ps) == v1.PodReasonDeferred && ps.view().Changed()
+}
+
+// recountAll is the recount of BackfillPodResizeConditions, which
+// HandlePodAdditions calls for every batch of pods added (and the kubelet
+// for all its pods when it starts).
+func (c *Core) recountAll() {
+	if m := c.metrics; m != nil {
+		m.showPending()
+		m.showInProgress()
+	}
+}
+
+// forgetConditions drops a pod that is being removed from the counts:
+// deletePodStatus and RemoveOrphanedStatuses recount both gauges when the
+// pod had an entry in the condition cache.
+func (c *Core) forgetConditions(ps *podState) {
+	m := c.metrics
+	if m == nil {
+		return
+	}
+	if p := m.pendingOf(ps); p != "" {
+		m.actual.addPending(p, -1)
+	}
+	if m.inProgressOf(ps) {
+		m.actual.InProgress--
+	}
+	delete(m.backfill, ps.uid)
+	if _, ok := m.known[ps.uid]; ok {
+		delete(m.known, ps.uid)
+		m.showPending()
+		m.showInProgress()
+	}
+}
+
+// countRequested is recordContainerResizeOperations (pkg/kubelet/kubelet.go,
+// HandlePodUpdates): for each resizable container of the pod the kubelet
+// had (sidecars, then regular containers; ContainerIter and
+// IsResizableContainer of 1.35) and the container of the same name and kind
+// in the updated pod, memory requests, memory limits, cpu requests and cpu
+// limits in that order, one count per value that changed.
+func (c *Core) countRequested(old, updated *v1.Pod) {
+	m := c.metrics
+	if m == nil || old == nil {
+		return
+	}
+	count := func(oldC, newC *v1.Container) {
+		if newC == nil {
+			// The API server keeps the containers of a pod: the kubelet
+			// would not get such an update.
+			return
+		}
+		for _, v := range [...]struct {
+			resource    v1.ResourceName
+			requirement string
+		}{{v1.ResourceMemory, "requests"}, {v1.ResourceMemory, "limits"}, {v1.ResourceCPU, "requests"}, {v1.ResourceCPU, "limits"}} {
+			before, after := oldC.Resources.Requests, newC.Resources.Requests
+			if v.requirement == "limits" {
+				before, after = oldC.Resources.Limits, newC.Resources.Limits
+			}
+			if op := resizeOperation(after[v.resource], before[v.resource]); op != "" {
+				m.emit(MetricEvent{Kind: MetricRequestedResize, Resource: string(v.resource), Requirement: v.requirement, Operation: op})
+			}
+		}
+	}
+	for i := range old.Spec.InitContainers {
+		if oc := &old.Spec.InitContainers[i]; qos.IsSidecar(oc) {
+			count(oc, lastNamed(updated.Spec.InitContainers, oc.Name, true))
+		}
+	}
+	for i := range old.Spec.Containers {
+		count(&old.Spec.Containers[i], lastNamed(updated.Spec.Containers, old.Spec.Containers[i].Name, false))
+	}
+}
+
+// lastNamed is the kubelet's search for the new container: the last one of
+// the name among the resizable ones of the list.
+func lastNamed(list []v1.Container, name string, sidecarsOnly bool) *v1.Container {
+	var found *v1.Container
+	for i := range list {
+		if list[i].Name == name && (!sidecarsOnly || qos.IsSidecar(&list[i])) {
+			found = &list[i]
+		}
+	}
+	return found
+}
+
+// resizeOperation is resizeOperationForResources (pkg/kubelet/kubelet.go):
+// a value that goes to zero is removed, one that comes from zero is added,
+// otherwise it increases or decreases; "" when it did not change. A value
+// that is not set is zero.
+func resizeOperation(updated, old resource.Quantity) string {
+	switch {
+	case updated.IsZero() && !old.IsZero():
+		return "remove"
+	case old.IsZero() && !updated.IsZero():
+		return "add"
+	}
+	switch updated.Cmp(old) {
+	case -1:
+		return "decrease"
+	case 1:
+		return "increase"
+	}
+	return ""
+}
+
+// countInfeasible counts an Infeasible decision under its reason_detail
+// (handlePodResourcesResize and canResizePod in
+// pkg/kubelet/allocation/allocation_manager.go count every one they
+// make).
+func (c *Core) countInfeasible(reasonDetail string) {
+	if c.metrics != nil {
+		c.metrics.emit(MetricEvent{Kind: MetricInfeasibleResize, Reason: reasonDetail})
+	}
+}
+
+// countDeferredAccepted counts a resize that was Deferred before a retry
+// and that the retry did not leave pending (retryPendingResizes).
+func (c *Core) countDeferredAccepted(trigger string) {
+	if c.metrics != nil {
+		c.metrics.emit(MetricEvent{Kind: MetricDeferredAcceptedResize, Reason: trigger})
+	}
+}
+
+// observeResize observes an actuation that started at start and ended
+// now, successful or not (doPodResizeAction's deferred observation).
+func (c *Core) observeResize(start time.Time, success bool) {
+	if c.metrics != nil {
+		c.metrics.emit(MetricEvent{Kind: MetricResizeDuration, Success: success, Duration: c.now.Sub(start)})
+	}
+}
