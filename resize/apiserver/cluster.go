@@ -61,9 +61,12 @@ type Cluster struct {
 	// most hotPods of them (see storedPod).
 	thawed frozen.Recent[podRef]
 	events eventLog
-	// nodes are the nodes registered with RegisterNode, by name (nil
-	// before the first): admission reads the one a pod is bound to.
-	nodes map[string]*NodeInfo
+	// node is the first node registered with RegisterNode (nil before),
+	// and others the nodes registered after it, by name (nil until a
+	// second registers, so that a single node's cluster keeps no map):
+	// admission reads the one a pod is bound to.
+	node   *NodeInfo
+	others map[string]*NodeInfo
 }
 
 // storedPod is a pod as the cluster stores it: decoded while it is used
@@ -293,18 +296,23 @@ func (c *Cluster) RegisterNode(node NodeInfo) {
 	node.Allocatable = node.Allocatable.DeepCopy()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.nodes == nil {
-		c.nodes = map[string]*NodeInfo{}
+	switch {
+	case c.node == nil || c.node.Name == node.Name:
+		c.node = &node
+	default:
+		if c.others == nil {
+			c.others = map[string]*NodeInfo{}
+		}
+		c.others[node.Name] = &node
 	}
-	c.nodes[node.Name] = &node
 }
 
 // Node returns the registered node of that name.
 func (c *Cluster) Node(name string) (NodeInfo, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n, ok := c.nodes[name]
-	if !ok {
+	n := c.registered(name)
+	if n == nil {
 		return NodeInfo{}, false
 	}
 	out := *n
@@ -312,17 +320,24 @@ func (c *Cluster) Node(name string) (NodeInfo, bool) {
 	return out, true
 }
 
+// registered returns the registered node of that name, nil if none. The
+// caller holds c.mu.
+func (c *Cluster) registered(name string) *NodeInfo {
+	if c.node != nil && c.node.Name == name {
+		return c.node
+	}
+	return c.others[name]
+}
+
 // boundNode returns the name of the node p is bound to ("" when it is
 // unbound) and that node as registered (nil when no node of that name
 // registered). The caller holds c.mu.
 func (c *Cluster) boundNode(p *v1.Pod) (string, *NodeInfo) {
 	if name := p.Spec.NodeName; name != "" {
-		return name, c.nodes[name]
+		return name, c.registered(name)
 	}
-	if len(c.nodes) == 1 {
-		for name, n := range c.nodes {
-			return name, n
-		}
+	if c.node != nil && len(c.others) == 0 {
+		return c.node.Name, c.node
 	}
 	return "", nil
 }
