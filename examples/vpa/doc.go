@@ -38,12 +38,15 @@
 // the end as at the start), 1 when it does not, and 2 for bad flags or a
 // failed run.
 //
-// Nodes are standard (16 CPUs, 64Gi) but for every fifth, large (48 CPUs,
-// 192Gi), all with room for 110 pods. The workloads are shaped so that
-// the hour takes every path: api's surge at minute 15 asks for more than
-// the full standard nodes have left (Deferred), train's jump to 21 CPUs
-// at minute 20 asks for more than a standard node has at all (Infeasible,
-// recreated on a large node).
+// Nodes are standard (18 CPUs, 64Gi) but for every fifth, large (48 CPUs,
+// 192Gi), all with room for 110 pods; their sizes scale with -pods (those
+// are for 100), so that a smaller run is as full. The workloads are shaped
+// so that the hour takes every path: api's surge at minute 15 asks for
+// more than the full standard nodes have left (Deferred; admitted when a
+// pod leaves the node, or recreated after five minutes), train's jump to
+// 21 CPUs at minute 20 asks for more than a standard node has at all
+// (Infeasible, recreated on a large node). With fewer than five nodes
+// there is no large node, and train's replacement waits for one.
 //
 // -patch chooses the patch the updater sends: strategic (kubectl's
 // strategic merge patch) or json (the VPA updater's JSON patch of "add"
