@@ -244,6 +244,16 @@ type Deps struct {
 	// Node on the same Deps) takes its predecessor's share of the gauges
 	// over instead of adding to it. nil records nothing, at no cost.
 	Metrics *metrics.Metrics
+	// BoundPodsOnly makes the node take only the pods bound to it: those
+	// whose spec.nodeName is its name (NodeConfig.Name). By default a node
+	// also takes the pods without a nodeName, as a node alone on its API
+	// server does (whoever adds a pod to that node binds it there, and the
+	// pod keeps its empty nodeName); a pod bound to another node is never
+	// the node's. With BoundPodsOnly, AddPod binds a pod without a
+	// nodeName to the node (sets spec.nodeName), and a restarted node
+	// leaves the cluster's unbound pods alone, as kubelets sharing an API
+	// server do. A Fleet sets it on every node.
+	BoundPodsOnly bool
 }
 
 // Event reasons the kubelet uses on the resize path (pkg/kubelet/events).

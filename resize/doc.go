@@ -17,6 +17,13 @@
 // NewNode refuses parts that disagree on the cgroup version or driver
 // (ErrIncoherent).
 //
+// Fleet is many nodes under one API server and one virtual clock: AddNode
+// starts a Node per node (simulated parts by default), CreatePod, ResizePod
+// and DeletePod go to the kubelet of the node a pod is bound to by
+// spec.nodeName, and Advance moves the clock once for every node. A node
+// takes the pods bound to it, and, when it is alone on its API server, the
+// pods without a nodeName too (Deps.BoundPodsOnly says which).
+//
 // Every decision is made by the pure core in package resize/core: Node
 // feeds it inputs, performs the batches of actions it returns (cgroup
 // reads and writes, CRI calls, checkpoint writes, events, status writes)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -38,6 +39,11 @@ var ErrAmountTooLarge = apiserver.ErrAmountTooLarge
 // ErrUIDTaken is returned when a pod's UID is another pod's
 // (apiserver.ErrUIDTaken).
 var ErrUIDTaken = apiserver.ErrUIDTaken
+
+// ErrOtherNode is wrapped by the error of AddPod and AddPods given a pod
+// whose spec.nodeName names another node: a kubelet runs only the pods
+// bound to it. Such a call changes nothing.
+var ErrOtherNode = errors.New("the pod is bound to another node")
 
 // argumentError is a call's argument that no pod can be.
 type argumentError struct{ op, msg string }
@@ -91,6 +97,8 @@ type Node struct {
 	actuated  state.State
 	// logger gets the kubelet's log lines (Deps.Logger); nil logs nothing.
 	logger *slog.Logger
+	// boundOnly is Deps.BoundPodsOnly.
+	boundOnly bool
 
 	mu   sync.Mutex
 	cond *sync.Cond
@@ -144,6 +152,7 @@ func NewNode(ctx context.Context, cfg NodeConfig, deps Deps) (*Node, error) {
 		allocated: deps.Allocated,
 		actuated:  deps.Actuated,
 		logger:    deps.Logger,
+		boundOnly: deps.BoundPodsOnly,
 		core:      c,
 	}
 	if n.logger != nil {
@@ -177,7 +186,7 @@ func NewNode(ctx context.Context, cfg NodeConfig, deps Deps) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new node: list containers: %w", err)
 	}
-	pods := n.cluster.ListPods()
+	pods := n.ownPods(n.cluster.ListPods())
 	if err := distinctUIDs(pods); err != nil {
 		return nil, fmt.Errorf("new node: %w", err)
 	}
@@ -196,6 +205,46 @@ func NewNode(ctx context.Context, cfg NodeConfig, deps Deps) (*Node, error) {
 		return nil, err
 	}
 	return n, nil
+}
+
+// ownPods keeps, in place and in order, the pods that are the node's: those
+// bound to it by spec.nodeName and, unless Deps.BoundPodsOnly, those
+// without a nodeName. A nil pod is kept for distinctUIDs to refuse.
+func (n *Node) ownPods(pods []*v1.Pod) []*v1.Pod {
+	return slices.DeleteFunc(pods, func(p *v1.Pod) bool { return p != nil && !n.owns(p) })
+}
+
+// owns reports whether pod is the node's (ownPods).
+func (n *Node) owns(pod *v1.Pod) bool {
+	switch pod.Spec.NodeName {
+	case n.cfg.Name:
+		return true
+	case "":
+		return !n.boundOnly
+	}
+	return false
+}
+
+// bindHere returns pod ready for the cluster as this node adds it: with a
+// creation time (the clock's now) when it has none, and bound to the node
+// when the node takes bound pods only. A pod bound to another node is an
+// error wrapping ErrOtherNode. pod itself is never changed; it is copied
+// only when something needs to be set.
+func (n *Node) bindHere(op string, pod *v1.Pod) (*v1.Pod, error) {
+	if name := pod.Spec.NodeName; name != "" && name != n.cfg.Name {
+		return nil, fmt.Errorf("%s %s/%s: spec.nodeName is %q, not this node %q: %w", op, pod.Namespace, pod.Name, name, n.cfg.Name, ErrOtherNode)
+	}
+	bind := n.boundOnly && pod.Spec.NodeName == ""
+	if pod.CreationTimestamp.IsZero() || bind {
+		pod = pod.DeepCopy()
+		if pod.CreationTimestamp.IsZero() {
+			pod.CreationTimestamp = metav1.NewTime(n.clock.Now())
+		}
+		if bind {
+			pod.Spec.NodeName = n.cfg.Name
+		}
+	}
+	return pod, nil
 }
 
 // distinctUIDs refuses a pod list in which two pods share a UID (an API
@@ -338,14 +387,16 @@ func (n *Node) log(ctx context.Context, logs []core.LogRecord) {
 // that is not an error), starts its containers, retries pending resizes
 // (pods_added) and runs until quiet. A pod the cluster or the kubelet
 // refuses (a nil pod, an invalid one, a UID another pod has) is an error
-// and changes nothing.
+// and changes nothing, as is a pod bound to another node (ErrOtherNode).
+// A pod without spec.nodeName keeps it empty, unless the node takes bound
+// pods only (Deps.BoundPodsOnly): then AddPod binds it to the node.
 func (n *Node) AddPod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
 	if pod == nil {
 		return nil, &argumentError{op: "add pod", msg: "nil pod"}
 	}
-	if pod.CreationTimestamp.IsZero() {
-		pod = pod.DeepCopy()
-		pod.CreationTimestamp = metav1.NewTime(n.clock.Now())
+	pod, err := n.bindHere("add pod", pod)
+	if err != nil {
+		return nil, err
 	}
 	created, err := n.cluster.CreatePod(pod)
 	if err != nil {
@@ -378,20 +429,22 @@ func (n *Node) uncreate(pods ...*v1.Pod) {
 // turn (against the ones before it), the pending resizes are retried once
 // (pods_added), and the node runs until quiet. It ends up where AddPod on
 // each pod in turn does, in one run. A pod the cluster refuses (or a nil
-// one) stops the call with an error that says which, and changes nothing:
-// the pods created before it are deleted again.
+// one, or one bound to another node) stops the call with an error that
+// says which, and changes nothing: the pods created before it are deleted
+// again. Pods without spec.nodeName are bound as AddPod binds them.
 func (n *Node) AddPods(ctx context.Context, pods []*v1.Pod) ([]*v1.Pod, error) {
 	for i, pod := range pods {
 		if pod == nil {
 			return nil, &argumentError{op: fmt.Sprintf("add pods: pods[%d]", i), msg: "nil pod"}
 		}
+		if name := pod.Spec.NodeName; name != "" && name != n.cfg.Name {
+			return nil, fmt.Errorf("add pods: pods[%d] %s/%s: spec.nodeName is %q, not this node %q: %w", i, pod.Namespace, pod.Name, name, n.cfg.Name, ErrOtherNode)
+		}
 	}
 	created := make([]*v1.Pod, 0, len(pods))
 	for i, pod := range pods {
-		if pod.CreationTimestamp.IsZero() {
-			pod = pod.DeepCopy()
-			pod.CreationTimestamp = metav1.NewTime(n.clock.Now())
-		}
+		// Every pod is bound here or to no node (checked above).
+		pod, _ := n.bindHere("add pods", pod)
 		c, err := n.cluster.CreatePod(pod)
 		if err != nil {
 			n.uncreate(created...)
@@ -591,9 +644,14 @@ func (n *Node) Advance(ctx context.Context, d time.Duration) error {
 	if !ok {
 		return ErrNotFakeClock
 	}
+	return n.advanceTo(ctx, fc, fc.Now().Add(d))
+}
+
+// advanceTo is Advance to the time target on the node's FakeClock fc
+// (Fleet.Advance takes every node to the same time this way).
+func (n *Node) advanceTo(ctx context.Context, fc *FakeClock, target time.Time) error {
 	n.watch.start()
 	defer n.watch.stop()
-	target := fc.Now().Add(d)
 	seen := n.watch.changes.Load()
 	settledSince := fc.Now()
 	for {

@@ -64,14 +64,18 @@ func (e *ForbiddenError) status() *apierrors.StatusError {
 
 // AdmitResize is the PodResizeValidator admission plugin, default-on from
 // 1.36 (profile.Profile.ResizeAdmissionPlugin), on a resize that passed
-// the resize subresource (ApplyResize gave updated from old): it runs only
-// while InPlacePodVerticalScaling is on, for a pod bound to a node (node
-// nil means unbound), and only when the resize changed the generation.
-// Then, in the plugin's order (validatePodResize):
+// the resize subresource (ApplyResize gave updated from old), for a pod
+// on node (nil means unbound; a pod without spec.nodeName counts as bound
+// to node, and one whose spec.nodeName names another node is refused as
+// bound to a node the plugin does not find). It runs only while
+// InPlacePodVerticalScaling is on, for a pod bound to a node, and only
+// when the resize changed the generation. Then, in the plugin's order
+// (validatePodResize):
 //
-//  1. a node whose kubernetes.io/os label is set and not linux is refused:
+//  1. a node that is not registered is refused: "node %q not found";
+//  2. a node whose kubernetes.io/os label is set and not linux is refused:
 //     "pod resize is only supported on linux nodes, node %q is %q";
-//  2. the pod's new cpu and memory requests (PodRequests with default
+//  3. the pod's new cpu and memory requests (PodRequests with default
 //     options: pod-level requests where set, overhead included) must not
 //     exceed the node's allocatable: "node didn't have enough allocatable
 //     resources: cpu, requested: N, allocatable: M" (millicores), with
@@ -79,17 +83,34 @@ func (e *ForbiddenError) status() *apierrors.StatusError {
 //
 // A refusal is a *ForbiddenError. Validating admission runs after the
 // strategy's validation, so an invalid resize gets ApplyResize's error and
-// never reaches this.
+// never reaches this. Cluster runs it on the node each pod is bound to.
 func AdmitResize(old, updated *v1.Pod, node *NodeInfo, opts ResizeOptions) error {
+	if node == nil {
+		return admitResize(old, updated, "", nil, opts)
+	}
+	bound := updated.Spec.NodeName
+	if bound == "" {
+		bound = node.Name
+	}
+	if bound != node.Name {
+		node = nil
+	}
+	return admitResize(old, updated, bound, node, opts)
+}
+
+// admitResize is AdmitResize for a pod bound to the node named bound (""
+// when unbound), registered as node (nil when the plugin's node lister
+// would not find it).
+func admitResize(old, updated *v1.Pod, bound string, node *NodeInfo, opts ResizeOptions) error {
 	p := opts.profile()
 	if !p.ResizeAdmissionPlugin() || !p.Gate(profile.GateInPlacePodVerticalScaling) {
 		return nil
 	}
-	if node == nil || old.Generation == updated.Generation {
+	if bound == "" || old.Generation == updated.Generation {
 		return nil
 	}
-	if updated.Spec.NodeName != "" && updated.Spec.NodeName != node.Name {
-		return &ForbiddenError{Name: updated.Name, Err: fmt.Errorf("node %q not found", updated.Spec.NodeName)}
+	if node == nil {
+		return &ForbiddenError{Name: updated.Name, Err: fmt.Errorf("node %q not found", bound)}
 	}
 	if node.OS != "" && node.OS != "linux" {
 		return &ForbiddenError{Name: updated.Name, Cause: CauseUnsupportedPlatform,

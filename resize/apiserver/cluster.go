@@ -36,10 +36,18 @@ type Event struct {
 	Lazy fmt.Stringer
 }
 
-// Cluster is the API server side of a node's pods: the pod objects with
-// their spec, generation and status, and the events about them. It outlives
-// kubelet restarts. Its resize path validates and applies a resize as the
-// API server's resize subresource does.
+// Cluster is the API server side of the pods of one or more nodes: the pod
+// objects with their spec, generation and status, the events about them,
+// and the nodes that kubelets registered. It outlives kubelet restarts. Its
+// resize path validates and applies a resize as the API server's resize
+// subresource does.
+//
+// A pod is bound to the node its spec.nodeName names. A pod without one is
+// bound to the cluster's only registered node while there is exactly one
+// (resizelet's single-node convention: the kubelet a pod was handed to runs
+// it, and scenarios and tests create pods without a nodeName); with no
+// registered node, or several, such a pod is unbound, as a pod the
+// scheduler has not placed yet.
 type Cluster struct {
 	mu      sync.Mutex
 	profile profile.Profile
@@ -53,9 +61,12 @@ type Cluster struct {
 	// most hotPods of them (see storedPod).
 	thawed frozen.Recent[podRef]
 	events eventLog
-	// node is the node registered with RegisterNode, nil before: the one
-	// node the cluster's pods are bound to, which admission reads.
-	node *NodeInfo
+	// node is the first node registered with RegisterNode (nil before),
+	// and others the nodes registered after it, by name (nil until a
+	// second registers, so that a single node's cluster keeps no map):
+	// admission reads the one a pod is bound to.
+	node   *NodeInfo
+	others map[string]*NodeInfo
 }
 
 // storedPod is a pod as the cluster stores it: decoded while it is used
@@ -271,17 +282,64 @@ func (c *Cluster) DryRunResizePod(namespace, name string, patch []byte) (*v1.Pod
 	})
 }
 
-// RegisterNode records the node the cluster's pods run on, as a kubelet
-// registers its Node object: the admission plugins that read the node (the
-// PodResizeValidator from 1.36, AdmitResize) check resizes against it. A
-// cluster has one node; registering again replaces it (a restarted kubelet
-// registers anew). Before any registration the pods count as unbound and
-// those plugins let every resize through, as they do for unbound pods.
+// RegisterNode records a node, as a kubelet registers its Node object: the
+// admission plugins that read the node (the PodResizeValidator from 1.36,
+// AdmitResize) check a resize against the node the pod is bound to.
+// Nodes are kept by name; registering a name again replaces that node (a
+// restarted kubelet registers anew). A pod without spec.nodeName counts as
+// bound to the only registered node while there is exactly one, and as
+// unbound otherwise (see Cluster); those plugins let every resize of an
+// unbound pod through, and refuse one of a pod bound to a node that was
+// never registered ("node %q not found"), as the plugin does when its node
+// lister has no such node.
 func (c *Cluster) RegisterNode(node NodeInfo) {
 	node.Allocatable = node.Allocatable.DeepCopy()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.node = &node
+	switch {
+	case c.node == nil || c.node.Name == node.Name:
+		c.node = &node
+	default:
+		if c.others == nil {
+			c.others = map[string]*NodeInfo{}
+		}
+		c.others[node.Name] = &node
+	}
+}
+
+// Node returns the registered node of that name.
+func (c *Cluster) Node(name string) (NodeInfo, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.registered(name)
+	if n == nil {
+		return NodeInfo{}, false
+	}
+	out := *n
+	out.Allocatable = n.Allocatable.DeepCopy()
+	return out, true
+}
+
+// registered returns the registered node of that name, nil if none. The
+// caller holds c.mu.
+func (c *Cluster) registered(name string) *NodeInfo {
+	if c.node != nil && c.node.Name == name {
+		return c.node
+	}
+	return c.others[name]
+}
+
+// boundNode returns the name of the node p is bound to ("" when it is
+// unbound) and that node as registered (nil when no node of that name
+// registered). The caller holds c.mu.
+func (c *Cluster) boundNode(p *v1.Pod) (string, *NodeInfo) {
+	if name := p.Spec.NodeName; name != "" {
+		return name, c.registered(name)
+	}
+	if c.node != nil && len(c.others) == 0 {
+		return c.node.Name, c.node
+	}
+	return "", nil
 }
 
 // resize runs apply on the stored pod under the cluster's lock, then the
@@ -300,9 +358,10 @@ func (c *Cluster) resize(namespace, name string, store bool, apply func(old *v1.
 	if err != nil {
 		return nil, err
 	}
-	// The cluster's pods are bound to its one node, whether or not their
-	// spec.nodeName says so: the kubelet that runs them created them.
-	if err := AdmitResize(old, updated, c.node, opts); err != nil {
+	// The resize strategy keeps spec.nodeName, so the old pod and the
+	// updated one are bound to the same node.
+	bound, node := c.boundNode(updated)
+	if err := admitResize(old, updated, bound, node, opts); err != nil {
 		return nil, err
 	}
 	if store {
@@ -331,7 +390,7 @@ func (c *Cluster) DeletePod(namespace, name string) error {
 // pkg/registry/rest/delete.go, BeforeDelete, with the pod strategy's
 // CheckGracefulDelete): it sets metadata.deletionTimestamp to now plus the
 // grace period (spec.terminationGracePeriodSeconds; 0 for a pod that has
-// finished or is on no registered node) and deletionGracePeriodSeconds,
+// finished or is unbound, see Cluster) and deletionGracePeriodSeconds,
 // and bumps metadata.generation. The pod stays until the kubelet has torn
 // it down and deletes it (DeletePod). A pod already marked keeps its
 // marks. It returns the stored pod, shared, as ResizePod does.
@@ -355,7 +414,9 @@ func (c *Cluster) MarkPodDeleted(namespace, name string, now time.Time) (*v1.Pod
 	if grace < 0 {
 		grace = 1 // as CheckGracefulDelete
 	}
-	if c.node == nil || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
+	// CheckGracefulDelete deletes a pod the scheduler has not placed at
+	// once (pkg/registry/core/pod/strategy.go).
+	if bound, _ := c.boundNode(p); bound == "" || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
 		grace = 0
 	}
 	updated := *p

@@ -10,8 +10,10 @@
 // (package profile). ApplyResizeRequest takes a typed ResizeRequest
 // instead of JSON and gives what its patch gives. AdmitResize is the
 // validating admission that follows from 1.36, the PodResizeValidator
-// plugin, which checks the resize against the node a kubelet registered
-// (Cluster.RegisterNode).
+// plugin, which checks the resize against the node the pod is bound to
+// among those kubelets registered (Cluster.RegisterNode; a Cluster holds
+// the pods of any number of nodes, each pod bound to the node its
+// spec.nodeName names).
 //
 // Objects are shared and never changed in place: a resize builds the new
 // pod from the old one, sharing what it does not change (edit.go); a

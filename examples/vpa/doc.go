@@ -1,0 +1,64 @@
+// Command vpa is a Vertical Pod Autoscaler in the InPlaceOrRecreate mode
+// over a simulated fleet: by default 10 nodes with 100 pods each for an
+// hour of simulated time, in a few seconds.
+//
+//	go run ./examples/vpa                          # 10 nodes x 100 pods, one hour
+//	go run ./examples/vpa -nodes 5 -pods 20 -duration 30m -seed 7 -quiet
+//
+// The pods belong to Deployment-like workloads (web, api, worker, cache,
+// train), each pod one container whose usage follows its workload's shape
+// over the hour, times a factor of its own, plus seeded noise
+// (world.go). Every minute of simulated time the example
+//
+//  1. samples every pod's usage into its workload's recommender, a
+//     decaying histogram per resource as the VPA recommender keeps one,
+//     whose 90th percentile plus a 15% margin is the target
+//     (recommender.go);
+//  2. looks at the in-place resizes it sent before: a Deferred one waits
+//     (and falls back to recreation after five minutes), an Infeasible one
+//     or one that ended in error falls back to recreation at once, as the
+//     VPA updater's InPlaceOrRecreate does (updater.go);
+//  3. resizes in place, through the resize subresource, every running pod
+//     whose requests are more than 10% off its workload's target (limits
+//     keep their ratio to the requests), and reads the kubelet's answer
+//     from the pod's conditions;
+//  4. recreates a pod by evicting it and creating a replacement with the
+//     target requests on the first node it fits (resize.Fleet's Schedule,
+//     the scheduler's resource fit), as eviction, the ReplicaSet and the
+//     scheduler would; a replacement no node has room for waits for one;
+//  5. advances the fleet by a minute: every node fires its retry timers
+//     and pod resyncs, which admit Deferred resizes when room comes back.
+//
+// It prints one line per action (resize, done, recreate, placed) and a
+// summary: resizes done at once, deferred (done later, recreated, still
+// pending), infeasible, completed and their time to complete (from the
+// request to the kubelet's ResizeCompleted event), recreations and the
+// pod count. The exit status is 0 when the summary holds together (every
+// resize accounted for, every infeasible one recreated, as many pods at
+// the end as at the start), 1 when it does not, and 2 for bad flags or a
+// failed run.
+//
+// Nodes are standard (18 CPUs, 64Gi) but for every fifth, large (48 CPUs,
+// 192Gi), all with room for 110 pods; their sizes scale with -pods (those
+// are for 100), so that a smaller run is as full. The workloads are shaped
+// so that the hour takes every path: api's surge at minute 15 asks for
+// more than the full standard nodes have left (Deferred; admitted when a
+// pod leaves the node, or recreated after five minutes), train's jump to
+// 21 CPUs at minute 20 asks for more than a standard node has at all
+// (Infeasible, recreated on a large node). With fewer than five nodes
+// there is no large node, and train's replacement waits for one.
+//
+// -patch chooses the patch the updater sends: strategic (kubectl's
+// strategic merge patch) or json (the VPA updater's JSON patch of "add"
+// operations); defaultPatch in main.go is the one switch for the default.
+// -kubelet runs the nodes and the API server as 1.35, 1.36 or 1.37: from
+// 1.36 the API server itself refuses a resize beyond the node's
+// allocatable (Forbidden), which the updater also answers by recreating
+// the pod.
+//
+// The usage is the example's model only: it is not pushed into the
+// simulated runtime, so the kubelet's memory checks see none. The VPA
+// parts are simplified where noted: one recommendation per workload, no
+// lower and upper bounds, no eviction budget, a ten-minute half-life
+// instead of 24 hours.
+package main

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/resizelet/resizelet/resize/profile"
+)
+
+// defaultPatch is the patch kind the updater sends by default: the one
+// switch between the strategic merge patch and the VPA updater's JSON
+// patch. It stays "strategic" until the resize subresource of this tree
+// takes JSON patches; -patch json sends them already.
+const defaultPatch = "strategic"
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the command without the process around it, for tests: 0 when the
+// run ended and its summary holds together, 1 when it does not, 2 for bad
+// flags or a failed run.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("vpa", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg := Config{}
+	var kubelet string
+	fs.IntVar(&cfg.Nodes, "nodes", 10, "nodes in the fleet (every fifth is large)")
+	fs.IntVar(&cfg.PodsPerNode, "pods", 100, "pods on each node at the start")
+	fs.DurationVar(&cfg.Duration, "duration", time.Hour, "simulated time")
+	fs.DurationVar(&cfg.Interval, "interval", time.Minute, "how often the updater runs, in simulated time")
+	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the usage noise and the pod names")
+	fs.StringVar(&cfg.Patch, "patch", defaultPatch, "the resize patch: json (the VPA updater's JSON patch) or strategic")
+	fs.StringVar(&kubelet, "kubelet", string(profile.Default), "the Kubernetes version of the nodes and the API server: 1.35, 1.36 or 1.37")
+	fs.BoolVar(&cfg.Quiet, "quiet", false, "print the summary only")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "vpa: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	// From 1.35 the kubelet records ResizeCompleted with the resize it
+	// completed, which the updater times the resizes by.
+	if !slices.Contains([]profile.Version{profile.V135, profile.V136, profile.V137}, profile.Version(kubelet)) {
+		fmt.Fprintf(stderr, "vpa: -kubelet %q: want 1.35, 1.36 or 1.37\n", kubelet)
+		return 2
+	}
+	cfg.Kubelet = profile.Version(kubelet)
+	began := time.Now()
+	sum, err := Run(ctx, cfg, stdout)
+	if err != nil {
+		fmt.Fprintf(stderr, "vpa: %v\n", err)
+		return 2
+	}
+	sum.Print(stdout, cfg)
+	fmt.Fprintf(stdout, "ran in %.1fs\n", time.Since(began).Seconds())
+	if problems := sum.Check(); len(problems) > 0 {
+		for _, p := range problems {
+			fmt.Fprintf(stderr, "vpa: the summary does not hold together: %s\n", p)
+		}
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"time"
+)
+
+// Print writes the summary.
+func (s *Summary) Print(w io.Writer, cfg Config) {
+	fmt.Fprintf(w, "\nsummary after %s of simulated time (%d nodes, %d pods, seed %d, %s patches, kubelet %s):\n",
+		cfg.Duration, s.Nodes, s.PodsStart, cfg.Seed, cfg.Patch, cfg.Kubelet)
+	fmt.Fprintf(w, "  in-place resizes      %5d requested\n", s.Requested)
+	fmt.Fprintf(w, "    done at once        %5d\n", s.AtOnce)
+	fmt.Fprintf(w, "    deferred            %5d (%d done later, %d recreated after %s, %d still pending)\n",
+		s.Deferred, s.DeferredDone, s.Recreated["deferred"], deferredTimeout, s.PendingAtEnd)
+	fmt.Fprintf(w, "    infeasible          %5d (%d recreated)\n", s.Infeasible, s.Recreated["infeasible"])
+	if s.InProgress > 0 || s.Recreated["error"] > 0 {
+		fmt.Fprintf(w, "    in progress         %5d (%d recreated after an error)\n", s.InProgress, s.Recreated["error"])
+	}
+	if s.Refused > 0 {
+		fmt.Fprintf(w, "  refused by the API    %5d (%d recreated)\n", s.Refused, s.Recreated["refused"])
+	}
+	fmt.Fprintf(w, "  completed in place    %5d  time to complete: %s\n", s.Completed, durations(s.Durations))
+	if s.DeferredDone > 0 {
+		fmt.Fprintf(w, "    after a deferral    %5d  time to complete: %s\n", s.DeferredDone, durations(s.DeferredDurations))
+	}
+	fmt.Fprintf(w, "  recreations           %5d\n", s.Recreations())
+	fmt.Fprintf(w, "  pods                  %5d at the start, %d at the end (%d waiting for a node)\n", s.PodsStart, s.PodsEnd, s.Waiting)
+}
+
+// durations sums up times to complete: median, 90th percentile, maximum.
+func durations(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "-"
+	}
+	sorted := slices.Clone(ds)
+	slices.Sort(sorted)
+	at := func(p float64) time.Duration { return sorted[int(p*float64(len(sorted)-1))] }
+	return fmt.Sprintf("median %s, p90 %s, max %s", at(0.5), at(0.9), sorted[len(sorted)-1])
+}
+
+// Check returns what does not add up in the summary: every in-place resize
+// the API server accepted either completed, is still pending, or fell
+// back to recreation; every infeasible one and every refused one was
+// recreated; the number of pods stayed the same.
+func (s *Summary) Check() []string {
+	var problems []string
+	if accounted := s.Completed + s.PendingAtEnd + s.Recreated["deferred"] + s.Recreated["infeasible"] + s.Recreated["error"]; accounted != s.Requested {
+		problems = append(problems, fmt.Sprintf("%d in-place resizes requested, %d accounted for (completed %d, pending %d, recreated %d deferred, %d infeasible, %d after an error)",
+			s.Requested, accounted, s.Completed, s.PendingAtEnd, s.Recreated["deferred"], s.Recreated["infeasible"], s.Recreated["error"]))
+	}
+	if s.Recreated["infeasible"] != s.Infeasible {
+		problems = append(problems, fmt.Sprintf("%d infeasible resizes, %d recreated", s.Infeasible, s.Recreated["infeasible"]))
+	}
+	if s.Recreated["refused"] != s.Refused {
+		problems = append(problems, fmt.Sprintf("%d refused resizes, %d recreated", s.Refused, s.Recreated["refused"]))
+	}
+	if s.AtOnce+s.DeferredDone > s.Completed {
+		problems = append(problems, fmt.Sprintf("%d completed, fewer than the %d done at once and %d done after a deferral", s.Completed, s.AtOnce, s.DeferredDone))
+	}
+	if len(s.Durations) != s.Completed {
+		problems = append(problems, fmt.Sprintf("%d completed, %d times to complete", s.Completed, len(s.Durations)))
+	}
+	if s.PodsEnd != s.PodsStart {
+		problems = append(problems, fmt.Sprintf("%d pods at the start, %d at the end", s.PodsStart, s.PodsEnd))
+	}
+	return problems
+}

@@ -1,0 +1,138 @@
+package resize
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
+)
+
+// ErrUnschedulable is wrapped (errors.Is) by Fleet.Schedule's error when
+// no node of the fleet fits the pod.
+var ErrUnschedulable = errors.New("no node of the fleet fits the pod")
+
+// FitError is Fleet.Schedule's answer when no node fits the pod: how many
+// nodes there are and, for each reason a node gave ("Too many pods",
+// "Insufficient cpu", "Insufficient memory"), how many gave it. Its text
+// is the scheduler's (pkg/scheduler/framework/types.go, FitError.Error):
+// "0/3 nodes are available: 1 Insufficient memory, 3 Insufficient cpu."
+// (the reasons sorted as strings), without the preemption plugin's
+// message, since the fleet does not preempt. It matches ErrUnschedulable.
+type FitError struct {
+	Namespace, Name string
+	NumAllNodes     int
+	Reasons         map[string]int
+}
+
+// Error returns the scheduler's message.
+func (e *FitError) Error() string {
+	if e.NumAllNodes == 0 {
+		// pkg/scheduler/scheduler.go, ErrNoNodesAvailable.
+		return "no nodes available to schedule pods"
+	}
+	reasons := make([]string, 0, len(e.Reasons))
+	for r, n := range e.Reasons {
+		reasons = append(reasons, fmt.Sprintf("%d %s", n, r))
+	}
+	slices.Sort(reasons)
+	return fmt.Sprintf("0/%d nodes are available: %s.", e.NumAllNodes, strings.Join(reasons, ", "))
+}
+
+// Is reports ErrUnschedulable.
+func (e *FitError) Is(target error) bool { return target == ErrUnschedulable }
+
+// defaultMaxPods is the pods a node without a pods allocatable may run:
+// the kubelet's --max-pods default (pkg/kubelet/apis/config/v1beta1/defaults.go).
+const defaultMaxPods = 110
+
+// nodeLoad is what the scheduler counts as taken on a node: its pods and
+// their requests.
+type nodeLoad struct {
+	pods, milliCPU, memory          int64 // bound to the node
+	allowedPods, cpuAlloc, memAlloc int64 // its allocatable
+}
+
+// Schedule returns the name of the first node, in the order they were
+// added, that the pod fits, as the scheduler's NodeResourcesFit filter
+// decides it (pkg/scheduler/framework/plugins/noderesources/fit.go,
+// fitsRequest): one more pod within the node's pods allocatable, and the
+// pod's cpu and memory requests within the node's allocatable minus the
+// requests of the pods bound to it. A pod's requests count as the
+// scheduler counts them with InPlacePodVerticalScaling on
+// (pkg/scheduler/framework/types.go, CalculateResource): per container
+// the larger of the spec's requests and what the status says is allocated
+// or actuated, so that a resize in progress or pending takes its room;
+// pods that have succeeded or failed are not counted (the scheduler's
+// informer leaves them out, pkg/scheduler/scheduler.go). When no node
+// fits, the error is a *FitError. Schedule places nothing: CreatePod with
+// FleetOptions.ScheduleUnbound uses it, as may a caller that creates the
+// pod itself.
+//
+// It reads every pod of the API server (ListPods, a copy of each), which
+// costs a few milliseconds per thousand pods; the nodes' other filters
+// (taints, affinity, ports, volumes) and scores are not modelled.
+func (f *Fleet) Schedule(pod *v1.Pod) (string, error) {
+	if pod == nil {
+		return "", &argumentError{op: "schedule", msg: "nil pod"}
+	}
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return "", ErrFleetClosed
+	}
+	nodes := f.snapshot()
+	f.mu.Unlock()
+	loads := make(map[string]*nodeLoad, len(nodes))
+	for _, fa := range nodes {
+		alloc := fa.node.Config().Allocatable
+		l := &nodeLoad{allowedPods: defaultMaxPods, cpuAlloc: alloc.Cpu().MilliValue(), memAlloc: alloc.Memory().Value()}
+		if q, ok := alloc[v1.ResourcePods]; ok {
+			l.allowedPods = q.Value()
+		}
+		loads[fa.fn.name] = l
+	}
+	for _, p := range f.cluster.ListPods() {
+		l := loads[p.Spec.NodeName]
+		if l == nil || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
+			continue
+		}
+		cpu, mem := schedulerRequests(p)
+		l.pods++
+		l.milliCPU += cpu
+		l.memory += mem
+	}
+	cpu, mem := schedulerRequests(pod)
+	fe := &FitError{Namespace: pod.Namespace, Name: pod.Name, NumAllNodes: len(nodes), Reasons: map[string]int{}}
+	for _, fa := range nodes {
+		l := loads[fa.fn.name]
+		fits := true
+		if l.pods+1 > l.allowedPods {
+			fe.Reasons["Too many pods"]++
+			fits = false
+		}
+		if cpu > 0 && cpu > l.cpuAlloc-l.milliCPU {
+			fe.Reasons["Insufficient cpu"]++
+			fits = false
+		}
+		if mem > 0 && mem > l.memAlloc-l.memory {
+			fe.Reasons["Insufficient memory"]++
+			fits = false
+		}
+		if fits {
+			return fa.fn.name, nil
+		}
+	}
+	return "", fe
+}
+
+// schedulerRequests are the pod's cpu (millicores) and memory (bytes)
+// requests as the scheduler counts them with InPlacePodVerticalScaling and
+// PodLevelResources on (pkg/scheduler/framework/types.go,
+// CalculateResource): status resources included.
+func schedulerRequests(p *v1.Pod) (milliCPU, memory int64) {
+	reqs := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{UseStatusResources: true})
+	return reqs.Cpu().MilliValue(), reqs.Memory().Value()
+}
