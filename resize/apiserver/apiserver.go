@@ -108,13 +108,17 @@ func (e *InvalidError) status() *apierrors.StatusError {
 // result is not a pod (apierrors.IsInvalid: the API server reports those
 // as an invalid "patch" field, or, for a JSON patch operation that fails,
 // as a bare 422 "the server rejected our request due to an error in our
-// request"). Error returns resizelet's own, more precise text.
+// request"), 413 for one too large, and for a patched pod the API server
+// refuses before its strategy runs, 400 (another name or namespace) or
+// 409 Conflict (a stale metadata.resourceVersion, which also matches
+// ErrConflict). Error returns resizelet's own, more precise text.
 type PatchError struct {
 	// Path is where the bad value is, for example
 	// "spec.containers[0].resources.limits[cpu]" (list indexes count in the
 	// patch), or for a JSON patch the operation, "[1]", or its value,
-	// "[1].value"; empty when the patch as a whole is wrong or the place
-	// is already in Err's text.
+	// "[1].value"; for what the API server checks of the patched pod, the
+	// pod's field ("metadata.name", "metadata.resourceVersion"); empty when
+	// the patch as a whole is wrong or the place is already in Err's text.
 	Path string
 	Err  error
 
@@ -173,7 +177,8 @@ var errEmptyPatch = errors.New("empty patch")
 // before the strategy runs: a metadata.name or metadata.namespace other than
 // the pod's is refused with 400 Bad Request, and a metadata.resourceVersion
 // other than the stored pod's (old's, or the Cluster's) with 409 Conflict
-// (ErrConflict), as an update with a stale resourceVersion is. A patch that adds, removes,
+// (ErrConflict), as an update with a stale resourceVersion is; both are
+// PatchErrors on that field. A patch that adds, removes,
 // renames or reorders containers is kept as is instead, so that validation
 // reports it. A changed resizePolicy is kept by the strategy but refused by
 // validation, which undoes only cpu and memory changes before comparing
@@ -199,7 +204,7 @@ func ApplyResize(old *v1.Pod, patch []byte, opts ResizeOptions) (*v1.Pod, error)
 		return nil, errors.New("apply resize: nil pod")
 	}
 	if len(patch) > MaxRequestBodyBytes {
-		return nil, bodyTooLarge()
+		return nil, bodyTooLarge(len(patch))
 	}
 	if e, ok := readResizePatch(patch); ok && inPlace(old.Spec.Containers, e.containers) && inPlace(old.Spec.InitContainers, e.initContainers) {
 		return resizeInPlace(old, &e, opts)

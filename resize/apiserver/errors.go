@@ -17,9 +17,9 @@ import (
 // they do on what client-go returns. They also match resizelet's own
 // sentinels (ErrPodNotFound, ErrUIDTaken) with errors.Is.
 
-// ErrConflict is matched (errors.Is) by the cluster's Conflict errors (409):
-// a resourceVersion in a patch that is not the stored pod's, a status write
-// for a UID the stored pod does not have.
+// ErrConflict is matched (errors.Is) by the API server's Conflict (409) for
+// a patch whose metadata.resourceVersion is not the stored pod's (a
+// PatchError on that field).
 var ErrConflict = errors.New("conflict")
 
 // ErrResourceVersionTooOld is matched by Watch's error for a

@@ -114,9 +114,12 @@ func ValidPatchType(pt types.PatchType) error {
 //   - a result that is not a pod (a bad quantity, a field the pod does not
 //     have, a value of the wrong type): a *PatchError, 422 Invalid on the
 //     field "patch" (apierrors.IsInvalid);
-//   - more than 3 MiB or more than MaxJSONPatchOperations operations: 413;
-//   - another name or namespace: 400; a resourceVersion that is not the
-//     stored one: 409 (ErrConflict); one that is not a number: 500;
+//   - more than 3 MiB or more than MaxJSONPatchOperations operations: a
+//     *PatchError, 413;
+//   - a patched pod with another name or namespace: a *PatchError on that
+//     field, 400; a resourceVersion that is not the stored one: a
+//     *PatchError on metadata.resourceVersion, 409 Conflict (ErrConflict);
+//     one that is not a number: the same, 500;
 //   - validation: an *InvalidError (422), as ApplyResize;
 //   - a patch type the API server does not take: 415 (ValidPatchType).
 func ApplyResizePatch(old *v1.Pod, pt types.PatchType, patch []byte, opts ResizeOptions) (*v1.Pod, error) {
@@ -131,7 +134,7 @@ func ApplyResizePatch(old *v1.Pod, pt types.PatchType, patch []byte, opts Resize
 		return nil, errors.New("apply resize: nil pod")
 	}
 	if len(patch) > MaxRequestBodyBytes {
-		return nil, bodyTooLarge()
+		return nil, bodyTooLarge(len(patch))
 	}
 	oldPod := old.DeepCopy()
 	DefaultPod(oldPod)
@@ -167,8 +170,11 @@ func ApplyResizePatch(old *v1.Pod, pt types.PatchType, patch []byte, opts Resize
 
 // bodyTooLarge is the API server's 413 for a request body beyond
 // MaxRequestBodyBytes (pkg/endpoints/handlers/rest.go, limitedReadBody).
-func bodyTooLarge() error {
-	return apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", MaxRequestBodyBytes))
+func bodyTooLarge(size int) error {
+	return &PatchError{
+		Err:    fmt.Errorf("the patch has %d bytes, more than the %d the API server reads", size, MaxRequestBodyBytes),
+		status: apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", MaxRequestBodyBytes)),
+	}
 }
 
 // currentResourceVersion is the stored pod's resourceVersion: the
@@ -233,11 +239,18 @@ func applyJSONPatch(doc, patch []byte) ([]byte, []jsonPatchOp, []error, error) {
 		return nil, nil, nil, &PatchError{Err: err}
 	}
 	if len(decoded) > MaxJSONPatchOperations {
-		return nil, nil, nil, apierrors.NewRequestEntityTooLargeError(
-			fmt.Sprintf("The allowed maximum operations in a JSON patch is %d, got %d", MaxJSONPatchOperations, len(decoded)))
+		msg := fmt.Sprintf("The allowed maximum operations in a JSON patch is %d, got %d", MaxJSONPatchOperations, len(decoded))
+		return nil, nil, nil, &PatchError{Err: errors.New(msg), status: apierrors.NewRequestEntityTooLargeError(msg)}
 	}
 	setJSONPatchCopyLimit()
-	patched, err := decoded.Apply(doc)
+	patched, err := recovering(func() ([]byte, error) { return decoded.Apply(doc) })
+	var pe *PatchError
+	if errors.As(err, &pe) {
+		// The library panicked: a 500, as the API server's panic
+		// recovery answers.
+		pe.Path = failedOperation(decoded, doc, err)
+		return nil, nil, nil, pe
+	}
 	if err != nil {
 		// The API server answers with a bare 422, whose message is the
 		// generic one (apierrors.NewGenericServerResponse keeps no server
@@ -259,7 +272,7 @@ func applyJSONPatch(doc, patch []byte) ([]byte, []jsonPatchOp, []error, error) {
 // across operations).
 func failedOperation(p jsonpatch.Patch, doc []byte, err error) string {
 	for i := range p {
-		next, opErr := p[i : i+1].Apply(doc)
+		next, opErr := recovering(func() ([]byte, error) { return p[i : i+1].Apply(doc) })
 		if opErr != nil {
 			if opErr.Error() == err.Error() {
 				return fmt.Sprintf("[%d]", i)
@@ -287,8 +300,11 @@ func applyMergePatch(doc, patch []byte) ([]byte, map[string]interface{}, []error
 	if where, err := FindHugeExponent(m, ""); err != nil {
 		return nil, nil, nil, &PatchError{Path: where, Err: err}
 	}
-	patched, err := jsonpatch.MergePatch(doc, patch)
+	patched, err := recovering(func() ([]byte, error) { return jsonpatch.MergePatch(doc, patch) })
+	var pe *PatchError
 	switch {
+	case errors.As(err, &pe):
+		return nil, nil, nil, pe
 	case errors.Is(err, jsonpatch.ErrBadJSONPatch):
 		// A null patch.
 		return nil, nil, nil, &PatchError{Err: err}
@@ -298,6 +314,22 @@ func applyMergePatch(doc, patch []byte) ([]byte, map[string]interface{}, []error
 		return nil, nil, nil, &PatchError{Err: err, status: internalStatus(err)}
 	}
 	return patched, m, strictErrs, nil
+}
+
+// recovering runs a json-patch library call and turns a panic into a
+// PatchError with a 500: the library panics on some malformed patches (a
+// "replace" of the whole document without a value, found by
+// FuzzApplyResizePatch), and the API server's panic recovery answers such
+// a request with an internal error (k8s.io/apiserver
+// pkg/endpoints/handlers/finisher, pkg/server/filters/wrap.go).
+func recovering(call func() ([]byte, error)) (out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			cause := fmt.Errorf("json patch failed: %v", r)
+			out, err = nil, &PatchError{Err: cause, status: apierrors.NewInternalError(cause)}
+		}
+	}()
+	return call()
 }
 
 // invalidPatch is the API server's 422 for a patched object it cannot
@@ -335,31 +367,37 @@ func decodePatched(patched []byte, patchStrictErrs []error, locate func() (strin
 // checkPatchedMeta checks what the API server checks of a patched object
 // before its strategy runs: the name and namespace are the request's
 // (patch.go, applyPatch: rest.EnsureObjectNamespaceMatchesRequestNamespace
-// and checkName), and a resourceVersion it carries is the stored one
-// (pkg/registry/generic/registry/store.go, Update: an update without one
-// is unconditional for pods, AllowUnconditionalUpdate).
+// and checkName: 400), and a resourceVersion it carries is the stored one
+// (pkg/registry/generic/registry/store.go, Update: 409, or a 500 when it
+// is not a number; an update without one is unconditional for pods,
+// AllowUnconditionalUpdate). Each refusal is a PatchError on that field of
+// the patched pod, with the API server's status.
 func checkPatchedMeta(patched, stored *v1.Pod, storedVersion string) error {
+	bad := func(path, msg string) error {
+		return &PatchError{Path: path, Err: errors.New(msg), status: apierrors.NewBadRequest(msg)}
+	}
 	switch {
 	case patched.Namespace == "":
 		patched.Namespace = stored.Namespace
 	case patched.Namespace != stored.Namespace:
-		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+		return bad("metadata.namespace", "the namespace of the provided object does not match the namespace sent on the request")
 	}
 	switch {
 	case patched.Name == "":
-		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s based on URL) was undeterminable: name must be provided", stored.Name))
+		return bad("metadata.name", fmt.Sprintf("the name of the object (%s based on URL) was undeterminable: name must be provided", stored.Name))
 	case patched.Name != stored.Name:
-		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", patched.Name, stored.Name))
+		return bad("metadata.name", fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", patched.Name, stored.Name))
 	}
 	if patched.ResourceVersion == "" {
 		return nil
 	}
 	want, err := strconv.ParseUint(patched.ResourceVersion, 10, 64)
 	if err != nil {
-		return unparsableResourceVersion(err)
+		return &PatchError{Path: "metadata.resourceVersion", Err: err, status: internalStatus(err)}
 	}
 	if have, _ := strconv.ParseUint(storedVersion, 10, 64); want != have {
-		return resourceVersionConflict(stored.Name)
+		conflict := resourceVersionConflict(stored.Name)
+		return &PatchError{Path: "metadata.resourceVersion", Err: conflict, status: conflict.(*statusError).StatusError}
 	}
 	return nil
 }
