@@ -33,8 +33,10 @@ type nodeBackend struct {
 	node    *resize.Node
 }
 
+// Cluster is the node's cluster, which reads and watches go to.
 func (b *nodeBackend) Cluster() *apiserver.Cluster { return b.cluster }
 
+// CreatePod adds the pod to the node and reads it back.
 func (b *nodeBackend) CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
 	created, err := b.node.AddPod(ctx, pod)
 	if err != nil {
@@ -43,10 +45,12 @@ func (b *nodeBackend) CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, erro
 	return b.cluster.GetPodVersioned(created.Namespace, created.Name)
 }
 
+// DeletePod deletes the pod through the node.
 func (b *nodeBackend) DeletePod(ctx context.Context, namespace, name string) error {
 	return b.node.DeletePod(ctx, namespace, name)
 }
 
+// ResizePod resizes the pod through the node and reads it back.
 func (b *nodeBackend) ResizePod(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error) {
 	if err := b.node.ResizePatch(ctx, namespace, name, pt, patch); err != nil {
 		return nil, err

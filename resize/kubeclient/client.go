@@ -34,10 +34,12 @@ type clientset struct {
 
 var _ kubernetes.Interface = (*clientset)(nil)
 
+// CoreV1 is the fake's, with pods and events served by the backend.
 func (c *clientset) CoreV1() corev1client.CoreV1Interface {
 	return &coreV1{CoreV1Interface: c.Clientset.CoreV1(), b: c.b}
 }
 
+// EventsV1 is the fake's, with events served by the backend.
 func (c *clientset) EventsV1() eventsv1client.EventsV1Interface {
 	return &eventsV1{EventsV1Interface: c.Clientset.EventsV1(), b: c.b}
 }
@@ -47,10 +49,12 @@ type coreV1 struct {
 	b Backend
 }
 
+// Pods are the backend's pods of a namespace (all with "").
 func (c *coreV1) Pods(namespace string) corev1client.PodInterface {
 	return &pods{PodInterface: c.CoreV1Interface.Pods(namespace), b: c.b, ns: namespace}
 }
 
+// Events are the cluster's events of a namespace (all with "").
 func (c *coreV1) Events(namespace string) corev1client.EventInterface {
 	return &coreEvents{EventInterface: c.CoreV1Interface.Events(namespace), b: c.b, ns: namespace}
 }
@@ -60,6 +64,7 @@ type eventsV1 struct {
 	b Backend
 }
 
+// Events are the cluster's events of a namespace, in events.k8s.io/v1.
 func (c *eventsV1) Events(namespace string) eventsv1client.EventInterface {
 	return &k8sioEvents{EventInterface: c.EventsV1Interface.Events(namespace), b: c.b, ns: namespace}
 }

@@ -36,12 +36,12 @@ func listEvents(b Backend, ns string, sel selector) ([]v1.Event, string) {
 }
 
 // watchEvents watches the cluster's events, each converted by conv.
-func watchEvents(b Backend, ns string, opts metav1.ListOptions, sel selector, conv func(*v1.Event) runtime.Object) (watch.Interface, error) {
+func watchEvents(ctx context.Context, b Backend, ns string, opts metav1.ListOptions, sel selector, conv func(*v1.Event) runtime.Object) (watch.Interface, error) {
 	w, err := b.Cluster().Watch(apiserver.WatchOptions{Events: true, Namespace: ns, ResourceVersion: opts.ResourceVersion})
 	if err != nil {
 		return nil, statusError(err, "")
 	}
-	return newWatcher(w, sel, func(ev apiserver.WatchEvent) (change, bool) {
+	return newWatcher(ctx, w, sel, func(ev apiserver.WatchEvent) (change, bool) {
 		e := ev.EventV1()
 		if e == nil {
 			return change{}, false
@@ -59,6 +59,7 @@ type coreEvents struct {
 	ns string
 }
 
+// Get returns the event of that name the cluster keeps, or a 404.
 func (c *coreEvents) Get(ctx context.Context, name string, opts metav1.GetOptions) (*v1.Event, error) {
 	items, _ := listEvents(c.b, c.ns, selector{labels: everythingLabels(), fields: everythingFields()})
 	for i := range items {
@@ -88,7 +89,7 @@ func (c *coreEvents) Watch(ctx context.Context, opts metav1.ListOptions) (watch.
 	if err != nil {
 		return nil, err
 	}
-	return watchEvents(c.b, c.ns, opts, sel, func(e *v1.Event) runtime.Object { return e })
+	return watchEvents(ctx, c.b, c.ns, opts, sel, func(e *v1.Event) runtime.Object { return e })
 }
 
 // Search lists the events about an object, as client-go's Search does:
@@ -190,6 +191,7 @@ type k8sioEvents struct {
 	ns string
 }
 
+// Get returns the event of that name the cluster keeps, or a 404.
 func (c *k8sioEvents) Get(ctx context.Context, name string, opts metav1.GetOptions) (*eventsv1.Event, error) {
 	items, _ := listEvents(c.b, c.ns, selector{labels: everythingLabels(), fields: everythingFields()})
 	for i := range items {
@@ -222,12 +224,13 @@ func (c *k8sioEvents) List(ctx context.Context, opts metav1.ListOptions) (*event
 	return list, nil
 }
 
+// Watch watches the events recorded, as coreEvents.Watch does.
 func (c *k8sioEvents) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	sel, err := parseSelector(opts, eventsV1FieldLabel)
 	if err != nil {
 		return nil, err
 	}
-	return watchEvents(c.b, c.ns, opts, sel, func(e *v1.Event) runtime.Object { return served1(e) })
+	return watchEvents(ctx, c.b, c.ns, opts, sel, func(e *v1.Event) runtime.Object { return served1(e) })
 }
 
 func (c *k8sioEvents) Create(context.Context, *eventsv1.Event, metav1.CreateOptions) (*eventsv1.Event, error) {

@@ -3,6 +3,7 @@ package kubeclient_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -483,4 +484,54 @@ func (b *countingBackend) ResizePod(ctx context.Context, namespace, name string,
 	return b.Backend.ResizePod(ctx, namespace, name, pt, patch)
 }
 
-var _ = apiserver.DefaultWatchBuffer
+// TestWatchEndsWithItsContext: a watch whose context ends is closed, as a
+// client-go watch whose request is canceled, and the cluster forgets it.
+func TestWatchEndsWithItsContext(t *testing.T) {
+	w := newWorld(t)
+	ctx, cancel := context.WithCancel(w.ctx)
+	pw, err := w.client.CoreV1().Pods("default").Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	select {
+	case _, ok := <-pw.ResultChan():
+		if ok {
+			t.Fatal("an event on a canceled watch of an empty cluster")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watch stayed open after its context ended")
+	}
+	w.create(t, webPod("web-1")) // no watcher left to block or to tell
+}
+
+// TestWatchOverflowEndsTheClientWatch: a client that does not read is cut
+// off once the cluster's buffer is full; it gets what was buffered, then
+// the closed channel on which client-go's reflector lists again.
+func TestWatchOverflowEndsTheClientWatch(t *testing.T) {
+	w := newWorld(t)
+	pw, err := w.client.CoreV1().Events("default").Watch(w.ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pw.Stop()
+	for i := range 3 * apiserver.DefaultWatchBuffer / 4 { // 4 events per pod: more than the buffer
+		w.create(t, webPod(fmt.Sprintf("web-%d", i)))
+	}
+	n := 0
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case _, ok := <-pw.ResultChan():
+			if !ok {
+				if n < apiserver.DefaultWatchBuffer || n >= 3*apiserver.DefaultWatchBuffer {
+					t.Errorf("%d events before the watch closed, want the buffer's worth and not all", n)
+				}
+				return
+			}
+			n++
+		case <-timeout:
+			t.Fatalf("the watch delivered %d events and did not close", n)
+		}
+	}
+}

@@ -37,6 +37,7 @@ func served(p *v1.Pod) *v1.Pod {
 	return p
 }
 
+// Get returns the pod with its resourceVersion, or the API server's 404.
 func (p *pods) Get(ctx context.Context, name string, opts metav1.GetOptions) (*v1.Pod, error) {
 	pod, err := p.b.Cluster().GetPodVersioned(p.ns, name)
 	if err != nil {
@@ -78,7 +79,7 @@ func (p *pods) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interf
 	if err != nil {
 		return nil, statusError(err, "")
 	}
-	return newWatcher(w, sel, func(ev apiserver.WatchEvent) (change, bool) {
+	return newWatcher(ctx, w, sel, func(ev apiserver.WatchEvent) (change, bool) {
 		if ev.Pod == nil {
 			return change{}, false
 		}
@@ -177,7 +178,10 @@ func (p *pods) Patch(ctx context.Context, name string, pt types.PatchType, data 
 			return nil, statusError(err, name)
 		}
 		out := pod.DeepCopy()
-		out.ResourceVersion = strconv.FormatUint(p.b.Cluster().ResourceVersion(), 10)
+		// Nothing was stored: the pod keeps its version.
+		if stored, err := p.b.Cluster().GetPodVersioned(p.ns, name); err == nil {
+			out.ResourceVersion = stored.ResourceVersion
+		}
 		return served(out), nil
 	}
 	pod, err := p.b.ResizePod(ctx, p.ns, name, pt, data)

@@ -1,6 +1,7 @@
 package kubeclient
 
 import (
+	"context"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/fields"
@@ -37,13 +38,24 @@ type watcher struct {
 }
 
 // newWatcher starts the goroutine. convert returns false for a change that
-// is not of this watch's kind.
-func newWatcher(w *apiserver.Watcher, sel selector, convert func(apiserver.WatchEvent) (change, bool)) *watcher {
+// is not of this watch's kind. The watch ends when ctx is done, as a
+// client-go watch whose request's context ends.
+func newWatcher(ctx context.Context, w *apiserver.Watcher, sel selector, convert func(apiserver.WatchEvent) (change, bool)) *watcher {
 	x := &watcher{w: w, out: make(chan watch.Event), stop: make(chan struct{})}
 	go x.run(sel, convert)
+	if done := ctx.Done(); done != nil {
+		go func() {
+			select {
+			case <-done:
+				x.Stop()
+			case <-x.stop:
+			}
+		}()
+	}
 	return x
 }
 
+// ResultChan is the channel the changes arrive on.
 func (x *watcher) ResultChan() <-chan watch.Event { return x.out }
 
 // Stop ends the watch; the channel is closed soon after.
