@@ -84,6 +84,10 @@ func CPUMemory(milliCPU, memory int64) Amounts { return apiserver.CPUMemory(mill
 // ErrPodNotFound is returned for a pod name the cluster or node does not know.
 var ErrPodNotFound = apiserver.ErrPodNotFound
 
+// ErrConflict is matched by the API server's 409 for a resize patch whose
+// metadata.resourceVersion is not the stored pod's (apiserver.ErrConflict).
+var ErrConflict = apiserver.ErrConflict
+
 // NewCluster returns an empty in-memory API server.
 func NewCluster(opts ClusterOptions) *Cluster { return apiserver.NewCluster(opts) }
 

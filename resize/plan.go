@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/resizelet/resizelet/resize/apiserver"
@@ -42,14 +43,32 @@ type DryRunResizer interface {
 // quiet, its reads answered by the real cgroups and runtime and its writes
 // only recorded. Plan waits for the node to be quiet first.
 func (n *Node) Plan(ctx context.Context, namespace, name string, patch []byte) (*Plan, error) {
+	return n.PlanPatch(ctx, namespace, name, "", patch)
+}
+
+// DryRunPatchResizer is a DryRunResizer that takes every patch type
+// (*Cluster is one). PlanPatch uses it for a patch that is not a
+// strategic merge patch.
+type DryRunPatchResizer interface {
+	DryRunResizePodPatch(namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error)
+}
+
+// PlanPatch is Plan for a patch of type pt, as ResizePatch takes it.
+func (n *Node) PlanPatch(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte) (*Plan, error) {
 	var pod *v1.Pod
 	var err error
-	if dr, ok := n.cluster.(DryRunResizer); ok {
+	strategic := pt == "" || pt == apiserver.StrategicMergePatch
+	dr, dryRuns := n.cluster.(DryRunResizer)
+	dpr, dryRunsPatches := n.cluster.(DryRunPatchResizer)
+	switch {
+	case strategic && dryRuns:
 		pod, err = dr.DryRunResizePod(namespace, name, patch)
-	} else {
+	case !strategic && dryRunsPatches:
+		pod, err = dpr.DryRunResizePodPatch(namespace, name, pt, patch)
+	default:
 		var old *v1.Pod
 		if old, err = n.cluster.GetPod(namespace, name); err == nil {
-			pod, err = apiserver.ApplyResize(old, patch, ResizeOptions{Profile: n.cfg.Profile, Gate: n.Gate})
+			pod, err = apiserver.ApplyResizePatch(old, pt, patch, ResizeOptions{Profile: n.cfg.Profile, Gate: n.Gate})
 		}
 	}
 	if err != nil {
@@ -185,3 +204,8 @@ func (p *Plan) String() string {
 	}
 	return b.String()
 }
+
+var (
+	_ DryRunResizer      = (*Cluster)(nil)
+	_ DryRunPatchResizer = (*Cluster)(nil)
+)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/mergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	kjson "sigs.k8s.io/json"
@@ -41,6 +43,10 @@ type ResizeOptions struct {
 	// policy on a non-sidecar init container, as the 1.36 API server does
 	// when the old pod already had one (ValidateResize sets it).
 	allowInitRestartContainer bool
+	// resourceVersion, when not 0 (a Cluster's resize), is the stored
+	// pod's resourceVersion, which the pods a Cluster stores do not carry
+	// themselves: a patch sees it and may only repeat it.
+	resourceVersion uint64
 }
 
 // profile is the version's behaviour with the options' gates.
@@ -90,29 +96,67 @@ func (e *InvalidError) status() *apierrors.StatusError {
 
 // PatchError is returned when the patch itself is malformed: not JSON or
 // YAML, not an object, a list where a map belongs (or the reverse), a value
-// of the wrong type, or a bad quantity. Err carries the decoder's own words
-// (`json: cannot unmarshal ...`, `quantities must match the regular
-// expression ...`), as the API server answers with them; Path, when known,
-// says where in the patch the problem is.
+// of the wrong type, a bad quantity, or (a JSON patch) an operation that
+// does not apply. Err carries the decoder's own words (`json: cannot
+// unmarshal ...`, `quantities must match the regular expression ...`), as
+// the API server answers with them; Path, when known, says where in the
+// patch the problem is.
+//
+// It also wraps the *apierrors.StatusError the API server answers such a
+// patch with (errors.As finds it): 400 Bad Request for a patch it cannot
+// read (apierrors.IsBadRequest), 422 for one it cannot apply or whose
+// result is not a pod (apierrors.IsInvalid: the API server reports those
+// as an invalid "patch" field, or, for a JSON patch operation that fails,
+// as a bare 422 "the server rejected our request due to an error in our
+// request"), 413 for one too large, and for a patched pod the API server
+// refuses before its strategy runs, 400 (another name or namespace) or
+// 409 Conflict (a stale metadata.resourceVersion, which also matches
+// ErrConflict). Error returns resizelet's own, more precise text.
 type PatchError struct {
 	// Path is where the bad value is, for example
 	// "spec.containers[0].resources.limits[cpu]" (list indexes count in the
-	// patch); empty when the patch as a whole is wrong or the place is
-	// already in Err's text.
+	// patch), or for a JSON patch the operation, "[1]", or its value,
+	// "[1].value"; for what the API server checks of the patched pod, the
+	// pod's field ("metadata.name", "metadata.resourceVersion"); empty when
+	// the patch as a whole is wrong or the place is already in Err's text.
 	Path string
 	Err  error
+
+	// status is the API server's answer; nil stands for 400 Bad Request
+	// with Err's text.
+	status *apierrors.StatusError
 }
 
 // Error names the place, when known, and the cause.
 func (e *PatchError) Error() string {
 	if e.Path == "" {
-		return "invalid resize patch: " + e.Err.Error()
+		return "invalid resize patch: " + e.cause()
 	}
-	return "invalid resize patch at " + e.Path + ": " + e.Err.Error()
+	return "invalid resize patch at " + e.Path + ": " + e.cause()
 }
 
-// Unwrap returns the decoder's error.
-func (e *PatchError) Unwrap() error { return e.Err }
+func (e *PatchError) cause() string {
+	if e.Err == nil {
+		return "malformed patch"
+	}
+	return e.Err.Error()
+}
+
+// Unwrap returns the decoder's error and the API server's StatusError.
+func (e *PatchError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{e.apiStatus()}
+	}
+	return []error{e.Err, e.apiStatus()}
+}
+
+// apiStatus is the StatusError the API server answers the patch with.
+func (e *PatchError) apiStatus() *apierrors.StatusError {
+	if e.status != nil {
+		return e.status
+	}
+	return apierrors.NewBadRequest(e.cause())
+}
 
 // errEmptyPatch is the cause of a PatchError for a patch with no content.
 var errEmptyPatch = errors.New("empty patch")
@@ -129,7 +173,12 @@ var errEmptyPatch = errors.New("empty patch")
 // and resizePolicy of each container and init container, and spec.resources
 // when InPlacePodLevelResourcesVerticalScaling is on. Every other change in
 // the patch (metadata, status, other spec fields, ephemeral containers) is
-// dropped silently, as the strategy does. A patch that adds, removes,
+// dropped silently, as the strategy does, except what the API server checks
+// before the strategy runs: a metadata.name or metadata.namespace other than
+// the pod's is refused with 400 Bad Request, and a metadata.resourceVersion
+// other than the stored pod's (old's, or the Cluster's) with 409 Conflict
+// (ErrConflict), as an update with a stale resourceVersion is; both are
+// PatchErrors on that field. A patch that adds, removes,
 // renames or reorders containers is kept as is instead, so that validation
 // reports it. A changed resizePolicy is kept by the strategy but refused by
 // validation, which undoes only cpu and memory changes before comparing
@@ -137,7 +186,9 @@ var errEmptyPatch = errors.New("empty patch")
 //
 // The patched object is decoded strictly: a field v1.Pod does not have
 // ("resource" for "resources") is a PatchError, as under kubectl's strict
-// field validation, rather than a change silently dropped.
+// field validation, rather than a change silently dropped. PatchError says
+// which status the API server answers each malformed patch with; a patch
+// larger than MaxRequestBodyBytes is refused with 413.
 //
 // old is defaulted (a copy of it) before use: the API server only ever
 // stores defaulted pods, so an undefaulted old would otherwise look changed
@@ -151,6 +202,9 @@ var errEmptyPatch = errors.New("empty patch")
 func ApplyResize(old *v1.Pod, patch []byte, opts ResizeOptions) (*v1.Pod, error) {
 	if old == nil {
 		return nil, errors.New("apply resize: nil pod")
+	}
+	if len(patch) > MaxRequestBodyBytes {
+		return nil, bodyTooLarge(len(patch))
 	}
 	if e, ok := readResizePatch(patch); ok && inPlace(old.Spec.Containers, e.containers) && inPlace(old.Spec.InitContainers, e.initContainers) {
 		return resizeInPlace(old, &e, opts)
@@ -169,8 +223,19 @@ func applyStrategicMerge(old *v1.Pod, patch []byte, opts ResizeOptions) (*v1.Pod
 	oldPod := old.DeepCopy()
 	DefaultPod(oldPod)
 
-	patched, err := mergePatch(oldPod, patchMap)
+	current := currentResourceVersion(old, opts)
+	stored := oldPod
+	if current != oldPod.ResourceVersion {
+		// The patch applies to the stored pod with its resourceVersion.
+		cp := *oldPod
+		cp.ResourceVersion = current
+		stored = &cp
+	}
+	patched, err := mergePatch(stored, patchMap)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkPatchedMeta(patched, oldPod, current); err != nil {
 		return nil, err
 	}
 	return finishResize(oldPod, patched, opts)
@@ -263,21 +328,24 @@ func mergePatch(pod *v1.Pod, patch map[string]interface{}) (*v1.Pod, error) {
 	}
 	merged, err := strategicMerge(original, patch)
 	if err != nil {
-		return nil, &PatchError{Err: err}
+		return nil, err
 	}
 	out, err := json.Marshal(merged)
 	if err != nil {
-		return nil, &PatchError{Err: err}
+		return nil, &PatchError{Err: err, status: internalStatus(err)}
 	}
 	result := &v1.Pod{}
 	strictErrs, err := kjson.UnmarshalStrict(out, result, kjson.DisallowUnknownFields)
 	if err != nil {
-		// A quantity's own error does not say where it is; find it in the
-		// patch so the caller learns which value was wrong.
+		// The API server answers 422 on the field "patch", with the patch
+		// as the value (patch.go, applyPatchToObject). A quantity's own
+		// error does not say where it is; find it in the patch so the
+		// caller learns which value was wrong.
+		status := invalidPatch(fmt.Sprintf("%+v", patch), err.Error())
 		if path, qerr := findBadQuantity(patch); qerr != nil {
-			return nil, &PatchError{Path: path, Err: qerr}
+			return nil, &PatchError{Path: path, Err: qerr, status: status}
 		}
-		return nil, &PatchError{Err: err}
+		return nil, &PatchError{Err: err, status: status}
 	}
 	if len(strictErrs) > 0 {
 		// A field the pod does not have is most likely a typo ("limit" for
@@ -287,22 +355,45 @@ func mergePatch(pod *v1.Pod, patch map[string]interface{}) (*v1.Pod, error) {
 		for i, e := range strictErrs {
 			msgs[i] = e.Error()
 		}
-		return nil, &PatchError{Err: fmt.Errorf("strict decoding error: %s", strings.Join(msgs, ", "))}
+		strict := fmt.Errorf("strict decoding error: %s", strings.Join(msgs, ", "))
+		return nil, &PatchError{Err: strict, status: invalidPatch(fmt.Sprintf("%+v", patch), strict.Error())}
 	}
 	return result, nil
 }
 
-// strategicMerge applies the patch with v1.Pod's merge strategies. The
-// merge code panics on some malformed patches (a merge key whose value is
-// an object, found by FuzzApplyResize); the API server turns such a panic
-// into an error response, and so does this.
+// strategicMerge applies the patch with v1.Pod's merge strategies, and
+// answers a failure as the API server does (patch.go,
+// interpretStrategicMergePatchError): 400 for a patch of the wrong form,
+// 422 for a list of lists or retainKeys that do not match, and the error as
+// it is (a 500) otherwise. The merge code panics on some malformed patches
+// (a merge key whose value is an object, found by FuzzApplyResize); the API
+// server's panic recovery answers such a request with a 500, and so does
+// this.
 func strategicMerge(original, patch map[string]interface{}) (merged map[string]interface{}, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			merged, err = nil, fmt.Errorf("strategic merge failed: %v", r)
+			cause := fmt.Errorf("strategic merge failed: %v", r)
+			merged, err = nil, &PatchError{Err: cause, status: apierrors.NewInternalError(cause)}
 		}
 	}()
-	return strategicpatch.StrategicMergeMapPatch(original, patch, &v1.Pod{})
+	merged, err = strategicpatch.StrategicMergeMapPatch(original, patch, &v1.Pod{})
+	if err != nil {
+		return nil, &PatchError{Err: err, status: strategicMergeStatus(err)}
+	}
+	return merged, nil
+}
+
+// strategicMergeStatus is interpretStrategicMergePatchError
+// (k8s.io/apiserver pkg/endpoints/handlers/patch.go).
+func strategicMergeStatus(err error) *apierrors.StatusError {
+	switch err {
+	case mergepatch.ErrBadJSONDoc, mergepatch.ErrBadPatchFormatForPrimitiveList, mergepatch.ErrBadPatchFormatForRetainKeys,
+		mergepatch.ErrBadPatchFormatForSetElementOrderList, mergepatch.ErrUnsupportedStrategicMergePatchFormat:
+		return apierrors.NewBadRequest(err.Error())
+	case mergepatch.ErrNoListOfLists, mergepatch.ErrPatchContentNotMatchRetainKeys:
+		return apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+	}
+	return internalStatus(err)
 }
 
 // quantityMaps are the object keys whose values are resource lists, so their
@@ -314,43 +405,45 @@ var quantityMaps = map[string]bool{"requests": true, "limits": true, "overhead":
 // path in the field-path notation of validation errors. List indexes in the
 // path are positions in the patch.
 func findBadQuantity(patch map[string]interface{}) (string, error) {
-	var walk func(v interface{}, path *field.Path, inList bool) (string, error)
-	walk = func(v interface{}, path *field.Path, inList bool) (string, error) {
-		switch t := v.(type) {
-		case map[string]interface{}:
-			keys := make([]string, 0, len(t))
-			for k := range t {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				if inList {
-					if err := checkQuantity(t[k]); err != nil {
-						return path.Key(k).String(), err
-					}
-					continue
-				}
-				if p, err := walk(t[k], path.Child(k), quantityMaps[k]); err != nil {
-					return p, err
-				}
-			}
-		case []interface{}:
-			for i := range t {
-				if p, err := walk(t[i], path.Index(i), false); err != nil {
-					return p, err
-				}
-			}
-		}
-		return "", nil
-	}
 	keys := make([]string, 0, len(patch))
 	for k := range patch {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if p, err := walk(patch[k], field.NewPath(k), quantityMaps[k]); err != nil {
+		if p, err := findBadQuantityIn(patch[k], field.NewPath(k), quantityMaps[k]); err != nil {
 			return p, err
+		}
+	}
+	return "", nil
+}
+
+// findBadQuantityIn is findBadQuantity below path, for a value that is a
+// resource list itself when inList.
+func findBadQuantityIn(v interface{}, path *field.Path, inList bool) (string, error) {
+	switch t := v.(type) {
+	case map[string]interface{}:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if inList {
+				if err := checkQuantity(t[k]); err != nil {
+					return path.Key(k).String(), err
+				}
+				continue
+			}
+			if p, err := findBadQuantityIn(t[k], path.Child(k), quantityMaps[k]); err != nil {
+				return p, err
+			}
+		}
+	case []interface{}:
+		for i := range t {
+			if p, err := findBadQuantityIn(t[i], path.Index(i), false); err != nil {
+				return p, err
+			}
 		}
 	}
 	return "", nil

@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/resizelet/resizelet/allocation/frozen"
 	"github.com/resizelet/resizelet/resize/profile"
@@ -34,6 +37,11 @@ type Event struct {
 	// event is read (Events): for messages costly to format and often
 	// never read, such as the resize events' JSON.
 	Lazy fmt.Stringer
+	// UID is the pod's UID, for V1's involvedObject. The cluster's log
+	// does not keep it, so that a node's events cost no more memory
+	// (Events and EventsSince leave it empty); watches and EventList fill
+	// it from the pod, as the kubelet's recorder takes it from the pod.
+	UID types.UID
 }
 
 // Cluster is the API server side of the pods of one or more nodes: the pod
@@ -67,16 +75,27 @@ type Cluster struct {
 	// admission reads the one a pod is bound to.
 	node   *NodeInfo
 	others map[string]*NodeInfo
+	// rv is the cluster's resourceVersion: bumped by every pod write, as
+	// etcd's revision is by every write, so that a pod's resourceVersion
+	// is the rv of its last write.
+	rv uint64
+	// watchers are the open watches (watch.go); nil while nobody watches.
+	watchers []*Watcher
 }
 
 // storedPod is a pod as the cluster stores it: decoded while it is used
 // (pod), frozen (package allocation/frozen) once it has not been for a
 // while, so that a node with many settled pods stays small. A pod that
 // cannot be frozen stays decoded.
+//
+// The stored objects carry no resourceVersion: rv holds it, and the
+// copies GetPod, ListPods and watches hand out get it, so that a write
+// costs no string.
 type storedPod struct {
 	pod    *v1.Pod
 	frozen frozen.Pod
 	seq    uint64 // the pod's place in creation order
+	rv     uint64 // the cluster's rv after the pod's last write
 }
 
 // DefaultHotPods is how many pods a Cluster keeps decoded unless
@@ -129,24 +148,56 @@ func (c *Cluster) get(key podRef) (*v1.Pod, bool) {
 	return sp.frozen.Thaw(), true
 }
 
-// put stores pod (decoded: it was just written) and freezes the pods used
-// least recently beyond the hot limit.
+// put stores pod (decoded: it was just written) with the next
+// resourceVersion, tells the watchers, and freezes the pods used least
+// recently beyond the hot limit.
 func (c *Cluster) put(key podRef, pod *v1.Pod) {
-	seq := c.pods[key].seq
-	if seq == 0 {
+	if pod.ResourceVersion != "" {
+		// The version is the cluster's to keep (storedPod.rv).
+		pod.ResourceVersion = ""
+	}
+	prev := c.pods[key]
+	seq := prev.seq
+	added := seq == 0
+	if added {
 		c.created++
 		seq = c.created
 	}
-	c.pods[key] = storedPod{pod: pod, seq: seq}
+	c.rv++
+	c.pods[key] = storedPod{pod: pod, seq: seq, rv: c.rv}
+	if c.watchers != nil {
+		if added {
+			c.notifyPod(watch.Added, pod, nil, c.rv)
+		} else {
+			c.notifyPod(watch.Modified, pod, &prev, c.rv)
+		}
+	}
 	c.thawed.Touch(key)
 	c.thawed.Evict(func(k podRef) bool {
 		sp := c.pods[k]
 		f, ok := frozen.FreezePod(sp.pod)
 		if ok {
-			c.pods[k] = storedPod{frozen: f, seq: sp.seq}
+			c.pods[k] = storedPod{frozen: f, seq: sp.seq, rv: sp.rv}
 		}
 		return ok
 	})
+}
+
+// withVersion returns a copy of the stored pod's top level with its
+// resourceVersion, sharing the rest: what a reader gets.
+func withVersion(pod *v1.Pod, rv uint64) *v1.Pod {
+	p := *pod
+	p.ResourceVersion = strconv.FormatUint(rv, 10)
+	return &p
+}
+
+// ResourceVersion is the cluster's current resourceVersion: that of its
+// latest pod write (0 before the first). A watch from it misses nothing
+// written after.
+func (c *Cluster) ResourceVersion() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.rv
 }
 
 // podRef is a pod's namespace and name, the key pods are stored by.
@@ -162,20 +213,25 @@ func (c *Cluster) resizeOptions() ResizeOptions {
 // UID derived from namespace and name when it has none, generation 1, and
 // validated (its metadata by ValidatePodMeta, which also says what a UID
 // the caller set means here; a UID another pod has is refused with
-// ErrUIDTaken). The pod returned is the stored one, shared, as ResizePod's:
-// read it, or DeepCopy it before changing anything in it.
+// ErrUIDTaken, a 409). A pod that carries a resourceVersion is refused as
+// the API server's storage refuses it, and a name already taken with 409
+// AlreadyExists. The pod returned is the stored one, shared, as
+// ResizePod's: read it, or DeepCopy it before changing anything in it.
 func (c *Cluster) CreatePod(pod *v1.Pod) (*v1.Pod, error) {
 	if pod == nil {
-		return nil, errors.New("create pod: nil pod")
+		return nil, apierrors.NewBadRequest("create pod: nil pod")
+	}
+	if pod.ResourceVersion != "" {
+		// k8s.io/apiserver pkg/storage/etcd3/store.go, Create:
+		// storage.ErrResourceVersionSetOnCreate, which reaches the client
+		// as a 500 (InterpretCreateError passes it through).
+		return nil, internalStatus(errors.New("resourceVersion should not be set on objects to be created"))
 	}
 	p := pod.DeepCopy()
 	DefaultPod(p)
 	if c.profile.DefaultsPodLevelResources() {
 		// The 1.37 pod strategy's PrepareForCreate.
 		defaultPodLevelResources(p)
-	}
-	if p.Name == "" {
-		return nil, fmt.Errorf("create pod: metadata.name is required")
 	}
 	if errs := ValidatePodMeta(p); len(errs) > 0 {
 		return nil, &InvalidError{Name: p.Name, Errs: errs}
@@ -194,12 +250,13 @@ func (c *Cluster) CreatePod(pod *v1.Pod) (*v1.Pod, error) {
 	defer c.mu.Unlock()
 	key := podKey(p.Namespace, p.Name)
 	if _, ok := c.pods[key]; ok {
-		return nil, fmt.Errorf("create pod %s: already exists", key)
+		return nil, podExists(p.Name)
 	}
 	// A UID names one pod: two pods sharing one would share a pod cgroup
 	// and checkpoint records, the second silently taking the first's.
 	if other, ok := c.uids[p.UID]; ok {
-		return nil, fmt.Errorf("create pod %s/%s: metadata.uid %s is pod %s/%s's: %w", p.Namespace, p.Name, p.UID, other.namespace, other.name, ErrUIDTaken)
+		cause := fmt.Errorf("metadata.uid %s is pod %s/%s's", p.UID, other.namespace, other.name)
+		return nil, &statusError{StatusError: apierrors.NewConflict(podsResource, p.Name, cause), sentinel: ErrUIDTaken}
 	}
 	c.uids[p.UID] = key
 	c.put(key, p)
@@ -216,22 +273,61 @@ func deterministicUID(namespace, name string) types.UID {
 	return types.UID(fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]))
 }
 
-// GetPod returns a copy of the pod, or an error wrapping ErrPodNotFound.
+// GetPod returns a copy of the pod, or the API server's 404
+// (apierrors.IsNotFound), which also matches ErrPodNotFound. The copy
+// carries no resourceVersion (a kubelet has no use for it, and two nodes
+// that wrote the same statuses a different number of times compare equal);
+// GetPodVersioned gives it.
 func (c *Cluster) GetPod(namespace, name string) (*v1.Pod, error) {
+	return c.getPod(namespace, name, false)
+}
+
+// GetPodVersioned is GetPod with the pod's metadata.resourceVersion, as
+// the API server serves a pod.
+func (c *Cluster) GetPodVersioned(namespace, name string) (*v1.Pod, error) {
+	return c.getPod(namespace, name, true)
+}
+
+func (c *Cluster) getPod(namespace, name string, versioned bool) (*v1.Pod, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	sp, ok := c.pods[podKey(namespace, name)]
-	switch {
-	case !ok:
-		return nil, fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
-	case sp.pod != nil:
-		return sp.pod.DeepCopy(), nil
+	if !ok {
+		return nil, podNotFound(name)
 	}
-	return sp.frozen.Thaw(), nil
+	return sp.copy(versioned), nil
 }
 
-// ListPods returns copies of all pods in creation order.
+// copy is a deep copy of the stored pod, with its resourceVersion when
+// versioned.
+func (sp *storedPod) copy(versioned bool) *v1.Pod {
+	var p *v1.Pod
+	if sp.pod != nil {
+		p = sp.pod.DeepCopy()
+	} else {
+		p = sp.frozen.Thaw()
+	}
+	if versioned {
+		p.ResourceVersion = strconv.FormatUint(sp.rv, 10)
+	}
+	return p
+}
+
+// ListPods returns copies of all pods in creation order, without their
+// resourceVersions (see GetPod; ListPodsVersioned has them).
 func (c *Cluster) ListPods() []*v1.Pod {
+	pods, _ := c.listPods(false)
+	return pods
+}
+
+// ListPodsVersioned is ListPods with each pod's resourceVersion, and the
+// cluster's resourceVersion at the time of the list (a list's
+// metadata.resourceVersion), from which a Watch continues without a gap.
+func (c *Cluster) ListPodsVersioned() ([]*v1.Pod, uint64) {
+	return c.listPods(true)
+}
+
+func (c *Cluster) listPods(versioned bool) ([]*v1.Pod, uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	stored := make([]storedPod, 0, len(c.pods))
@@ -240,23 +336,22 @@ func (c *Cluster) ListPods() []*v1.Pod {
 	}
 	slices.SortFunc(stored, func(a, b storedPod) int { return cmp.Compare(a.seq, b.seq) })
 	out := make([]*v1.Pod, 0, len(stored))
-	for _, sp := range stored {
-		if sp.pod != nil {
-			out = append(out, sp.pod.DeepCopy())
-		} else {
-			out = append(out, sp.frozen.Thaw())
-		}
+	for i := range stored {
+		out = append(out, stored[i].copy(versioned))
 	}
-	return out
+	return out, c.rv
 }
 
 // ResizePod applies a resize through the resize subresource. On success
 // the stored pod has the new spec (and a bumped generation if the spec
-// changed); on error nothing changes.
+// changed) and a new resourceVersion; on error nothing changes. A pod the
+// cluster does not have is the API server's 404 (apierrors.IsNotFound,
+// ErrPodNotFound); the patch's own errors are ApplyResize's.
 //
 // The pod returned is the stored one, shared: read it, or DeepCopy it
 // before changing anything in it. The cluster never changes a stored pod
-// in place (an update stores a new one), so it stays as returned.
+// in place (an update stores a new one), so it stays as returned. Stored
+// pods carry no resourceVersion (GetPodVersioned's copies do).
 func (c *Cluster) ResizePod(namespace, name string, patch []byte) (*v1.Pod, error) {
 	return c.resize(namespace, name, true, func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error) {
 		return ApplyResize(old, patch, o)
@@ -351,9 +446,10 @@ func (c *Cluster) resize(namespace, name string, store bool, apply func(old *v1.
 	key := podKey(namespace, name)
 	old, ok := c.get(key)
 	if !ok {
-		return nil, fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
+		return nil, podNotFound(name)
 	}
 	opts := c.resizeOptions()
+	opts.resourceVersion = c.pods[key].rv
 	updated, err := apply(old, opts)
 	if err != nil {
 		return nil, err
@@ -370,18 +466,25 @@ func (c *Cluster) resize(namespace, name string, store bool, apply func(old *v1.
 	return updated, nil
 }
 
-// DeletePod removes the pod.
+// DeletePod removes the pod, or answers the API server's 404
+// (apierrors.IsNotFound, ErrPodNotFound). Watchers see it Deleted, with
+// the pod as it was and a new resourceVersion.
 func (c *Cluster) DeletePod(namespace, name string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	key := podKey(namespace, name)
 	p, ok := c.get(key)
 	if !ok {
-		return fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
+		return podNotFound(name)
 	}
+	prev := c.pods[key]
 	delete(c.uids, p.UID)
 	delete(c.pods, key)
 	c.thawed.Forget(key)
+	c.rv++
+	if c.watchers != nil {
+		c.notifyPod(watch.Deleted, p, &prev, c.rv)
+	}
 	return nil
 }
 
@@ -400,7 +503,7 @@ func (c *Cluster) MarkPodDeleted(namespace, name string, now time.Time) (*v1.Pod
 	key := podKey(namespace, name)
 	p, ok := c.get(key)
 	if !ok {
-		return nil, fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
+		return nil, podNotFound(name)
 	}
 	if p.DeletionTimestamp != nil {
 		return p, nil
@@ -432,16 +535,21 @@ func (c *Cluster) MarkPodDeleted(namespace, name string, now time.Time) (*v1.Pod
 }
 
 // UpdatePodStatus replaces the pod's status, as the kubelet's status
-// manager does. It fails if the pod is gone or its UID changed. The status
-// is kept as given, sharing its slices and pointers with the caller, who
-// must not change them afterwards.
+// manager does. It fails if the pod is gone (404, apierrors.IsNotFound) or
+// its UID changed (409, apierrors.IsConflict, as the API server answers an
+// update whose UID precondition fails); both match ErrPodNotFound. The
+// status is kept as given, sharing its slices and pointers with the
+// caller, who must not change them afterwards.
 func (c *Cluster) UpdatePodStatus(namespace, name string, uid types.UID, status v1.PodStatus) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	key := podKey(namespace, name)
 	p, ok := c.get(key)
-	if !ok || p.UID != uid {
-		return fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
+	if !ok {
+		return podNotFound(name)
+	}
+	if p.UID != uid {
+		return uidConflict(namespace, name, string(uid), string(p.UID))
 	}
 	// Stored pods are never changed in place: an update stores a new
 	// object, with the status as given (the caller does not change it
@@ -453,10 +561,13 @@ func (c *Cluster) UpdatePodStatus(namespace, name string, uid types.UID, status 
 }
 
 // RecordEvent stores an event. Once the cluster holds its event limit, the
-// oldest event is dropped for each new one.
+// oldest event is dropped for each new one. Watchers of events see it.
 func (c *Cluster) RecordEvent(e Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.watchers != nil {
+		c.notifyEvent(e, c.events.next)
+	}
 	c.events.add(e)
 }
 

@@ -3,12 +3,23 @@
 // resize subresource.
 //
 // Start with Cluster, the in-memory API server a resize node talks to
-// (CreatePod, ResizePod, ResizePodRequest, UpdatePodStatus, RecordEvent,
-// ...). ApplyResize is the resize subresource on its own: strategic merge
-// patch, the resize strategy, v1 defaulting (DefaultPod) and validation
-// (ValidateResize) with the API server's messages, per Kubernetes version
-// (package profile). ApplyResizeRequest takes a typed ResizeRequest
-// instead of JSON and gives what its patch gives. AdmitResize is the
+// (CreatePod, ResizePod, ResizePodPatch, ResizePodRequest, UpdatePodStatus,
+// RecordEvent, ...). ApplyResize is the resize subresource on its own:
+// strategic merge patch, the resize strategy, v1 defaulting (DefaultPod)
+// and validation (ValidateResize) with the API server's messages, per
+// Kubernetes version (package profile); ApplyResizePatch takes the other
+// patch types too, JSON merge and JSON patches (patchtype.go).
+// ApplyResizeRequest takes a typed ResizeRequest instead of JSON and gives
+// what its patch gives.
+//
+// The cluster's errors are the API server's StatusErrors (errors.go), so
+// that apierrors.IsNotFound, IsInvalid, IsConflict and the rest work on
+// them. Its pods have resourceVersions, one per write as etcd counts them
+// (GetPodVersioned, ListPodsVersioned), which a patch must repeat if it
+// names one. Watch delivers pod changes and events on a bounded channel
+// (watch.go), and Event.V1 and EventList give events as client-go sees
+// them (eventv1.go); package resize/kubeclient serves all of it as a
+// client-go clientset. AdmitResize is the
 // validating admission that follows from 1.36, the PodResizeValidator
 // plugin, which checks the resize against the node the pod is bound to
 // among those kubelets registered (Cluster.RegisterNode; a Cluster holds

@@ -1,12 +1,22 @@
 package apiserver
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
 
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	kjson "sigs.k8s.io/json"
 )
 
 // The patch types the resize subresource takes, as the API server takes
@@ -19,26 +29,424 @@ const (
 	JSONPatch           = types.JSONPatchType
 )
 
-// ApplyResizePatch is ApplyResize for a patch of type pt; "" means a
-// strategic merge patch.
+// MaxRequestBodyBytes is the largest patch the API server reads: 3 MiB,
+// its default --max-request-body-bytes (k8s.io/apiserver
+// pkg/server/config.go, MaxRequestBodyBytes). A larger one is refused
+// with 413 Request Entity Too Large.
+const MaxRequestBodyBytes = 3 << 20
+
+// MaxJSONPatchOperations is the most operations a JSON patch may hold
+// (k8s.io/apiserver pkg/endpoints/handlers/patch.go,
+// maxJSONPatchOperations); more are refused with 413.
+const MaxJSONPatchOperations = 10000
+
+// jsonPatchMaxCopyBytes bounds how much a JSON patch's copy operations may
+// add to the document: the API server's default JSONPatchMaxCopyBytes
+// (pkg/server/config.go), which it sets as the json-patch library's
+// AccumulatedCopySizeLimit.
+const jsonPatchMaxCopyBytes = 3 << 20
+
+// setJSONPatchCopyLimit sets the json-patch library's copy limit the way
+// the API server does when it starts (pkg/server/config.go, New): only
+// when it is unset or larger, so that a lower limit another user of the
+// library chose in the same process stays.
+func setJSONPatchCopyLimit() {
+	for {
+		existing := atomic.LoadInt64(&jsonpatch.AccumulatedCopySizeLimit)
+		if existing > 0 && existing <= jsonPatchMaxCopyBytes {
+			return
+		}
+		if atomic.CompareAndSwapInt64(&jsonpatch.AccumulatedCopySizeLimit, existing, jsonPatchMaxCopyBytes) {
+			return
+		}
+	}
+}
+
+// ValidPatchType returns nil when the resize subresource takes pt (""
+// stands for a strategic merge patch), or the API server's refusal: 415
+// Unsupported Media Type for a type it does not know, and resizelet's own
+// 415 (matching ErrApplyNotSupported) for a server-side apply patch, which
+// the API server takes but resizelet does not implement. The API server
+// refuses the type before it reads the pod, so a bad type on a missing pod
+// is a 415, not a 404.
+func ValidPatchType(pt types.PatchType) error {
+	switch pt {
+	case "", StrategicMergePatch, MergePatch, JSONPatch:
+		return nil
+	case types.ApplyYAMLPatchType, types.ApplyCBORPatchType:
+		return applyNotSupported(string(pt))
+	}
+	return unsupportedPatchType()
+}
+
+// ApplyResizePatch is ApplyResize for a patch of type pt: "" or
+// StrategicMergePatch (ApplyResize itself), MergePatch or JSONPatch.
+//
+// A JSON merge patch or a JSON patch is applied as the API server applies
+// it (k8s.io/apiserver pkg/endpoints/handlers/patch.go, jsonPatcher): to
+// the old pod's JSON (defaulted, with kind, apiVersion and
+// metadata.resourceVersion, as the API server encodes its stored object),
+// with the json-patch library the API server uses (gopkg.in/evanphx/
+// json-patch.v4), and the result decoded strictly into a v1.Pod (kubectl's
+// fieldValidation=Strict: a field the pod does not have is refused). Then
+// comes what every patch type gets: the name and namespace must be the
+// pod's, a metadata.resourceVersion the patch set must be the stored one
+// (409 Conflict otherwise), and the resize strategy, defaulting and
+// validation of ApplyResize. Both take JSON only (their content types say
+// so); ApplyResize also reads YAML.
+//
+// Note what a JSON merge patch means for lists: a list in the patch
+// replaces the pod's whole list, so a merge patch of spec.containers must
+// name every container, in order, each with its full resources and
+// resizePolicy (a container without resizePolicy gets the default,
+// which validation refuses as a change when the pod had another).
+//
+// Errors are the API server's (each wraps the *apierrors.StatusError it
+// answers with):
+//   - a patch that cannot be read (not JSON, a merge patch that is not an
+//     object, a JSON patch that is not a list of operations, an operation
+//     with a field it does not have): a *PatchError, 400 Bad Request
+//     (apierrors.IsBadRequest);
+//   - a JSON patch operation that does not apply (a failed "test", a path
+//     the pod does not have, an unknown op): a *PatchError whose Path is
+//     the operation ("[1]"), 422 with the API server's words "the server
+//     rejected our request due to an error in our request";
+//   - a result that is not a pod (a bad quantity, a field the pod does not
+//     have, a value of the wrong type): a *PatchError, 422 Invalid on the
+//     field "patch" (apierrors.IsInvalid);
+//   - more than 3 MiB or more than MaxJSONPatchOperations operations: a
+//     *PatchError, 413;
+//   - a patched pod with another name or namespace: a *PatchError on that
+//     field, 400; a resourceVersion that is not the stored one: a
+//     *PatchError on metadata.resourceVersion, 409 Conflict (ErrConflict);
+//     one that is not a number: the same, 500;
+//   - validation: an *InvalidError (422), as ApplyResize;
+//   - a patch type the API server does not take: 415 (ValidPatchType).
 func ApplyResizePatch(old *v1.Pod, pt types.PatchType, patch []byte, opts ResizeOptions) (*v1.Pod, error) {
+	if err := ValidPatchType(pt); err != nil {
+		return nil, err
+	}
 	switch pt {
 	case "", StrategicMergePatch:
 		return ApplyResize(old, patch, opts)
 	}
-	return nil, unsupportedPatchType(pt)
+	if old == nil {
+		return nil, errors.New("apply resize: nil pod")
+	}
+	if len(patch) > MaxRequestBodyBytes {
+		return nil, bodyTooLarge(len(patch))
+	}
+	oldPod := old.DeepCopy()
+	DefaultPod(oldPod)
+	current := currentResourceVersion(old, opts)
+	doc, err := encodeStored(oldPod, current)
+	if err != nil {
+		return nil, err
+	}
+	var patched []byte
+	var strictErrs []error
+	var locate func() (string, error)
+	if pt == JSONPatch {
+		var ops []jsonPatchOp
+		patched, ops, strictErrs, err = applyJSONPatch(doc, patch)
+		locate = func() (string, error) { return findBadQuantityInOps(ops) }
+	} else {
+		var m map[string]interface{}
+		patched, m, strictErrs, err = applyMergePatch(doc, patch)
+		locate = func() (string, error) { return findBadQuantity(m) }
+	}
+	if err != nil {
+		return nil, err
+	}
+	result, err := decodePatched(patched, strictErrs, locate)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPatchedMeta(result, oldPod, current); err != nil {
+		return nil, err
+	}
+	return finishResize(oldPod, result, opts)
 }
 
-// unsupportedPatchType is the API server's answer to a patch type it does
-// not take: 415 Unsupported Media Type.
-func unsupportedPatchType(pt types.PatchType) error {
-	return apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "patch", v1.Resource("pods"), "", fmt.Sprintf("the patch type %q is not supported", pt), 0, false)
+// bodyTooLarge is the API server's 413 for a request body beyond
+// MaxRequestBodyBytes (pkg/endpoints/handlers/rest.go, limitedReadBody).
+func bodyTooLarge(size int) error {
+	return &PatchError{
+		Err:    fmt.Errorf("the patch has %d bytes, more than the %d the API server reads", size, MaxRequestBodyBytes),
+		status: apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", MaxRequestBodyBytes)),
+	}
+}
+
+// currentResourceVersion is the stored pod's resourceVersion: the
+// cluster's, when the options carry it, or else the one old has.
+func currentResourceVersion(old *v1.Pod, opts ResizeOptions) string {
+	if opts.resourceVersion != 0 {
+		return strconv.FormatUint(opts.resourceVersion, 10)
+	}
+	return old.ResourceVersion
+}
+
+// encodeStored is the stored pod as the API server encodes it for a JSON
+// or merge patch (patch.go, jsonPatcher.applyPatchToCurrentObject:
+// runtime.Encode with the v1 codec): with kind and apiVersion, and its
+// resourceVersion.
+func encodeStored(pod *v1.Pod, resourceVersion string) ([]byte, error) {
+	p := *pod
+	p.TypeMeta.Kind, p.TypeMeta.APIVersion = "Pod", "v1"
+	p.ResourceVersion = resourceVersion
+	data, err := json.Marshal(&p)
+	if err != nil {
+		return nil, fmt.Errorf("apply resize: encode pod %s: %w", pod.Name, err)
+	}
+	return data, nil
+}
+
+// jsonPatchOp is the shape of a JSON patch operation, for the strict
+// decoding of the patch the API server makes before applying it
+// (patch.go, jsonPatchOp): a key an operation does not have ("valeu") is
+// a strict decoding error.
+type jsonPatchOp struct {
+	Op    string      `json:"op"`
+	Path  string      `json:"path"`
+	From  string      `json:"from"`
+	Value interface{} `json:"value"`
+}
+
+// applyJSONPatch applies a JSON patch to doc as the API server does
+// (patch.go, jsonPatcher.applyJSPatch, under fieldValidation=Strict): the
+// strict decoding of the operations, the library's decoding, the bound on
+// operations, and the operations in order. It returns the patched JSON,
+// the operations (to find a bad value in), and the strict decoding errors
+// of the patch, which the API server reports with those of the result.
+func applyJSONPatch(doc, patch []byte) ([]byte, []jsonPatchOp, []error, error) {
+	var ops []jsonPatchOp
+	strictErrs, err := kjson.UnmarshalStrict(patch, &ops)
+	if err != nil {
+		return nil, nil, nil, &PatchError{Err: err, status: apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))}
+	}
+	for i, e := range strictErrs {
+		strictErrs[i] = fmt.Errorf("json patch %v", e)
+	}
+	// resizelet's own refusal, before any value is parsed as a quantity
+	// (MaxExponent says why).
+	for i, op := range ops {
+		if where, err := FindHugeExponent(op.Value, fmt.Sprintf("[%d].value", i)); err != nil {
+			return nil, nil, nil, &PatchError{Path: where, Err: err}
+		}
+	}
+	decoded, err := jsonpatch.DecodePatch(patch)
+	if err != nil {
+		return nil, nil, nil, &PatchError{Err: err}
+	}
+	if len(decoded) > MaxJSONPatchOperations {
+		msg := fmt.Sprintf("The allowed maximum operations in a JSON patch is %d, got %d", MaxJSONPatchOperations, len(decoded))
+		return nil, nil, nil, &PatchError{Err: errors.New(msg), status: apierrors.NewRequestEntityTooLargeError(msg)}
+	}
+	setJSONPatchCopyLimit()
+	patched, err := recovering(func() ([]byte, error) { return decoded.Apply(doc) })
+	var pe *PatchError
+	if errors.As(err, &pe) {
+		// The library panicked: a 500, as the API server's panic
+		// recovery answers.
+		pe.Path = failedOperation(decoded, doc, err)
+		return nil, nil, nil, pe
+	}
+	if err != nil {
+		// The API server answers with a bare 422, whose message is the
+		// generic one (apierrors.NewGenericServerResponse keeps no server
+		// message for 422); the operation and the library's words are
+		// kept in the PatchError.
+		return nil, nil, nil, &PatchError{
+			Path:   failedOperation(decoded, doc, err),
+			Err:    err,
+			status: apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false),
+		}
+	}
+	return patched, ops, strictErrs, nil
+}
+
+// failedOperation finds which operation of a patch failed with err, by
+// applying the operations one at a time (only once the patch has failed,
+// so the common case pays nothing), and returns it as "[i]"; "" when the
+// one-at-a-time run does not fail the same way (the copy limit counts
+// across operations).
+func failedOperation(p jsonpatch.Patch, doc []byte, err error) string {
+	for i := range p {
+		next, opErr := recovering(func() ([]byte, error) { return p[i : i+1].Apply(doc) })
+		if opErr != nil {
+			if opErr.Error() == err.Error() {
+				return fmt.Sprintf("[%d]", i)
+			}
+			return ""
+		}
+		doc = next
+	}
+	return ""
+}
+
+// applyMergePatch applies a JSON merge patch to doc as the API server does
+// (patch.go, jsonPatcher.applyJSPatch, under fieldValidation=Strict): the
+// strict decoding of the patch into an object, then the library's merge.
+// It returns the patched JSON, the patch as a map (to find a bad value
+// in), and the patch's strict decoding errors (a duplicate key).
+func applyMergePatch(doc, patch []byte) ([]byte, map[string]interface{}, []error, error) {
+	m := map[string]interface{}{}
+	strictErrs, err := kjson.UnmarshalStrict(patch, &m)
+	if err != nil {
+		return nil, nil, nil, &PatchError{Err: err, status: apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))}
+	}
+	// resizelet's own refusal, before any value is parsed as a quantity
+	// (MaxExponent says why).
+	if where, err := FindHugeExponent(m, ""); err != nil {
+		return nil, nil, nil, &PatchError{Path: where, Err: err}
+	}
+	patched, err := recovering(func() ([]byte, error) { return jsonpatch.MergePatch(doc, patch) })
+	var pe *PatchError
+	switch {
+	case errors.As(err, &pe):
+		return nil, nil, nil, pe
+	case errors.Is(err, jsonpatch.ErrBadJSONPatch):
+		// A null patch.
+		return nil, nil, nil, &PatchError{Err: err}
+	case err != nil:
+		// The API server returns the library's other errors as they are:
+		// a 500 with no reason.
+		return nil, nil, nil, &PatchError{Err: err, status: internalStatus(err)}
+	}
+	return patched, m, strictErrs, nil
+}
+
+// recovering runs a json-patch library call and turns a panic into a
+// PatchError with a 500: the library panics on some malformed patches (a
+// "replace" of the whole document without a value, found by
+// FuzzApplyResizePatch), and the API server's panic recovery answers such
+// a request with an internal error (k8s.io/apiserver
+// pkg/endpoints/handlers/finisher, pkg/server/filters/wrap.go).
+func recovering(call func() ([]byte, error)) (out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			cause := fmt.Errorf("json patch failed: %v", r)
+			out, err = nil, &PatchError{Err: cause, status: apierrors.NewInternalError(cause)}
+		}
+	}()
+	return call()
+}
+
+// invalidPatch is the API server's 422 for a patched object it cannot
+// decode (patch.go: apierrors.NewInvalid with no kind and no name, on the
+// field "patch", the patched object as the value).
+func invalidPatch(value, msg string) *apierrors.StatusError {
+	return apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{field.Invalid(field.NewPath("patch"), value, msg)})
+}
+
+// decodePatched decodes the patched JSON into a pod, strictly (unknown
+// fields refused, case-sensitive), as the API server's codec does under
+// fieldValidation=Strict. A value the pod cannot hold is a PatchError
+// whose Path locate finds in the patch, when it can.
+func decodePatched(patched []byte, patchStrictErrs []error, locate func() (string, error)) (*v1.Pod, error) {
+	pod := &v1.Pod{}
+	strictErrs, err := kjson.UnmarshalStrict(patched, pod, kjson.DisallowUnknownFields)
+	if err != nil {
+		status := invalidPatch(string(patched), err.Error())
+		if path, qerr := locate(); qerr != nil {
+			return nil, &PatchError{Path: path, Err: qerr, status: status}
+		}
+		return nil, &PatchError{Err: err, status: status}
+	}
+	if all := append(patchStrictErrs, strictErrs...); len(all) > 0 {
+		strict := runtime.NewStrictDecodingError(all)
+		return nil, &PatchError{Err: strict, status: invalidPatch(string(patched), strict.Error())}
+	}
+	if (pod.Kind != "" && pod.Kind != "Pod") || (pod.APIVersion != "" && pod.APIVersion != "v1") {
+		err := fmt.Errorf("the patched object is kind %q of apiVersion %q, not a v1 Pod", pod.Kind, pod.APIVersion)
+		return nil, &PatchError{Err: err, status: invalidPatch(string(patched), err.Error())}
+	}
+	return pod, nil
+}
+
+// checkPatchedMeta checks what the API server checks of a patched object
+// before its strategy runs: the name and namespace are the request's
+// (patch.go, applyPatch: rest.EnsureObjectNamespaceMatchesRequestNamespace
+// and checkName: 400), and a resourceVersion it carries is the stored one
+// (pkg/registry/generic/registry/store.go, Update: 409, or a 500 when it
+// is not a number; an update without one is unconditional for pods,
+// AllowUnconditionalUpdate). Each refusal is a PatchError on that field of
+// the patched pod, with the API server's status.
+func checkPatchedMeta(patched, stored *v1.Pod, storedVersion string) error {
+	bad := func(path, msg string) error {
+		return &PatchError{Path: path, Err: errors.New(msg), status: apierrors.NewBadRequest(msg)}
+	}
+	switch {
+	case patched.Namespace == "":
+		patched.Namespace = stored.Namespace
+	case patched.Namespace != stored.Namespace:
+		return bad("metadata.namespace", "the namespace of the provided object does not match the namespace sent on the request")
+	}
+	switch {
+	case patched.Name == "":
+		return bad("metadata.name", fmt.Sprintf("the name of the object (%s based on URL) was undeterminable: name must be provided", stored.Name))
+	case patched.Name != stored.Name:
+		return bad("metadata.name", fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", patched.Name, stored.Name))
+	}
+	if patched.ResourceVersion == "" {
+		return nil
+	}
+	want, err := strconv.ParseUint(patched.ResourceVersion, 10, 64)
+	if err != nil {
+		return &PatchError{Path: "metadata.resourceVersion", Err: err, status: internalStatus(err)}
+	}
+	if have, _ := strconv.ParseUint(storedVersion, 10, 64); want != have {
+		conflict := resourceVersionConflict(stored.Name)
+		return &PatchError{Path: "metadata.resourceVersion", Err: conflict, status: conflict.(*statusError).StatusError}
+	}
+	return nil
+}
+
+// findBadQuantityInOps finds the first operation value that is not a
+// valid quantity where the operation puts it in a resource list (its path
+// ends in /requests/NAME, /limits/NAME or /overhead/NAME, or its value is
+// an object holding such lists), and returns its place as
+// "[i].value...".
+func findBadQuantityInOps(ops []jsonPatchOp) (string, error) {
+	for i, op := range ops {
+		segments := strings.Split(op.Path, "/")
+		at := field.NewPath(fmt.Sprintf("[%d].value", i))
+		inList := false
+		if n := len(segments); n >= 2 && quantityMaps[segments[n-2]] {
+			if err := checkQuantity(op.Value); err != nil {
+				return at.String(), err
+			}
+			continue
+		} else if n >= 1 {
+			inList = quantityMaps[segments[n-1]]
+		}
+		if p, err := findBadQuantityIn(op.Value, at, inList); err != nil {
+			return p, err
+		}
+	}
+	return "", nil
 }
 
 // ResizePodPatch is ResizePod for a patch of type pt ("" is a strategic
-// merge patch). The pod returned is the stored one, shared, as ResizePod's.
+// merge patch; ApplyResizePatch says how each is applied and what it
+// answers). The patch type is checked before the pod is looked up, as the
+// API server does. The pod returned is the stored one, shared, as
+// ResizePod's.
 func (c *Cluster) ResizePodPatch(namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error) {
+	if err := ValidPatchType(pt); err != nil {
+		return nil, err
+	}
 	return c.resize(namespace, name, true, func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error) {
+		return ApplyResizePatch(old, pt, patch, o)
+	})
+}
+
+// DryRunResizePodPatch is DryRunResizePod for a patch of type pt.
+func (c *Cluster) DryRunResizePodPatch(namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error) {
+	if err := ValidPatchType(pt); err != nil {
+		return nil, err
+	}
+	return c.resize(namespace, name, false, func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error) {
 		return ApplyResizePatch(old, pt, patch, o)
 	})
 }

@@ -192,3 +192,16 @@ func TestWriteTable(t *testing.T) {
 		}
 	}
 }
+
+// TestExploresEveryPatchType: the resize steps of a JSON and of a merge
+// patch reach the node through the explorer's gated API as a strategic
+// merge patch does, so their calls are explored.
+func TestExploresEveryPatchType(t *testing.T) {
+	for _, name := range []string{"resize-json-patch-vpa", "resize-merge-patch"} {
+		rep := explored(t, name, explore.Options{Steps: func(_ int, st scenario.Step) bool { return st.Action == scenario.ActionResize }})
+		p := find(t, rep, "UpdateContainerResources default/", explore.CrashAfter)
+		if p.Step != 0 || p.Outcome != explore.Converged {
+			t.Errorf("%s: crash after the first resize's update: %+v, want a converged point of steps[0]", name, p)
+		}
+	}
+}

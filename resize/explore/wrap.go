@@ -19,6 +19,7 @@ import (
 	"github.com/resizelet/resizelet/cri"
 	"github.com/resizelet/resizelet/cri/crilabels"
 	"github.com/resizelet/resizelet/resize"
+	"github.com/resizelet/resizelet/resize/apiserver"
 )
 
 // The wrappers below put a gate in front of every part a kubelet drives:
@@ -605,6 +606,21 @@ func (a *gatedAPI) MarkPodDeleted(namespace, name string, now time.Time) (*v1.Po
 		return nil, errors.ErrUnsupported
 	}
 	return gd.MarkPodDeleted(namespace, name, now)
+}
+
+// ResizePodPatch passes a resize patch of any type through ungated, as
+// ResizePod passes: it is the user's request (kubectl patch --type), made
+// by Node.ResizePatch on the user's behalf. An API that takes strategic
+// merge patches only is sent those, and refuses the others as the node
+// refuses them for it.
+func (a *gatedAPI) ResizePodPatch(namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error) {
+	if pr, ok := a.API.(resize.PatchResizer); ok {
+		return pr.ResizePodPatch(namespace, name, pt, patch)
+	}
+	if pt == "" || pt == apiserver.StrategicMergePatch {
+		return a.API.ResizePod(namespace, name, patch)
+	}
+	return nil, fmt.Errorf("resize pod %s/%s: the API takes strategic merge patches only, not %s: %w", namespace, name, pt, errors.ErrUnsupported)
 }
 
 func (a *gatedAPI) RecordEvent(e resize.Event) {

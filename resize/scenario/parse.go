@@ -822,7 +822,7 @@ func (p *parser) resizeStep(raw json.RawMessage, st *Step) error {
 	if err != nil {
 		return err
 	}
-	if err := p.keys(m, "resize", "pod", "patch"); err != nil {
+	if err := p.keys(m, "resize", "pod", "patch", "patchType"); err != nil {
 		return err
 	}
 	podRaw, ok := m["pod"]
@@ -832,12 +832,115 @@ func (p *parser) resizeStep(raw json.RawMessage, st *Step) error {
 	if st.Pod, err = p.podRef(podRaw, "resize.pod", true); err != nil {
 		return err
 	}
+	kind := "strategic"
+	if raw, ok := m["patchType"]; ok && !isNull(raw) {
+		if kind, err = p.oneOf(raw, "resize.patchType", "strategic", "merge", "json"); err != nil {
+			return err
+		}
+	}
 	patchRaw, ok := m["patch"]
 	if !ok || isNull(patchRaw) {
 		return p.errf("resize.patch", "required")
 	}
-	st.Patch, err = p.patch(patchRaw, "resize.patch")
+	switch kind {
+	case "json":
+		st.PatchType = apiserver.JSONPatch
+		st.Patch, err = p.jsonPatch(patchRaw, "resize.patch")
+	case "merge":
+		st.PatchType = apiserver.MergePatch
+		st.Patch, err = p.patch(patchRaw, "resize.patch")
+	default:
+		st.Patch, err = p.patch(patchRaw, "resize.patch")
+	}
 	return err
+}
+
+// jsonPatchOps are the operations of a JSON patch (RFC 6902), with the
+// keys each must have besides op and path.
+var jsonPatchOps = map[string][]string{
+	"add": {"value"}, "remove": nil, "replace": {"value"}, "move": {"from"}, "copy": {"from"}, "test": {"value"},
+}
+
+// jsonPatch turns a JSON patch given as a JSON or YAML string, or as a
+// YAML list, into JSON, and checks its form: a list of operations, each a
+// map of op, path, from and value, with the keys its op needs, pointers
+// that are empty or start with "/", and a quantity where an operation
+// puts a value into a resource list (a path ending in
+// /requests/NAME, /limits/NAME or /overhead/NAME). Whether the operations
+// apply to the pod only the API server finds, when the step runs.
+func (p *parser) jsonPatch(raw json.RawMessage, field string) ([]byte, error) {
+	js := []byte(raw)
+	if text, err := p.str(raw, field); err == nil {
+		js, err = yaml.YAMLToJSONStrict([]byte(text))
+		if err != nil {
+			return nil, p.errf(field, "malformed patch: %v", err)
+		}
+	}
+	var ops []json.RawMessage
+	if err := json.Unmarshal(js, &ops); err != nil || ops == nil {
+		return nil, p.errf(field, "malformed JSON patch: want a list of operations, got %s", describe(js))
+	}
+	if where, err := hugeExponent(js, ""); err != nil {
+		return nil, p.errf(field+where, "%v", err)
+	}
+	for i, opRaw := range ops {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		m, err := p.object(opRaw, f)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.keys(m, f, "op", "path", "from", "value"); err != nil {
+			return nil, err
+		}
+		opRaw, ok := m["op"]
+		if !ok {
+			return nil, p.errf(f+".op", "required")
+		}
+		ops := slices.Sorted(maps.Keys(jsonPatchOps))
+		op, err := p.oneOf(opRaw, f+".op", ops...)
+		if err != nil {
+			return nil, err
+		}
+		var path string
+		for _, key := range append([]string{"path"}, jsonPatchOps[op]...) {
+			v, ok := m[key]
+			if !ok {
+				return nil, p.errf(f+"."+key, "required by %s", op)
+			}
+			if key == "value" {
+				continue
+			}
+			ptr, err := p.str(v, f+"."+key)
+			if err != nil {
+				return nil, err
+			}
+			if ptr != "" && !strings.HasPrefix(ptr, "/") {
+				return nil, p.errf(f+"."+key, "%q is not a JSON pointer: want \"\" or a path starting with /", ptr)
+			}
+			if key == "path" {
+				path = ptr
+			}
+		}
+		value, ok := m["value"]
+		if !ok || !slices.Contains(jsonPatchOps[op], "value") {
+			continue
+		}
+		segments := strings.Split(path, "/")
+		if n := len(segments); n >= 3 && (segments[n-2] == "requests" || segments[n-2] == "limits" || segments[n-2] == "overhead") {
+			q, err := p.quantity(value, f+".value")
+			if err != nil {
+				return nil, err
+			}
+			if err := cgconfig.CheckAmount(v1.ResourceName(strings.NewReplacer("~1", "/", "~0", "~").Replace(segments[n-1])), q); err != nil {
+				return nil, p.errf(f+".value", "%v", err)
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, js); err != nil {
+		return nil, p.errf(field, "malformed patch: %v", err)
+	}
+	return buf.Bytes(), nil
 }
 
 // patch turns a patch given as a JSON or YAML string, or as YAML, into JSON,

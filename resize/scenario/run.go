@@ -422,6 +422,19 @@ func (r *runner) start(ctx context.Context) error {
 	return nil
 }
 
+// patchField is the Error field of a place in a resize patch (a
+// PatchError's Path): "resize.patch.spec.containers[0].resources.limits[cpu]",
+// or for a JSON patch operation "resize.patch[1]".
+func patchField(path string) string {
+	switch {
+	case path == "":
+		return "resize.patch"
+	case strings.HasPrefix(path, "["):
+		return "resize.patch" + path
+	}
+	return "resize.patch." + path
+}
+
 // run runs one step and writes what it did to the transcript.
 func (r *runner) run(ctx context.Context, st Step) error {
 	r.t.section(fmt.Sprintf("steps[%d]: %s", r.step, st))
@@ -435,16 +448,28 @@ func (r *runner) run(ctx context.Context, st Step) error {
 	switch st.Action {
 	case ActionResize:
 		if r.opts.Plans {
-			plan, perr := n.Plan(ctx, st.Pod.Namespace, st.Pod.Name, st.Patch)
+			plan, perr := n.PlanPatch(ctx, st.Pod.Namespace, st.Pod.Name, st.PatchType, st.Patch)
 			r.plans = append(r.plans, StepPlan{Step: r.step, Pod: st.Pod, Plan: plan, Err: perr})
 		}
-		err = n.Resize(ctx, st.Pod.Namespace, st.Pod.Name, st.Patch)
+		if st.PatchType == "" {
+			err = n.Resize(ctx, st.Pod.Namespace, st.Pod.Name, st.Patch)
+		} else {
+			err = n.ResizePatch(ctx, st.Pod.Namespace, st.Pod.Name, st.PatchType, st.Patch)
+		}
 		var pe *resize.PatchError
-		// A patch the API server cannot decode, and amounts only
-		// resizelet refuses (a real API server would take them, so no
-		// expect can be about them; the parser catches those the patch
-		// alone shows), are errors of the file.
-		if errors.As(err, &pe) || errors.Is(err, resize.ErrAmountTooLarge) {
+		switch {
+		case errors.Is(err, resize.ErrConflict):
+			// A stale metadata.resourceVersion is the API server's 409,
+			// a refusal like validation's, which an expect may be about.
+		case errors.As(err, &pe):
+			// A patch the API server cannot decode or apply is an error
+			// of the file, at the place in the patch it names.
+			return &Error{File: r.s.File, Step: r.step, Field: patchField(pe.Path), Msg: (&resize.PatchError{Err: pe.Err}).Error()}
+		case errors.Is(err, resize.ErrAmountTooLarge):
+			// Amounts only resizelet refuses (a real API server would
+			// take them, so no expect can be about them; the parser
+			// catches those the patch alone shows) are errors of the
+			// file too.
 			return &Error{File: r.s.File, Step: r.step, Field: "resize.patch", Msg: err.Error()}
 		}
 	case ActionAdd:

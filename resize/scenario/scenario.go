@@ -7,8 +7,10 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/resizelet/resizelet/resize"
+	"github.com/resizelet/resizelet/resize/apiserver"
 )
 
 // Scenario is one parsed and validated scenario file.
@@ -87,8 +89,12 @@ type Step struct {
 	HasPod bool
 	// Container is the container of usage, exit and (optional) fault.
 	Container string
-	// Patch is the resize patch as JSON.
+	// Patch is the resize patch as JSON, of type PatchType.
 	Patch []byte
+	// PatchType is the resize patch's type: "" for a strategic merge
+	// patch (patchType strategic, the default), apiserver.MergePatch or
+	// apiserver.JSONPatch.
+	PatchType types.PatchType
 	// Manifest is the pod of an add step, defaulted like the file's pods.
 	Manifest *v1.Pod
 	// Memory is the memory usage of a usage step.
@@ -109,6 +115,12 @@ type Step struct {
 func (s Step) String() string {
 	switch s.Action {
 	case ActionResize:
+		switch s.PatchType {
+		case apiserver.MergePatch:
+			return fmt.Sprintf("resize %s merge patch %s", s.Pod, s.Patch)
+		case apiserver.JSONPatch:
+			return fmt.Sprintf("resize %s JSON patch %s", s.Pod, s.Patch)
+		}
 		return fmt.Sprintf("resize %s %s", s.Pod, s.Patch)
 	case ActionAdd:
 		return fmt.Sprintf("add %s/%s", s.Manifest.Namespace, s.Manifest.Name)

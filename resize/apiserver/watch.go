@@ -1,0 +1,301 @@
+package apiserver
+
+import (
+	"errors"
+	"slices"
+	"strconv"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// DefaultWatchBuffer is how many changes a Watcher holds for its reader
+// unless WatchOptions.Buffer says otherwise.
+const DefaultWatchBuffer = 256
+
+// ErrWatchOverflow is a Watcher's Err after the cluster closed it because
+// its reader fell more than its buffer behind. The reader has missed
+// changes and must read the state again (ListPodsVersioned, EventList) and watch
+// anew, as a client-go watch that the API server closes makes its
+// reflector list again.
+var ErrWatchOverflow = errors.New("watch closed: the reader fell more than its buffer behind")
+
+// WatchOptions say what a Watcher sees and where it starts.
+type WatchOptions struct {
+	// Pods and Events choose what is watched: pod changes, recorded
+	// events, or (with neither set) both.
+	Pods, Events bool
+	// Namespace, when not empty, limits the watch to the pods and events
+	// of that namespace.
+	Namespace string
+	// ResourceVersion is where the watch starts, as a Kubernetes watch's
+	// resourceVersion parameter. "" or "0": first an Added for every pod
+	// the cluster has (in creation order) and for every event its log
+	// keeps, then the changes. A number: the changes after it. For pods
+	// it is a ResourceVersion of the cluster (ListPodsVersioned's); the cluster
+	// keeps no history of pod changes, so a version older than the
+	// current one fails with ErrResourceVersionTooOld (the API server's
+	// 410 Gone, after which a client lists again). For events it is an
+	// event count (EventCount, an EventList's resourceVersion), and the
+	// events recorded since are sent first from the log, or the watch
+	// fails with ErrResourceVersionTooOld when the log dropped some. A
+	// number needs Pods or Events alone: the two are counted apart.
+	ResourceVersion string
+	// Buffer is how many changes the Watcher holds for its reader (after
+	// the initial ones); 0 means DefaultWatchBuffer.
+	Buffer int
+}
+
+// WatchEvent is one change a Watcher delivers: a pod Added, Modified or
+// Deleted, or an event recorded (Added).
+type WatchEvent struct {
+	Type watch.EventType
+	// Pod is the pod as stored after the change (as it was, for Deleted),
+	// with the change's resourceVersion. Its top level is the watcher's
+	// own; the rest is shared with the cluster, which never changes it:
+	// read it, or DeepCopy it before changing anything.
+	Pod *v1.Pod
+	// Old is the pod before the change (Modified and Deleted), with its
+	// resourceVersion then, shared in the same way: what a watch with
+	// selectors needs to tell a pod that leaves or enters the selection,
+	// as the API server's watch cache keeps it (k8s.io/apiserver
+	// pkg/storage/cacher, watchCacheEvent.PrevObject).
+	Old *v1.Pod
+	// Event is the event recorded, with UID set from the pod it is about.
+	// Its message may be unrendered (Text renders it).
+	Event *Event
+	// ResourceVersion is the pod's resourceVersion after the change, or
+	// the event's (its number in the log plus one).
+	ResourceVersion uint64
+}
+
+// Watcher delivers the changes the cluster makes, in the order it makes
+// them, on a channel (ResultChan). The cluster never blocks on it and
+// never calls anything of the reader's: while the reader has its buffer's
+// worth of changes unread, the next change closes the Watcher with
+// ErrWatchOverflow instead of waiting. Stop closes it. A cluster nobody
+// watches pays nothing for watching.
+type Watcher struct {
+	c         *Cluster
+	pods      bool
+	events    bool
+	namespace string
+	ch        chan WatchEvent
+	// err and closed are guarded by the cluster's lock.
+	err    error
+	closed bool
+}
+
+// ResultChan is the channel the changes arrive on; it is closed when the
+// Watcher stops (Stop, or an overflow: see Err).
+func (w *Watcher) ResultChan() <-chan WatchEvent { return w.ch }
+
+// Stop closes the Watcher: no change is sent after it returns, and the
+// channel is closed. Stop may be called more than once.
+func (w *Watcher) Stop() {
+	w.c.mu.Lock()
+	defer w.c.mu.Unlock()
+	w.c.unwatch(w, nil)
+}
+
+// Err says why the channel was closed: nil while open or after Stop,
+// ErrWatchOverflow when the reader fell behind.
+func (w *Watcher) Err() error {
+	w.c.mu.Lock()
+	defer w.c.mu.Unlock()
+	return w.err
+}
+
+// Watch starts watching the cluster's pods and events (opts says which,
+// and from where). The changes come in the order the cluster made them,
+// each once; see Watcher for what happens when the reader does not keep
+// up. A ResourceVersion that is not a number is a 400 Bad Request, one
+// too old a 410 (ErrResourceVersionTooOld), one beyond the cluster's a 504
+// ("Too large resource version"), as the API server's watch cache answers.
+func (c *Cluster) Watch(opts WatchOptions) (*Watcher, error) {
+	w := &Watcher{c: c, pods: opts.Pods, events: opts.Events, namespace: opts.Namespace}
+	if !w.pods && !w.events {
+		w.pods, w.events = true, true
+	}
+	initial := opts.ResourceVersion == "" || opts.ResourceVersion == "0"
+	var from uint64
+	if !initial {
+		var err error
+		if from, err = strconv.ParseUint(opts.ResourceVersion, 10, 64); err != nil {
+			return nil, apierrors.NewBadRequest("invalid resource version: " + err.Error())
+		}
+		if w.pods && w.events {
+			return nil, apierrors.NewBadRequest("a watch from a resourceVersion is of pods or of events, whose versions are counted apart")
+		}
+	}
+	buffer := opts.Buffer
+	if buffer <= 0 {
+		buffer = DefaultWatchBuffer
+	}
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var first []WatchEvent
+	switch {
+	case initial:
+		if w.pods {
+			first = c.podsAsAdded(w.namespace)
+		}
+		if w.events {
+			first = append(first, c.eventsAsAdded(w.namespace, 0)...)
+		}
+	case w.pods:
+		if from < c.rv {
+			return nil, resourceVersionTooOld(from, c.rv)
+		}
+		if from > c.rv {
+			return nil, tooLargeResourceVersion(from, c.rv)
+		}
+	default:
+		if from > c.events.next {
+			return nil, tooLargeResourceVersion(from, c.events.next)
+		}
+		if oldest := c.events.next - uint64(len(c.events.ring)); from < oldest {
+			return nil, resourceVersionTooOld(from, oldest)
+		}
+		first = c.eventsAsAdded(w.namespace, from)
+	}
+	w.ch = make(chan WatchEvent, len(first)+buffer)
+	for _, ev := range first {
+		w.ch <- ev
+	}
+	c.watchers = append(c.watchers, w)
+	return w, nil
+}
+
+// tooLargeResourceVersion is the watch cache's answer to a version it has
+// not reached (k8s.io/apiserver pkg/storage/errors.go,
+// NewTooLargeResourceVersionError, a 504 Timeout).
+func tooLargeResourceVersion(asked, current uint64) error {
+	return apierrors.NewTimeoutError("Too large resource version: "+strconv.FormatUint(asked, 10)+", current: "+strconv.FormatUint(current, 10), 1)
+}
+
+// podsAsAdded is the stored pods of a namespace (all with "") as Added
+// changes, in creation order. The caller holds the lock.
+func (c *Cluster) podsAsAdded(namespace string) []WatchEvent {
+	var stored []storedPod
+	for key, sp := range c.pods {
+		if namespace == "" || key.namespace == namespace {
+			stored = append(stored, sp)
+		}
+	}
+	slices.SortFunc(stored, func(a, b storedPod) int {
+		switch {
+		case a.seq < b.seq:
+			return -1
+		case a.seq > b.seq:
+			return 1
+		}
+		return 0
+	})
+	out := make([]WatchEvent, 0, len(stored))
+	for _, sp := range stored {
+		p := sp.pod
+		if p == nil {
+			p = sp.frozen.Thaw()
+		}
+		out = append(out, WatchEvent{Type: watch.Added, Pod: withVersion(p, sp.rv), ResourceVersion: sp.rv})
+	}
+	return out
+}
+
+// eventsAsAdded is the events the log keeps from number from on, of a
+// namespace (all with ""), as Added changes. The caller holds the lock.
+func (c *Cluster) eventsAsAdded(namespace string, from uint64) []WatchEvent {
+	events, dropped := c.events.since(from)
+	seq := from + dropped
+	uids := uidCache{c: c}
+	var out []WatchEvent
+	for i := range events {
+		e := &events[i]
+		if namespace == "" || e.Namespace == namespace {
+			e.UID = uids.of(e)
+			out = append(out, WatchEvent{Type: watch.Added, Event: e, ResourceVersion: seq + uint64(i) + 1})
+		}
+	}
+	return out
+}
+
+// notifyPod sends a pod change to the watchers of pods: pod after it (the
+// pod deleted, for Deleted) and the stored pod before it (nil for Added).
+// The caller holds the lock and has checked that there are watchers.
+func (c *Cluster) notifyPod(typ watch.EventType, pod *v1.Pod, prev *storedPod, rv uint64) {
+	var ev WatchEvent
+	var overflowed []*Watcher
+	for _, w := range c.watchers {
+		if !w.pods || (w.namespace != "" && w.namespace != pod.Namespace) {
+			continue
+		}
+		if ev.Pod == nil {
+			ev = WatchEvent{Type: typ, Pod: withVersion(pod, rv), ResourceVersion: rv}
+			if prev != nil {
+				old := prev.pod
+				if old == nil {
+					old = prev.frozen.Thaw()
+				}
+				ev.Old = withVersion(old, prev.rv)
+			}
+		}
+		if !w.offer(ev) {
+			overflowed = append(overflowed, w)
+		}
+	}
+	for _, w := range overflowed {
+		c.unwatch(w, ErrWatchOverflow)
+	}
+}
+
+// notifyEvent sends an event, about to be recorded as number seq, to the
+// watchers of events. The caller holds the lock and has checked that
+// there are watchers.
+func (c *Cluster) notifyEvent(e Event, seq uint64) {
+	var ev WatchEvent
+	var overflowed []*Watcher
+	for _, w := range c.watchers {
+		if !w.events || (w.namespace != "" && w.namespace != e.Namespace) {
+			continue
+		}
+		if ev.Event == nil {
+			own := e
+			own.UID = (&uidCache{c: c}).of(&own)
+			ev = WatchEvent{Type: watch.Added, Event: &own, ResourceVersion: seq + 1}
+		}
+		if !w.offer(ev) {
+			overflowed = append(overflowed, w)
+		}
+	}
+	for _, w := range overflowed {
+		c.unwatch(w, ErrWatchOverflow)
+	}
+}
+
+// offer puts ev in the buffer without waiting, and reports whether there
+// was room.
+func (w *Watcher) offer(ev WatchEvent) bool {
+	select {
+	case w.ch <- ev:
+		return true
+	default:
+		return false
+	}
+}
+
+// unwatch closes w with err, once. The caller holds the lock.
+func (c *Cluster) unwatch(w *Watcher, err error) {
+	if w.closed {
+		return
+	}
+	w.closed, w.err = true, err
+	close(w.ch)
+	c.watchers = slices.DeleteFunc(c.watchers, func(o *Watcher) bool { return o == w })
+	if len(c.watchers) == 0 {
+		// nil again, so that writes skip the watchers without a look.
+		c.watchers = nil
+	}
+}

@@ -1,0 +1,59 @@
+package kubeclient
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/resizelet/resizelet/resize"
+	"github.com/resizelet/resizelet/resize/apiserver"
+)
+
+// Backend is what the adapter serves: reads and watches from the cluster, writes that the
+// kubelet(s) must see routed to them.
+type Backend interface {
+	Cluster() *apiserver.Cluster
+	CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error)
+	DeletePod(ctx context.Context, namespace, name string) error
+	ResizePod(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error)
+}
+
+// ForNode is the Backend of one simulated node and its cluster: pods are
+// created, deleted and resized through the node (Node.AddPod,
+// Node.DeletePod, Node.ResizePatch), which runs until it is quiet, and
+// the pod a write returns is then read back from the cluster, with its
+// resourceVersion. node must be a node of cluster.
+func ForNode(cluster *apiserver.Cluster, node *resize.Node) Backend {
+	return &nodeBackend{cluster: cluster, node: node}
+}
+
+type nodeBackend struct {
+	cluster *apiserver.Cluster
+	node    *resize.Node
+}
+
+// Cluster is the node's cluster, which reads and watches go to.
+func (b *nodeBackend) Cluster() *apiserver.Cluster { return b.cluster }
+
+// CreatePod adds the pod to the node and reads it back.
+func (b *nodeBackend) CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
+	created, err := b.node.AddPod(ctx, pod)
+	if err != nil {
+		return nil, err
+	}
+	return b.cluster.GetPodVersioned(created.Namespace, created.Name)
+}
+
+// DeletePod deletes the pod through the node.
+func (b *nodeBackend) DeletePod(ctx context.Context, namespace, name string) error {
+	return b.node.DeletePod(ctx, namespace, name)
+}
+
+// ResizePod resizes the pod through the node and reads it back.
+func (b *nodeBackend) ResizePod(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error) {
+	if err := b.node.ResizePatch(ctx, namespace, name, pt, patch); err != nil {
+		return nil, err
+	}
+	return b.cluster.GetPodVersioned(namespace, name)
+}
