@@ -528,8 +528,8 @@ func TestMetricsRestartTakesOver(t *testing.T) {
 // TestMetricsRestartBackfill: the kubelet's status manager takes the
 // resize conditions over from the API server's pods when it starts, so a
 // resize that was Deferred before a restart and fits afterwards is
-// counted as accepted by the restart's retry (pods_added), although the
-// core itself never sets its Deferred condition again.
+// counted as accepted by the restart's retry (pods_added): the core's
+// backfilled Deferred condition makes it IsPodResizeDeferred.
 func TestMetricsRestartBackfill(t *testing.T) {
 	m := newMetrics(t)
 	tn := withMetrics(newTestNode(t, smallNode()), m, nil)

@@ -13,8 +13,10 @@ import (
 )
 
 // podsAdded is HandlePodAdditions: the pods join the node's pods, each is
-// admitted in turn (an allocation task each), and the pending resizes are
-// retried once (pods_added). Nothing changes when a pod is refused.
+// admitted in turn (an allocation task each), then the pods' resize
+// conditions are taken over from their API status and those with a
+// pending change join the queue (podsAddedTask), and the pending resizes
+// are retried once (pods_added). Nothing changes when a pod is refused.
 func (c *Core) podsAdded(pods []*v1.Pod, now time.Time) error {
 	seen := map[types.UID]bool{}
 	for _, pod := range pods {
@@ -27,20 +29,98 @@ func (c *Core) podsAdded(pods []*v1.Pod, now time.Time) error {
 		seen[pod.UID] = true
 	}
 	c.setNow(now)
+	added := newPodsAddedTask(len(pods))
 	for _, pod := range pods {
 		c.newPodState(pod)
 		c.enqueueAlloc(&admitTask{uid: pod.UID})
+		added.add(c, pod)
 	}
-	// BackfillPodResizeConditions recounts the gauges.
-	c.recountAll()
+	c.enqueueAlloc(added)
+	// The v1.35.4 kubelet retries only when a pod of the batch has a
+	// pending change (HandlePodAdditions, len(pendingResizes) > 0), which
+	// a new pod never has; resizelet retries after every batch, a known
+	// difference (the open points of resize/kubelet-resize.md).
 	c.enqueueRetry(allocation.TriggerPodsAdded)
 	return nil
 }
 
+// podsAddedTask is the end of HandlePodAdditions (pkg/kubelet/kubelet.go),
+// once every pod of the batch has been through admission: from 1.35 the
+// status manager takes the pods' resize conditions over from their API
+// status (BackfillPodResizeConditions, pkg/kubelet/status/
+// status_manager.go), and it recounts the gauges; then every admitted pod
+// of the batch whose desired resources differ from its allocation joins
+// the pending-resize queue (PushPendingResize), in the batch's order and
+// with the backfilled conditions' times as its keys. The retry follows as
+// a task of its own.
+type podsAddedTask struct {
+	opOutput
+	uids []types.UID
+	// one holds uids for a batch of one pod (AddPod), which then costs
+	// no slice of its own.
+	one [1]types.UID
+	// backfill are the resize conditions of the pods' API statuses, as
+	// they arrived (a pod admission rejects has a new status by the time
+	// this task runs); only pods with one are listed.
+	backfill []apiConditions
+}
+
+// newPodsAddedTask returns the task for a batch of n pods.
+func newPodsAddedTask(n int) *podsAddedTask {
+	t := &podsAddedTask{}
+	if n <= len(t.one) {
+		t.uids = t.one[:0]
+	} else {
+		t.uids = make([]types.UID, 0, n)
+	}
+	return t
+}
+
+// apiConditions are the conditions of a pod's API status. Statuses are
+// never changed in place, so the slice is the API's own.
+type apiConditions struct {
+	uid   types.UID
+	conds []v1.PodCondition
+}
+
+// add lists a pod of the batch, and its API conditions when the version
+// takes them over and it has a resize condition.
+func (t *podsAddedTask) add(c *Core, pod *v1.Pod) {
+	t.uids = append(t.uids, pod.UID)
+	if !c.s.profile.BackfillsResizeConditions() {
+		return
+	}
+	for i := range pod.Status.Conditions {
+		if typ := pod.Status.Conditions[i].Type; typ == v1.PodResizePending || typ == v1.PodResizeInProgress {
+			t.backfill = append(t.backfill, apiConditions{uid: pod.UID, conds: pod.Status.Conditions})
+			return
+		}
+	}
+}
+
+func (t *podsAddedTask) advance(c *Core, _ []Action, _ []Result) ([]Action, bool, bool) {
+	now := metav1.NewTime(c.now)
+	for _, b := range t.backfill {
+		if ps := c.hot(c.pods[b.uid]); ps != nil {
+			c.backfillConditions(ps, b.conds, now)
+		}
+	}
+	c.recountAll()
+	for _, uid := range t.uids {
+		if ps := c.hot(c.pods[uid]); ps != nil && ps.admitted && ps.view().Changed() {
+			c.pushPending(ps)
+		}
+	}
+	return nil, false, true
+}
+
+func (*podsAddedTask) finish(*Core) {}
+
 // resizeRequested is HandlePodUpdates for a resized pod: the new spec is
 // taken (the kubelet's own status stays), the pod joins the pending-resize
 // queue, every pending resize is retried in queue order (pod_updated), and
-// the pod is synced.
+// the pod is synced. From 1.35 a resize reverted to the allocation only
+// clears PodResizePending (profile.RevertClearsPending).
 func (c *Core) resizeRequested(in ResizeRequested) error {
 	if in.Pod == nil {
 		return fmt.Errorf("resize requested: nil pod")
@@ -53,6 +133,7 @@ func (c *Core) resizeRequested(in ResizeRequested) error {
 	// HandlePodUpdates counts the requested changes against the pod it
 	// had, admitted or not.
 	c.countRequested(ps.pod, in.Pod)
+	hasResize := c.s.profile.RevertClearsPending() && resizeOperations(ps.pod, in.Pod, c.s.profile.InitContainersResizable())
 	// The pod is taken as it is, with the kubelet's own status in place of
 	// the API server's (its top level is the core's: Input's contract).
 	updated := in.Pod
@@ -62,6 +143,16 @@ func (c *Core) resizeRequested(in ResizeRequested) error {
 		return nil
 	}
 	c.recount(ps)
+	if hasResize && !ps.view().Changed() {
+		// A resize reverted to the allocation: HandlePodUpdates
+		// (pkg/kubelet/kubelet.go) finds nothing to allocate
+		// (UpdatePodFromAllocation), clears PodResizePending and neither
+		// queues the pod nor retries; the pod is synced. A Deferred pod
+		// stays queued until the next retry drops it.
+		c.clearPending(ps)
+		c.markDirty(ps)
+		return nil
+	}
 	// The push is an allocation task too: a retry in flight rebuilds the
 	// queue when it ends, and must not drop a pod pushed meanwhile. With
 	// no task queued or running it happens now, as it would first.
@@ -75,9 +166,55 @@ func (c *Core) resizeRequested(in ResizeRequested) error {
 	return nil
 }
 
+// resizeOperations is the answer of recordResizeOperations
+// (pkg/kubelet/kubelet.go, HandlePodUpdates): whether the update changes
+// the cpu or memory requests or limits of a resizable container of the
+// pod the kubelet had (matched by name and kind with the last resizable
+// container of that name in the update; initResizable says every init
+// container is resizable, not only sidecars), or the pod-level resources.
+// The counting that goes with it is countRequested's.
+func resizeOperations(old, updated *v1.Pod, initResizable bool) bool {
+	changed := func(oldC *v1.Container, list []v1.Container, init bool) bool {
+		var newC *v1.Container
+		for i := range list {
+			if list[i].Name == oldC.Name && (!init || initResizable || qos.IsSidecar(&list[i])) {
+				newC = &list[i]
+			}
+		}
+		if newC == nil {
+			// The API server keeps a pod's containers: no such update
+			// reaches the kubelet (whose loop would fail on it).
+			return false
+		}
+		o, n := &oldC.Resources, &newC.Resources
+		return resizeOperation(n.Requests[v1.ResourceMemory], o.Requests[v1.ResourceMemory]) != "" ||
+			resizeOperation(n.Limits[v1.ResourceMemory], o.Limits[v1.ResourceMemory]) != "" ||
+			resizeOperation(n.Requests[v1.ResourceCPU], o.Requests[v1.ResourceCPU]) != "" ||
+			resizeOperation(n.Limits[v1.ResourceCPU], o.Limits[v1.ResourceCPU]) != ""
+	}
+	for i := range old.Spec.InitContainers {
+		if oc := &old.Spec.InitContainers[i]; (initResizable || qos.IsSidecar(oc)) && changed(oc, updated.Spec.InitContainers, true) {
+			return true
+		}
+	}
+	for i := range old.Spec.Containers {
+		if changed(&old.Spec.Containers[i], updated.Spec.Containers, false) {
+			return true
+		}
+	}
+	a, b := old.Spec.Resources, updated.Spec.Resources
+	if a == nil || b == nil {
+		return a != b
+	}
+	return !allocation.SameResources(a, b)
+}
+
 // pushPending is PushPendingResize: a pod whose desired resources differ
 // from its allocation, or that still shows a Pending condition, joins the
-// queue once; the queue is re-sorted with every pod's current keys.
+// queue once; the queue is re-sorted with every pod's current keys. (The
+// kubelet pushes only pods with a change to allocate, which its callers
+// check from 1.35; the 1.33 and 1.34 profiles push a reverted resize's
+// pod too, so that their pod_updated retry clears its condition.)
 func (c *Core) pushPending(ps *podState) {
 	if !ps.view().Changed() && ps.conds.pending == nil {
 		return
@@ -179,21 +316,6 @@ func (t *pushTask) advance(c *Core, _ []Action, _ []Result) ([]Action, bool, boo
 }
 
 func (*pushTask) finish(*Core) {}
-
-// pushAllTask queues every admitted pod with a pending change, as the
-// kubelet's HandlePodAdditions does after a restart.
-type pushAllTask struct{ opOutput }
-
-func (*pushAllTask) advance(c *Core, _ []Action, _ []Result) ([]Action, bool, bool) {
-	for _, uid := range c.order {
-		if ps := c.pods[uid]; ps.admitted {
-			c.pushPending(c.hot(ps))
-		}
-	}
-	return nil, false, true
-}
-
-func (*pushAllTask) finish(*Core) {}
 
 // retryTask is retryPendingResizes: it resets the periodic retry timer
 // (every retry does, whatever its trigger), then re-evaluates every queued

@@ -93,6 +93,24 @@ func (c *resizeConditions) setInProgress(reason, message string, generation int6
 	return reason == v1.PodReasonError && (!had || old.Reason != v1.PodReasonError)
 }
 
+// backfill takes a pod's resize conditions over from an API status, as the
+// status manager's BackfillPodResizeConditions does
+// (pkg/kubelet/status/status_manager.go): each PodResizePending and
+// PodResizeInProgress replaces the one held, with the API's reason,
+// message and observedGeneration, status True, and lastProbeTime and
+// lastTransitionTime now (updatedPodResizeCondition without an old
+// condition). A condition of a type the status lacks is left as it is.
+func (c *resizeConditions) backfill(conds []v1.PodCondition, now metav1.Time) {
+	for i := range conds {
+		switch cond := &conds[i]; cond.Type {
+		case v1.PodResizePending:
+			c.pending = updatedCondition(c.slot(0), v1.PodResizePending, nil, cond.Reason, cond.Message, cond.ObservedGeneration, now)
+		case v1.PodResizeInProgress:
+			c.inProgress = updatedCondition(c.slot(1), v1.PodResizeInProgress, nil, cond.Reason, cond.Message, cond.ObservedGeneration, now)
+		}
+	}
+}
+
 func condOrNil(had bool, c *v1.PodCondition) *v1.PodCondition {
 	if had {
 		return c

@@ -76,28 +76,14 @@ type metricState struct {
 	// out is the current step's report; out.Gauges persists from step
 	// to step: the values the status manager last set.
 	out Metrics
-	// actual counts the resize conditions of the status manager's cache
-	// as they are now. It recounts its gauges only at some changes (see
-	// showPending), so the gauges can lag behind.
+	// actual counts the resize conditions the core holds (the status
+	// manager's cache) as they are now. The gauges are recounted from it
+	// only at some changes (see showPending), so they can lag behind.
 	actual Gauges
 	// known are the pods the status manager's podResizeConditions map
 	// has an entry for: every pod that has had a resize condition set
 	// (or backfilled) since the kubelet started, until it is removed.
 	known map[types.UID]struct{}
-	// backfill are the conditions the kubelet's status manager takes
-	// over from the API server's pods when it starts
-	// (BackfillPodResizeConditions, from HandlePodAdditions) and that the
-	// core does not: it rebuilds its conditions as it decides and syncs
-	// again. Until the core sets or clears a pod's condition of the same
-	// type, the metrics count the backfilled one, as the kubelet's do.
-	backfill map[types.UID]backfilled
-}
-
-// backfilled is a pod's backfilled conditions: the reason of its
-// PodResizePending ("" for none) and whether it has a PodResizeInProgress.
-type backfilled struct {
-	pending    string
-	inProgress bool
 }
 
 // RecordMetrics turns the metrics on or off. Turned on, the core counts
@@ -153,68 +139,6 @@ func (g *Gauges) addPending(reason string, n int) {
 	}
 }
 
-// backfillFrom takes over a pod's resize conditions from its API status,
-// when the core starts.
-func (m *metricState) backfillFrom(ps *podState, status *v1.PodStatus) {
-	var b backfilled
-	for i := range status.Conditions {
-		switch cond := &status.Conditions[i]; cond.Type {
-		case v1.PodResizePending:
-			b.pending = cond.Reason
-		case v1.PodResizeInProgress:
-			b.inProgress = true
-		}
-	}
-	if b == (backfilled{}) {
-		return
-	}
-	if m.backfill == nil {
-		m.backfill = map[types.UID]backfilled{}
-	}
-	m.backfill[ps.uid] = b
-	m.known[ps.uid] = struct{}{}
-	if b.pending != "" {
-		m.actual.addPending(b.pending, 1)
-	}
-	if b.inProgress {
-		m.actual.InProgress++
-	}
-}
-
-// pendingOf is the reason of the pod's PodResizePending condition in the
-// status manager's cache, "" when it has none.
-func (m *metricState) pendingOf(ps *podState) string {
-	if p := ps.conds.pending; p != nil {
-		return p.Reason
-	}
-	return m.backfill[ps.uid].pending
-}
-
-// inProgressOf reports whether the status manager's cache has a
-// PodResizeInProgress condition for the pod.
-func (m *metricState) inProgressOf(ps *podState) bool {
-	return ps.conds.inProgress != nil || m.backfill[ps.uid].inProgress
-}
-
-// supersede drops the pod's backfilled condition of one type (pending or
-// not): the core has set or cleared its own.
-func (m *metricState) supersede(uid types.UID, pending bool) {
-	b, ok := m.backfill[uid]
-	if !ok {
-		return
-	}
-	if pending {
-		b.pending = ""
-	} else {
-		b.inProgress = false
-	}
-	if b == (backfilled{}) {
-		delete(m.backfill, uid)
-		return
-	}
-	m.backfill[uid] = b
-}
-
 // The status manager recounts its gauges from its condition cache
 // (recordPendingResizeCount and recordInProgressResizeCount in
 // pkg/kubelet/status/status_manager.go) only when a condition appears or
@@ -241,15 +165,14 @@ func (c *Core) setPending(ps *podState, reason, message string, generation int64
 	if m == nil {
 		return ps.conds.setPending(reason, message, generation, now)
 	}
-	old := m.pendingOf(ps)
-	if old != "" {
-		m.actual.addPending(old, -1)
+	old := ps.conds.pending
+	if old != nil {
+		m.actual.addPending(old.Reason, -1)
 	}
-	m.supersede(ps.uid, true)
 	newly := ps.conds.setPending(reason, message, generation, now)
 	m.actual.addPending(reason, 1)
 	m.known[ps.uid] = struct{}{}
-	if old == "" {
+	if old == nil {
 		m.showPending()
 	}
 	return newly
@@ -262,11 +185,9 @@ func (c *Core) clearPending(ps *podState) {
 		ps.conds.clearPending()
 		return
 	}
-	old := m.pendingOf(ps)
-	ps.conds.clearPending()
-	m.supersede(ps.uid, true)
-	if old != "" {
-		m.actual.addPending(old, -1)
+	if old := ps.conds.pending; old != nil {
+		m.actual.addPending(old.Reason, -1)
+		ps.conds.clearPending()
 		m.showPending()
 	}
 }
@@ -277,8 +198,7 @@ func (c *Core) setInProgress(ps *podState, reason, message string, generation in
 	if m == nil {
 		return ps.conds.setInProgress(reason, message, generation, now)
 	}
-	had := m.inProgressOf(ps)
-	m.supersede(ps.uid, false)
+	had := ps.conds.inProgress != nil
 	newly := ps.conds.setInProgress(reason, message, generation, now)
 	if !had {
 		m.actual.InProgress++
@@ -288,18 +208,14 @@ func (c *Core) setInProgress(ps *podState, reason, message string, generation in
 	return newly
 }
 
-// clearInProgress is ClearPodResizeInProgressCondition. A backfilled
-// condition the core never took over goes too (the kubelet would report
-// its resize completed; the core, which has no such condition, does not).
+// clearInProgress is ClearPodResizeInProgressCondition.
 func (c *Core) clearInProgress(ps *podState) (int64, bool) {
 	m := c.metrics
 	if m == nil {
 		return ps.conds.clearInProgress()
 	}
-	had := m.inProgressOf(ps)
-	m.supersede(ps.uid, false)
 	generation, cleared := ps.conds.clearInProgress()
-	if had {
+	if cleared {
 		m.actual.InProgress--
 		m.showInProgress()
 	}
@@ -308,13 +224,32 @@ func (c *Core) clearInProgress(ps *podState) (int64, bool) {
 
 // resizeDeferred is IsPodResizeDeferred when a retry comes to the pod:
 // whether the status manager's cache has its resize Deferred. A pod whose
-// desired resources are its allocation again (a reverted resize) has not:
-// the kubelet clears its PodResizePending condition as soon as it gets the
-// update (HandlePodUpdates), before any retry, where the core leaves that
-// to the retry (whose trigger the kubelet then does not count). With the
-// metrics off nothing asks.
+// desired resources are its allocation again (a reverted resize) counts
+// as not Deferred: from 1.35 the kubelet clears its PodResizePending as
+// soon as it gets the update (HandlePodUpdates), before any retry, so the
+// condition is gone by then; the 1.33 and 1.34 profiles leave the clearing
+// to the retry, whose trigger the kubelet would then not count (see
+// profile.RevertClearsPending). With the metrics off nothing asks.
 func (c *Core) resizeDeferred(ps *podState) bool {
-	return c.metrics != nil && c.metrics.pendingOf(ps) == v1.PodReasonDeferred && ps.view().Changed()
+	return c.metrics != nil && ps.conds.pending != nil && ps.conds.pending.Reason == v1.PodReasonDeferred && ps.view().Changed()
+}
+
+// backfillConditions is BackfillPodResizeConditions for one pod: its
+// resize conditions are taken over from conds (an API status's), with the
+// counts behind the gauges kept in step. The caller recounts the gauges
+// (recountAll) once the batch is done, as the status manager does.
+func (c *Core) backfillConditions(ps *podState, conds []v1.PodCondition, now metav1.Time) {
+	m := c.metrics
+	if m != nil {
+		m.actual.add(&ps.conds, -1)
+	}
+	ps.conds.backfill(conds, now)
+	if m != nil {
+		m.actual.add(&ps.conds, 1)
+		if ps.conds.pending != nil || ps.conds.inProgress != nil {
+			m.known[ps.uid] = struct{}{}
+		}
+	}
 }
 
 // recountAll is the recount of BackfillPodResizeConditions, which
@@ -335,13 +270,7 @@ func (c *Core) forgetConditions(ps *podState) {
 	if m == nil {
 		return
 	}
-	if p := m.pendingOf(ps); p != "" {
-		m.actual.addPending(p, -1)
-	}
-	if m.inProgressOf(ps) {
-		m.actual.InProgress--
-	}
-	delete(m.backfill, ps.uid)
+	m.actual.add(&ps.conds, -1)
 	if _, ok := m.known[ps.uid]; ok {
 		delete(m.known, ps.uid)
 		m.showPending()

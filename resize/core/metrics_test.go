@@ -91,7 +91,7 @@ func TestCountRequested(t *testing.T) {
 // TestPendingGaugeRecounts pins when the status manager recounts its
 // gauges: a condition set while absent or cleared while present recounts
 // them, a reason changed in place does not, and a backfilled condition
-// counts until the core sets or clears its own.
+// counts like any other once the backfill recounts.
 func TestPendingGaugeRecounts(t *testing.T) {
 	c := &Core{pods: map[types.UID]*podState{}}
 	c.RecordMetrics(true)
@@ -131,9 +131,9 @@ func TestPendingGaugeRecounts(t *testing.T) {
 	// A backfilled Deferred condition counts, and is the one a decision
 	// replaces (no recount: the kubelet had it).
 	d := &podState{uid: "d"}
-	c.metrics.backfillFrom(d, &v1.PodStatus{Conditions: []v1.PodCondition{
+	c.backfillConditions(d, []v1.PodCondition{
 		{Type: v1.PodResizePending, Reason: v1.PodReasonDeferred}, {Type: v1.PodResizeInProgress},
-	}})
+	}, now)
 	c.recountAll()
 	if g := gauges(); g != (Gauges{PendingDeferred: 1, InProgress: 1}) {
 		t.Errorf("backfilled: %+v", g)
@@ -150,7 +150,7 @@ func TestPendingGaugeRecounts(t *testing.T) {
 	if g := gauges(); g != (Gauges{}) {
 		t.Errorf("the pod forgotten: %+v", g)
 	}
-	if len(c.metrics.backfill) != 0 || len(c.metrics.known) != 2 {
-		t.Errorf("backfill %v, known %v", c.metrics.backfill, c.metrics.known)
+	if len(c.metrics.known) != 2 {
+		t.Errorf("known %v", c.metrics.known)
 	}
 }

@@ -476,7 +476,25 @@ func isStaticPod(pod *v1.Pod) bool {
 // isTerminal reports whether a pod has finished: it no longer counts as an
 // active pod for admission.
 func isTerminal(pod *v1.Pod) bool {
-	return pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed
+	return isTerminalPhase(pod.Status.Phase)
+}
+
+// finished reports whether the kubelet's pod worker is done with the pod:
+// from 1.35 (profile.TerminalClearsResizeConditions), a pod whose sync
+// wrote a terminal phase has been through SyncTerminatingPod and
+// SyncTerminatedPod, and UpdatePod ignores it from then on
+// (pkg/kubelet/pod_workers.go): it is never synced again, and conditions
+// the allocation manager sets for it later stay in the status manager
+// without reaching its status. Its teardown, when it is deleted, still
+// runs.
+func (c *Core) finished(ps *podState) bool {
+	return c.s.profile.TerminalClearsResizeConditions() && ps.isTerminal()
+}
+
+// isTerminalPhase reports whether a phase is one a pod never leaves:
+// Succeeded or Failed.
+func isTerminalPhase(phase v1.PodPhase) bool {
+	return phase == v1.PodSucceeded || phase == v1.PodFailed
 }
 
 // formatPod is the kubelet's format.Pod: name_namespace(uid).

@@ -10,22 +10,26 @@ import (
 // it: the API server's pods (finished ones are skipped), their checkpoint
 // records, and the sandboxes and containers the runtime still has (for a
 // container name with several containers, the highest attempt is current
-// and the others are dead). Then every pod is admitted again in creation
-// order, each pod with a pending change joins the queue, and the pending
-// resizes are retried (pods_added).
+// and the others are dead). Then, as HandlePodAdditions does with every
+// pod the API server has for the node, every pod is admitted again in
+// creation order, the resize conditions are taken over from the pods' API
+// status (from 1.35), each pod with a pending change joins the queue, and
+// the pending resizes are retried (pods_added): podsAddedTask.
+//
+// A finished pod is skipped: the kubelet backfills its conditions too,
+// but its pod worker goes straight to SyncTerminatedPod, whose status
+// clears them again (determinePodResizeStatus), and it joins no queue.
 func (c *Core) start(in Start) {
 	c.started = true
 	c.now = in.Now
 	c.retry = allocation.NewRetryTimer(in.Now)
+	added := newPodsAddedTask(len(in.Pods))
 	for _, pod := range in.Pods {
 		if pod == nil || isTerminal(pod) {
 			continue
 		}
 		ps := c.newPodState(pod.DeepCopy())
-		if c.metrics != nil {
-			// BackfillPodResizeConditions, for the metrics alone.
-			c.metrics.backfillFrom(ps, &pod.Status)
-		}
+		added.add(c, ps.pod)
 		if r, ok := in.Allocated[pod.UID]; ok {
 			ps.allocated, ps.hasAllocated = r.DeepCopy(), true
 		}
@@ -64,8 +68,8 @@ func (c *Core) start(in Start) {
 			c.deletes++
 		}
 	}
-	// BackfillPodResizeConditions recounts the gauges.
-	c.recountAll()
-	c.enqueueAlloc(&pushAllTask{})
+	c.enqueueAlloc(added)
+	// As for pods added (Core.podsAdded), the retry is unconditional here,
+	// where the kubelet retries only when a pod was pushed.
 	c.enqueueRetry(allocation.TriggerPodsAdded)
 }

@@ -127,7 +127,7 @@ func (c *Core) next() *Batch {
 			}
 			continue
 		}
-		if !ps.admitted {
+		if !ps.admitted || c.finished(ps) {
 			continue
 		}
 		ps.busy = true

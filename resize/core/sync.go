@@ -90,13 +90,18 @@ func (o *syncOp) advance(c *Core, done []Action, res []Result) ([]Action, bool, 
 }
 
 // finish schedules the pod's next sync: a minute after a good one, ten
-// seconds after a failed one. The op then goes back to the core's pool.
+// seconds after a failed one, none for a pod that has finished. The op
+// then goes back to the core's pool.
 func (o *syncOp) finish(c *Core) {
 	if ps := c.pods[o.uid]; ps != nil {
 		ps.busy = false
-		if len(o.errs) > 0 {
+		switch {
+		case c.finished(ps):
+			// A finished pod has no pod worker left to resync it.
+			c.disarm(ps)
+		case len(o.errs) > 0:
 			c.setResync(ps, c.now.Add(BackOffPeriod))
-		} else {
+		default:
 			c.setResync(ps, c.now.Add(ResyncInterval))
 		}
 	}
@@ -443,7 +448,20 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 				}
 			}
 		}
-		acts = append(acts, c.writeStatus(ps, c.buildStatus(ps, o.alloc, o.states, o.statuses)))
+		status := c.buildStatus(ps, o.alloc, o.states, o.statuses)
+		if isTerminalPhase(status.Phase) && s.profile.TerminalClearsResizeConditions() {
+			// The pod has finished: SyncPod returns, and the pod worker
+			// runs SyncTerminatingPod and SyncTerminatedPod at once, whose
+			// generateAPIPodStatus(podIsTerminal=true) clears both
+			// conditions in the status manager, without an event
+			// (determinePodResizeStatus, pkg/kubelet/kubelet_pods.go), and
+			// writes the status without them. The pod is not synced again
+			// (Core.next).
+			c.clearInProgress(ps)
+			c.clearPending(ps)
+			status.Conditions = nil
+		}
+		acts = append(acts, c.writeStatus(ps, status))
 		o.scratch = acts
 		if o.resizeErr != nil && len(o.errs) == 1 {
 			c.logSyncError(ps.pod, o.resizeErr)

@@ -13,7 +13,9 @@
 //     all agree with the final allocation (resize.Node.Audit finds no
 //     difference the run without the fault does not have);
 //   - drifted: the conditions are those of the run without the fault (the
-//     resize reports done) but some real state disagrees. A drift with the
+//     resize reports done) but some real state disagrees, or, after a
+//     crash, a PodResizePending stays that the restarted kubelet took
+//     over although nothing is left to allocate. A drift with the
 //     signature of one of the kubelet v1.35.4's own gaps (Gaps) is labelled
 //     the kubelet's, with the cause in its source; any other is
 //     resizelet's own, a bug;
@@ -36,8 +38,12 @@
 //
 // The kubelet v1.35.4's gaps show as the kubelet's drifts by default. The
 // opt-in resize.NodeConfig.ReconcilePodCgroups and FlushCheckpoints close
-// them (Options.ReconcilePodCgroups, FlushCheckpoints): with both, every
-// point converges, and a drift is resizelet's.
+// two of them (Options.ReconcilePodCgroups, FlushCheckpoints): with both,
+// every point converges but those of GapStalePending, and any other drift
+// is resizelet's. GapStalePending is a PodResizePending the run without
+// the fault does not have, on a pod with nothing left to allocate, after a
+// crash: the restarted kubelet took it over from the API server's pod and
+// nothing queues the pod to clear it. No opt-in fix closes it.
 //
 // Scenario is the entry point; resizesim explore prints its Report as a
 // table per scenario and a summary.

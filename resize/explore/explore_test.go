@@ -205,3 +205,50 @@ func TestExploresEveryPatchType(t *testing.T) {
 		}
 	}
 }
+
+// findAt returns the point of step step whose call description starts
+// with op, in mode.
+func findAt(t *testing.T, rep *explore.Report, step int, op string, mode explore.Mode) explore.Point {
+	t.Helper()
+	for _, p := range rep.Points {
+		if p.Step == step && strings.HasPrefix(p.Op, op) && p.Mode == mode {
+			return p
+		}
+	}
+	t.Fatalf("no point %q %s in steps[%d]", op, mode, step)
+	return explore.Point{}
+}
+
+// TestStalePendingAfterRestart: a crash after a Deferred resize was
+// allocated (kubelet-restart-with-deferred, steps[3]: a deleted, b's
+// resize fits) or reverted (deferred-reverted, steps[2]), but before the
+// status that drops its PodResizePending was written, leaves the
+// condition to the restarted kubelet, which takes it over
+// (BackfillPodResizeConditions) and, as the pod's spec is its allocation,
+// never retries it: the kubelet's own drift, GapStalePending, whatever
+// the opt-in fixes. The status write failing once converges: the same
+// kubelet writes it again.
+func TestStalePendingAfterRestart(t *testing.T) {
+	for _, tc := range []struct {
+		scenario string
+		step     int
+	}{{"kubelet-restart-with-deferred", 3}, {"deferred-reverted", 2}} {
+		t.Run(tc.scenario, func(t *testing.T) {
+			for _, opts := range []explore.Options{{}, {ReconcilePodCgroups: true, FlushCheckpoints: true}} {
+				rep := explored(t, tc.scenario, opts)
+				p := findAt(t, rep, tc.step, "UpdatePodStatus default/b", explore.CrashBefore)
+				if p.Outcome != explore.Drifted || p.Owner != explore.OwnerKubelet ||
+					!reflect.DeepEqual(p.Gaps, []string{explore.GapStalePending.ID}) || p.Reason != explore.GapStalePending.Reason {
+					t.Errorf("%+v: crash before b's status write: %s %v %q, want the kubelet's drift %s", opts, explore.Label(p.Outcome, p.Owner),
+						p.Gaps, p.Reason, explore.GapStalePending.ID)
+				}
+				if got, want := diffStrings(p.Differences), []string{"default/b: status condition PodResizePending: want absent, got reason Deferred"}; !reflect.DeepEqual(got, want) {
+					t.Errorf("differences %q, want %q", got, want)
+				}
+				if p := findAt(t, rep, tc.step, "UpdatePodStatus default/b", explore.FailOnce); p.Outcome != explore.Converged {
+					t.Errorf("%+v: b's status write failing once: %s, want converged", opts, explore.Label(p.Outcome, p.Owner))
+				}
+			}
+		})
+	}
+}

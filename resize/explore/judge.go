@@ -12,6 +12,7 @@ import (
 	"github.com/resizelet/resizelet/allocation"
 	"github.com/resizelet/resizelet/allocation/state"
 	"github.com/resizelet/resizelet/resize"
+	"github.com/resizelet/resizelet/resize/profile"
 	"github.com/resizelet/resizelet/resize/scenario"
 )
 
@@ -43,10 +44,22 @@ var (
 			"only with the next write that changes it (pkg/kubelet/allocation/state/state_checkpoint.go, " +
 			"SetContainerResources and storeState): until then a restart loads the old record",
 	}
+
+	// GapStalePending is a PodResizePending condition a kubelet that
+	// crashed takes over from the API server when it starts, for a resize
+	// that had been allocated or reverted before the crash.
+	GapStalePending = Gap{
+		ID: "stale-resize-pending",
+		Reason: "kubelet v1.35.4 takes the resize conditions over from the API server's pods when it starts " +
+			"(pkg/kubelet/status/status_manager.go, BackfillPodResizeConditions, called from HandlePodAdditions in " +
+			"pkg/kubelet/kubelet.go) and queues for a retry only the pods whose spec differs from their allocation: " +
+			"a PodResizePending whose resize was allocated (or reverted) before the crash, while the status that drops " +
+			"it was not yet written, is taken over and nothing clears it until the pod's next resize",
+	}
 )
 
 // Gaps lists the known gaps.
-var Gaps = []Gap{GapPodCgroup, GapCheckpointFile}
+var Gaps = []Gap{GapPodCgroup, GapCheckpointFile, GapStalePending}
 
 // endState is how a replay ended, for judging.
 type endState struct {
@@ -225,6 +238,12 @@ func (x *explorer) judge(end, base *endState, mode Mode) Verdict {
 	var drift []resize.Difference
 	for _, key := range base.order {
 		b, e := base.pods[key], end.pods[key]
+		// A PodResizePending the run without the fault does not have, on
+		// a pod that has nothing left to allocate, after a crash: the
+		// kubelet took a stale condition over (GapStalePending). The
+		// pod's other states are judged as usual.
+		stale := e != nil && mode != FailOnce && x.backfills() && e.admitted && e.pending != "" &&
+			b.pending == "" && e.specDiffers == ""
 		switch {
 		case e == nil:
 			broken = append(broken, key+": the pod is gone")
@@ -243,7 +262,7 @@ func (x *explorer) judge(end, base *endState, mode Mode) Verdict {
 		case e.specDiffers != "" && e.pending == "" && b.pending == "":
 			broken = append(broken, fmt.Sprintf("%s: the resize is lost: %s, and no PodResizePending", key, e.specDiffers))
 			continue
-		case e.pending != b.pending:
+		case e.pending != b.pending && !stale:
 			broken = append(broken, fmt.Sprintf("%s: PodResizePending %q, the run without the fault has %q", key, e.pending, b.pending))
 			continue
 		case e.inProgress != b.inProgress && b.inProgress == "":
@@ -259,6 +278,11 @@ func (x *explorer) judge(end, base *endState, mode Mode) Verdict {
 		// fault may drift too, when the scenario injects its own fault); a
 		// resize the scenario leaves in progress has differences of its
 		// own, and only those beyond them count.
+		if stale {
+			ns, name, _ := strings.Cut(key, "/")
+			drift = append(drift, resize.Difference{Namespace: ns, Pod: name, Where: resize.WhereStatus,
+				Field: "condition " + string(v1.PodResizePending), Want: "absent", Got: "reason " + e.pending})
+		}
 		if e.inProgress == "" {
 			drift = append(drift, e.diffs...)
 		} else {
@@ -342,11 +366,21 @@ func (x *explorer) owner(drift []resize.Difference, mode Mode) (Owner, []string,
 		case (d.Where == resize.WhereAllocated || d.Where == resize.WhereActuated) && d.Field == "file" && mode == FailOnce &&
 			!x.s.Node.FlushCheckpoints:
 			use(GapCheckpointFile)
+		// A stale PodResizePending taken over by a restarted kubelet (see
+		// judge): no opt-in fix closes it.
+		case d.Where == resize.WhereStatus && d.Field == "condition "+string(v1.PodResizePending) && mode != FailOnce && mode != "":
+			use(GapStalePending)
 		default:
 			return OwnerResizelet, nil, "resizelet's own drift: " + formatDiffs(drift)
 		}
 	}
 	return OwnerKubelet, gaps, strings.Join(reasons, "; and ")
+}
+
+// backfills reports whether the scenario's kubelet takes the resize
+// conditions over from the API server when it starts (1.35 and later).
+func (x *explorer) backfills() bool {
+	return profile.New(x.s.Node.Profile, x.s.Node.FeatureGates).BackfillsResizeConditions()
 }
 
 // judgeAlone classifies how a step ends without a fault: the reference

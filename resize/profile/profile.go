@@ -330,6 +330,41 @@ func (p Profile) StaticMemoryManagerNeedsGate() bool { return p.minor() < 36 }
 // the periodic retry.
 func (p Profile) RetryOnPodTerminated() bool { return p.minor() >= 36 }
 
+// BackfillsResizeConditions reports whether a kubelet that starts takes the
+// PodResizePending and PodResizeInProgress conditions over from the API
+// server's pods, with their reason, message and observedGeneration and
+// with both times set to the moment it starts: from 1.35, where
+// HandlePodAdditions (pkg/kubelet/kubelet.go) calls
+// BackfillPodResizeConditions (pkg/kubelet/status/status_manager.go)
+// after admitting every pod and before the pending resizes are pushed and
+// retried; 1.36.3 and 1.37.2 do the same. [UNVERIFIED] for 1.33 and 1.34
+// (no source at hand): they keep resizelet's earlier behaviour, which sets
+// the conditions again only as it decides and syncs.
+func (p Profile) BackfillsResizeConditions() bool { return p.minor() >= 35 }
+
+// RevertClearsPending reports whether a pod update that brings the desired
+// resources back to the allocation (a reverted pending resize) clears
+// PodResizePending at once, without queueing the pod or retrying the
+// pending resizes: from 1.35, in HandlePodUpdates (pkg/kubelet/kubelet.go:
+// recordResizeOperations, then ClearPodResizePendingCondition when
+// UpdatePodFromAllocation finds nothing to change); 1.36.3 and 1.37.2 do
+// the same. [UNVERIFIED] for 1.33 and 1.34: they keep resizelet's earlier
+// behaviour, a pod_updated retry of the whole queue that clears it.
+func (p Profile) RevertClearsPending() bool { return p.minor() >= 35 }
+
+// TerminalClearsResizeConditions reports whether a pod that reaches a
+// terminal phase loses its resize conditions and is not synced again:
+// from 1.35, where SyncPod returns for a terminal pod and the pod worker
+// runs SyncTerminatingPod and SyncTerminatedPod, whose
+// generateAPIPodStatus(podIsTerminal=true) clears both conditions in the
+// status manager (determinePodResizeStatus, pkg/kubelet/kubelet_pods.go)
+// and writes a status without them; the pod worker ignores later syncs of
+// the finished pod (pkg/kubelet/pod_workers.go, UpdatePod). 1.36.3 and
+// 1.37.2 do the same. [UNVERIFIED] for 1.33 and 1.34: they keep resizelet's
+// earlier behaviour, where a finished pod keeps its conditions and is
+// synced on.
+func (p Profile) TerminalClearsResizeConditions() bool { return p.minor() >= 35 }
+
 // PodOnlyMemoryCheck reports whether the memory-usage check before a limit
 // decrease looks at the pod cgroup only, with the message "aborting attempt
 // to set pod memory limit less than current memory usage for pod <name>":

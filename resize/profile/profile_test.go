@@ -311,6 +311,9 @@ var predicates = []struct {
 	{"StaticPodResizeInfeasible", Profile.StaticPodResizeInfeasible},
 	{"StaticMemoryManagerNeedsGate", Profile.StaticMemoryManagerNeedsGate},
 	{"RetryOnPodTerminated", Profile.RetryOnPodTerminated},
+	{"BackfillsResizeConditions", Profile.BackfillsResizeConditions},
+	{"RevertClearsPending", Profile.RevertClearsPending},
+	{"TerminalClearsResizeConditions", Profile.TerminalClearsResizeConditions},
 	{"PodOnlyMemoryCheck", Profile.PodOnlyMemoryCheck},
 	{"PodLevelResize", Profile.PodLevelResize},
 	{"PodLevelResizeForbidden", Profile.PodLevelResizeForbidden},
@@ -351,6 +354,9 @@ func TestPredicatesByVersion(t *testing.T) {
 		"StaticPodResizeInfeasible":           {true, true, true, false, false},    // up to 1.35
 		"StaticMemoryManagerNeedsGate":        {true, true, true, false, false},    // up to 1.35
 		"RetryOnPodTerminated":                {false, false, false, true, true},   // from 1.36
+		"BackfillsResizeConditions":           {false, false, true, true, true},    // from 1.35; 1.33 and 1.34 unverified
+		"RevertClearsPending":                 {false, false, true, true, true},    // from 1.35; 1.33 and 1.34 unverified
+		"TerminalClearsResizeConditions":      {false, false, true, true, true},    // from 1.35; 1.33 and 1.34 unverified
 		"PodOnlyMemoryCheck":                  {true, false, false, false, false},  // 1.33; from 1.34 per container
 		"PodLevelResize":                      {false, false, false, true, true},   // gate from 1.35 (alpha, off), on by default from 1.36
 		"PodLevelResizeForbidden":             {true, true, false, false, false},   // up to 1.34
