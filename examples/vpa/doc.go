@@ -5,6 +5,13 @@
 //	go run ./examples/vpa                          # 10 nodes x 100 pods, one hour
 //	go run ./examples/vpa -nodes 5 -pods 20 -duration 30m -seed 7 -quiet
 //
+// Start with updater.go: the VPA updater, which reaches the cluster only
+// through a client-go kubernetes.Interface, here kubeclient.New over the
+// simulated fleet (resize/kubeclient), so that the same code would run
+// against a real cluster. sim.go is the simulation around it: the fleet
+// and its clock, the pods' usage and the recommender it feeds, and the
+// ReplicaSets and the scheduler that replace an evicted pod.
+//
 // The pods belong to Deployment-like workloads (web, api, worker, cache,
 // train), each pod one container whose usage follows its workload's shape
 // over the hour, times a factor of its own, plus seeded noise
@@ -13,21 +20,43 @@
 //  1. samples every pod's usage into its workload's recommender, a
 //     decaying histogram per resource as the VPA recommender keeps one,
 //     whose 90th percentile plus a 15% margin is the target
-//     (recommender.go);
-//  2. looks at the in-place resizes it sent before: a Deferred one waits
-//     (and falls back to recreation after five minutes), an Infeasible one
-//     or one that ended in error falls back to recreation at once, as the
-//     VPA updater's InPlaceOrRecreate does (updater.go);
-//  3. resizes in place, through the resize subresource, every running pod
-//     whose requests are more than 10% off its workload's target (limits
-//     keep their ratio to the requests), and reads the kubelet's answer
-//     from the pod's conditions;
-//  4. recreates a pod by evicting it and creating a replacement with the
-//     target requests on the first node it fits (resize.Fleet's Schedule,
-//     the scheduler's resource fit), as eviction, the ReplicaSet and the
-//     scheduler would; a replacement no node has room for waits for one;
-//  5. advances the fleet by a minute: every node fires its retry timers
-//     and pod resyncs, which admit Deferred resizes when room comes back.
+//     (recommender.go); the workload's VPA object carries it to the
+//     updater;
+//  2. has the updater look at the in-place resizes it sent before: it
+//     lists the kubelet's ResizeCompleted events
+//     (CoreV1().Events(ns).List, field selector reason=ResizeCompleted) to
+//     time the ones done, and gets each pod still in flight to read its
+//     status.conditions: a Deferred resize waits (and falls back to
+//     recreation after five minutes), an Infeasible one or one that ended
+//     in error falls back to recreation at once, as the VPA updater's
+//     InPlaceOrRecreate does;
+//  3. has the updater list each workload's pods (CoreV1().Pods(ns).List
+//     with the label selector app=<workload>) and resize in place every
+//     running pod whose requests are more than 10% off its workload's
+//     target (limits keep their proportion to the requests), with a patch
+//     of the resize subresource (Pods(ns).Patch(ctx, name,
+//     types.JSONPatchType, ops, metav1.PatchOptions{}, "resize")), then
+//     get the pod to read the kubelet's answer from its PodResizePending
+//     and PodResizeInProgress conditions and its containerStatuses'
+//     resources;
+//  4. recreates a pod: the updater deletes it (Pods(ns).Delete with its
+//     UID as a precondition; the VPA updater evicts through the eviction
+//     subresource, which the client-go adapter does not serve), and its
+//     ReplicaSet creates a replacement with the target requests
+//     (Pods(ns).Create) on the first node it fits; choosing that node is
+//     the simulation's (resize.Fleet's Schedule, the scheduler's resource
+//     fit, sets spec.nodeName), and a replacement no node has room for
+//     waits for one;
+//  5. advances the fleet by a minute (Fleet.Advance, the simulation's
+//     clock): every node fires its retry timers and pod resyncs, which
+//     admit Deferred resizes when room comes back.
+//
+// The updater records its events (InPlaceResizedByVPA, EvictedByVPA)
+// through a client-go record.EventRecorder, as the VPA updater does; the
+// client-go adapter serves events for reading only, so the simulation's
+// recorder writes them into the cluster's event log. The pods there at
+// the start are placed on their nodes in bulk (Node.AddPods), as if the
+// Deployments had run before the updater started.
 //
 // It prints one line per action (resize, done, recreate, placed) and a
 // summary: resizes done at once, deferred (done later, recreated, still
@@ -48,9 +77,9 @@
 // (Infeasible, recreated on a large node). With fewer than five nodes
 // there is no large node, and train's replacement waits for one.
 //
-// -patch chooses the patch the updater sends: strategic (kubectl's
-// strategic merge patch) or json (the VPA updater's JSON patch of "add"
-// operations); defaultPatch in main.go is the one switch for the default.
+// -patch chooses the patch the updater sends: json (the default, the VPA
+// updater's JSON patch of "add" operations) or strategic (kubectl's
+// strategic merge patch); the two make the same resizes.
 // -kubelet runs the nodes and the API server as 1.35, 1.36 or 1.37: from
 // 1.36 the API server itself refuses a resize beyond the node's
 // allocatable (Forbidden), which the updater also answers by recreating
@@ -60,5 +89,9 @@
 // simulated runtime, so the kubelet's memory checks see none. The VPA
 // parts are simplified where noted: one recommendation per workload, no
 // lower and upper bounds, no eviction budget, a ten-minute half-life
-// instead of 24 hours.
+// instead of 24 hours, the pods of a loop taken in the order of their
+// names rather than by priority, no annotation patch of the pod after an
+// in-place resize (the client-go adapter serves patches of the resize
+// subresource only), and no fallback for a resize in progress for more
+// than an hour (InProgressResizeUpdateTimeout).
 package main

@@ -12,11 +12,10 @@ import (
 	"github.com/resizelet/resizelet/resize/profile"
 )
 
-// defaultPatch is the patch kind the updater sends by default: the one
-// switch between the strategic merge patch and the VPA updater's JSON
-// patch. It stays "strategic" until the resize subresource of this tree
-// takes JSON patches; -patch json sends them already.
-const defaultPatch = "strategic"
+// defaultPatch is the patch kind the updater sends by default: the VPA
+// updater's JSON patch of the resize subresource. -patch strategic sends
+// the strategic merge patch kubectl would instead.
+const defaultPatch = "json"
 
 func main() {
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"net/http"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,16 +14,23 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
 
+	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cri"
+	"github.com/resizelet/resizelet/resize"
 	"github.com/resizelet/resizelet/resize/apiserver"
+	"github.com/resizelet/resizelet/resize/kubeclient"
 	"github.com/resizelet/resizelet/resize/profile"
 )
 
 // small is a run of 5 nodes (one large) with 20 pods each for half an
-// hour: the default run's story at a fifth of its size.
+// hour, with the default JSON patches: the default run's story at a
+// fifth of its size.
 func small() Config {
 	return Config{Nodes: 5, PodsPerNode: 20, Duration: 30 * time.Minute, Interval: time.Minute, Seed: 1,
-		Patch: "strategic", Kubelet: profile.V135}
+		Patch: defaultPatch, Kubelet: profile.V135}
 }
 
 // lines returns the output's lines whose action (second field) is act.
@@ -120,6 +127,30 @@ func TestRunRepeats(t *testing.T) {
 	}
 }
 
+// TestPatchKindsAgree: a strategic merge patch and the VPA updater's JSON
+// patch make the same resizes, so the two runs print the same lines but
+// for the summary's name of the patch.
+func TestPatchKindsAgree(t *testing.T) {
+	runs := map[string]string{}
+	for _, kind := range []string{"json", "strategic"} {
+		cfg := small()
+		cfg.Patch = kind
+		var out bytes.Buffer
+		sum, err := Run(context.Background(), cfg, &out)
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		if sum.Requested == 0 {
+			t.Fatalf("%s: no resizes", kind)
+		}
+		sum.Print(&out, cfg)
+		runs[kind] = strings.Replace(out.String(), kind+" patches", "<kind> patches", 1)
+	}
+	if runs["json"] != runs["strategic"] {
+		t.Errorf("the runs differ:\njson:\n%s\nstrategic:\n%s", runs["json"], runs["strategic"])
+	}
+}
+
 // TestRunOn136: from 1.36 the API server refuses a resize beyond the
 // node's allocatable, which the updater answers by recreating the pod:
 // refused instead of infeasible.
@@ -182,18 +213,19 @@ func runningPod(w *world) *v1.Pod {
 }
 
 // TestResizePatch: the two kinds of patch set the same requests and
-// limits (the limits in the workload's ratio). The strategic merge patch
-// is applied by the resize subresource; the JSON patch is checked as the
-// VPA updater's operations and applied too once the resize subresource
-// takes JSON patches.
+// limits (the limits in the proportion the pod has), and the resize
+// subresource applies both. The JSON patch is the VPA updater's: an "add"
+// of each value, requests before limits, cpu before memory.
 func TestResizePatch(t *testing.T) {
 	w := newWorld(100)
-	wl := w.workloads[0] // web: limits twice the requests
 	to := amounts{cpu: 250, memory: 300 * mib}
 	want := map[string]string{"requests.cpu": "250m", "requests.memory": "300Mi", "limits.cpu": "500m", "limits.memory": "600Mi"}
 
-	pt, patch := resizePatch("json", wl, to)
-	if pt != apiserver.JSONPatch {
+	pt, patch, err := resizePatch("json", runningPod(w), 0, to) // web: limits twice the requests
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pt != types.JSONPatchType {
 		t.Errorf("json: patch type %s", pt)
 	}
 	var ops []struct{ Op, Path, Value string }
@@ -212,8 +244,15 @@ func TestResizePatch(t *testing.T) {
 		t.Errorf("json: operations on %s", got)
 	}
 
-	check := func(kind string, pod *v1.Pod) {
-		t.Helper()
+	for _, kind := range []string{"json", "strategic"} {
+		pt, patch, err := resizePatch(kind, runningPod(w), 0, to)
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		pod, err := apiserver.ApplyResizePatch(runningPod(w), pt, patch, apiserver.ResizeOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
 		r := pod.Spec.Containers[0].Resources
 		got := map[string]string{"requests.cpu": r.Requests.Cpu().String(), "requests.memory": r.Requests.Memory().String(),
 			"limits.cpu": r.Limits.Cpu().String(), "limits.memory": r.Limits.Memory().String()}
@@ -222,24 +261,73 @@ func TestResizePatch(t *testing.T) {
 				t.Errorf("%s: %s = %s, want %s", kind, k, got[k], v)
 			}
 		}
+		if pod.Generation != 2 {
+			t.Errorf("%s: generation %d after the resize, want 2", kind, pod.Generation)
+		}
 	}
-	pt, patch = resizePatch("strategic", wl, to)
-	pod, err := apiserver.ApplyResizePatch(runningPod(w), pt, patch, apiserver.ResizeOptions{})
-	if err != nil {
-		t.Fatalf("strategic: %v", err)
+	if _, _, err := resizePatch("merge", runningPod(w), 0, to); err == nil {
+		t.Error("a merge patch: no error")
 	}
-	check("strategic", pod)
+}
 
-	pt, patch = resizePatch("json", wl, to)
-	pod, err = apiserver.ApplyResizePatch(runningPod(w), pt, patch, apiserver.ResizeOptions{})
-	var status *apierrors.StatusError
-	if errors.As(err, &status) && status.Status().Code == http.StatusUnsupportedMediaType {
-		t.Skip("the resize subresource does not take JSON patches yet")
-	}
+// TestResizePatchInitializesEmptyResources: for a container without
+// resources the JSON patch first adds the empty objects the values go in,
+// as the VPA updater's does, and sets no limits the container did not
+// have.
+func TestResizePatchInitializesEmptyResources(t *testing.T) {
+	pod := runningPod(newWorld(100))
+	pod.Spec.Containers[0].Resources = v1.ResourceRequirements{}
+	_, patch, err := resizePatch("json", pod, 0, amounts{cpu: 250, memory: 300 * mib})
 	if err != nil {
-		t.Fatalf("json: %v", err)
+		t.Fatal(err)
 	}
-	check("json", pod)
+	want := `[{"op":"add","path":"/spec/containers/0/resources","value":{}},` +
+		`{"op":"add","path":"/spec/containers/0/resources/requests","value":{}},` +
+		`{"op":"add","path":"/spec/containers/0/resources/requests/cpu","value":"250m"},` +
+		`{"op":"add","path":"/spec/containers/0/resources/requests/memory","value":"300Mi"}]`
+	if string(patch) != want {
+		t.Errorf("patch\n%s\nwant\n%s", patch, want)
+	}
+}
+
+// TestProportionalLimits: limits keep their proportion to the requests,
+// as the VPA keeps them: none where the container has none, the request
+// where the limit equals it or there is no request, cpu scaled in
+// millicores and memory in bytes, rounded down.
+func TestProportionalLimits(t *testing.T) {
+	q := resource.MustParse
+	list := func(cpu, mem string) v1.ResourceList {
+		l := v1.ResourceList{}
+		if cpu != "" {
+			l[v1.ResourceCPU] = q(cpu)
+		}
+		if mem != "" {
+			l[v1.ResourceMemory] = q(mem)
+		}
+		return l
+	}
+	for _, c := range []struct {
+		name                   string
+		limits, requests, next v1.ResourceList
+		wantCPU, wantMem       string // "" for no limit
+	}{
+		{"twice", list("200m", "512Mi"), list("100m", "256Mi"), list("250m", "300Mi"), "500m", "600Mi"},
+		{"equal", list("100m", "256Mi"), list("100m", "256Mi"), list("333m", "301Mi"), "333m", "301Mi"},
+		{"no limits", list("", ""), list("100m", "256Mi"), list("250m", "300Mi"), "", ""},
+		{"no requests", list("1", "1Gi"), list("", ""), list("250m", "300Mi"), "250m", "300Mi"},
+		{"rounded down", list("300m", "3"), list("200m", "2"), list("333m", "5"), "499m", "7"},
+	} {
+		got := proportionalLimits(c.limits, c.requests, c.next)
+		for name, want := range map[v1.ResourceName]string{v1.ResourceCPU: c.wantCPU, v1.ResourceMemory: c.wantMem} {
+			l, ok := got[name]
+			switch {
+			case want == "" && ok:
+				t.Errorf("%s: %s limit %s, want none", c.name, name, l.String())
+			case want != "" && (!ok || l.Cmp(q(want)) != 0):
+				t.Errorf("%s: %s limit %s (set %v), want %s", c.name, name, l.String(), ok, want)
+			}
+		}
+	}
 }
 
 // TestHistogram: the percentile lands in the bucket of the value it
@@ -337,7 +425,7 @@ func TestCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs.String())
 	}
-	if !strings.HasPrefix(out.String(), "\nsummary after 10m0s of simulated time (5 nodes, 100 pods, seed 1, strategic patches, kubelet 1.35):") ||
+	if !strings.HasPrefix(out.String(), "\nsummary after 10m0s of simulated time (5 nodes, 100 pods, seed 1, json patches, kubelet 1.35):") ||
 		!strings.Contains(out.String(), "ran in ") {
 		t.Errorf("output:\n%s", out.String())
 	}
@@ -362,5 +450,156 @@ func TestReplacementsAreBoundAndOwned(t *testing.T) {
 	lim := p.Spec.Containers[0].Resources.Limits
 	if lim.Cpu().Cmp(resource.MustParse("600m")) != 0 || lim.Memory().Cmp(resource.MustParse("1Gi")) != 0 {
 		t.Errorf("limits %v, want twice the requests", lim)
+	}
+}
+
+// TestUpdaterThroughClientGo runs the updater against a client-go
+// clientset over one simulated node (kubeclient.ForNode, not the fleet of
+// the example), with client-go's FakeRecorder for its events: the
+// updater needs nothing but a kubernetes.Interface. It takes each path:
+// a resize done at once, one Deferred and done once another pod left
+// (timed by the kubelet's ResizeCompleted event), one Deferred for longer
+// than the timeout and one Infeasible, both evicted and handed to
+// replace.
+func TestUpdaterThroughClientGo(t *testing.T) {
+	ctx := context.Background()
+	clk := resize.NewFakeClock(start)
+	cg := cgroup.NewSimKernel(cgroup.V2)
+	cluster := resize.NewCluster(resize.ClusterOptions{})
+	node, err := resize.NewNode(ctx, resize.NodeConfig{Name: "node-1", Capacity: v1.ResourceList{
+		v1.ResourceCPU: resource.MustParse("8"), v1.ResourceMemory: resource.MustParse("16Gi"), v1.ResourcePods: resource.MustParse("110"),
+	}}, resize.Deps{Cluster: cluster, Cgroups: cg, Runtime: cri.NewSimContainerd(cg), Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := kubeclient.New(kubeclient.ForNode(cluster, node))
+	pods := client.CoreV1().Pods(namespace)
+
+	// Three workloads of one pod each, limits twice the requests.
+	web := newWorld(100).workloads[0]
+	for name, cpu := range map[string]int64{"a": 1000, "b": 4000, "c": 500} {
+		wl := *web
+		wl.name = name
+		if _, err := pods.Create(ctx, podFor(&wl, name+"-rs", name+"-pod", "node-1", amounts{cpu, 256 * mib}), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recorder := record.NewFakeRecorder(16)
+	var replaced []string
+	var out bytes.Buffer
+	sum := Summary{Recreated: map[string]int{}}
+	u := &updater{
+		client: client, recorder: recorder, now: clk.Now, patch: "json",
+		replace: func(_ context.Context, p *v1.Pod, cause string, to amounts) error {
+			replaced = append(replaced, fmt.Sprintf("%s %s %s", p.Name, cause, to))
+			return nil
+		},
+		log: &logger{out: &out, now: clk.Now}, sum: &sum, flight: map[types.NamespacedName]*attempt{},
+	}
+	aKey := types.NamespacedName{Namespace: namespace, Name: "a-pod"}
+	update := func(workload string, cpu int64) {
+		t.Helper()
+		vpa := vpaObject{name: workload, namespace: namespace, selector: appLabel + "=" + workload, container: appContainer, target: amounts{cpu, 256 * mib}}
+		if err := u.update(ctx, []vpaObject{vpa}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cpuOf := func(name string) (spec, status string) {
+		t.Helper()
+		p, err := pods.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Spec.Containers[0].Resources.Requests.Cpu().String(), p.Status.ContainerStatuses[0].Resources.Requests.Cpu().String()
+	}
+	events := func() []string {
+		var got []string
+		for len(recorder.Events) > 0 {
+			got = append(got, <-recorder.Events)
+		}
+		return got
+	}
+
+	// a: 1 to 2 CPUs, room enough: done at once. Requests 6.5 CPUs of 8.
+	update("a", 2000)
+	if spec, status := cpuOf("a-pod"); sum.AtOnce != 1 || spec != "2" || status != "2" {
+		t.Errorf("a to 2 CPUs: %d done at once, spec %s, status %s", sum.AtOnce, spec, status)
+	}
+	if got := events(); !slices.Equal(got, []string{"Normal InPlaceResizedByVPA Pod was resized in place by VPA Updater."}) {
+		t.Errorf("events %q", got)
+	}
+	// A pod within its recommendation is left alone.
+	update("a", 2100)
+	if sum.Requested != 1 {
+		t.Errorf("a 5%% off its recommendation: %d resizes, want 1", sum.Requested)
+	}
+
+	// a: to 4 CPUs, 8.5 of 8: Deferred; done when c leaves, at that time.
+	update("a", 4000)
+	if sum.Deferred != 1 || u.flight[aKey] == nil {
+		t.Fatalf("a to 4 CPUs: %d deferred, in flight %v", sum.Deferred, u.flight[aKey])
+	}
+	if err := node.Advance(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := u.observe(ctx); err != nil || u.flight[aKey] == nil {
+		t.Fatalf("a still Deferred after a minute: %v, in flight %v", err, u.flight[aKey])
+	}
+	if err := pods.Delete(ctx, "c-pod", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := node.Advance(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := u.observe(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if spec, status := cpuOf("a-pod"); u.flight[aKey] != nil || sum.DeferredDone != 1 || spec != "4" || status != "4" {
+		t.Errorf("a after c left: in flight %v, %d deferred done, spec %s, status %s", u.flight[aKey], sum.DeferredDone, spec, status)
+	}
+	if len(sum.DeferredDurations) != 1 || sum.DeferredDurations[0] != time.Minute {
+		t.Errorf("a took %v, want the minute until c left", sum.DeferredDurations)
+	}
+
+	// b: 4 to 5 CPUs, 9 of 8: Deferred; after more than five minutes,
+	// evicted and replaced.
+	update("b", 5000)
+	if err := node.Advance(ctx, 5*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := u.observe(ctx); err != nil || len(replaced) != 0 {
+		t.Fatalf("b after five minutes Deferred: %v, replaced %v", err, replaced)
+	}
+	if err := node.Advance(ctx, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	events()
+	if err := u.observe(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pods.Get(ctx, "b-pod", metav1.GetOptions{}); !apierrors.IsNotFound(err) || sum.Recreated["deferred"] != 1 ||
+		!slices.Equal(replaced, []string{"b-pod deferred cpu 5 mem 256Mi"}) {
+		t.Errorf("b Deferred too long: get %v, recreated %v, replaced %v", err, sum.Recreated, replaced)
+	}
+	if got := events(); !slices.Equal(got, []string{"Normal EvictedByVPA Pod was evicted by VPA Updater to apply resource recommendation."}) {
+		t.Errorf("events %q", got)
+	}
+
+	// a: to 9 CPUs, more than the node has: Infeasible, evicted at once.
+	update("a", 9000)
+	if _, err := pods.Get(ctx, "a-pod", metav1.GetOptions{}); !apierrors.IsNotFound(err) || sum.Infeasible != 1 || sum.Recreated["infeasible"] != 1 ||
+		!slices.Equal(replaced[1:], []string{"a-pod infeasible cpu 9 mem 256Mi"}) {
+		t.Errorf("a to 9 CPUs: get %v, %d infeasible, recreated %v, replaced %v", err, sum.Infeasible, sum.Recreated, replaced)
+	}
+	if problems := sum.Check(); len(problems) > 0 {
+		t.Errorf("the updater's counts do not hold together: %v", problems)
+	}
+	for _, want := range []string{"00:00:00 resize    a-pod on node-1 cpu 1 mem 256Mi -> cpu 2 mem 256Mi done",
+		"00:00:00 resize    a-pod on node-1 cpu 2 mem 256Mi -> cpu 4 mem 256Mi deferred: ",
+		"00:01:00 done      a-pod cpu 2 mem 256Mi -> cpu 4 mem 256Mi after 1m0s",
+		"00:07:01 resize    a-pod on node-1 cpu 4 mem 256Mi -> cpu 9 mem 256Mi infeasible: Node didn't have enough capacity: cpu, requested: 9000, capacity: 8000"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
 	}
 }

@@ -7,6 +7,46 @@ import (
 	"time"
 )
 
+// Summary is what a run did.
+type Summary struct {
+	Nodes, PodsStart, PodsEnd int
+	// Requested counts the in-place resizes the API server accepted.
+	Requested int
+	// AtOnce completed within the request (admitted and actuated);
+	// Deferred and Infeasible were so at first; InProgress were neither
+	// done nor pending when the request returned.
+	AtOnce, Deferred, Infeasible, InProgress int
+	// Refused counts resizes the API server refused (from 1.36, beyond
+	// the node's allocatable); they are recreated too.
+	Refused int
+	// Completed counts the in-place resizes that completed, at once or
+	// later; Durations are their times from request to ResizeCompleted.
+	Completed int
+	Durations []time.Duration
+	// DeferredDone counts the Deferred ones that completed later;
+	// DeferredDurations are their times to complete.
+	DeferredDone      int
+	DeferredDurations []time.Duration
+	// PendingAtEnd are in-place resizes neither completed nor given up
+	// when the run ended.
+	PendingAtEnd int
+	// Recreated counts recreations by cause: "infeasible", "deferred"
+	// (over deferredTimeout), "error" (the kubelet's ResizeError) and
+	// "refused".
+	Recreated map[string]int
+	// Waiting are replacements no node had room for at the end.
+	Waiting int
+}
+
+// Recreations is the number of pods recreated.
+func (s *Summary) Recreations() int {
+	n := 0
+	for _, k := range s.Recreated {
+		n += k
+	}
+	return n
+}
+
 // Print writes the summary.
 func (s *Summary) Print(w io.Writer, cfg Config) {
 	fmt.Fprintf(w, "\nsummary after %s of simulated time (%d nodes, %d pods, seed %d, %s patches, kubelet %s):\n",

@@ -3,43 +3,45 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"math/rand/v2"
+	"math"
+	"math/big"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/resizelet/resizelet/resize"
-	"github.com/resizelet/resizelet/resize/apiserver"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
 )
 
-// Config is one run of the example.
-type Config struct {
-	Nodes       int           // nodes in the fleet; every fifth is large
-	PodsPerNode int           // pods placed on each node at the start
-	Duration    time.Duration // simulated time
-	Interval    time.Duration // how often the updater runs
-	Seed        uint64        // the usage noise and the pod names
-	// Patch is how the updater patches the resize subresource: "json" (a
-	// JSON patch, as the VPA updater sends it) or "strategic" (a
-	// strategic merge patch, as kubectl does).
-	Patch   string
-	Kubelet resize.Profile // the nodes' and API server's version
-	Quiet   bool           // print the summary only
-}
+// This file is the VPA updater of the example, in its InPlaceOrRecreate
+// mode. It reaches the cluster only through the client-go
+// kubernetes.Interface it is given, as the VPA updater's own code does
+// (vertical-pod-autoscaler/pkg/updater/restriction/
+// pods_inplace_restriction.go, pods_eviction_restriction.go): it lists a
+// workload's pods with a label selector, patches the resize subresource,
+// gets a pod to read its resize conditions and the resources its status
+// shows, lists the kubelet's ResizeCompleted events, and deletes the pods
+// it gives up on. Here the client is kubeclient.New over a resize.Fleet;
+// against a cluster it would be a clientset from a kubeconfig, and
+// nothing in this file would change. What only the simulation does (the
+// clock it reads the time from, the usage the recommendations come from,
+// the replacement's node) is sim.go's.
 
 // The updater's constants, the VPA updater's for InPlaceOrRecreate
-// (vertical-pod-autoscaler/pkg/updater/restriction/pods_inplace_restriction.go):
-// a resize Deferred for more than five minutes falls back to eviction; and
-// its default update threshold, a 10% difference between the requests and
-// the recommendation. The warm-up is the example's: the recommender needs
-// some samples before its percentiles mean anything.
+// (vertical-pod-autoscaler/pkg/updater/restriction/pods_inplace_restriction.go,
+// DeferredResizeUpdateTimeout): a resize Deferred for more than five
+// minutes falls back to eviction; and its default update threshold, a 10%
+// difference between the requests and the recommendation. The warm-up is
+// the example's: the recommender needs some samples before its
+// percentiles mean anything.
 const (
 	deferredTimeout = 5 * time.Minute
 	updateThreshold = 0.10
@@ -48,290 +50,104 @@ const (
 
 // The events the VPA updater records on the pods it acts on
 // (pods_inplace_restriction.go, InPlaceUpdate; pods_eviction_restriction.go,
-// Evict).
+// Evict), and the kubelet's event the updater times a resize by
+// (pkg/kubelet/events/event.go, ResizeCompleted).
 const (
-	reasonInPlaceResized = "InPlaceResizedByVPA"
-	messageInPlace       = "Pod was resized in place by VPA Updater."
-	reasonEvicted        = "EvictedByVPA"
-	messageEvicted       = "Pod was evicted by VPA Updater to apply resource recommendation."
-	updaterSource        = "vpa-updater"
+	reasonInPlaceResized  = "InPlaceResizedByVPA"
+	messageInPlace        = "Pod was resized in place by VPA Updater."
+	reasonEvicted         = "EvictedByVPA"
+	messageEvicted        = "Pod was evicted by VPA Updater to apply resource recommendation."
+	updaterSource         = "vpa-updater"
+	reasonResizeCompleted = "ResizeCompleted"
 )
 
-// Summary is what a run did.
-type Summary struct {
-	Nodes, PodsStart, PodsEnd int
-	// Requested counts the in-place resizes the API server accepted.
-	Requested int
-	// AtOnce completed within the request (admitted and actuated);
-	// Deferred and Infeasible were so at first; InProgress were neither
-	// done nor pending when the request returned.
-	AtOnce, Deferred, Infeasible, InProgress int
-	// Refused counts resizes the API server refused (from 1.36, beyond
-	// the node's allocatable); they are recreated too.
-	Refused int
-	// Completed counts the in-place resizes that completed, at once or
-	// later; Durations are their times from request to ResizeCompleted.
-	Completed int
-	Durations []time.Duration
-	// DeferredDone counts the Deferred ones that completed later;
-	// DeferredDurations are their times to complete.
-	DeferredDone      int
-	DeferredDurations []time.Duration
-	// PendingAtEnd are in-place resizes neither completed nor given up
-	// when the run ended.
-	PendingAtEnd int
-	// Recreated counts recreations by cause: "infeasible", "deferred"
-	// (over deferredTimeout), "error" (the kubelet's ResizeError) and
-	// "refused".
-	Recreated map[string]int
-	// Waiting are replacements no node had room for at the end.
-	Waiting int
-}
-
-// Recreations is the number of pods recreated.
-func (s *Summary) Recreations() int {
-	n := 0
-	for _, k := range s.Recreated {
-		n += k
-	}
-	return n
+// vpaObject is a VerticalPodAutoscaler as the updater reads it: the label
+// selector of the pods it targets, the container its recommendation is
+// for, and the recommendation (its status.recommendation's target; the
+// recommender of sim.go writes it).
+type vpaObject struct {
+	name, namespace string
+	selector        string
+	container       string
+	target          amounts
 }
 
 // attempt is an in-place resize the updater watches.
 type attempt struct {
-	at       time.Time
-	from, to amounts
+	at        time.Time
+	container string // the container resized
+	from, to  amounts
 	// generation is the pod's generation the resize made, which the
 	// kubelet's ResizeCompleted event names.
 	generation int64
 	deferred   bool // seen Deferred
 }
 
-// sim is one run: the fleet, the updater's view and the summary.
-type sim struct {
-	cfg     Config
-	world   *world
-	fleet   *resize.Fleet
-	out     io.Writer
-	rng     *rand.Rand
-	names   *namer
-	recs    map[*workload]*recommender
-	pods    map[string]*replica // live pods by name
-	order   []string            // live pod names, sorted
-	flight  map[string]*attempt // in-place resizes being watched
-	waiting []*v1.Pod           // replacements no node had room for yet
-	events  uint64              // the API server's events read so far
-	sum     Summary
+// updater is the VPA updater. Its only way to the cluster is client;
+// it records its events with recorder, as the VPA updater's
+// InPlaceUpdate and Evict take one, and reads the time from now.
+type updater struct {
+	client   kubernetes.Interface
+	recorder record.EventRecorder
+	now      func() time.Time
+	// patch is how it patches the resize subresource: "json" (a JSON
+	// patch, as the VPA updater sends it) or "strategic" (a strategic
+	// merge patch, as kubectl does).
+	patch string
+	// replace is what an eviction sets off: the pod's ReplicaSet creates
+	// a replacement, which the VPA admission controller gives the
+	// recommended requests (to). It is called right after the eviction
+	// with the pod as it was, so that the example's output tells one
+	// story; in a cluster the ReplicaSet controller reacts on its own.
+	replace func(ctx context.Context, evicted *v1.Pod, cause string, to amounts) error
+	log     *logger
+	sum     *Summary
+	flight  map[types.NamespacedName]*attempt // in-place resizes being watched, by pod
 }
 
-// Run runs the example: it builds the fleet and its pods, then every
-// Interval of simulated time samples usage, recommends, resizes and
-// recreates, and advances the fleet, for Duration. It prints one line per
-// action to out (none with Quiet) and returns the summary.
-func Run(ctx context.Context, cfg Config, out io.Writer) (*Summary, error) {
-	if err := cfg.check(); err != nil {
-		return nil, err
+// observe is the first half of an updater loop: it times the in-place
+// resizes the kubelet completed since the last loop (from its
+// ResizeCompleted events), then looks at those still in flight.
+func (u *updater) observe(ctx context.Context) error {
+	if err := u.completions(ctx); err != nil {
+		return err
 	}
-	s := &sim{
-		cfg: cfg,
-		out: out,
-		fleet: resize.NewFleet(resize.FleetOptions{
-			Start: start,
-			// The example keeps every pod decoded (it reads them all
-			// every minute) and reads the events it needs each minute.
-			Cluster: resize.ClusterOptions{Profile: cfg.Kubelet, HotPods: 2 * cfg.Nodes * cfg.PodsPerNode, EventLimit: 1 << 16},
-		}),
-		rng:    rand.New(rand.NewPCG(cfg.Seed, 0x5650415f)),
-		recs:   map[*workload]*recommender{},
-		pods:   map[string]*replica{},
-		flight: map[string]*attempt{},
-		sum:    Summary{Nodes: cfg.Nodes, Recreated: map[string]int{}},
-	}
-	defer s.fleet.Close()
-	s.names = newNamer(s.rng)
-	s.world = newWorld(cfg.PodsPerNode)
-	for _, wl := range s.world.workloads {
-		s.recs[wl] = newRecommender(start)
-	}
-	if err := s.build(ctx); err != nil {
-		return nil, err
-	}
-	s.sum.PodsStart = len(s.pods)
-	for t := time.Duration(0); t < cfg.Duration; t += cfg.Interval {
-		if err := s.round(ctx); err != nil {
-			return nil, fmt.Errorf("at %s: %w", clock(t), err)
-		}
-		if err := s.fleet.Advance(ctx, min(cfg.Interval, cfg.Duration-t)); err != nil {
-			return nil, fmt.Errorf("at %s: advance: %w", clock(t), err)
-		}
-	}
-	if err := s.readEvents(); err != nil {
-		return nil, err
-	}
-	if err := s.watch(ctx, true); err != nil {
-		return nil, err
-	}
-	s.sum.PendingAtEnd = len(s.flight)
-	s.sum.Waiting = len(s.waiting)
-	s.sum.PodsEnd = len(s.pods) + len(s.waiting)
-	return &s.sum, nil
+	return u.checkInFlight(ctx)
 }
 
-func (cfg Config) check() error {
-	switch {
-	case cfg.Nodes < 1:
-		return fmt.Errorf("-nodes %d: want at least 1", cfg.Nodes)
-	case cfg.PodsPerNode < 10 || cfg.PodsPerNode > 100:
-		return fmt.Errorf("-pods %d: want 10 to 100 pods per node (the nodes run at most 110)", cfg.PodsPerNode)
-	case cfg.Duration <= 0:
-		return fmt.Errorf("-duration %s: want a positive duration", cfg.Duration)
-	case cfg.Interval <= 0:
-		return fmt.Errorf("-interval %s: want a positive duration", cfg.Interval)
-	case cfg.Patch != "json" && cfg.Patch != "strategic":
-		return fmt.Errorf("-patch %q: want json or strategic", cfg.Patch)
+// update is the second half: every running pod of each VPA object whose
+// requests are more than the update threshold off the recommendation is
+// resized in place. The pods of all the objects are taken in the order
+// of their names (the example's order; the VPA updater's ranks them by
+// how far off they are), each list made before any resize of this loop.
+func (u *updater) update(ctx context.Context, vpas []vpaObject) error {
+	type candidate struct {
+		pod *v1.Pod
+		vpa *vpaObject
 	}
-	return nil
-}
-
-// clock prints a span of simulated time as hh:mm:ss.
-func clock(d time.Duration) string {
-	d = d.Round(time.Second)
-	return fmt.Sprintf("%02d:%02d:%02d", int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60)
-}
-
-// start is when the simulated hour begins.
-var start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// now is the simulated time since the start.
-func (s *sim) now() time.Duration { return s.fleet.Now().Sub(start) }
-
-func (s *sim) printf(format string, args ...any) {
-	if s.cfg.Quiet {
-		return
-	}
-	fmt.Fprintf(s.out, "%s "+format+"\n", append([]any{clock(s.now())}, args...)...)
-}
-
-// build starts the nodes and places each node's pods on it, as a
-// Deployment's ReplicaSet and the scheduler would have.
-func (s *sim) build(ctx context.Context) error {
-	for i := 1; i <= s.cfg.Nodes; i++ {
-		if _, err := s.fleet.AddNode(ctx, s.world.nodeConfig(i, s.cfg.Kubelet, s.cfg.PodsPerNode), resize.Deps{}); err != nil {
-			return err
-		}
-	}
-	for i, wls := range s.world.placement(s.cfg.Nodes, s.cfg.PodsPerNode) {
-		if i == 0 {
-			continue
-		}
-		node, _ := s.fleet.Node(fmt.Sprintf("node-%d", i))
-		pods := make([]*v1.Pod, 0, len(wls))
-		for _, wl := range wls {
-			name := s.names.pod(wl)
-			pods = append(pods, podFor(wl, s.names.replicaSet(wl), name, node.Config().Name, wl.requests))
-			s.addReplica(name, wl)
-		}
-		created, err := node.AddPods(ctx, pods)
+	var all []candidate
+	for i := range vpas {
+		vpa := &vpas[i]
+		list, err := u.client.CoreV1().Pods(vpa.namespace).List(ctx, metav1.ListOptions{LabelSelector: vpa.selector})
 		if err != nil {
-			return err
+			return fmt.Errorf("list the pods of %s (%s): %w", vpa.name, vpa.selector, err)
 		}
-		for _, p := range created {
-			if p.Status.Phase != v1.PodRunning {
-				return fmt.Errorf("pod %s on %s: the kubelet left it %s: %s", p.Name, p.Spec.NodeName, p.Status.Phase, p.Status.Message)
-			}
+		for j := range list.Items {
+			all = append(all, candidate{&list.Items[j], vpa})
 		}
 	}
-	if !s.cfg.Quiet {
-		fmt.Fprintf(s.out, "%d nodes (%s), %d pods:", s.cfg.Nodes, s.nodeKinds(), len(s.pods))
-		for _, wl := range s.world.workloads {
-			n := 0
-			for _, r := range s.pods {
-				if r.wl == wl {
-					n++
-				}
-			}
-			fmt.Fprintf(s.out, " %s %d (%s)", wl.name, n, wl.requests)
-			if wl != s.world.workloads[len(s.world.workloads)-1] {
-				fmt.Fprint(s.out, ",")
-			}
-		}
-		fmt.Fprintln(s.out)
-	}
-	return nil
-}
-
-func (s *sim) nodeKinds() string {
-	counts := map[string]int{}
-	for i := 1; i <= s.cfg.Nodes; i++ {
-		counts[s.world.kindOf(i).name]++
-	}
-	var parts []string
-	for _, k := range []nodeKind{s.world.standard, s.world.large} {
-		if counts[k.name] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", counts[k.name], k))
-		}
-	}
-	return strings.Join(parts, ", ")
-}
-
-// addReplica records a live pod with a usage factor of its own.
-func (s *sim) addReplica(name string, wl *workload) {
-	s.pods[name] = &replica{name: name, wl: wl, factor: 0.8 + 0.4*s.rng.Float64()}
-	i, _ := slices.BinarySearch(s.order, name)
-	s.order = slices.Insert(s.order, i, name)
-}
-
-func (s *sim) removeReplica(name string) {
-	delete(s.pods, name)
-	if i, ok := slices.BinarySearch(s.order, name); ok {
-		s.order = slices.Delete(s.order, i, i+1)
-	}
-}
-
-// usage is a pod's usage at the current time: its workload's shape times
-// its factor, with 5% of noise.
-func (s *sim) usage(r *replica) (cpu, memory float64) {
-	m := s.now().Minutes()
-	noise := func() float64 { return 1 + 0.05*s.rng.NormFloat64() }
-	return max(1, r.wl.cpu(m)*r.factor*noise()), max(1, r.wl.memory(m)*r.factor*noise())
-}
-
-// round is one pass of the recommender and the updater.
-func (s *sim) round(ctx context.Context) error {
-	if err := s.readEvents(); err != nil {
-		return err
-	}
-	now := s.fleet.Now()
-	for _, name := range s.order {
-		r := s.pods[name]
-		cpu, mem := s.usage(r)
-		s.recs[r.wl].add(cpu, mem, now)
-	}
-	if err := s.watch(ctx, false); err != nil {
-		return err
-	}
-	if err := s.place(ctx); err != nil {
-		return err
-	}
-	if s.now() < warmUp {
-		return nil
-	}
-	targets := map[*workload]amounts{}
-	for _, wl := range s.world.workloads {
-		targets[wl] = s.recs[wl].target(wl.maxAllowed)
-	}
-	pods := map[string]*v1.Pod{}
-	for _, p := range s.fleet.Cluster().ListPods() {
-		pods[p.Name] = p
-	}
-	for _, name := range slices.Clone(s.order) {
-		r, p := s.pods[name], pods[name]
-		if p == nil || s.flight[name] != nil || p.Status.Phase != v1.PodRunning {
+	slices.SortFunc(all, func(a, b candidate) int { return strings.Compare(a.pod.Name, b.pod.Name) })
+	for _, c := range all {
+		if u.flight[podKey(c.pod)] != nil || c.pod.Status.Phase != v1.PodRunning {
 			continue
 		}
-		target := targets[r.wl]
-		if current := requestsOf(p); offBy(current.cpu, target.cpu) || offBy(current.memory, target.memory) {
-			if err := s.resize(ctx, r, p, current, target); err != nil {
+		i := containerIndex(c.pod, c.vpa.container)
+		if i < 0 {
+			continue
+		}
+		current := requestsOf(c.pod.Spec.Containers[i])
+		if offBy(current.cpu, c.vpa.target.cpu) || offBy(current.memory, c.vpa.target.memory) {
+			if err := u.inPlaceUpdate(ctx, c.pod, i, current, c.vpa.target); err != nil {
 				return err
 			}
 		}
@@ -349,58 +165,75 @@ func offBy(request, target int64) bool {
 	return diff > updateThreshold || diff < -updateThreshold
 }
 
-// resize sends an in-place resize to the pod's resize subresource and
-// reads the kubelet's answer, as the VPA updater's InPlaceUpdate does and
-// its next loop sees.
-func (s *sim) resize(ctx context.Context, r *replica, p *v1.Pod, from, to amounts) error {
-	pt, patch := resizePatch(s.cfg.Patch, r.wl, to)
-	stored, err := s.fleet.ResizePod(ctx, namespace, r.name, pt, patch)
-	var forbidden *apiserver.ForbiddenError
-	switch {
-	case errors.As(err, &forbidden):
-		s.sum.Refused++
-		s.printf("resize    %s on %s %s -> %s refused: %s", r.name, p.Spec.NodeName, from, to, forbidden.Err)
-		return s.recreate(ctx, r, p.Spec.NodeName, "refused", to)
-	case err != nil:
-		return fmt.Errorf("resize %s: %w", r.name, err)
-	}
-	s.fleet.Cluster().RecordEvent(resize.Event{Time: s.fleet.Now(), Namespace: namespace, Pod: r.name, Type: v1.EventTypeNormal,
-		Reason: reasonInPlaceResized, Message: messageInPlace, Source: updaterSource})
-	s.sum.Requested++
-	a := &attempt{at: s.fleet.Now(), from: from, to: to, generation: stored.Generation}
-	got, err := s.fleet.Cluster().GetPod(namespace, r.name)
+// containerIndex is the index of the container named name in the pod's
+// spec, -1 when it has none.
+func containerIndex(p *v1.Pod, name string) int {
+	return slices.IndexFunc(p.Spec.Containers, func(c v1.Container) bool { return c.Name == name })
+}
+
+// requestsOf is a container's cpu and memory requests.
+func requestsOf(c v1.Container) amounts {
+	return amounts{cpu: c.Resources.Requests.Cpu().MilliValue(), memory: c.Resources.Requests.Memory().Value()}
+}
+
+// inPlaceUpdate patches the resize subresource of container i of the pod
+// to the requests to, as the VPA updater's InPlaceUpdate does, and reads
+// the kubelet's answer from the pod's conditions, which the VPA updater
+// sees in its next loop. A resize the API server refuses (from 1.36, one
+// beyond the node's allocatable: 403 Forbidden) falls back to eviction.
+func (u *updater) inPlaceUpdate(ctx context.Context, pod *v1.Pod, i int, from, to amounts) error {
+	pods := u.client.CoreV1().Pods(pod.Namespace)
+	pt, patch, err := resizePatch(u.patch, pod, i, to)
 	if err != nil {
 		return err
 	}
+	patched, err := pods.Patch(ctx, pod.Name, pt, patch, metav1.PatchOptions{}, "resize")
+	switch {
+	case apierrors.IsForbidden(err):
+		u.sum.Refused++
+		u.log.printf("resize    %s on %s %s -> %s refused: %v", pod.Name, pod.Spec.NodeName, from, to, err)
+		return u.evict(ctx, pod, "refused", to)
+	case err != nil:
+		return fmt.Errorf("resize %s: %w", pod.Name, err)
+	}
+	u.recorder.Event(pod, v1.EventTypeNormal, reasonInPlaceResized, messageInPlace)
+	u.sum.Requested++
+	a := &attempt{at: u.now(), container: pod.Spec.Containers[i].Name, from: from, to: to, generation: patched.Generation}
+	got, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("get %s after its resize: %w", pod.Name, err)
+	}
 	node := got.Spec.NodeName
-	switch reason, msg := resizeState(got); reason {
+	switch reason, msg := resizeState(got, i); reason {
 	case "":
-		s.sum.AtOnce++
-		s.complete(r.name, a, a.at)
-		s.printf("resize    %s on %s %s -> %s done", r.name, node, from, to)
+		u.sum.AtOnce++
+		u.complete(podKey(pod), a, a.at)
+		u.log.printf("resize    %s on %s %s -> %s done", pod.Name, node, from, to)
 	case v1.PodReasonDeferred:
-		s.sum.Deferred++
+		u.sum.Deferred++
 		a.deferred = true
-		s.flight[r.name] = a
-		s.printf("resize    %s on %s %s -> %s deferred: %s", r.name, node, from, to, msg)
+		u.flight[podKey(pod)] = a
+		u.log.printf("resize    %s on %s %s -> %s deferred: %s", pod.Name, node, from, to, msg)
 	case v1.PodReasonInfeasible:
-		s.sum.Infeasible++
-		s.printf("resize    %s on %s %s -> %s infeasible: %s", r.name, node, from, to, msg)
-		return s.recreate(ctx, r, node, "infeasible", to)
+		u.sum.Infeasible++
+		u.log.printf("resize    %s on %s %s -> %s infeasible: %s", pod.Name, node, from, to, msg)
+		return u.evict(ctx, got, "infeasible", to)
 	default:
-		s.sum.InProgress++
-		s.flight[r.name] = a
-		s.printf("resize    %s on %s %s -> %s in progress", r.name, node, from, to)
+		u.sum.InProgress++
+		u.flight[podKey(pod)] = a
+		u.log.printf("resize    %s on %s %s -> %s in progress", pod.Name, node, from, to)
 	}
 	return nil
 }
 
-// resizeState is where a pod's resize stands, from its conditions, as the
-// VPA updater reads them (CanEvictInPlacingPod): the PodResizePending
-// reason (Deferred or Infeasible), "InProgress" (with the error message
-// when the condition's reason is Error), or "" when neither condition is
-// set and the status shows the spec's requests: the resize is done.
-func resizeState(p *v1.Pod) (reason, message string) {
+// resizeState is where the resize of the pod's container i stands, from
+// the pod's conditions, as the VPA updater reads them
+// (CanEvictInPlacingPod): the PodResizePending reason (Deferred or
+// Infeasible), "InProgress" (or "Error", with the condition's message,
+// when PodResizeInProgress has reason Error), or "" when neither
+// condition is set and the container's status shows the spec's requests:
+// the resize is done.
+func resizeState(p *v1.Pod, i int) (reason, message string) {
 	for _, c := range p.Status.Conditions {
 		switch c.Type {
 		case v1.PodResizePending:
@@ -412,62 +245,81 @@ func resizeState(p *v1.Pod) (reason, message string) {
 			return "InProgress", ""
 		}
 	}
-	if len(p.Status.ContainerStatuses) == 0 || p.Status.ContainerStatuses[0].Resources == nil {
+	name := p.Spec.Containers[i].Name
+	j := slices.IndexFunc(p.Status.ContainerStatuses, func(s v1.ContainerStatus) bool { return s.Name == name })
+	if j < 0 || p.Status.ContainerStatuses[j].Resources == nil {
 		return "InProgress", ""
 	}
-	if requestsOf(p) != (amounts{p.Status.ContainerStatuses[0].Resources.Requests.Cpu().MilliValue(), p.Status.ContainerStatuses[0].Resources.Requests.Memory().Value()}) {
+	status := p.Status.ContainerStatuses[j].Resources.Requests
+	if requestsOf(p.Spec.Containers[i]) != (amounts{status.Cpu().MilliValue(), status.Memory().Value()}) {
 		return "InProgress", ""
 	}
 	return "", ""
 }
 
+// podKey is the key of the pod's in-place resize in the flight.
+func podKey(p *v1.Pod) types.NamespacedName {
+	return types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
+}
+
 // complete records a completed in-place resize.
-func (s *sim) complete(name string, a *attempt, at time.Time) {
-	delete(s.flight, name)
-	s.sum.Completed++
-	s.sum.Durations = append(s.sum.Durations, at.Sub(a.at))
+func (u *updater) complete(key types.NamespacedName, a *attempt, at time.Time) {
+	delete(u.flight, key)
+	u.sum.Completed++
+	u.sum.Durations = append(u.sum.Durations, at.Sub(a.at))
 	if a.deferred {
-		s.sum.DeferredDone++
-		s.sum.DeferredDurations = append(s.sum.DeferredDurations, at.Sub(a.at))
+		u.sum.DeferredDone++
+		u.sum.DeferredDurations = append(u.sum.DeferredDurations, at.Sub(a.at))
 	}
 }
 
-// readEvents reads the events recorded since the last call and completes
-// the in-place resizes whose ResizeCompleted came, at the event's time.
-func (s *sim) readEvents() error {
-	events, dropped := s.fleet.Cluster().EventsSince(s.events)
-	if dropped > 0 {
-		return fmt.Errorf("the API server dropped %d events before the updater read them", dropped)
+// completions lists the kubelet's ResizeCompleted events and completes
+// the in-place resizes in flight that one names (its pod, and the
+// generation the resize made or a later one), at the event's time. A
+// completed resize leaves the flight, and the events of earlier
+// generations do not match a later resize, so listing them all again in
+// the next loop completes nothing twice.
+func (u *updater) completions(ctx context.Context) error {
+	if len(u.flight) == 0 {
+		return nil
 	}
-	s.events += uint64(len(events))
-	var done []resize.Event
-	for _, e := range events {
-		if a := s.flight[e.Pod]; a != nil && e.Reason == resize.ReasonResizeCompleted && completedGeneration(e.Message) >= a.generation {
-			done = append(done, e)
-		}
-	}
-	sort.SliceStable(done, func(i, j int) bool {
-		if !done[i].Time.Equal(done[j].Time) {
-			return done[i].Time.Before(done[j].Time)
-		}
-		return done[i].Pod < done[j].Pod
+	events, err := u.client.CoreV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("reason", reasonResizeCompleted).String(),
 	})
-	for _, e := range done {
-		a := s.flight[e.Pod]
+	if err != nil {
+		return fmt.Errorf("list the %s events: %w", reasonResizeCompleted, err)
+	}
+	type done struct {
+		pod types.NamespacedName
+		at  time.Time
+	}
+	var dones []done
+	for _, e := range events.Items {
+		pod := types.NamespacedName{Namespace: e.InvolvedObject.Namespace, Name: e.InvolvedObject.Name}
+		if a := u.flight[pod]; a != nil && e.InvolvedObject.Kind == "Pod" && completedGeneration(e.Message) >= a.generation {
+			dones = append(dones, done{pod, e.LastTimestamp.Time})
+		}
+	}
+	sort.SliceStable(dones, func(i, j int) bool {
+		if !dones[i].at.Equal(dones[j].at) {
+			return dones[i].at.Before(dones[j].at)
+		}
+		return dones[i].pod.String() < dones[j].pod.String()
+	})
+	for _, d := range dones {
+		a := u.flight[d.pod]
 		if a == nil {
 			continue
 		}
-		s.complete(e.Pod, a, e.Time)
-		if !s.cfg.Quiet {
-			fmt.Fprintf(s.out, "%s done      %s %s -> %s after %s\n", clock(e.Time.Sub(start)), e.Pod, a.from, a.to, e.Time.Sub(a.at))
-		}
+		u.complete(d.pod, a, d.at)
+		u.log.printfAt(d.at, "done      %s %s -> %s after %s", d.pod.Name, a.from, a.to, d.at.Sub(a.at))
 	}
 	return nil
 }
 
 // completedGeneration is the generation a ResizeCompleted event's message
-// names (Pod resize completed: {"containers":[...],"generation":N}), 0
-// when it names none.
+// names (Pod resize completed: {"containers":[...],"generation":N},
+// pkg/kubelet/events/resize.go), 0 when it names none.
 func completedGeneration(message string) int64 {
 	i := strings.Index(message, "{")
 	if i < 0 {
@@ -482,49 +334,48 @@ func completedGeneration(message string) int64 {
 	return m.Generation
 }
 
-// watch looks at the in-place resizes still in flight: an Infeasible one,
-// one that ended in error, and one Deferred for longer than the timeout
-// fall back to recreation, as the VPA updater's do with InPlaceOrRecreate;
-// the others wait. At the end (final) nothing is recreated.
-func (s *sim) watch(ctx context.Context, final bool) error {
-	names := make([]string, 0, len(s.flight))
-	for name := range s.flight {
-		names = append(names, name)
+// checkInFlight gets each pod whose in-place resize is still in flight and
+// reads its conditions: an Infeasible resize, one that ended in error, and
+// one Deferred for longer than the timeout fall back to eviction, as the
+// VPA updater's do with InPlaceOrRecreate (CanEvictInPlacingPod); the
+// others wait.
+func (u *updater) checkInFlight(ctx context.Context) error {
+	keys := make([]types.NamespacedName, 0, len(u.flight))
+	for key := range u.flight {
+		keys = append(keys, key)
 	}
-	slices.Sort(names)
-	for _, name := range names {
-		a := s.flight[name]
-		p, err := s.fleet.Cluster().GetPod(namespace, name)
+	slices.SortFunc(keys, func(a, b types.NamespacedName) int { return strings.Compare(a.String(), b.String()) })
+	for _, key := range keys {
+		a, name := u.flight[key], key.Name
+		p, err := u.client.CoreV1().Pods(key.Namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			return err
+			return fmt.Errorf("get %s, whose resize is in flight: %w", key, err)
 		}
-		reason, msg := resizeState(p)
-		if reason == "" {
-			// Done since the events were read (another pod's resize or
-			// removal made room): its ResizeCompleted comes with the
-			// next events, which time it.
-			continue
+		i := containerIndex(p, a.container)
+		if i < 0 {
+			return fmt.Errorf("pod %s has no container %q", name, a.container)
 		}
-		if final {
-			continue
-		}
-		r := s.pods[name]
+		reason, msg := resizeState(p, i)
 		switch {
+		case reason == "":
+			// Done since the events were listed (another pod's resize or
+			// removal made room): its ResizeCompleted comes with the
+			// next list, which times it.
 		case reason == v1.PodReasonInfeasible:
-			s.sum.Infeasible++
-			s.printf("infeasible %s on %s: %s", name, p.Spec.NodeName, msg)
-			delete(s.flight, name)
-			if err := s.recreate(ctx, r, p.Spec.NodeName, "infeasible", a.to); err != nil {
+			u.sum.Infeasible++
+			u.log.printf("infeasible %s on %s: %s", name, p.Spec.NodeName, msg)
+			delete(u.flight, key)
+			if err := u.evict(ctx, p, "infeasible", a.to); err != nil {
 				return err
 			}
 		case reason == "Error":
-			delete(s.flight, name)
-			if err := s.recreate(ctx, r, p.Spec.NodeName, "error", a.to); err != nil {
+			delete(u.flight, key)
+			if err := u.evict(ctx, p, "error", a.to); err != nil {
 				return err
 			}
-		case reason == v1.PodReasonDeferred && s.fleet.Now().Sub(a.at) > deferredTimeout:
-			delete(s.flight, name)
-			if err := s.recreate(ctx, r, p.Spec.NodeName, "deferred", a.to); err != nil {
+		case reason == v1.PodReasonDeferred && u.now().Sub(a.at) > deferredTimeout:
+			delete(u.flight, key)
+			if err := u.evict(ctx, p, "deferred", a.to); err != nil {
 				return err
 			}
 		case reason == v1.PodReasonDeferred:
@@ -534,117 +385,140 @@ func (s *sim) watch(ctx context.Context, final bool) error {
 	return nil
 }
 
-// recreate evicts the pod and has its ReplicaSet create a replacement with
-// the recommended requests (as the VPA admission controller sets them on
-// the new pod), placed by the scheduler on the first node it fits; a
-// replacement no node has room for waits and is placed by a later round.
-func (s *sim) recreate(ctx context.Context, r *replica, node, cause string, to amounts) error {
-	s.fleet.Cluster().RecordEvent(resize.Event{Time: s.fleet.Now(), Namespace: namespace, Pod: r.name, Type: v1.EventTypeNormal,
-		Reason: reasonEvicted, Message: messageEvicted, Source: updaterSource})
-	if err := s.fleet.DeletePod(ctx, namespace, r.name); err != nil {
-		return fmt.Errorf("evict %s: %w", r.name, err)
-	}
-	s.removeReplica(r.name)
-	s.sum.Recreated[cause]++
-	name := s.names.pod(r.wl)
-	pod := podFor(r.wl, s.names.replicaSet(r.wl), name, "", to)
-	where, err := s.fleet.Schedule(pod)
-	if errors.Is(err, resize.ErrUnschedulable) {
-		s.waiting = append(s.waiting, pod)
-		s.printf("recreate  %s (%s on %s) -> %s %s waiting: %s", r.name, cause, node, name, to, err)
-		return nil
-	}
+// evict deletes the pod, as the VPA updater's Evict does through the
+// eviction subresource: the client-go adapter of resizelet does not serve
+// evictions (there is no PodDisruptionBudget to check them against), so
+// the updater deletes the pod, with its UID as a precondition so that a
+// pod of the same name made since is never the one deleted. Then the
+// pod's ReplicaSet replaces it (replace).
+func (u *updater) evict(ctx context.Context, pod *v1.Pod, cause string, to amounts) error {
+	err := u.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
+		Preconditions: metav1.NewUIDPreconditions(string(pod.UID)),
+	})
 	if err != nil {
-		return err
+		return fmt.Errorf("evict %s: %w", pod.Name, err)
 	}
-	if err := s.create(ctx, pod, where, r.wl); err != nil {
-		return err
-	}
-	s.printf("recreate  %s (%s on %s) -> %s on %s %s", r.name, cause, node, name, where, to)
-	return nil
+	u.recorder.Event(pod, v1.EventTypeNormal, reasonEvicted, messageEvicted)
+	u.sum.Recreated[cause]++
+	return u.replace(ctx, pod, cause, to)
 }
 
-// create creates a replacement on the node the scheduler chose.
-func (s *sim) create(ctx context.Context, pod *v1.Pod, node string, wl *workload) error {
-	pod.Spec.NodeName = node
-	created, err := s.fleet.CreatePod(ctx, pod)
-	if err != nil {
-		return fmt.Errorf("create %s: %w", pod.Name, err)
-	}
-	if created.Status.Phase != v1.PodRunning {
-		return fmt.Errorf("create %s on %s: the kubelet left it %s: %s", pod.Name, node, created.Status.Phase, created.Status.Message)
-	}
-	s.addReplica(pod.Name, wl)
-	return nil
+// jsonPatchOp is one operation of a JSON patch (RFC 6902), in the shape
+// of the VPA's PatchRecord.
+type jsonPatchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value"`
 }
 
-// place places the replacements that waited for a node, in the order they
-// came, where they fit now. Once one of a workload does not fit, the
-// workload's others (sized alike) wait for the next round without
-// asking the scheduler.
-func (s *sim) place(ctx context.Context) error {
-	kept := s.waiting[:0]
-	unfit := map[string]bool{}
-	for _, pod := range s.waiting {
-		if unfit[pod.Labels["app"]] {
-			kept = append(kept, pod)
-			continue
+// resizePatch is the patch that sets the requests of container i of the
+// pod to to, and its limits in the proportion they have to its requests
+// now (proportionalLimits), of the kind asked for:
+//
+//   - "json", the VPA updater's JSON patch
+//     (vertical-pod-autoscaler/pkg/updater/inplace/resource_updates.go,
+//     CalculatePatches and appendPatches, with the operations of
+//     pkg/admission-controller/resource/pod/patch/util.go): an "add" of an
+//     empty resources object when the container has neither requests nor
+//     limits, an "add" of an empty requests or limits map when the
+//     container has none and a value goes in it, then an "add" of each
+//     value at /spec/containers/i/resources/{requests,limits}/{cpu,memory}
+//     (requests before limits, cpu before memory: the VPA walks a map, in
+//     no fixed order);
+//   - "strategic", the strategic merge patch kubectl sends, naming the
+//     container.
+func resizePatch(kind string, pod *v1.Pod, i int, to amounts) (types.PatchType, []byte, error) {
+	c := pod.Spec.Containers[i]
+	requests := to.list()
+	limits := proportionalLimits(c.Resources.Limits, c.Resources.Requests, requests)
+	names := []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory}
+	switch kind {
+	case "json":
+		var ops []jsonPatchOp
+		if c.Resources.Requests == nil && c.Resources.Limits == nil {
+			ops = append(ops, jsonPatchOp{"add", fmt.Sprintf("/spec/containers/%d/resources", i), v1.ResourceRequirements{}})
 		}
-		where, err := s.fleet.Schedule(pod)
-		if errors.Is(err, resize.ErrUnschedulable) {
-			unfit[pod.Labels["app"]] = true
-			kept = append(kept, pod)
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		wl := s.world.workloadOf(pod)
-		if err := s.create(ctx, pod, where, wl); err != nil {
-			return err
-		}
-		s.printf("placed    %s on %s", pod.Name, where)
-	}
-	s.waiting = kept
-	return nil
-}
-
-func (w *world) workloadOf(p *v1.Pod) *workload {
-	for _, wl := range w.workloads {
-		if wl.name == p.Labels["app"] {
-			return wl
-		}
-	}
-	return nil
-}
-
-// resizePatch is the patch that sets the app container's requests to to
-// and its limits in the workload's ratio, of the kind asked for: a JSON
-// patch of "add" operations on each value, the VPA updater's
-// (pkg/updater/inplace/resource_updates.go, with the requests before the
-// limits and cpu before memory), or the strategic merge patch kubectl
-// sends.
-func resizePatch(kind string, wl *workload, to amounts) (types.PatchType, []byte) {
-	lim := amounts{cpu: int64(float64(to.cpu) * wl.limitRatio), memory: int64(float64(to.memory) * wl.limitRatio)}
-	if kind == "json" {
-		type op struct {
-			Op    string `json:"op"`
-			Path  string `json:"path"`
-			Value string `json:"value"`
-		}
-		var ops []op
 		for _, part := range []struct {
-			field string
-			a     amounts
-		}{{"requests", to}, {"limits", lim}} {
-			ops = append(ops,
-				op{"add", "/spec/containers/0/resources/" + part.field + "/cpu", formatCPU(part.a.cpu)},
-				op{"add", "/spec/containers/0/resources/" + part.field + "/memory", formatMemory(part.a.memory)})
+			field         string
+			current, next v1.ResourceList
+		}{{"requests", c.Resources.Requests, requests}, {"limits", c.Resources.Limits, limits}} {
+			if part.current == nil && len(part.next) > 0 {
+				ops = append(ops, jsonPatchOp{"add", fmt.Sprintf("/spec/containers/%d/resources/%s", i, part.field), v1.ResourceList{}})
+			}
+			for _, name := range names {
+				if q, ok := part.next[name]; ok {
+					ops = append(ops, jsonPatchOp{"add", fmt.Sprintf("/spec/containers/%d/resources/%s/%s", i, part.field, name), q.String()})
+				}
+			}
 		}
-		b, _ := json.Marshal(ops)
-		return apiserver.JSONPatch, b
+		b, err := json.Marshal(ops)
+		return types.JSONPatchType, b, err
+	case "strategic":
+		asStrings := func(l v1.ResourceList) map[v1.ResourceName]string {
+			if len(l) == 0 {
+				return nil
+			}
+			out := map[v1.ResourceName]string{}
+			for name, q := range l {
+				out[name] = q.String()
+			}
+			return out
+		}
+		type resources struct {
+			Requests map[v1.ResourceName]string `json:"requests,omitempty"`
+			Limits   map[v1.ResourceName]string `json:"limits,omitempty"`
+		}
+		type container struct {
+			Name      string    `json:"name"`
+			Resources resources `json:"resources"`
+		}
+		var patch struct {
+			Spec struct {
+				Containers []container `json:"containers"`
+			} `json:"spec"`
+		}
+		patch.Spec.Containers = []container{{Name: c.Name, Resources: resources{Requests: asStrings(requests), Limits: asStrings(limits)}}}
+		b, err := json.Marshal(patch)
+		return types.StrategicMergePatchType, b, err
 	}
-	patch := fmt.Sprintf(`{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":%q,"memory":%q},"limits":{"cpu":%q,"memory":%q}}}]}}`,
-		formatCPU(to.cpu), formatMemory(to.memory), formatCPU(lim.cpu), formatMemory(lim.memory))
-	return apiserver.StrategicMergePatch, []byte(patch)
+	return "", nil, fmt.Errorf("patch kind %q: want json or strategic", kind)
+}
+
+// proportionalLimits are the limits for the requests next of a container
+// whose limits and requests are limits and requests now, as the VPA keeps
+// them (vertical-pod-autoscaler/pkg/utils/vpa/limit_and_request_scaling.go,
+// GetProportionalLimit, without a LimitRange's default): no limit where
+// the container has none; the request itself where the container has no
+// request or a request equal to the limit; otherwise the limit scaled by
+// next over the current request, cpu in millicores and memory in bytes,
+// rounded down (and capped at the largest int64).
+func proportionalLimits(limits, requests, next v1.ResourceList) v1.ResourceList {
+	out := v1.ResourceList{}
+	for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
+		lim, ok := limits[name]
+		rec, hasRec := next[name]
+		if !ok || lim.Value() == 0 || !hasRec || rec.Value() == 0 {
+			continue
+		}
+		req, hasReq := requests[name]
+		if !hasReq || req.Value() == 0 || req.MilliValue() == lim.MilliValue() {
+			out[name] = rec.DeepCopy()
+			continue
+		}
+		value := func(q resource.Quantity) int64 { return q.Value() }
+		scaled := func(v int64) *resource.Quantity { return resource.NewQuantity(v, lim.Format) }
+		if name == v1.ResourceCPU {
+			value = func(q resource.Quantity) int64 { return q.MilliValue() }
+			scaled = func(v int64) *resource.Quantity { return resource.NewMilliQuantity(v, lim.Format) }
+		}
+		var x big.Int
+		x.Mul(big.NewInt(value(lim)), big.NewInt(value(rec)))
+		x.Quo(&x, big.NewInt(value(req)))
+		v := int64(math.MaxInt64)
+		if x.IsInt64() {
+			v = x.Int64()
+		}
+		out[name] = *scaled(v)
+	}
+	return out
 }

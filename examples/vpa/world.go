@@ -212,6 +212,14 @@ func (n *namer) pod(wl *workload) string {
 // namespace holds every pod of the example.
 const namespace = "default"
 
+// Every pod of the example has one container, appContainer, and the label
+// appLabel with its workload's name, which the workload's VPA object
+// selects its pods by.
+const (
+	appContainer = "app"
+	appLabel     = "app"
+)
+
 // podFor builds a pod of the workload named name with the requests given
 // (limits in the workload's ratio), owned by its ReplicaSet and bound to
 // node ("" leaves it for the scheduler).
@@ -221,7 +229,7 @@ func podFor(wl *workload, rs, name, node string, req amounts) *v1.Pod {
 	return &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: namespace,
-			Labels: map[string]string{"app": wl.name},
+			Labels: map[string]string{appLabel: wl.name},
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs,
 				UID: types.UID("rs-" + rs), Controller: &controller,
@@ -230,7 +238,7 @@ func podFor(wl *workload, rs, name, node string, req amounts) *v1.Pod {
 		Spec: v1.PodSpec{
 			NodeName: node,
 			Containers: []v1.Container{{
-				Name: "app", Image: "registry.k8s.io/pause:3.10",
+				Name: appContainer, Image: "registry.k8s.io/pause:3.10",
 				Resources: v1.ResourceRequirements{Requests: req.list(), Limits: lim.list()},
 			}},
 		},
@@ -242,12 +250,6 @@ func (a amounts) list() v1.ResourceList {
 		v1.ResourceCPU:    *resource.NewMilliQuantity(a.cpu, resource.DecimalSI),
 		v1.ResourceMemory: *resource.NewQuantity(a.memory, resource.BinarySI),
 	}
-}
-
-// requestsOf is a pod's app container's requests.
-func requestsOf(p *v1.Pod) amounts {
-	r := p.Spec.Containers[0].Resources.Requests
-	return amounts{cpu: r.Cpu().MilliValue(), memory: r.Memory().Value()}
 }
 
 // placement lists, for each node (from 1), the workloads of its pods: the

@@ -1,0 +1,411 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/resizelet/resizelet/resize"
+	"github.com/resizelet/resizelet/resize/apiserver"
+	"github.com/resizelet/resizelet/resize/kubeclient"
+)
+
+// This file is the simulation around the updater: the fleet and its
+// clock, the pods' usage and the recommender it feeds, the pods the
+// Deployments had before the updater started, and the ReplicaSets and
+// the scheduler that replace an evicted pod. Of these, only the
+// ReplicaSets act like a cluster client, and they create the replacements
+// through the same client-go interface as the updater; the rest is what
+// only a simulation can do: move the clock (Fleet.Advance), choose a
+// replacement's node (Fleet.Schedule, as the scheduler would: the
+// client-go adapter does not serve a pod's binding), and place the first
+// pods on their nodes in bulk (Node.AddPods).
+
+// Config is one run of the example.
+type Config struct {
+	Nodes       int           // nodes in the fleet; every fifth is large
+	PodsPerNode int           // pods placed on each node at the start
+	Duration    time.Duration // simulated time
+	Interval    time.Duration // how often the updater runs
+	Seed        uint64        // the usage noise and the pod names
+	// Patch is how the updater patches the resize subresource: "json" (a
+	// JSON patch, as the VPA updater sends it) or "strategic" (a
+	// strategic merge patch, as kubectl does).
+	Patch   string
+	Kubelet resize.Profile // the nodes' and API server's version
+	Quiet   bool           // print the summary only
+}
+
+// sim is one run: the fleet, the client-go client over it, the updater,
+// the simulated usage and the summary.
+type sim struct {
+	cfg     Config
+	world   *world
+	fleet   *resize.Fleet
+	client  kubernetes.Interface // kubeclient.New(fleet)
+	updater *updater
+	log     *logger
+	rng     *rand.Rand
+	names   *namer
+	recs    map[*workload]*recommender
+	pods    map[string]*replica // live pods by name, for their usage
+	order   []string            // live pod names, sorted
+	waiting []*v1.Pod           // replacements no node had room for yet
+	sum     Summary
+}
+
+// Run runs the example: it builds the fleet and its pods, then every
+// Interval of simulated time samples usage, recommends, runs the updater
+// (which resizes and recreates through client-go), and advances the
+// fleet, for Duration. It prints one line per action to out (none with
+// Quiet) and returns the summary.
+func Run(ctx context.Context, cfg Config, out io.Writer) (*Summary, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	s := &sim{
+		cfg: cfg,
+		fleet: resize.NewFleet(resize.FleetOptions{
+			Start: start,
+			// The example keeps every pod decoded (the updater lists them
+			// all every minute) and lists the kubelet's events each minute.
+			Cluster: resize.ClusterOptions{Profile: cfg.Kubelet, HotPods: 2 * cfg.Nodes * cfg.PodsPerNode, EventLimit: 1 << 16},
+		}),
+		rng:  rand.New(rand.NewPCG(cfg.Seed, 0x5650415f)),
+		recs: map[*workload]*recommender{},
+		pods: map[string]*replica{},
+		sum:  Summary{Nodes: cfg.Nodes, Recreated: map[string]int{}},
+	}
+	defer s.fleet.Close()
+	s.client = kubeclient.New(s.fleet)
+	s.log = &logger{out: out, quiet: cfg.Quiet, now: s.fleet.Now}
+	s.updater = &updater{
+		client:   s.client,
+		recorder: clusterRecorder{cluster: s.fleet.Cluster(), now: s.fleet.Now},
+		now:      s.fleet.Now,
+		patch:    cfg.Patch,
+		replace:  s.replace,
+		log:      s.log,
+		sum:      &s.sum,
+		flight:   map[types.NamespacedName]*attempt{},
+	}
+	s.names = newNamer(s.rng)
+	s.world = newWorld(cfg.PodsPerNode)
+	for _, wl := range s.world.workloads {
+		s.recs[wl] = newRecommender(start)
+	}
+	if err := s.build(ctx); err != nil {
+		return nil, err
+	}
+	s.sum.PodsStart = len(s.pods)
+	for t := time.Duration(0); t < cfg.Duration; t += cfg.Interval {
+		if err := s.round(ctx); err != nil {
+			return nil, fmt.Errorf("at %s: %w", clock(t), err)
+		}
+		if err := s.fleet.Advance(ctx, min(cfg.Interval, cfg.Duration-t)); err != nil {
+			return nil, fmt.Errorf("at %s: advance: %w", clock(t), err)
+		}
+	}
+	if err := s.updater.completions(ctx); err != nil {
+		return nil, err
+	}
+	s.sum.PendingAtEnd = len(s.updater.flight)
+	s.sum.Waiting = len(s.waiting)
+	s.sum.PodsEnd = len(s.pods) + len(s.waiting)
+	return &s.sum, nil
+}
+
+func (cfg Config) check() error {
+	switch {
+	case cfg.Nodes < 1:
+		return fmt.Errorf("-nodes %d: want at least 1", cfg.Nodes)
+	case cfg.PodsPerNode < 10 || cfg.PodsPerNode > 100:
+		return fmt.Errorf("-pods %d: want 10 to 100 pods per node (the nodes run at most 110)", cfg.PodsPerNode)
+	case cfg.Duration <= 0:
+		return fmt.Errorf("-duration %s: want a positive duration", cfg.Duration)
+	case cfg.Interval <= 0:
+		return fmt.Errorf("-interval %s: want a positive duration", cfg.Interval)
+	case cfg.Patch != "json" && cfg.Patch != "strategic":
+		return fmt.Errorf("-patch %q: want json or strategic", cfg.Patch)
+	}
+	return nil
+}
+
+// clock prints a span of simulated time as hh:mm:ss.
+func clock(d time.Duration) string {
+	d = d.Round(time.Second)
+	return fmt.Sprintf("%02d:%02d:%02d", int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60)
+}
+
+// start is when the simulated hour begins.
+var start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// logger prints the example's action lines, each after the simulated time
+// since the start; nothing when quiet.
+type logger struct {
+	out   io.Writer
+	quiet bool
+	now   func() time.Time
+}
+
+// printf prints a line at the current time.
+func (l *logger) printf(format string, args ...any) { l.printfAt(l.now(), format, args...) }
+
+// printfAt prints a line at time t.
+func (l *logger) printfAt(t time.Time, format string, args ...any) {
+	if l.quiet {
+		return
+	}
+	fmt.Fprintf(l.out, "%s "+format+"\n", append([]any{clock(t.Sub(start))}, args...)...)
+}
+
+// clusterRecorder is the record.EventRecorder the updater records its
+// events with. The client-go adapter serves events for reading only (the
+// kubelet records them; a client's Create is 405), so where the VPA
+// updater's recorder would send an event through the events API, this one
+// writes it into the cluster's event log, at the fleet's time, from
+// vpa-updater, where a client lists it with the kubelet's. The cluster's
+// log is of pod events: an event about anything else is not kept, and
+// annotations are dropped.
+type clusterRecorder struct {
+	cluster *apiserver.Cluster
+	now     func() time.Time
+}
+
+var _ record.EventRecorder = clusterRecorder{}
+
+// Event records an event about a pod.
+func (r clusterRecorder) Event(object runtime.Object, eventtype, reason, message string) {
+	pod, ok := object.(*v1.Pod)
+	if !ok {
+		return
+	}
+	r.cluster.RecordEvent(apiserver.Event{Time: r.now(), Namespace: pod.Namespace, Pod: pod.Name, Type: eventtype,
+		Reason: reason, Message: message, Source: updaterSource})
+}
+
+// Eventf is Event with a formatted message.
+func (r clusterRecorder) Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...any) {
+	r.Event(object, eventtype, reason, fmt.Sprintf(messageFmt, args...))
+}
+
+// AnnotatedEventf is Eventf; the cluster's events carry no annotations.
+func (r clusterRecorder) AnnotatedEventf(object runtime.Object, _ map[string]string, eventtype, reason, messageFmt string, args ...any) {
+	r.Eventf(object, eventtype, reason, messageFmt, args...)
+}
+
+// build starts the nodes and places each node's pods on it, as a
+// Deployment's ReplicaSet and the scheduler would have before the updater
+// started.
+func (s *sim) build(ctx context.Context) error {
+	for i := 1; i <= s.cfg.Nodes; i++ {
+		if _, err := s.fleet.AddNode(ctx, s.world.nodeConfig(i, s.cfg.Kubelet, s.cfg.PodsPerNode), resize.Deps{}); err != nil {
+			return err
+		}
+	}
+	for i, wls := range s.world.placement(s.cfg.Nodes, s.cfg.PodsPerNode) {
+		if i == 0 {
+			continue
+		}
+		node, _ := s.fleet.Node(fmt.Sprintf("node-%d", i))
+		pods := make([]*v1.Pod, 0, len(wls))
+		for _, wl := range wls {
+			name := s.names.pod(wl)
+			pods = append(pods, podFor(wl, s.names.replicaSet(wl), name, node.Config().Name, wl.requests))
+			s.addReplica(name, wl)
+		}
+		created, err := node.AddPods(ctx, pods)
+		if err != nil {
+			return err
+		}
+		for _, p := range created {
+			if p.Status.Phase != v1.PodRunning {
+				return fmt.Errorf("pod %s on %s: the kubelet left it %s: %s", p.Name, p.Spec.NodeName, p.Status.Phase, p.Status.Message)
+			}
+		}
+	}
+	if !s.cfg.Quiet {
+		fmt.Fprintf(s.log.out, "%d nodes (%s), %d pods:", s.cfg.Nodes, s.nodeKinds(), len(s.pods))
+		for _, wl := range s.world.workloads {
+			n := 0
+			for _, r := range s.pods {
+				if r.wl == wl {
+					n++
+				}
+			}
+			fmt.Fprintf(s.log.out, " %s %d (%s)", wl.name, n, wl.requests)
+			if wl != s.world.workloads[len(s.world.workloads)-1] {
+				fmt.Fprint(s.log.out, ",")
+			}
+		}
+		fmt.Fprintln(s.log.out)
+	}
+	return nil
+}
+
+func (s *sim) nodeKinds() string {
+	counts := map[string]int{}
+	for i := 1; i <= s.cfg.Nodes; i++ {
+		counts[s.world.kindOf(i).name]++
+	}
+	var parts []string
+	for _, k := range []nodeKind{s.world.standard, s.world.large} {
+		if counts[k.name] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[k.name], k))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// addReplica records a live pod with a usage factor of its own.
+func (s *sim) addReplica(name string, wl *workload) {
+	s.pods[name] = &replica{name: name, wl: wl, factor: 0.8 + 0.4*s.rng.Float64()}
+	i, _ := slices.BinarySearch(s.order, name)
+	s.order = slices.Insert(s.order, i, name)
+}
+
+func (s *sim) removeReplica(name string) {
+	delete(s.pods, name)
+	if i, ok := slices.BinarySearch(s.order, name); ok {
+		s.order = slices.Delete(s.order, i, i+1)
+	}
+}
+
+// usage is a pod's usage at the current time: its workload's shape times
+// its factor, with 5% of noise.
+func (s *sim) usage(r *replica) (cpu, memory float64) {
+	m := s.fleet.Now().Sub(start).Minutes()
+	noise := func() float64 { return 1 + 0.05*s.rng.NormFloat64() }
+	return max(1, r.wl.cpu(m)*r.factor*noise()), max(1, r.wl.memory(m)*r.factor*noise())
+}
+
+// round is one pass of the recommender and the updater: usage samples
+// into the recommenders (what the VPA recommender gets from the metrics
+// server), the updater's look at its resizes in flight, the replacements
+// that waited for room placed, and, after the warm-up, the updater's
+// in-place resizes to the recommendations.
+func (s *sim) round(ctx context.Context) error {
+	now := s.fleet.Now()
+	for _, name := range s.order {
+		r := s.pods[name]
+		cpu, mem := s.usage(r)
+		s.recs[r.wl].add(cpu, mem, now)
+	}
+	if err := s.updater.observe(ctx); err != nil {
+		return err
+	}
+	if err := s.place(ctx); err != nil {
+		return err
+	}
+	if now.Sub(start) < warmUp {
+		return nil
+	}
+	vpas := make([]vpaObject, 0, len(s.world.workloads))
+	for _, wl := range s.world.workloads {
+		vpas = append(vpas, vpaObject{
+			name: wl.name, namespace: namespace,
+			selector:  labels.SelectorFromSet(labels.Set{appLabel: wl.name}).String(),
+			container: appContainer,
+			target:    s.recs[wl].target(wl.maxAllowed),
+		})
+	}
+	return s.updater.update(ctx, vpas)
+}
+
+// replace is what follows the updater's eviction of a pod: its
+// ReplicaSet creates a replacement, with the recommended requests (as
+// the VPA admission controller sets them on the new pod), on the first
+// node it fits (the scheduler's choice, Fleet.Schedule); a replacement no
+// node has room for waits and is placed by a later round.
+func (s *sim) replace(ctx context.Context, evicted *v1.Pod, cause string, to amounts) error {
+	s.removeReplica(evicted.Name)
+	wl := s.world.workloadOf(evicted)
+	if wl == nil {
+		return fmt.Errorf("evicted pod %s: no workload %q", evicted.Name, evicted.Labels[appLabel])
+	}
+	name := s.names.pod(wl)
+	pod := podFor(wl, s.names.replicaSet(wl), name, "", to)
+	where, err := s.fleet.Schedule(pod)
+	if errors.Is(err, resize.ErrUnschedulable) {
+		s.waiting = append(s.waiting, pod)
+		s.log.printf("recreate  %s (%s on %s) -> %s %s waiting: %s", evicted.Name, cause, evicted.Spec.NodeName, name, to, err)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.create(ctx, pod, where, wl); err != nil {
+		return err
+	}
+	s.log.printf("recreate  %s (%s on %s) -> %s on %s %s", evicted.Name, cause, evicted.Spec.NodeName, name, where, to)
+	return nil
+}
+
+// create creates a replacement through client-go, bound to the node the
+// scheduler chose; the node's kubelet admits and starts it before Create
+// returns.
+func (s *sim) create(ctx context.Context, pod *v1.Pod, node string, wl *workload) error {
+	pod.Spec.NodeName = node
+	created, err := s.client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("create %s: %w", pod.Name, err)
+	}
+	if created.Status.Phase != v1.PodRunning {
+		return fmt.Errorf("create %s on %s: the kubelet left it %s: %s", pod.Name, node, created.Status.Phase, created.Status.Message)
+	}
+	s.addReplica(pod.Name, wl)
+	return nil
+}
+
+// place places the replacements that waited for a node, in the order they
+// came, where they fit now. Once one of a workload does not fit, the
+// workload's others (sized alike) wait for the next round without
+// asking the scheduler.
+func (s *sim) place(ctx context.Context) error {
+	kept := s.waiting[:0]
+	unfit := map[string]bool{}
+	for _, pod := range s.waiting {
+		if unfit[pod.Labels[appLabel]] {
+			kept = append(kept, pod)
+			continue
+		}
+		where, err := s.fleet.Schedule(pod)
+		if errors.Is(err, resize.ErrUnschedulable) {
+			unfit[pod.Labels[appLabel]] = true
+			kept = append(kept, pod)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := s.create(ctx, pod, where, s.world.workloadOf(pod)); err != nil {
+			return err
+		}
+		s.log.printf("placed    %s on %s", pod.Name, where)
+	}
+	s.waiting = kept
+	return nil
+}
+
+// workloadOf is the workload whose label the pod has, nil for none.
+func (w *world) workloadOf(p *v1.Pod) *workload {
+	for _, wl := range w.workloads {
+		if wl.name == p.Labels[appLabel] {
+			return wl
+		}
+	}
+	return nil
+}
