@@ -11,7 +11,9 @@ import (
 )
 
 // Backend is what the adapter serves: reads and watches from the cluster, writes that the
-// kubelet(s) must see routed to them.
+// kubelet(s) must see routed to them. Whatever pod CreatePod and ResizePod return, the
+// adapter answers those writes with the cluster's copy of the pod once they returned
+// (after the kubelet reacted), with its resourceVersion.
 type Backend interface {
 	Cluster() *apiserver.Cluster
 	CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error)

@@ -563,8 +563,14 @@ func TestFleetThroughClientGo(t *testing.T) {
 		}
 	}
 	patch := []byte(`[{"op":"replace","path":"/spec/containers/0/resources/requests/cpu","value":"300m"}]`)
-	if _, err := pods.Patch(ctx, "web-2", types.JSONPatchType, patch, metav1.PatchOptions{}, "resize"); err != nil {
+	answer, err := pods.Patch(ctx, "web-2", types.JSONPatchType, patch, metav1.PatchOptions{}, "resize")
+	if err != nil {
 		t.Fatal(err)
+	}
+	// The answer is the pod as stored once the kubelet reacted, with its
+	// resourceVersion, as for a single node's backend.
+	if answer.ResourceVersion == "" || !resizeDone(answer, "300m") {
+		t.Errorf("the patch's answer: resourceVersion %q, conditions %v", answer.ResourceVersion, answer.Status.Conditions)
 	}
 	got, err := pods.Get(ctx, "web-2", metav1.GetOptions{})
 	if err != nil {

@@ -122,7 +122,19 @@ func (p *pods) Create(ctx context.Context, pod *v1.Pod, opts metav1.CreateOption
 	if err != nil {
 		return nil, statusError(err, in.Name)
 	}
-	return served(created), nil
+	return served(p.stored(created)), nil
+}
+
+// stored is the pod a write answers with: the cluster's copy once the
+// backend's call returned (so after the kubelet reacted, whatever the
+// backend returned), with its resourceVersion; pod itself if the cluster
+// no longer has it (a copy: a backend may return the cluster's shared
+// pod).
+func (p *pods) stored(pod *v1.Pod) *v1.Pod {
+	if cur, err := p.b.Cluster().GetPodVersioned(pod.Namespace, pod.Name); err == nil && cur.UID == pod.UID {
+		return cur
+	}
+	return pod.DeepCopy()
 }
 
 // Delete deletes the pod through the backend (the node stops and removes
@@ -188,7 +200,7 @@ func (p *pods) Patch(ctx context.Context, name string, pt types.PatchType, data 
 	if err != nil {
 		return nil, statusError(err, name)
 	}
-	return served(pod), nil
+	return served(p.stored(pod)), nil
 }
 
 // UpdateResize is a PUT of the resize subresource: what the resize
