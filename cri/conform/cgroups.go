@@ -2,15 +2,12 @@ package conform
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
@@ -89,28 +86,4 @@ func cgroupDirs(root, name string) ([]string, error) {
 	}
 	slices.SortFunc(dirs, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
 	return dirs, nil
-}
-
-// removeCgroupDirs removes the directories, deepest first. The kernel may
-// refuse a cgroup for a moment after its last process was killed (EBUSY
-// while the exit is reaped), so a refusal is retried for a few seconds.
-func removeCgroupDirs(dirs []string) (removed []string, errs []error) {
-	for _, d := range dirs {
-		var err error
-		for try := 0; try < 50; try++ {
-			err = os.Remove(d)
-			if err == nil || errors.Is(err, fs.ErrNotExist) || !errors.Is(err, syscall.EBUSY) {
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		switch {
-		case err == nil:
-			removed = append(removed, "cgroup "+d)
-		case errors.Is(err, fs.ErrNotExist):
-		default:
-			errs = append(errs, fmt.Errorf("remove cgroup %s: %w", d, err))
-		}
-	}
-	return removed, errs
 }

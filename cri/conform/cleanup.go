@@ -131,11 +131,7 @@ func countPrefix(list []string, prefix string) int {
 // cgroups in all of them), on the in-memory kernel through the manager.
 func (r *run) removeCgroups(name string) (removed []string, errs []error) {
 	if cgfs, ok := r.cg.(*cgroup.FS); ok {
-		dirs, err := cgroupDirs(cgfs.Root(), name)
-		if err != nil {
-			return nil, []error{fmt.Errorf("listing the cgroups below %s: %w", cgfs.Root(), err)}
-		}
-		return removeCgroupDirs(dirs)
+		return removeTree(cgfs, name)
 	}
 	var paths []string
 	if l, ok := r.cg.(pathLister); ok {
@@ -165,6 +161,20 @@ func (r *run) removeCgroups(name string) (removed []string, errs []error) {
 			continue
 		}
 		removed = append(removed, "cgroup "+p)
+	}
+	return removed, errs
+}
+
+// removeTree removes the cgroup name and everything below it from every
+// hierarchy of the cgroup filesystem (cgroup.RemoveTree), naming each
+// directory removed as the report does.
+func removeTree(cgfs *cgroup.FS, name string) (removed []string, errs []error) {
+	dirs, err := cgroup.RemoveTree(cgfs, name)
+	for _, d := range dirs {
+		removed = append(removed, "cgroup "+d)
+	}
+	if err != nil {
+		errs = append(errs, err)
 	}
 	return removed, errs
 }
@@ -237,11 +247,7 @@ func (r *run) sweep(ctx context.Context) {
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(seen)) {
-		dirs, err := cgroupDirs(cgfs.Root(), name)
-		if err != nil {
-			continue
-		}
-		removed, _ := removeCgroupDirs(dirs)
+		removed, _ := removeTree(cgfs, name)
 		if len(removed) > 0 {
 			r.report.Swept = append(r.report.Swept, fmt.Sprintf("%d cgroup directories of %s", len(removed), name))
 		}
