@@ -12,24 +12,12 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/resizelet/resizelet/allocation/state"
 	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/cri"
 	"github.com/resizelet/resizelet/resize/apiserver"
 )
-
-// fleetBackend is the interface package resize/kubeclient serves a
-// client-go clientset from; Fleet must implement it exactly.
-type fleetBackend interface {
-	Cluster() *apiserver.Cluster
-	CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error)
-	DeletePod(ctx context.Context, namespace, name string) error
-	ResizePod(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error)
-}
-
-var _ fleetBackend = (*Fleet)(nil)
 
 var fleetStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 

@@ -3,8 +3,6 @@ package scenario_test
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -129,36 +127,11 @@ func TestRunMetrics(t *testing.T) {
 // metrics recorded: recording them changes nothing, so every transcript is
 // the golden one and every expectation holds.
 func TestScenariosWithMetrics(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(scenarioDir, "*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scenarios in %s (%v)", scenarioDir, err)
-	}
-	for _, file := range files {
-		name := strings.TrimSuffix(filepath.Base(file), ".yaml")
-		t.Run(name, func(t *testing.T) {
-			s, err := scenario.Load(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s.File = filepath.Base(file)
-			m, err := metrics.New(prometheus.NewRegistry())
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := scenario.Run(context.Background(), s, scenario.Options{Metrics: m})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, mm := range res.Mismatches {
-				t.Errorf("%s", mm)
-			}
-			want, err := os.ReadFile(strings.TrimSuffix(file, ".yaml") + ".golden")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(string(want), string(res.Transcript)); diff != "" {
-				t.Errorf("recording metrics changes the transcript (-golden +got):\n%s", diff)
-			}
-		})
-	}
+	checkGoldensWith(t, "recorded metrics", func(t *testing.T) scenario.Options {
+		m, err := metrics.New(prometheus.NewRegistry())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return scenario.Options{Metrics: m}
+	})
 }

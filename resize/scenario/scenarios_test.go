@@ -69,6 +69,15 @@ func TestScenarios(t *testing.T) {
 // and every expectation must hold. Freezing changes memory, never
 // behaviour.
 func TestScenariosFrozen(t *testing.T) {
+	checkGoldensWith(t, "frozen pods", func(*testing.T) scenario.Options { return scenario.Options{HotPods: -1} })
+}
+
+// checkGoldensWith runs every scenario of the suite with the options opts
+// gives and fails when an expectation does not hold or a transcript is
+// not the golden one: what changes only how the run is done (named by
+// what) must not change what it does.
+func checkGoldensWith(t *testing.T, what string, opts func(*testing.T) scenario.Options) {
+	t.Helper()
 	files, err := filepath.Glob(filepath.Join(scenarioDir, "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no scenarios in %s (%v)", scenarioDir, err)
@@ -81,7 +90,7 @@ func TestScenariosFrozen(t *testing.T) {
 				t.Fatal(err)
 			}
 			s.File = filepath.Base(file)
-			res, err := scenario.Run(context.Background(), s, scenario.Options{HotPods: -1})
+			res, err := scenario.Run(context.Background(), s, opts(t))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +102,7 @@ func TestScenariosFrozen(t *testing.T) {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(string(want), string(res.Transcript)); diff != "" {
-				t.Errorf("frozen pods change the transcript (-golden +got):\n%s", diff)
+				t.Errorf("%s change the transcript (-golden +got):\n%s", what, diff)
 			}
 		})
 	}
