@@ -205,8 +205,11 @@ type podRef struct{ namespace, name string }
 
 func podKey(namespace, name string) podRef { return podRef{namespace, name} }
 
+// resizeOptions are the options of the cluster's resizes. The gates are
+// the resolved profile's; Gate stays nil (its method value would be
+// allocated on every resize, and resolved answers for it).
 func (c *Cluster) resizeOptions() ResizeOptions {
-	return ResizeOptions{Profile: c.profile.Version(), Gate: c.profile.Gate, resolved: &c.profile}
+	return ResizeOptions{Profile: c.profile.Version(), resolved: &c.profile}
 }
 
 // CreatePod stores a new pod as the API server would: defaulted, with a
