@@ -283,7 +283,9 @@ func exitPod(t *testing.T, tn *testNode, name string) {
 // counted under the retry's trigger, a smaller resize that replaces it
 // too; one reverted is not (the kubelet clears its condition when it gets
 // the update, without a retry). The pending gauge counts the Deferred
-// resizes meanwhile.
+// resizes meanwhile. pods_added is a kubelet restart, whose new kubelet
+// counts b's resize, Deferred before (its backfilled condition), as
+// accepted by the retry that follows admission.
 func TestMetricsDeferredAccepted(t *testing.T) {
 	never := func(p *v1.Pod) *v1.Pod { p.Spec.RestartPolicy = v1.RestartPolicyNever; return p }
 	for _, tc := range []struct {
@@ -307,9 +309,13 @@ func TestMetricsDeferredAccepted(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		// Adding a pod retries nothing in 1.35 (HandlePodAdditions
+		// retries only when a pod it admits has a pending change, see
+		// TestAddingPodsRetriesNothing); a restarted kubelet does, for b,
+		// whose spec differs from its allocation.
 		{"pods_added", func(t *testing.T, tn *testNode) {
 			exitPod(t, tn, "a")
-			addPods(t, tn, cpuPod("c", "100m"))
+			tn.restart()
 		}},
 	} {
 		name := tc.trigger

@@ -119,8 +119,10 @@ type Node struct {
 // NewNode starts a kubelet on cfg with deps: it loads the checkpoints,
 // lists the runtime's sandboxes and containers and the API server's pods,
 // and starts a core on them (which admits the pods in creation order,
-// retries pending resizes and syncs every pod until quiet). A kubelet
-// restart is NewNode on the same deps.
+// retries pending resizes when a pod's spec differs from its allocation,
+// and syncs every pod until quiet). A kubelet restart is NewNode on the
+// same deps; a pod that no longer fits is rejected with a new status
+// (phase Failed, without its container statuses and resize conditions).
 //
 // cfg is defaulted and validated (core.NodeConfig.Validate). Its cgroup
 // version is the one the cgroup manager reports, and its cgroup driver,
@@ -384,10 +386,13 @@ func (n *Node) log(ctx context.Context, logs []core.LogRecord) {
 
 // AddPod creates the pod in the cluster, admits it (a rejected pod gets
 // phase Failed with the kubelet's reason and message and a Warning event;
-// that is not an error), starts its containers, retries pending resizes
-// (pods_added) and runs until quiet. A pod the cluster or the kubelet
-// refuses (a nil pod, an invalid one, a UID another pod has) is an error
-// and changes nothing, as is a pod bound to another node (ErrOtherNode).
+// that is not an error), starts its containers and runs until quiet. It
+// retries no pending resize: from 1.35 the kubelet retries (pods_added)
+// only for an added pod whose spec differs from its allocation, which a
+// new pod never has (the 1.33 and 1.34 profiles retry after every pod).
+// A pod the cluster or the kubelet refuses (a nil pod, an invalid one, a
+// UID another pod has) is an error and changes nothing, as is a pod bound
+// to another node (ErrOtherNode).
 // A pod without spec.nodeName keeps it empty, unless the node takes bound
 // pods only (Deps.BoundPodsOnly): then AddPod binds it to the node.
 func (n *Node) AddPod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
@@ -426,8 +431,8 @@ func (n *Node) uncreate(pods ...*v1.Pod) {
 
 // AddPods creates the pods in the cluster, in order, and hands them to the
 // kubelet at once, as HandlePodAdditions takes a list: each is admitted in
-// turn (against the ones before it), the pending resizes are retried once
-// (pods_added), and the node runs until quiet. It ends up where AddPod on
+// turn (against the ones before it), and the node runs until quiet (the
+// pending resizes are retried only as AddPod says). It ends up where AddPod on
 // each pod in turn does, in one run. A pod the cluster refuses (or a nil
 // one, or one bound to another node) stops the call with an error that
 // says which, and changes nothing: the pods created before it are deleted

@@ -14,9 +14,9 @@ import (
 
 // podsAdded is HandlePodAdditions: the pods join the node's pods, each is
 // admitted in turn (an allocation task each), then the pods' resize
-// conditions are taken over from their API status and those with a
-// pending change join the queue (podsAddedTask), and the pending resizes
-// are retried once (pods_added). Nothing changes when a pod is refused.
+// conditions are taken over from their API status, those with a pending
+// change join the queue and, when there was one, the pending resizes are
+// retried once (podsAddedTask). Nothing changes when a pod is refused.
 func (c *Core) podsAdded(pods []*v1.Pod, now time.Time) error {
 	seen := map[types.UID]bool{}
 	for _, pod := range pods {
@@ -36,11 +36,6 @@ func (c *Core) podsAdded(pods []*v1.Pod, now time.Time) error {
 		added.add(c, pod)
 	}
 	c.enqueueAlloc(added)
-	// The v1.35.4 kubelet retries only when a pod of the batch has a
-	// pending change (HandlePodAdditions, len(pendingResizes) > 0), which
-	// a new pod never has; resizelet retries after every batch, a known
-	// difference (the open points of resize/kubelet-resize.md).
-	c.enqueueRetry(allocation.TriggerPodsAdded)
 	return nil
 }
 
@@ -51,8 +46,13 @@ func (c *Core) podsAdded(pods []*v1.Pod, now time.Time) error {
 // status_manager.go), and it recounts the gauges; then every admitted pod
 // of the batch whose desired resources differ from its allocation joins
 // the pending-resize queue (PushPendingResize), in the batch's order and
-// with the backfilled conditions' times as its keys. The retry follows as
-// a task of its own.
+// with the backfilled conditions' times as its keys. From 1.35 the pending
+// resizes are retried (pods_added) only when a pod of the batch had such a
+// change (len(pendingResizes) > 0), which a new pod never has: in practice
+// only when the kubelet starts. Without a retry the periodic retry's timer
+// stays due when it was. The 1.33 and 1.34 profiles retry after every
+// batch (profile.RetriesAddedPodsOnlyWithChange). The retry is a task of
+// its own, run next.
 type podsAddedTask struct {
 	opOutput
 	uids []types.UID
@@ -106,10 +106,15 @@ func (t *podsAddedTask) advance(c *Core, _ []Action, _ []Result) ([]Action, bool
 		}
 	}
 	c.recountAll()
+	pending := false
 	for _, uid := range t.uids {
 		if ps := c.hot(c.pods[uid]); ps != nil && ps.admitted && ps.view().Changed() {
 			c.pushPending(ps)
+			pending = true
 		}
+	}
+	if pending || !c.s.profile.RetriesAddedPodsOnlyWithChange() {
+		c.retryNext(allocation.TriggerPodsAdded)
 	}
 	return nil, false, true
 }
@@ -276,11 +281,7 @@ func (t *admitTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 		if decision.Outcome != allocation.Admitted {
 			c.logAdmissionDenied(ps.pod, decision.Reason, decision.Message)
 			t.emit(c.event(&t.opOutput, ps.pod, v1.EventTypeWarning, decision.Reason, decision.Message))
-			status := ps.pod.Status.DeepCopy()
-			status.Phase = v1.PodFailed
-			status.Reason = decision.Reason
-			status.Message = "Pod was rejected: " + decision.Message
-			t.emit(c.writeStatus(ps, status))
+			t.emit(c.writeStatus(ps, c.rejectedStatus(ps.pod, decision.Reason, decision.Message)))
 			return t.take(), false, true
 		}
 		t.phase = 1
@@ -301,6 +302,80 @@ func (t *admitTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 }
 
 func (t *admitTask) finish(*Core) {}
+
+// rejectedStatus is the status the kubelet writes for a pod the admit
+// handlers refused, as the API server ends up with it. From 1.35
+// (profile.RejectionWritesFreshStatus) that is a new status, not the pod's
+// old one: rejectPod (pkg/kubelet/kubelet.go) gives the status manager
+// only the QoS class (the pod's own, v1qos.GetPodQOS), phase Failed, the
+// reason and "Pod was rejected: " and the message; SetPodStatus and
+// updateStatusInternal (pkg/kubelet/status/status_manager.go) add the
+// pod's generation as observedGeneration (never less than the old one)
+// and the old start time, or now; and mergePodStatus, as the status
+// manager writes it, keeps of the old status only the conditions the
+// kubelet does not own and the resource claim statuses. So a pod rejected
+// when the kubelet starts loses its container statuses and its resize
+// conditions (which the status manager still takes over in memory:
+// podsAddedTask). The 1.33 and 1.34 profiles keep resizelet's earlier
+// status, the old one with the failed phase, reason and message
+// ([UNVERIFIED]).
+//
+// mergePodStatus also keeps the old phase, reason and message while the
+// pod could still have running containers, which at a start holds until
+// the pod workers have first been synced (pkg/kubelet/pod_workers.go,
+// CouldHaveRunningContainers), within seconds; the status manager writes
+// the Failed phase at its next sync. resizelet writes that final status
+// at once.
+func (c *Core) rejectedStatus(pod *v1.Pod, reason, message string) *v1.PodStatus {
+	old := &pod.Status
+	if !c.s.profile.RejectionWritesFreshStatus() {
+		status := old.DeepCopy()
+		status.Phase = v1.PodFailed
+		status.Reason = reason
+		status.Message = "Pod was rejected: " + message
+		return status
+	}
+	status := &v1.PodStatus{
+		QOSClass:           qos.GetPodQOS(pod),
+		Phase:              v1.PodFailed,
+		Reason:             reason,
+		Message:            "Pod was rejected: " + message,
+		ObservedGeneration: max(pod.Generation, old.ObservedGeneration),
+		StartTime:          old.StartTime.DeepCopy(),
+	}
+	if status.StartTime == nil || status.StartTime.IsZero() {
+		t := metav1.NewTime(c.now)
+		status.StartTime = &t
+	}
+	for i := range old.Conditions {
+		if !c.kubeletOwnsCondition(old.Conditions[i].Type) {
+			status.Conditions = append(status.Conditions, *old.Conditions[i].DeepCopy())
+		}
+	}
+	for i := range old.ResourceClaimStatuses {
+		status.ResourceClaimStatuses = append(status.ResourceClaimStatuses, *old.ResourceClaimStatuses[i].DeepCopy())
+	}
+	status.ExtendedResourceClaimStatus = old.ExtendedResourceClaimStatus.DeepCopy()
+	return status
+}
+
+// kubeletOwnsCondition is PodConditionByKubelet
+// (pkg/kubelet/types/pod_status.go) with the version's default gates:
+// PodScheduled, Ready, Initialized, ContainersReady and the two resize
+// conditions; PodReadyToStartContainers, whose gate is on in every version
+// resizelet reproduces (beta from 1.29, GA in 1.37); and
+// AllContainersRestarting from 1.36, where RestartAllContainersOnContainerExits
+// is on by default (alpha and off in 1.35).
+func (c *Core) kubeletOwnsCondition(t v1.PodConditionType) bool {
+	switch t {
+	case v1.PodScheduled, v1.PodReady, v1.PodInitialized, v1.ContainersReady,
+		v1.PodResizeInProgress, v1.PodResizePending, v1.PodReadyToStartContainers:
+		return true
+	case v1.AllContainersRestarting:
+		return c.s.profile.Version().Minor() >= 36
+	}
+	return false
+}
 
 // pushTask queues one pod's pending resize (PushPendingResize).
 type pushTask struct {

@@ -78,7 +78,13 @@ func (c *resizeConditions) clearPending() bool {
 // setInProgress sets PodResizeInProgress. An existing condition keeps its
 // observedGeneration, and its reason and message when the new ones are
 // empty; that is why a new allocation clears the condition first. It
-// reports whether the condition newly got reason Error.
+// reports whether the condition was updated, as the status manager's
+// SetPodResizeInProgressCondition does (pkg/kubelet/status/
+// status_manager.go): a condition that is new, or whose reason or message
+// changed. The times do not count, and the generation cannot change. So a
+// sync that fails with another error while the reason stays Error is an
+// update too, and the kubelet emits another ResizeError for it
+// (pkg/kubelet/kubelet.go, SyncPod); the same error again is not.
 func (c *resizeConditions) setInProgress(reason, message string, generation int64, now metav1.Time) bool {
 	var old v1.PodCondition
 	had := c.inProgress != nil
@@ -90,7 +96,7 @@ func (c *resizeConditions) setInProgress(reason, message string, generation int6
 		}
 	}
 	c.inProgress = updatedCondition(c.slot(1), v1.PodResizeInProgress, condOrNil(had, &old), reason, message, generation, now)
-	return reason == v1.PodReasonError && (!had || old.Reason != v1.PodReasonError)
+	return !had || old.Reason != reason || old.Message != message
 }
 
 // backfill takes a pod's resize conditions over from an API status, as the

@@ -111,27 +111,31 @@ func TestSetPending(t *testing.T) {
 func TestSetInProgress(t *testing.T) {
 	const errReason = v1.PodReasonError
 	cases := []struct {
-		name         string
-		old          *v1.PodCondition
-		reason, msg  string
-		generation   int64
-		wantNewlyErr bool
-		want         *v1.PodCondition
+		name        string
+		old         *v1.PodCondition
+		reason, msg string
+		generation  int64
+		wantUpdated bool
+		want        *v1.PodCondition
 	}{
 		{
+			// A new condition is an update (SyncPod's callers of this
+			// kind ignore it).
 			name:   "first condition, no reason",
 			reason: "", msg: "", generation: 3,
-			want: cond(v1.PodResizeInProgress, "", "", 3, condT1, condT1),
+			wantUpdated: true,
+			want:        cond(v1.PodResizeInProgress, "", "", 3, condT1, condT1),
 		},
 		{
 			name:   "first condition is an error",
 			reason: errReason, msg: "failed to update container", generation: 3,
-			wantNewlyErr: true,
-			want:         cond(v1.PodResizeInProgress, errReason, "failed to update container", 3, condT1, condT1),
+			wantUpdated: true,
+			want:        cond(v1.PodResizeInProgress, errReason, "failed to update container", 3, condT1, condT1),
 		},
 		{
 			// An existing condition keeps the generation it observed: the
-			// resize in progress is still the one of that generation.
+			// resize in progress is still the one of that generation. Only
+			// the probe time moves, which is no update.
 			name:   "keeps observedGeneration",
 			old:    cond(v1.PodResizeInProgress, "", "", 2, condT0, condT0),
 			reason: "", msg: "", generation: 5,
@@ -139,45 +143,55 @@ func TestSetInProgress(t *testing.T) {
 		},
 		{
 			// Empty reason and message keep the old ones, so an Error stays
-			// until the condition is cleared, and it is not newly an Error.
+			// until the condition is cleared, and that is no update.
 			name:   "empty reason and message keep the error",
 			old:    cond(v1.PodResizeInProgress, errReason, "boom", 2, condT0, condT0),
 			reason: "", msg: "", generation: 4,
-			wantNewlyErr: false,
-			want:         cond(v1.PodResizeInProgress, errReason, "boom", 2, condT1, condT0),
+			wantUpdated: false,
+			want:        cond(v1.PodResizeInProgress, errReason, "boom", 2, condT1, condT0),
 		},
 		{
 			name:   "transition into Error",
 			old:    cond(v1.PodResizeInProgress, "", "", 2, condT0, condT0),
 			reason: errReason, msg: "boom", generation: 4,
-			wantNewlyErr: true,
-			want:         cond(v1.PodResizeInProgress, errReason, "boom", 2, condT1, condT1),
+			wantUpdated: true,
+			want:        cond(v1.PodResizeInProgress, errReason, "boom", 2, condT1, condT1),
 		},
 		{
-			// Set to Error again: not newly an Error, so no second event;
-			// the message is updated and the transition time kept.
-			name:   "Error again",
+			// Set to Error again with another message: an update
+			// (SetPodResizeInProgressCondition compares the message too),
+			// so the kubelet emits another ResizeError; the transition
+			// time is kept, as the reason is the same.
+			name:   "Error again, another message",
 			old:    cond(v1.PodResizeInProgress, errReason, "first", 2, condT0, condT0),
 			reason: errReason, msg: "second", generation: 2,
-			wantNewlyErr: false,
-			want:         cond(v1.PodResizeInProgress, errReason, "second", 2, condT1, condT0),
+			wantUpdated: true,
+			want:        cond(v1.PodResizeInProgress, errReason, "second", 2, condT1, condT0),
+		},
+		{
+			// The same error again is no update: no second event.
+			name:   "Error again, same message",
+			old:    cond(v1.PodResizeInProgress, errReason, "first", 2, condT0, condT0),
+			reason: errReason, msg: "first", generation: 7,
+			wantUpdated: false,
+			want:        cond(v1.PodResizeInProgress, errReason, "first", 2, condT1, condT0),
 		},
 		{
 			// Leaving Error for another non-empty reason moves the
-			// transition time and is not an Error.
+			// transition time and is an update.
 			name:   "out of Error",
 			old:    cond(v1.PodResizeInProgress, errReason, "boom", 2, condT0, condT0),
 			reason: "Retrying", msg: "again", generation: 2,
-			wantNewlyErr: false,
-			want:         cond(v1.PodResizeInProgress, "Retrying", "again", 2, condT1, condT1),
+			wantUpdated: true,
+			want:        cond(v1.PodResizeInProgress, "Retrying", "again", 2, condT1, condT1),
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			pending := cond(v1.PodResizePending, v1.PodReasonDeferred, "m", 1, condT0, condT0)
 			c := &resizeConditions{pending: pending, inProgress: tc.old}
-			if got := c.setInProgress(tc.reason, tc.msg, tc.generation, condT1); got != tc.wantNewlyErr {
-				t.Errorf("setInProgress() = %v, want %v", got, tc.wantNewlyErr)
+			if got := c.setInProgress(tc.reason, tc.msg, tc.generation, condT1); got != tc.wantUpdated {
+				t.Errorf("setInProgress() = %v, want %v", got, tc.wantUpdated)
 			}
 			if diff := cmp.Diff(tc.want, c.inProgress); diff != "" {
 				t.Errorf("InProgress condition mismatch (-want +got):\n%s", diff)
@@ -190,8 +204,10 @@ func TestSetInProgress(t *testing.T) {
 }
 
 // TestSetInProgressErrorOnce replays the sequence the kubelet goes through
-// when an update keeps failing: the Error event is sent once, on the first
-// failure, and again only after the condition was cleared.
+// when an update keeps failing: the condition is updated (and ResizeError
+// sent) on the first failure, on a failure with another message, and
+// after the condition was cleared; a failure with the same message and a
+// sync without news are no update.
 func TestSetInProgressErrorOnce(t *testing.T) {
 	var c resizeConditions
 	steps := []struct {
@@ -199,9 +215,10 @@ func TestSetInProgressErrorOnce(t *testing.T) {
 		do    func() bool
 		wantB bool
 	}{
-		{"start", func() bool { return c.setInProgress("", "", 1, condT0) }, false},
+		{"start", func() bool { return c.setInProgress("", "", 1, condT0) }, true},
 		{"first failure", func() bool { return c.setInProgress(v1.PodReasonError, "e1", 1, condT0) }, true},
-		{"second failure", func() bool { return c.setInProgress(v1.PodReasonError, "e2", 1, condT1) }, false},
+		{"same failure", func() bool { return c.setInProgress(v1.PodReasonError, "e1", 1, condT1) }, false},
+		{"another failure", func() bool { return c.setInProgress(v1.PodReasonError, "e2", 1, condT1) }, true},
 		{"sync without news", func() bool { return c.setInProgress("", "", 1, condT1) }, false},
 		{"clear", func() bool { _, had := c.clearInProgress(); return had }, true},
 		{"failure after clearing", func() bool { return c.setInProgress(v1.PodReasonError, "e3", 2, condT1) }, true},

@@ -2,6 +2,7 @@ package core
 
 import (
 	"errors"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -192,6 +193,20 @@ func (c *Core) allocIdle() bool { return c.allocHead == len(c.allocTasks) }
 // enqueueRetry queues a retry of the pending resizes, reusing a finished
 // retry task's memory.
 func (c *Core) enqueueRetry(trigger string) {
+	c.enqueueAlloc(c.newRetry(trigger))
+}
+
+// retryNext queues a retry of the pending resizes right after the
+// allocation task running now, before any queued behind it: the retry an
+// allocation task decides on belongs to the same kubelet call (as
+// HandlePodAdditions' RetryPendingResizes, after its pushes).
+func (c *Core) retryNext(trigger string) {
+	c.allocTasks = slices.Insert(c.allocTasks, c.allocHead+1, op(c.newRetry(trigger)))
+}
+
+// newRetry returns a retry task for trigger, reusing a finished one's
+// memory.
+func (c *Core) newRetry(trigger string) *retryTask {
 	var t *retryTask
 	if n := len(c.retryPool); n > 0 {
 		t = c.retryPool[n-1]
@@ -200,5 +215,5 @@ func (c *Core) enqueueRetry(trigger string) {
 		t = &retryTask{}
 	}
 	t.trigger = trigger
-	c.enqueueAlloc(t)
+	return t
 }

@@ -47,8 +47,10 @@ type PodAdded struct {
 }
 
 // PodsAdded is several new pods bound to the node at once, in creation
-// order: HandlePodAdditions admits each in turn and then retries the
-// pending resizes once (pods_added).
+// order: HandlePodAdditions admits each in turn and then, when one of them
+// has a spec that differs from its allocation (from 1.35; after every
+// batch in the 1.33 and 1.34 profiles), retries the pending resizes once
+// (pods_added).
 type PodsAdded struct {
 	Pods []*v1.Pod
 	Now  time.Time

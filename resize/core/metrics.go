@@ -199,13 +199,13 @@ func (c *Core) setInProgress(ps *podState, reason, message string, generation in
 		return ps.conds.setInProgress(reason, message, generation, now)
 	}
 	had := ps.conds.inProgress != nil
-	newly := ps.conds.setInProgress(reason, message, generation, now)
+	updated := ps.conds.setInProgress(reason, message, generation, now)
 	if !had {
 		m.actual.InProgress++
 		m.known[ps.uid] = struct{}{}
 		m.showInProgress()
 	}
-	return newly
+	return updated
 }
 
 // clearInProgress is ClearPodResizeInProgressCondition.

@@ -14,7 +14,7 @@ import (
 // pod the API server has for the node, every pod is admitted again in
 // creation order, the resize conditions are taken over from the pods' API
 // status (from 1.35), each pod with a pending change joins the queue, and
-// the pending resizes are retried (pods_added): podsAddedTask.
+// the pending resizes are retried (pods_added) if one did: podsAddedTask.
 //
 // A finished pod is skipped: the kubelet backfills its conditions too,
 // but its pod worker goes straight to SyncTerminatedPod, whose status
@@ -69,7 +69,4 @@ func (c *Core) start(in Start) {
 		}
 	}
 	c.enqueueAlloc(added)
-	// As for pods added (Core.podsAdded), the retry is unconditional here,
-	// where the kubelet retries only when a pod was pushed.
-	c.enqueueRetry(allocation.TriggerPodsAdded)
 }

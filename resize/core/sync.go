@@ -265,8 +265,13 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 	case syncResizeRead:
 		_, r, _ := resultOf[ReadCgroup](done, res)
 		if err := r.Err; err != nil {
+			// The kubelet logs the read's error and fails the resize with
+			// a message without it (doPodResizeAction,
+			// pkg/kubelet/kuberuntime/kuberuntime_manager.go), so the
+			// condition's message, and whether another ResizeError is
+			// due, do not depend on what the read said.
 			c.logPodCgroupReadFailed(ps.pod, err)
-			o.resized(c, fmt.Errorf("unable to get pod cgroup memory config for pod %q: %w", formatPod(o.alloc), err))
+			o.resized(c, fmt.Errorf("unable to get pod cgroup memory config for pod %q", formatPod(o.alloc)))
 			return nil
 		}
 		o.current = readingOf(r.Values, s.cfg.CgroupVersion)
@@ -418,8 +423,12 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 	case syncFinalRead:
 		if o.resizeErr != nil {
 			now := metav1.NewTime(c.now)
-			newly := c.setInProgress(ps, v1.PodReasonError, o.resizeErr.Error(), ps.pod.Generation, now)
-			if newly && s.profile.ResizeEvents() {
+			// Every update of the condition emits ResizeError: a first
+			// error, and another error while the reason stays Error
+			// (SyncPod, pkg/kubelet/kubelet.go, on what
+			// SetPodResizeInProgressCondition reports).
+			updated := c.setInProgress(ps, v1.PodReasonError, o.resizeErr.Error(), ps.pod.Generation, now)
+			if updated && s.profile.ResizeEvents() {
 				generation := ps.conds.inProgress.ObservedGeneration
 				o.emit(c.resizeEvent(&o.opOutput, ps.pod, v1.EventTypeWarning, ReasonResizeError,
 					ResizeMessage{Prefix: prefixError, Pod: o.alloc, Generation: generation, Error: o.resizeErr.Error()}))

@@ -365,6 +365,34 @@ func (p Profile) RevertClearsPending() bool { return p.minor() >= 35 }
 // synced on.
 func (p Profile) TerminalClearsResizeConditions() bool { return p.minor() >= 35 }
 
+// RetriesAddedPodsOnlyWithChange reports whether pods added to the kubelet
+// retry the pending resizes (trigger pods_added) only when one of them was
+// admitted with desired resources that differ from its checkpointed
+// allocation, which in practice happens only when the kubelet starts: from
+// 1.35, where HandlePodAdditions (pkg/kubelet/kubelet.go) calls
+// RetryPendingResizes only if len(pendingResizes) > 0; 1.36.3 and 1.37.2
+// do the same. Without a retry the periodic retry's timer is left alone.
+// [UNVERIFIED] for 1.33 and 1.34 (no source at hand): they keep
+// resizelet's earlier behaviour, a retry after every batch of added pods
+// and at every start.
+func (p Profile) RetriesAddedPodsOnlyWithChange() bool { return p.minor() >= 35 }
+
+// RejectionWritesFreshStatus reports whether a pod the admit handlers
+// refuse gets a status of its own rather than its API status with a
+// failed phase: from 1.35, where rejectPod (pkg/kubelet/kubelet.go) hands
+// the status manager a new status holding only the QoS class, phase
+// Failed, the reason and the message, to which SetPodStatus and
+// updateStatusInternal (pkg/kubelet/status/status_manager.go) add the
+// observedGeneration and keep the start time, and which mergePodStatus
+// merges with the API status, keeping only the conditions the kubelet
+// does not own (so no resize condition) and the resource claim statuses.
+// A pod rejected when the kubelet starts thereby loses its container
+// statuses and resize conditions. 1.36.3 and 1.37.2 do the same.
+// [UNVERIFIED] for 1.33 and 1.34: they keep resizelet's earlier
+// behaviour, the pod's API status with the failed phase, reason and
+// message.
+func (p Profile) RejectionWritesFreshStatus() bool { return p.minor() >= 35 }
+
 // PodOnlyMemoryCheck reports whether the memory-usage check before a limit
 // decrease looks at the pod cgroup only, with the message "aborting attempt
 // to set pod memory limit less than current memory usage for pod <name>":

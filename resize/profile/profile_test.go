@@ -314,6 +314,8 @@ var predicates = []struct {
 	{"BackfillsResizeConditions", Profile.BackfillsResizeConditions},
 	{"RevertClearsPending", Profile.RevertClearsPending},
 	{"TerminalClearsResizeConditions", Profile.TerminalClearsResizeConditions},
+	{"RetriesAddedPodsOnlyWithChange", Profile.RetriesAddedPodsOnlyWithChange},
+	{"RejectionWritesFreshStatus", Profile.RejectionWritesFreshStatus},
 	{"PodOnlyMemoryCheck", Profile.PodOnlyMemoryCheck},
 	{"PodLevelResize", Profile.PodLevelResize},
 	{"PodLevelResizeForbidden", Profile.PodLevelResizeForbidden},
@@ -357,6 +359,8 @@ func TestPredicatesByVersion(t *testing.T) {
 		"BackfillsResizeConditions":           {false, false, true, true, true},    // from 1.35; 1.33 and 1.34 unverified
 		"RevertClearsPending":                 {false, false, true, true, true},    // from 1.35; 1.33 and 1.34 unverified
 		"TerminalClearsResizeConditions":      {false, false, true, true, true},    // from 1.35; 1.33 and 1.34 unverified
+		"RetriesAddedPodsOnlyWithChange":      {false, false, true, true, true},    // from 1.35; 1.33 and 1.34 unverified
+		"RejectionWritesFreshStatus":          {false, false, true, true, true},    // from 1.35; 1.33 and 1.34 unverified
 		"PodOnlyMemoryCheck":                  {true, false, false, false, false},  // 1.33; from 1.34 per container
 		"PodLevelResize":                      {false, false, false, true, true},   // gate from 1.35 (alpha, off), on by default from 1.36
 		"PodLevelResizeForbidden":             {true, true, false, false, false},   // up to 1.34

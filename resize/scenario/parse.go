@@ -231,15 +231,40 @@ func Parse(name string, data []byte) (*Scenario, error) {
 	if len(steps) == 0 {
 		return nil, p.errf("steps", "required: at least one step")
 	}
+	allocatable := s.Node.Allocatable
 	for i, item := range steps {
 		p.step = i
 		st, err := p.parseStep(item)
 		if err != nil {
 			return nil, err
 		}
+		if st.Allocatable != nil {
+			if allocatable, err = p.restartAllocatable(s.Node, allocatable, st.Allocatable); err != nil {
+				return nil, err
+			}
+		}
 		s.Steps = append(s.Steps, st)
 	}
 	return s, nil
+}
+
+// restartAllocatable checks a restartKubelet step's allocatable: the
+// allocatable in force (cur) with the step's amounts in place of its own
+// must be one the node could have, as NodeConfig.Validate says (not
+// negative, not above the capacity). It returns that allocatable, which
+// later restarts start from.
+func (p *parser) restartAllocatable(node resize.NodeConfig, cur, step v1.ResourceList) (v1.ResourceList, error) {
+	next := cur.DeepCopy()
+	maps.Copy(next, step)
+	node.Allocatable = next
+	if err := node.Validate(); err != nil {
+		var ce *core.ConfigError
+		if errors.As(err, &ce) && strings.HasPrefix(ce.Field, "allocatable.") {
+			return nil, p.errf("restartKubelet."+ce.Field, "%s", ce.Msg)
+		}
+		return nil, p.errf("restartKubelet.allocatable", "%v", err)
+	}
+	return next, nil
 }
 
 // oneDocument refuses a YAML stream with more than one document that has
@@ -807,7 +832,14 @@ func (p *parser) parseStep(raw json.RawMessage) (Step, error) {
 	case ActionRestartKubelet:
 		var mm map[string]json.RawMessage
 		if mm, err = p.object(body, "restartKubelet"); err == nil && len(mm) > 0 {
-			err = p.keys(mm, "restartKubelet")
+			var list v1.ResourceList
+			if err = p.keys(mm, "restartKubelet", "allocatable"); err == nil {
+				list, err = p.resourceList(mm["allocatable"], "restartKubelet.allocatable")
+			}
+			if len(list) > 0 {
+				// An empty or null allocatable changes nothing.
+				st.Allocatable = list
+			}
 		}
 	case ActionExpect:
 		st.Expect, err = p.expect(body)

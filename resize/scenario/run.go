@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"sort"
 	"strings"
@@ -492,8 +493,24 @@ func (r *runner) run(ctx context.Context, st Step) error {
 	case ActionAdvance:
 		err = n.Advance(ctx, st.Duration)
 	case ActionRestartKubelet:
+		// The pods admitted and not finished: the new kubelet admits them
+		// again, and may reject some.
+		var active []PodRef
+		for _, p := range r.cluster.ListPods() {
+			if info, err := n.Pod(p.Namespace, p.Name); err == nil && info.Admitted && !terminalPhase(p.Status.Phase) {
+				active = append(active, PodRef{Namespace: p.Namespace, Name: p.Name})
+			}
+		}
 		n.Close()
 		r.t.line("kubelet stopped")
+		if st.Allocatable != nil {
+			// The new kubelet, and every one started after it, has this
+			// allocatable (as after a change of its reservations).
+			alloc := r.cfg.Allocatable.DeepCopy()
+			maps.Copy(alloc, st.Allocatable)
+			r.cfg.Allocatable = alloc
+			r.t.line("allocatable now %s", formatList(alloc))
+		}
 		var nn *resize.Node
 		nn, err = resize.NewNode(ctx, r.cfg, r.nodeDeps())
 		if err != nil {
@@ -501,6 +518,15 @@ func (r *runner) run(ctx context.Context, st Step) error {
 		}
 		r.setNode(nn)
 		r.t.line("kubelet started (state recovered from checkpoints and the runtime)")
+		for _, ref := range active {
+			p, err := r.cluster.GetPod(ref.Namespace, ref.Name)
+			if err != nil || p.Status.Phase != v1.PodFailed {
+				continue
+			}
+			if info, err := nn.Pod(ref.Namespace, ref.Name); err != nil || !info.Admitted {
+				r.admission(ref)
+			}
+		}
 	}
 	r.lastErr = err
 	if err != nil {
@@ -750,4 +776,9 @@ func containerNames(p *v1.Pod) []string {
 		out = append(out, c.Name)
 	}
 	return out
+}
+
+// terminalPhase reports whether a pod in phase is finished.
+func terminalPhase(phase v1.PodPhase) bool {
+	return phase == v1.PodSucceeded || phase == v1.PodFailed
 }

@@ -107,6 +107,10 @@ type Step struct {
 	Times int
 	// Duration is how far an advance step moves the clock.
 	Duration time.Duration
+	// Allocatable holds the amounts a restartKubelet step gives the
+	// restarted kubelet's allocatable, in place of those of the same
+	// resources (nil: the allocatable stays as it is).
+	Allocatable v1.ResourceList
 	// Expect holds the checks of an expect step.
 	Expect *Expect
 }
@@ -142,6 +146,9 @@ func (s Step) String() string {
 	case ActionAdvance:
 		return fmt.Sprintf("advance %s", s.Duration)
 	case ActionRestartKubelet:
+		if s.Allocatable != nil {
+			return "restartKubelet allocatable " + formatList(s.Allocatable)
+		}
 		return "restartKubelet"
 	case ActionExpect:
 		if s.Expect.Pod != nil {
