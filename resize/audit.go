@@ -157,9 +157,9 @@ func (n *Node) auditPod(ctx context.Context, pe core.PodExpectation) ([]Differen
 			add(ce.Name, WhereContainerCgroup, fd.File, fd.Want, fd.Got)
 		}
 		if !ce.HasActuated {
-			add(ce.Name, WhereActuated, "record", formatRequirements(ce.Allocated), "none")
+			add(ce.Name, WhereActuated, "record", formatRequirements(ce.WantActuated), "none")
 		} else {
-			for _, f := range requirementDiffs(ce.Allocated, ce.Actuated) {
+			for _, f := range requirementDiffs(ce.WantActuated, ce.Actuated) {
 				add(ce.Name, WhereActuated, f[0], f[1], f[2])
 			}
 		}

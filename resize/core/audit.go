@@ -1,7 +1,10 @@
 package core
 
 import (
+	"maps"
+
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -36,6 +39,11 @@ type ContainerExpectation struct {
 	Cgroup string
 	// Allocated are the allocated requirements.
 	Allocated v1.ResourceRequirements
+	// WantActuated is the actuated record the allocation calls for: what
+	// setActuatedContainerResources (kuberuntime_container.go) writes,
+	// Allocated with, under pod-level resize, the pod-level limits for
+	// those the container lacks.
+	WantActuated v1.ResourceRequirements
 	// Actuated is the actuated record, when there is one.
 	Actuated    v1.ResourceRequirements
 	HasActuated bool
@@ -49,6 +57,24 @@ type ContainerExpectation struct {
 	// (--cpu-cfs-quota=false): the status then keeps the cpu limit it
 	// showed before, whatever the allocation says.
 	StatusKeepsCPULimit bool
+}
+
+// asActuated is the container as the runtime last got it when its
+// actuated record holds the allocated requests: the record's requests,
+// which after an in-place update carry an explicit zero where the
+// allocation has none (updatePodContainerResources sets every field,
+// kuberuntime_manager.go), and calculateLinuxResources then takes the cpu
+// shares from that zero request rather than from the limit. Otherwise it
+// is the allocated container itself.
+func asActuated(ctr *v1.Container, rec v1.ResourceRequirements, has bool) *v1.Container {
+	if !has || maps.EqualFunc(ctr.Resources.Requests, rec.Requests, resource.Quantity.Equal) ||
+		!quantityEqual(ctr.Resources.Requests, rec.Requests, v1.ResourceCPU) ||
+		!quantityEqual(ctr.Resources.Requests, rec.Requests, v1.ResourceMemory) {
+		return ctr
+	}
+	out := *ctr
+	out.Resources.Requests = rec.Requests
+	return &out
 }
 
 // Expectations returns what every admitted pod that has not finished
@@ -71,15 +97,16 @@ func (c *Core) Expectations() []PodExpectation {
 		}
 		for ctr := range allContainers(alloc) {
 			ce := ContainerExpectation{
-				Name:      ctr.Name,
-				Allocated: ctr.Resources,
-				Resources: c.s.containerResources(alloc, ctr),
+				Name:         ctr.Name,
+				Allocated:    ctr.Resources,
+				WantActuated: actuatedRequirements(alloc.Spec.Resources, ctr.Resources, c.s.profile.PodLevelResize()),
 			}
 			if rec, ok := ps.containers.lookup(ctr.Name); ok {
 				ce.ID = rec.id
 				ce.Cgroup = cgconfig.ContainerCgroupName(ps.podCgroup, rec.id, c.s.cfg.CgroupDriver)
 			}
 			ce.Actuated, ce.HasActuated = ps.actuated.ContainerResources[ctr.Name]
+			ce.Resources = c.s.containerResources(alloc, asActuated(ctr, ce.Actuated, ce.HasActuated))
 			ce.Status = *statusResources(ctr.Resources, true, &runtimeapi.ContainerResources{Linux: ce.Resources}, nil, "")
 			ce.StatusKeepsCPULimit = !c.s.enforceCPULimits
 			pe.Containers = append(pe.Containers, ce)

@@ -5,6 +5,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
@@ -44,7 +45,7 @@ func (s *settings) sandboxConfig(pod *v1.Pod, podCgroup string) *runtimeapi.PodS
 func (s *settings) podResources(pod *v1.Pod) *runtimeapi.LinuxContainerResources {
 	opts := qos.Options{ExcludeOverhead: true, SkipPodLevelResources: !s.profile.PodLevelResources()}
 	reqs, limits := qos.PodRequests(pod, opts), qos.PodLimits(pod, opts)
-	return s.linuxResources(reqs[v1.ResourceCPU], limits[v1.ResourceCPU], limits[v1.ResourceMemory])
+	return s.calculateLinuxResources(requestOf(reqs), limits[v1.ResourceCPU], limits[v1.ResourceMemory])
 }
 
 // containerConfig is the CRI config for one container of the allocated
@@ -74,12 +75,26 @@ func (s *settings) containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32)
 }
 
 // containerResources is generateLinuxContainerResources: the cpu and
-// memory fields of calculateLinuxResources, the OOM score, and on cgroup v2
+// memory fields of calculateLinuxResources, with the pod-level limits for
+// those the container lacks when pod-level resources count and are set
+// (getCPULimit, getMemoryLimit), the OOM score, and on cgroup v2
 // memory.oom.group so the whole container is killed on OOM, with from 1.37
 // the MemoryQoS settings (profile.Profile.ContainerMemoryProtection and
 // ResetsContainerMemoryHigh).
 func (s *settings) containerResources(pod *v1.Pod, c *v1.Container) *runtimeapi.LinuxContainerResources {
-	lcr := s.linuxResources(c.Resources.Requests[v1.ResourceCPU], c.Resources.Limits[v1.ResourceCPU], c.Resources.Limits[v1.ResourceMemory])
+	cpuLimit, memoryLimit := c.Resources.Limits[v1.ResourceCPU], c.Resources.Limits[v1.ResourceMemory]
+	if s.profile.PodLevelResources() && resourcehelper.IsPodLevelResourcesSet(pod) {
+		// getCPULimit and getMemoryLimit (kuberuntime_container_linux.go):
+		// a container without a limit of its own gets the pod's, which
+		// may be none.
+		if cpuLimit.IsZero() {
+			cpuLimit = pod.Spec.Resources.Limits[v1.ResourceCPU]
+		}
+		if memoryLimit.IsZero() {
+			memoryLimit = pod.Spec.Resources.Limits[v1.ResourceMemory]
+		}
+	}
+	lcr := s.calculateLinuxResources(requestOf(c.Resources.Requests), cpuLimit, memoryLimit)
 	lcr.OomScoreAdj = s.oomScoreAdj(pod, c)
 	if s.cfg.CgroupVersion == cgconfig.V2 {
 		switch {
@@ -109,13 +124,38 @@ var oomGroupMemoryProtection = map[string]string{"memory.oom.group": "1", "memor
 // when MemoryQoS is off.
 var oomGroupMemoryHighMax = map[string]string{"memory.oom.group": "1", "memory.high": "max"}
 
-// linuxResources is calculateLinuxResources: shares from the request (or
-// the limit when there is no request), the memory limit when set, and with
-// CFS quota on, the quota for the limit (0 for none) and the period. An
-// absent quantity is the zero Quantity.
+// linuxResources is calculateLinuxResources with a zero cpuRequest taken
+// as no request: shares from the request (or the limit when there is no
+// request), the memory limit when set, and with CFS quota on, the quota
+// for the limit (0 for none) and the period. An absent quantity is the
+// zero Quantity.
 func (s *settings) linuxResources(cpuRequest, cpuLimit, memoryLimit resource.Quantity) *runtimeapi.LinuxContainerResources {
+	if cpuRequest.IsZero() {
+		return s.calculateLinuxResources(nil, cpuLimit, memoryLimit)
+	}
+	return s.calculateLinuxResources(&cpuRequest, cpuLimit, memoryLimit)
+}
+
+// requestOf is the cpu request of list, nil when the list has none: an
+// explicit "0" is a request (generateLinuxContainerResources and
+// generatePodSandboxLinuxConfig test the key's presence).
+func requestOf(list v1.ResourceList) *resource.Quantity {
+	q, ok := list[v1.ResourceCPU]
+	if !ok {
+		return nil
+	}
+	return &q
+}
+
+// calculateLinuxResources is the kubelet's calculateLinuxResources
+// (kuberuntime_container_linux.go): shares from the limit only when there
+// is no cpu request at all (nil), otherwise from the request, even an
+// explicit zero one (the minimum shares); the memory limit when set; and
+// with CFS quota on, the quota for the limit (0 for none) and the period.
+// An absent limit is the zero Quantity.
+func (s *settings) calculateLinuxResources(cpuRequest *resource.Quantity, cpuLimit, memoryLimit resource.Quantity) *runtimeapi.LinuxContainerResources {
 	lcr := &runtimeapi.LinuxContainerResources{}
-	if cpuRequest.IsZero() && !cpuLimit.IsZero() {
+	if cpuRequest == nil {
 		lcr.CpuShares = int64(cgconfig.MilliCPUToShares(cpuLimit.MilliValue()))
 	} else {
 		lcr.CpuShares = int64(cgconfig.MilliCPUToShares(cpuRequest.MilliValue()))
@@ -141,8 +181,10 @@ func (s *settings) overheadResources(pod *v1.Pod) *runtimeapi.LinuxContainerReso
 	if pod.Spec.Overhead == nil {
 		return noOverhead
 	}
+	// convertOverheadToLinuxResources passes Overhead.Cpu(), never nil:
+	// the request is always there, zero or not.
 	cpu := pod.Spec.Overhead[v1.ResourceCPU]
-	return s.linuxResources(cpu, cpu, pod.Spec.Overhead[v1.ResourceMemory])
+	return s.calculateLinuxResources(&cpu, cpu, pod.Spec.Overhead[v1.ResourceMemory])
 }
 
 // oomScoreAdj is GetContainerOOMScoreAdjust.

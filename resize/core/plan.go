@@ -35,6 +35,75 @@ func valuesOf(r v1.ResourceRequirements) ContainerValues {
 	}
 }
 
+// podLevelLimit is one resource's limit as GetLimits
+// (pkg/kubelet/util/util.go) gives it: the container's own limit, or with
+// pod-level resize on (the kubelet calls GetLimits only under the
+// InPlacePodLevelResourcesVerticalScaling gate) and no limit of its own
+// (absent or zero), the pod-level limit when that is set. It reads the
+// lists in place, so it allocates nothing.
+func podLevelLimit(pod *v1.ResourceRequirements, own v1.ResourceList, name v1.ResourceName, podLevelResize bool) resource.Quantity {
+	q := own[name]
+	if podLevelResize && pod != nil && q.IsZero() {
+		if p, ok := pod.Limits[name]; ok && !p.IsZero() {
+			return p
+		}
+	}
+	return q
+}
+
+// valuesWithPod is containerResourcesFromRequirements
+// (kuberuntime_manager.go): the four numbers of r, with the limits as
+// podLevelLimit gives them for the pod-level requirements pod.
+func valuesWithPod(pod *v1.ResourceRequirements, r v1.ResourceRequirements, podLevelResize bool) ContainerValues {
+	v := valuesOf(r)
+	if podLevelResize && pod != nil && len(pod.Limits) > 0 {
+		cpu := podLevelLimit(pod, r.Limits, v1.ResourceCPU, true)
+		memory := podLevelLimit(pod, r.Limits, v1.ResourceMemory, true)
+		v.CPULimit, v.MemoryLimit = cpu.MilliValue(), memory.Value()
+	}
+	return v
+}
+
+// actuatedLimits is what setActuatedContainerResources
+// (kuberuntime_container.go) records as a container's limits: with
+// pod-level resize on, its own limits with the pod-level ones in place of
+// those it lacks (GetLimits), otherwise its own. The lists given are never
+// changed: a new one is made only when a pod-level limit is filled in.
+func actuatedLimits(pod *v1.ResourceRequirements, own v1.ResourceList, podLevelResize bool) v1.ResourceList {
+	if !podLevelResize || pod == nil || len(pod.Limits) == 0 {
+		return own
+	}
+	var out v1.ResourceList
+	for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
+		if q := own[name]; !q.IsZero() {
+			continue
+		}
+		p, ok := pod.Limits[name]
+		if !ok || p.IsZero() {
+			continue
+		}
+		if out == nil {
+			out = make(v1.ResourceList, len(own)+2)
+			for k, q := range own {
+				out[k] = q
+			}
+		}
+		out[name] = p
+	}
+	if out == nil {
+		return own
+	}
+	return out
+}
+
+// actuatedRequirements is the record setActuatedContainerResources writes
+// for a container with requirements r in a pod with pod-level
+// requirements pod: r with actuatedLimits as its limits.
+func actuatedRequirements(pod *v1.ResourceRequirements, r v1.ResourceRequirements, podLevelResize bool) v1.ResourceRequirements {
+	r.Limits = actuatedLimits(pod, r.Limits, podLevelResize)
+	return r
+}
+
 // ContainerUpdate is one queued in-place update of a running container:
 // its allocated (Desired) and actuated (Current) values.
 type ContainerUpdate struct {
@@ -90,7 +159,9 @@ func (a *PodActions) Resizing() bool {
 // RestartContainer restarts the container, otherwise the change is queued
 // as an update, decreases first. With pod-level resize on, a pod whose
 // pod-level allocation differs from its actuated record updates the pod
-// cgroup too.
+// cgroup too. With pod-level resize on, both sides take the pod-level
+// limits (allocated and actuated respectively) for the limits a container
+// lacks, as containerResourcesFromRequirements does.
 func planPod(alloc *v1.Pod, states map[string]ContainerState, actuated allocation.PodResources, resizeAllowed, podLevelResize bool) PodActions {
 	var a PodActions
 	for c := range allContainers(alloc) {
@@ -106,7 +177,7 @@ func planPod(alloc *v1.Pod, states map[string]ContainerState, actuated allocatio
 			// A missing record is treated as zeros, as the kubelet does:
 			// one extra idempotent update, or a restart under
 			// RestartContainer.
-			planContainerResize(&a, c, st, actuated.ContainerResources[c.Name])
+			planContainerResize(&a, alloc, c, st, actuated, podLevelResize)
 		}
 	}
 	if podLevelResize && alloc.Spec.Resources != nil && !podLevelActuated(alloc, actuated) {
@@ -115,15 +186,22 @@ func planPod(alloc *v1.Pod, states map[string]ContainerState, actuated allocatio
 	return a
 }
 
-// startingResized is the 1.37 startingResizedContainer: whether a regular
+// startingResized is startingResizedContainer without pod-level resize.
+func startingResized(alloc *v1.Pod, start []string, actuated allocation.PodResources) bool {
+	return startingResizedContainer(alloc, start, actuated, false)
+}
+
+// startingResizedContainer is the 1.37 startingResizedContainer: whether a regular
 // container about to start has allocated resources that differ from its
 // actuated record (a missing record counts as zeros), compared as
-// computePodResizeAction compares them.
-func startingResized(alloc *v1.Pod, start []string, actuated allocation.PodResources) bool {
+// computePodResizeAction compares them (with the pod-level limits under
+// pod-level resize).
+func startingResizedContainer(alloc *v1.Pod, start []string, actuated allocation.PodResources, podLevelResize bool) bool {
 	for _, name := range start {
 		for i := range alloc.Spec.Containers {
 			c := &alloc.Spec.Containers[i]
-			if c.Name == name && valuesOf(c.Resources) != valuesOf(actuated.ContainerResources[name]) {
+			if c.Name == name && valuesWithPod(alloc.Spec.Resources, c.Resources, podLevelResize) !=
+				valuesWithPod(actuatedPodRecord(actuated, podLevelResize), actuated.ContainerResources[name], podLevelResize) {
 				return true
 			}
 		}
@@ -163,10 +241,21 @@ func resizePolicy(c *v1.Container, name v1.ResourceName) v1.ResourceResizeRestar
 	return v1.NotRequired
 }
 
-// planContainerResize is computePodResizeAction for one running container.
-func planContainerResize(a *PodActions, c *v1.Container, st ContainerState, actuated v1.ResourceRequirements) {
-	desired := valuesOf(c.Resources)
-	current := valuesOf(actuated)
+// actuatedPodRecord is the actuated pod-level record computePodResizeAction
+// reads: none unless pod-level resize is on.
+func actuatedPodRecord(actuated allocation.PodResources, podLevelResize bool) *v1.ResourceRequirements {
+	if !podLevelResize {
+		return nil
+	}
+	return actuated.PodLevelResources
+}
+
+// planContainerResize is computePodResizeAction for one running container:
+// the allocation against the container's actuated record (a missing record
+// is zeros), each with its pod-level limits under pod-level resize.
+func planContainerResize(a *PodActions, alloc *v1.Pod, c *v1.Container, st ContainerState, actuated allocation.PodResources, podLevelResize bool) {
+	desired := valuesWithPod(alloc.Spec.Resources, c.Resources, podLevelResize)
+	current := valuesWithPod(actuatedPodRecord(actuated, podLevelResize), actuated.ContainerResources[c.Name], podLevelResize)
 	if desired == current {
 		return
 	}
@@ -215,7 +304,15 @@ func planContainerResize(a *PodActions, c *v1.Container, st ContainerState, actu
 
 // resizeInProgress is isPodResizeInProgress: a running resizable container
 // whose allocated cpu or memory differs from its actuated record, or
-// pod-level resources not yet actuated (with pod-level resize on).
+// pod-level resources not yet actuated (with pod-level resize on). With
+// pod-level resize on, the allocated limits are taken with the allocated
+// pod-level ones (GetLimits) and the record's with the actuated pod-level
+// ones, as computePodResizeAction compares them. The kubelet's
+// isContainerResourceResizeInProgress takes the record as it is; the two
+// agree on every record setActuatedContainerResources writes under the
+// gate (it records the pod-level limits a container lacks), and differ
+// only on a record written without the gate, where the kubelet would
+// report a resize in progress that computePodResizeAction never acts on.
 func resizeInProgress(alloc *v1.Pod, states map[string]ContainerState, actuated allocation.PodResources, podLevelResize bool) bool {
 	for c := range allContainers(alloc) {
 		st, ok := states[c.Name]
@@ -224,7 +321,12 @@ func resizeInProgress(alloc *v1.Pod, states map[string]ContainerState, actuated 
 		}
 		act := actuated.ContainerResources[c.Name]
 		for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
-			if !quantityEqual(c.Resources.Requests, act.Requests, name) || !quantityEqual(c.Resources.Limits, act.Limits, name) {
+			if !quantityEqual(c.Resources.Requests, act.Requests, name) {
+				return true
+			}
+			want := podLevelLimit(alloc.Spec.Resources, c.Resources.Limits, name, podLevelResize)
+			got := podLevelLimit(actuatedPodRecord(actuated, podLevelResize), act.Limits, name, podLevelResize)
+			if !want.Equal(got) {
 				return true
 			}
 		}

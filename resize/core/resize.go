@@ -166,7 +166,7 @@ func (s *settings) appendResizeWrites(out []Action, t ResizeTarget, rollbacks *[
 			sent.Resources = requirementsLike(v, c.Resources)
 			out = append(out,
 				UpdateContainerResources{Name: u.Name, ID: u.ID, Resources: &runtimeapi.ContainerResources{Linux: s.containerResources(t.Pod, &sent)}},
-				WriteActuatedContainer{UID: t.UID, Name: u.Name, Resources: sent.Resources})
+				WriteActuatedContainer{UID: t.UID, Name: u.Name, Resources: actuatedRequirements(t.Pod.Spec.Resources, sent.Resources, s.profile.PodLevelResize())})
 		}
 	}
 	// podLevel is the actuated pod-level record as the 1.36 writes leave

@@ -222,7 +222,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			// than its actuated ones brings the pod cgroup along
 			// (computePodActions, startingResizedContainer); a new
 			// sandbox returns before that check.
-			o.actions.UpdatePodResources = startingResized(o.alloc, o.actions.Start, ps.actuated)
+			o.actions.UpdatePodResources = startingResizedContainer(o.alloc, o.actions.Start, ps.actuated, podLevelResize)
 		}
 		var acts []Action
 		for _, k := range o.actions.Kill {
@@ -393,7 +393,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 		ctr := findContainer(o.alloc, name)
 		o.phase = syncStarted
 		return []Action{
-			WriteActuatedContainer{UID: o.uid, Name: name, Resources: ctr.Resources},
+			WriteActuatedContainer{UID: o.uid, Name: name, Resources: actuatedRequirements(o.alloc.Spec.Resources, ctr.Resources, c.s.profile.PodLevelResize())},
 			c.event(&o.opOutput, ps.pod, v1.EventTypeNormal, ReasonCreated, c.containerEventMessage("Created container: %s", "Container created", name)),
 			StartContainer{Name: name, ID: id},
 		}
