@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	resourcehelper "k8s.io/component-helpers/resource"
 
+	"github.com/resizelet/resizelet/allocation/reslist"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/qos"
 	"github.com/resizelet/resizelet/resize/profile"
@@ -628,15 +629,4 @@ func samePodLevel(a, b *v1.ResourceRequirements) bool {
 	return SameResources(a, b)
 }
 
-func sameList(a, b v1.ResourceList) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for name, qa := range a {
-		qb, ok := b[name]
-		if !ok || qa.Cmp(qb) != 0 {
-			return false
-		}
-	}
-	return true
-}
+func sameList(a, b v1.ResourceList) bool { return reslist.Equal(a, b) }

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	resourcehelper "k8s.io/component-helpers/resource"
 
+	"github.com/resizelet/resizelet/allocation/reslist"
 	"github.com/resizelet/resizelet/qos"
 )
 
@@ -117,31 +118,29 @@ func amount(name v1.ResourceName, q *resource.Quantity) int64 {
 // addList adds every resource of rl, skipping those keep rejects (nil keeps
 // all).
 func (v *resVec) addList(rl v1.ResourceList, keep func(v1.ResourceName) bool) {
-	for name, q := range rl {
-		if keep != nil && !keep(name) {
-			continue
+	reslist.Each(rl, func(name v1.ResourceName, q resource.Quantity) {
+		if keep == nil || keep(name) {
+			v.apply(name, amount(name, &q), opAdd)
 		}
-		v.apply(name, amount(name, &q), opAdd)
-	}
+	})
 }
 
 // maxList raises every resource to its amount in rl where that is larger
 // (resourcehelper's maxResourceList; a zero vector starts it as max(rl)).
 func (v *resVec) maxList(rl v1.ResourceList) {
-	for name, q := range rl {
+	reslist.Each(rl, func(name v1.ResourceName, q resource.Quantity) {
 		v.apply(name, amount(name, &q), opMax)
-	}
+	})
 }
 
 // setList replaces every pod-level resource with its amount in rl
 // (pod-level requests replace the container aggregate).
 func (v *resVec) setList(rl v1.ResourceList) {
-	for name, q := range rl {
-		if !resourcehelper.IsSupportedPodLevelResource(name) {
-			continue
+	reslist.Each(rl, func(name v1.ResourceName, q resource.Quantity) {
+		if resourcehelper.IsSupportedPodLevelResource(name) {
+			v.apply(name, amount(name, &q), opSet)
 		}
-		v.apply(name, amount(name, &q), opSet)
-	}
+	})
 }
 
 func (v *resVec) add(w *resVec) {

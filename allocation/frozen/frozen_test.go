@@ -218,3 +218,41 @@ func TestRecentEvictsLeastRecentlyUsed(t *testing.T) {
 	r.Forget("b")
 	r.Evict(func(string) bool { t.Error("Evict froze under the limit"); return true })
 }
+
+// TestRecentRepeatedTouch holds the shortcut for touching the last key
+// again: it keeps that key the most recent, and a key forgotten or frozen
+// in between is recorded anew.
+func TestRecentRepeatedTouch(t *testing.T) {
+	r := Recent[string]{Limit: 1}
+	for _, k := range []string{"a", "b", "a", "a"} {
+		r.Touch(k)
+	}
+	var frozen []string
+	freeze := func(k string) bool { frozen = append(frozen, k); return true }
+	r.Evict(freeze)
+	if !reflect.DeepEqual(frozen, []string{"b"}) {
+		t.Errorf("froze %v, want [b]", frozen)
+	}
+	// a is still the last touched; forgetting it must not let a later
+	// Touch skip recording it.
+	r.Forget("a")
+	r.Touch("a")
+	if r.Len() != 1 {
+		t.Errorf("%d thawed after Forget and Touch, want 1", r.Len())
+	}
+	// Frozen by Evict while last: touched again, it counts again.
+	r.Touch("c")
+	frozen = nil
+	r.Evict(freeze) // freezes a
+	r.Touch("c")
+	r.Limit = 0
+	frozen = nil
+	r.Evict(freeze)
+	if !reflect.DeepEqual(frozen, []string{"c"}) || r.Len() != 0 {
+		t.Errorf("froze %v leaving %d, want [c] leaving 0", frozen, r.Len())
+	}
+	r.Touch("c")
+	if r.Len() != 1 {
+		t.Errorf("%d thawed after touching a frozen last key, want 1", r.Len())
+	}
+}

@@ -14,6 +14,11 @@ type Recent[K comparable] struct {
 	Limit int
 	now   uint64
 	used  map[K]uint64
+	// last is the key touched last while hasLast: touching it again
+	// changes no order, so it skips the map (a sync touches its pod at
+	// every step).
+	last    K
+	hasLast bool
 	// order is Evict's scratch space.
 	order []recentEntry[K]
 }
@@ -25,6 +30,10 @@ type recentEntry[K comparable] struct {
 
 // Touch records that k is thawed and was used just now.
 func (r *Recent[K]) Touch(k K) {
+	if r.hasLast && r.last == k {
+		return
+	}
+	r.last, r.hasLast = k, true
 	if r.used == nil {
 		r.used = make(map[K]uint64, r.Limit+1)
 	}
@@ -33,7 +42,12 @@ func (r *Recent[K]) Touch(k K) {
 }
 
 // Forget records that k is no longer thawed (frozen or dropped).
-func (r *Recent[K]) Forget(k K) { delete(r.used, k) }
+func (r *Recent[K]) Forget(k K) {
+	if r.hasLast && r.last == k {
+		r.hasLast = false
+	}
+	delete(r.used, k)
+}
 
 // Len is how many objects are thawed.
 func (r *Recent[K]) Len() int { return len(r.used) }
@@ -66,7 +80,7 @@ func (r *Recent[K]) Evict(freeze func(k K) bool) {
 			break
 		}
 		if freeze(e.key) {
-			delete(r.used, e.key)
+			r.Forget(e.key)
 			over--
 		}
 	}

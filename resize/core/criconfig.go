@@ -82,6 +82,15 @@ func (s *settings) containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32)
 // the MemoryQoS settings (profile.Profile.ContainerMemoryProtection and
 // ResetsContainerMemoryHigh).
 func (s *settings) containerResources(pod *v1.Pod, c *v1.Container) *runtimeapi.LinuxContainerResources {
+	lcr := new(runtimeapi.LinuxContainerResources)
+	s.fillContainerResources(lcr, pod, c)
+	return lcr
+}
+
+// fillContainerResources is containerResources into a message the caller
+// allocated (zero), so that it may share an allocation with the message
+// that holds it.
+func (s *settings) fillContainerResources(lcr *runtimeapi.LinuxContainerResources, pod *v1.Pod, c *v1.Container) {
 	cpuLimit, memoryLimit := c.Resources.Limits[v1.ResourceCPU], c.Resources.Limits[v1.ResourceMemory]
 	if s.profile.PodLevelResources() && resourcehelper.IsPodLevelResourcesSet(pod) {
 		// getCPULimit and getMemoryLimit (kuberuntime_container_linux.go):
@@ -94,7 +103,7 @@ func (s *settings) containerResources(pod *v1.Pod, c *v1.Container) *runtimeapi.
 			memoryLimit = pod.Spec.Resources.Limits[v1.ResourceMemory]
 		}
 	}
-	lcr := s.calculateLinuxResources(requestOf(c.Resources.Requests), cpuLimit, memoryLimit)
+	s.fillLinuxResources(lcr, requestOf(c.Resources.Requests), cpuLimit, memoryLimit)
 	lcr.OomScoreAdj = s.oomScoreAdj(pod, c)
 	if s.cfg.CgroupVersion == cgconfig.V2 {
 		switch {
@@ -106,7 +115,6 @@ func (s *settings) containerResources(pod *v1.Pod, c *v1.Container) *runtimeapi.
 			lcr.Unified = oomGroup
 		}
 	}
-	return lcr
 }
 
 // oomGroup is the unified setting the kubelet sends with every container
@@ -154,7 +162,14 @@ func requestOf(list v1.ResourceList) *resource.Quantity {
 // with CFS quota on, the quota for the limit (0 for none) and the period.
 // An absent limit is the zero Quantity.
 func (s *settings) calculateLinuxResources(cpuRequest *resource.Quantity, cpuLimit, memoryLimit resource.Quantity) *runtimeapi.LinuxContainerResources {
-	lcr := &runtimeapi.LinuxContainerResources{}
+	lcr := new(runtimeapi.LinuxContainerResources)
+	s.fillLinuxResources(lcr, cpuRequest, cpuLimit, memoryLimit)
+	return lcr
+}
+
+// fillLinuxResources is calculateLinuxResources into a zero message the
+// caller allocated.
+func (s *settings) fillLinuxResources(lcr *runtimeapi.LinuxContainerResources, cpuRequest *resource.Quantity, cpuLimit, memoryLimit resource.Quantity) {
 	if cpuRequest == nil {
 		lcr.CpuShares = int64(cgconfig.MilliCPUToShares(cpuLimit.MilliValue()))
 	} else {
@@ -168,7 +183,6 @@ func (s *settings) calculateLinuxResources(cpuRequest *resource.Quantity, cpuLim
 		lcr.CpuQuota = cgconfig.MilliCPUToQuota(cpuLimit.MilliValue(), period)
 		lcr.CpuPeriod = period
 	}
-	return lcr
 }
 
 // noOverhead is the overhead of a pod without one. Messages the core
@@ -228,7 +242,12 @@ func (s *settings) sandboxResourcesRequest(sandboxID string, pod *v1.Pod, rc cgc
 			rc.Memory = &v
 		}
 	}
-	lcr := &runtimeapi.LinuxContainerResources{}
+	// The request and its resources are one allocation.
+	msg := new(struct {
+		req runtimeapi.UpdatePodSandboxResourcesRequest
+		lcr runtimeapi.LinuxContainerResources
+	})
+	lcr := &msg.lcr
 	if rc.CPUPeriod != nil {
 		lcr.CpuPeriod = int64(*rc.CPUPeriod)
 	}
@@ -241,9 +260,8 @@ func (s *settings) sandboxResourcesRequest(sandboxID string, pod *v1.Pod, rc cgc
 	if rc.Memory != nil {
 		lcr.MemoryLimitInBytes = *rc.Memory
 	}
-	return &runtimeapi.UpdatePodSandboxResourcesRequest{
-		PodSandboxId: sandboxID,
-		Overhead:     s.overheadResources(pod),
-		Resources:    lcr,
-	}
+	msg.req.PodSandboxId = sandboxID
+	msg.req.Overhead = s.overheadResources(pod)
+	msg.req.Resources = lcr
+	return &msg.req
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -163,7 +164,13 @@ func (a *PodActions) Resizing() bool {
 // limits (allocated and actuated respectively) for the limits a container
 // lacks, as containerResourcesFromRequirements does.
 func planPod(alloc *v1.Pod, states map[string]ContainerState, actuated allocation.PodResources, resizeAllowed, podLevelResize bool) PodActions {
-	var a PodActions
+	return planPodInto(PodActions{}, alloc, states, actuated, resizeAllowed, podLevelResize)
+}
+
+// planPodInto is planPod appending to the (emptied) slices of reuse, which
+// a sync keeps from one use to the next.
+func planPodInto(reuse PodActions, alloc *v1.Pod, states map[string]ContainerState, actuated allocation.PodResources, resizeAllowed, podLevelResize bool) PodActions {
+	a := PodActions{Kill: reuse.Kill[:0], Start: reuse.Start[:0], UpdateMemory: reuse.UpdateMemory[:0], UpdateCPU: reuse.UpdateCPU[:0]}
 	for c := range allContainers(alloc) {
 		st, ok := states[c.Name]
 		switch {
@@ -287,7 +294,7 @@ func planContainerResize(a *PodActions, alloc *v1.Pod, c *v1.Container, st Conta
 		if want > got {
 			*list = append(*list, update)
 		} else if want < got {
-			*list = append([]ContainerUpdate{update}, *list...)
+			*list = slices.Insert(*list, 0, update)
 		}
 	}
 	if desired.MemoryLimit != current.MemoryLimit {

@@ -164,8 +164,15 @@ func (s *settings) appendResizeWrites(out []Action, t ResizeTarget, rollbacks *[
 			// resources are the values this update makes actual.
 			sent := *c
 			sent.Resources = requirementsLike(v, c.Resources)
+			// The message and its Linux part are one allocation.
+			msg := new(struct {
+				cr  runtimeapi.ContainerResources
+				lcr runtimeapi.LinuxContainerResources
+			})
+			s.fillContainerResources(&msg.lcr, t.Pod, &sent)
+			msg.cr.Linux = &msg.lcr
 			out = append(out,
-				UpdateContainerResources{Name: u.Name, ID: u.ID, Resources: &runtimeapi.ContainerResources{Linux: s.containerResources(t.Pod, &sent)}},
+				UpdateContainerResources{Name: u.Name, ID: u.ID, Resources: &msg.cr},
 				WriteActuatedContainer{UID: t.UID, Name: u.Name, Resources: actuatedRequirements(t.Pod.Spec.Resources, sent.Resources, s.profile.PodLevelResize())})
 		}
 	}
@@ -355,7 +362,12 @@ func (s *settings) planMemoryCheck(pod *v1.Pod, cur PodCgroupReading, a PodActio
 // reads are the actions the check needs: the pod's usage, then each
 // checked container's statistics (best effort).
 func (mc memoryCheck) reads(podCgroup string) []Action {
-	out := []Action{ReadMemoryUsage{Path: podCgroup}}
+	return mc.appendReads(nil, podCgroup)
+}
+
+// appendReads appends reads to out.
+func (mc memoryCheck) appendReads(out []Action, podCgroup string) []Action {
+	out = append(out, ReadMemoryUsage{Path: podCgroup})
 	for _, c := range mc.containers {
 		if c.id != "" {
 			out = append(out, ReadContainerStats{Name: c.name, ID: c.id})

@@ -199,7 +199,9 @@ func (c *Core) buildStatus(ps *podState, alloc *v1.Pod, states map[string]Contai
 			if prev != nil && prev.State.Running != nil && *prev.State.Running == running {
 				cs.State.Running = prev.State.Running
 			} else {
-				cs.State.Running = &running
+				// A copy escapes, so that running, compared above, need not.
+				fresh := running
+				cs.State.Running = &fresh
 			}
 			cs.Ready = true
 		case ok && st.Exited:
@@ -207,7 +209,8 @@ func (c *Core) buildStatus(ps *podState, alloc *v1.Pod, states map[string]Contai
 			if prev != nil && prev.State.Terminated != nil && *prev.State.Terminated == terminated {
 				cs.State.Terminated = prev.State.Terminated
 			} else {
-				cs.State.Terminated = &terminated
+				fresh := terminated
+				cs.State.Terminated = &fresh
 			}
 		default:
 			cs.State.Waiting = &containerCreating

@@ -133,7 +133,15 @@ func (o *syncOp) recycle() {
 	clear(o.errs)
 	clear(o.scratch)
 	clear(o.rollbacks)
-	*o = syncOp{opOutput: out, states: states, statuses: statuses, errs: o.errs[:0], scratch: o.scratch[:0], rollbacks: o.rollbacks[:0]}
+	// The plan's slices are kept for the next sync's plan, emptied so that
+	// they hold nothing of this pod.
+	a := o.actions
+	clear(a.Kill)
+	clear(a.Start)
+	clear(a.UpdateMemory)
+	clear(a.UpdateCPU)
+	*o = syncOp{opOutput: out, states: states, statuses: statuses, errs: o.errs[:0], scratch: o.scratch[:0], rollbacks: o.rollbacks[:0],
+		actions: PodActions{Kill: a.Kill[:0], Start: a.Start[:0], UpdateMemory: a.UpdateMemory[:0], UpdateCPU: a.UpdateCPU[:0]}}
 }
 
 // clearObserved makes the maps of the runtime's view empty for a new
@@ -216,7 +224,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			// it as it is.
 			c.setInProgress(ps, "", "", o.alloc.Generation, metav1.NewTime(c.now))
 		}
-		o.actions = planPod(o.alloc, o.states, ps.actuated, o.allowed, podLevelResize)
+		o.actions = planPodInto(o.actions, o.alloc, o.states, ps.actuated, o.allowed, podLevelResize)
 		if s.profile.ResizesPodForStartingContainers() && !o.newSandbox && !o.actions.UpdatePodResources {
 			// From 1.37 a container that starts with resources other
 			// than its actuated ones brings the pod cgroup along
@@ -280,7 +288,10 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			if mc, ok := s.planMemoryCheck(o.alloc, o.current, o.actions, ps.containers); ok {
 				o.check = mc
 				o.phase = syncUsageRead
-				return mc.reads(ps.podCgroup)
+				// In the op's scratch buffer: the verdict reads the batch
+				// before the writes take the buffer again.
+				o.scratch = mc.appendReads(o.scratch[:0], ps.podCgroup)
+				return o.scratch
 			}
 		}
 		return nil
