@@ -103,6 +103,9 @@ type Node struct {
 	mu   sync.Mutex
 	cond *sync.Cond
 	core *core.Core
+	// resizeIn is the input resized hands the core, under mu: the core
+	// keeps the pod it carries, not the input, so one serves every call.
+	resizeIn core.ResizeRequested
 
 	// statuses writes pod statuses, and again those whose write failed.
 	statuses statusWriter
@@ -307,13 +310,14 @@ func (n *Node) run(ctx context.Context, in core.Input) error {
 func (n *Node) drain(ctx context.Context, rd core.Ready) error {
 	n.log(ctx, rd.Logs)
 	var err error
-	buf := resultBuffers.Get().(*[]core.Result)
+	buf := drainBuffers.Get().(*drainBuffer)
 	defer func() {
-		clear(*buf)
-		resultBuffers.Put(buf)
+		clear(buf.results)
+		buf.done = core.BatchDone{}
+		drainBuffers.Put(buf)
 	}()
-	results := (*buf)[:0]
-	done := &core.BatchDone{}
+	results := buf.results[:0]
+	done := &buf.done
 	for i := 0; ; i++ {
 		if i >= maxBatches {
 			return errors.New("node did not become quiet: the core keeps returning work")
@@ -327,7 +331,7 @@ func (n *Node) drain(ctx context.Context, rd core.Ready) error {
 			}
 		}
 		results = n.performInto(ctx, rd.Batch, results)
-		*buf = results
+		buf.results = results
 		*done = core.BatchDone{ID: rd.Batch.ID, Results: results, Now: n.clock.Now()}
 		if rd, err = n.step(done); err != nil {
 			return err
@@ -336,9 +340,15 @@ func (n *Node) drain(ctx context.Context, rd core.Ready) error {
 	}
 }
 
-// resultBuffers are the drains' result slices, reused: the core keeps
-// nothing of a BatchDone's results.
-var resultBuffers = sync.Pool{New: func() any { return new([]core.Result) }}
+// drainBuffer is what a drain reuses from one call to the next: its
+// results and the input that hands them to the core, which keeps nothing
+// of either.
+type drainBuffer struct {
+	results []core.Result
+	done    core.BatchDone
+}
+
+var drainBuffers = sync.Pool{New: func() any { return new(drainBuffer) }}
 
 // wait returns the next batch there is for this caller, waiting while
 // others perform theirs, or reports that the node is quiet. The Ready
@@ -551,7 +561,9 @@ func (n *Node) resized(ctx context.Context, pod *v1.Pod) error {
 		n.mu.Unlock()
 		return nil
 	}
-	rd, err := n.coreStep(core.ResizeRequested{Pod: &own, Now: n.clock.Now()})
+	n.resizeIn = core.ResizeRequested{Pod: &own, Now: n.clock.Now()}
+	rd, err := n.coreStep(&n.resizeIn)
+	n.resizeIn = core.ResizeRequested{} // holds nothing between calls
 	n.cond.Broadcast()
 	n.mu.Unlock()
 	if errors.Is(err, core.ErrUnknownPod) {
