@@ -10,6 +10,8 @@
 package reslist
 
 import (
+	"reflect"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -47,6 +49,11 @@ func Equal(a, b v1.ResourceList) bool {
 	if len(a) != len(b) {
 		return false
 	}
+	if Same(a, b) {
+		// Lists are shared rather than copied (a checkpoint record holds
+		// the lists of the spec it was taken from): nothing to compare.
+		return true
+	}
 	equal := true
 	Each(a, func(name v1.ResourceName, qa resource.Quantity) {
 		if !equal {
@@ -56,6 +63,15 @@ func Equal(a, b v1.ResourceList) bool {
 		equal = ok && qa.Cmp(qb) == 0
 	})
 	return equal
+}
+
+// Same reports whether a and b are the same map (not merely equal); two
+// nil lists are the same.
+func Same(a, b v1.ResourceList) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 func count(b bool) int {

@@ -71,3 +71,14 @@ func BenchmarkRange(b *testing.B) {
 		}
 	}
 }
+
+// TestSame tells a map from an equal copy of it.
+func TestSame(t *testing.T) {
+	a := lists[4]
+	if !Same(a, a) || !Same(nil, nil) {
+		t.Error("a list is not the same as itself")
+	}
+	if Same(a, maps.Clone(a)) || Same(a, nil) || Same(nil, v1.ResourceList{}) {
+		t.Error("distinct lists reported the same")
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/resizelet/resizelet/allocation"
+	"github.com/resizelet/resizelet/allocation/reslist"
 )
 
 // ContainerValues are the four numbers the kubelet compares to decide a
@@ -261,6 +262,9 @@ func actuatedPodRecord(actuated allocation.PodResources, podLevelResize bool) *v
 // the allocation against the container's actuated record (a missing record
 // is zeros), each with its pod-level limits under pod-level resize.
 func planContainerResize(a *PodActions, alloc *v1.Pod, c *v1.Container, st ContainerState, actuated allocation.PodResources, podLevelResize bool) {
+	if sharesRecord(alloc, c, actuated, podLevelResize) {
+		return
+	}
 	desired := valuesWithPod(alloc.Spec.Resources, c.Resources, podLevelResize)
 	current := valuesWithPod(actuatedPodRecord(actuated, podLevelResize), actuated.ContainerResources[c.Name], podLevelResize)
 	if desired == current {
@@ -326,6 +330,9 @@ func resizeInProgress(alloc *v1.Pod, states map[string]ContainerState, actuated 
 		if !ok || !st.Running {
 			continue
 		}
+		if sharesRecord(alloc, c, actuated, podLevelResize) {
+			continue
+		}
 		act := actuated.ContainerResources[c.Name]
 		for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
 			if !quantityEqual(c.Resources.Requests, act.Requests, name) {
@@ -342,6 +349,20 @@ func resizeInProgress(alloc *v1.Pod, states map[string]ContainerState, actuated 
 		return !podLevelActuated(alloc, actuated)
 	}
 	return false
+}
+
+// sharesRecord reports, cheaply, that a container's allocated resources
+// are its actuated record's: the record holds the very lists of the spec
+// (records share lists with the pods they come from, see
+// actuatedRequirements and requirementsLike), and no pod-level limits take
+// part in the comparison. false says nothing: compare the values.
+func sharesRecord(alloc *v1.Pod, c *v1.Container, actuated allocation.PodResources, podLevelResize bool) bool {
+	if podLevelResize && (alloc.Spec.Resources != nil || actuated.PodLevelResources != nil) {
+		return false
+	}
+	act, ok := actuated.ContainerResources[c.Name]
+	return ok && len(c.Resources.Requests) > 0 && len(c.Resources.Limits) > 0 &&
+		reslist.Same(c.Resources.Requests, act.Requests) && reslist.Same(c.Resources.Limits, act.Limits)
 }
 
 func quantityEqual(a, b v1.ResourceList, name v1.ResourceName) bool {

@@ -233,3 +233,37 @@ func TestStartingResized(t *testing.T) {
 		})
 	}
 }
+
+// TestSharedRecordShortcut holds the shortcut for a record that shares the
+// spec's lists to the comparison of values it skips: the plan and the
+// in-progress test answer the same for the shared record and for an equal
+// copy of it, with and without pod-level resources and the gate.
+func TestSharedRecordShortcut(t *testing.T) {
+	states := map[string]ContainerState{"a": {Name: "a", ID: "id-a", Running: true}}
+	podLevel := resources("", "", "1", "1Gi")
+	for _, r := range []v1.ResourceRequirements{
+		resources("100m", "100Mi", "200m", "200Mi"),
+		resources("100m", "100Mi", "", ""),
+		resources("100m", "", "", "200Mi"),
+		{},
+	} {
+		// The pod's pod-level resources and the record's, which may
+		// differ: then the lists alone do not decide.
+		for _, pl := range [][2]*v1.ResourceRequirements{{nil, nil}, {&podLevel, &podLevel}, {&podLevel, nil}, {nil, &podLevel}} {
+			for _, gate := range []bool{false, true} {
+				pod := &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{{Name: "a", Resources: r}}, Resources: pl[0]}}
+				shared := allocation.PodResources{ContainerResources: map[string]v1.ResourceRequirements{"a": r}, PodLevelResources: pl[1]}
+				copied := allocation.PodResources{ContainerResources: map[string]v1.ResourceRequirements{"a": *r.DeepCopy()}}
+				if pl[1] != nil {
+					copied.PodLevelResources = pl[1].DeepCopy()
+				}
+				if got, want := planPod(pod, states, shared, true, gate), planPod(pod, states, copied, true, gate); !cmp.Equal(got, want) {
+					t.Errorf("%v pod-level %v gate %v: plan %+v with the shared record, %+v with a copy", r, pl, gate, got, want)
+				}
+				if got, want := resizeInProgress(pod, states, shared, gate), resizeInProgress(pod, states, copied, gate); got != want {
+					t.Errorf("%v pod-level %v gate %v: in progress %v with the shared record, %v with a copy", r, pl, gate, got, want)
+				}
+			}
+		}
+	}
+}

@@ -5,10 +5,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"maps"
-	"reflect"
 	"strings"
 	"time"
 
+	"github.com/resizelet/resizelet/allocation/reslist"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/qos"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -141,12 +141,7 @@ func (l *sharedList) set(name v1.ResourceName, q resource.Quantity) {
 }
 
 // sameMap reports whether a and b are the same map (not merely equal).
-func sameMap(a, b v1.ResourceList) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
-	}
-	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
-}
+func sameMap(a, b v1.ResourceList) bool { return reslist.Same(a, b) }
 
 // sameClaims reports whether a and b are the same slice.
 func sameClaims(a, b []v1.ResourceClaim) bool {
