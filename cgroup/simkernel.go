@@ -503,10 +503,8 @@ func (m *SimKernel) Delete(path string) error {
 }
 
 // Exists reports whether the cgroup exists; an invalid path does not.
+// Every path in m.nodes is valid (see lookup), so the map alone answers.
 func (m *SimKernel) Exists(path string) bool {
-	if simCheckPath(path) != nil {
-		return false
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	_, ok := m.nodes[path]
@@ -515,15 +513,21 @@ func (m *SimKernel) Exists(path string) bool {
 
 // lookup returns the cgroup at path or an error that names op and path.
 // The caller holds m.mu.
+//
+// lookup looks the path up before it validates it, and validates only a
+// path it does not find: every path in m.nodes is valid (the root "",
+// paths Create validated, and their parents, which are prefixes of whole
+// components of a valid path), so a path found would pass simCheckPath,
+// and the answers are those of validating first.
+// TestSimKernelNodesHoldValidPaths holds m.nodes to that.
 func (m *SimKernel) lookup(op, path string) (*simNode, error) {
+	if n, ok := m.nodes[path]; ok {
+		return n, nil
+	}
 	if err := simCheckPath(path); err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	n, ok := m.nodes[path]
-	if !ok {
-		return nil, fmt.Errorf("%s %s: %w", op, path, simErrMissing)
-	}
-	return n, nil
+	return nil, fmt.Errorf("%s %s: %w", op, path, simErrMissing)
 }
 
 // Get reads the cgroup's CPU and memory values back from its files. On v1
@@ -879,11 +883,9 @@ func (m *SimKernel) Writes() []Write {
 }
 
 // Files returns a copy of all files of a cgroup by name, with trimmed
-// content, or nil if the cgroup does not exist.
+// content, or nil if the cgroup does not exist (an invalid path never
+// does: see lookup).
 func (m *SimKernel) Files(path string) map[string]string {
-	if simCheckPath(path) != nil {
-		return nil
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n, ok := m.nodes[path]
