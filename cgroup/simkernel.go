@@ -554,10 +554,11 @@ func (m *SimKernel) Set(path string, v Values) ([]Write, error) {
 	return writes, err
 }
 
-// SetValues is Set without the writes it returns (ValueSetter): the same
-// writes, recorded for Writes the same way, and the same error. On a
-// failed write it also returns the failed write's file, the File of the
-// last Write that Set would have returned.
+// SetValues is Set without the writes it returns: the same writes,
+// recorded for Writes the same way, and the same error. On a failed write
+// it also returns the failed write's file, the File of the last Write
+// that Set would have returned. Callers that hold a Manager use the
+// function SetValues, which finds this method.
 func (m *SimKernel) SetValues(path string, v Values) (failedFile string, err error) {
 	_, failedFile, err = m.set(path, v, false)
 	return failedFile, err
