@@ -1152,12 +1152,18 @@ func (m *SimContainerd) ContainerStats(ctx context.Context, containerID string) 
 	m.mu.Lock()
 	attrs := m.attributesLocked(c)
 	m.mu.Unlock()
-	bytes := &runtimeapi.UInt64Value{Value: uint64(usage)}
-	return &runtimeapi.ContainerStats{
-		Attributes: attrs,
-		Cpu:        &runtimeapi.CpuUsage{Timestamp: now, UsageCoreNanoSeconds: zeroUsage},
-		Memory:     &runtimeapi.MemoryUsage{Timestamp: now, WorkingSetBytes: bytes, UsageBytes: bytes},
-	}, nil
+	// The answer's four messages are made in one allocation.
+	answer := &struct {
+		stats  runtimeapi.ContainerStats
+		cpu    runtimeapi.CpuUsage
+		memory runtimeapi.MemoryUsage
+		bytes  runtimeapi.UInt64Value
+	}{}
+	answer.bytes.Value = uint64(usage)
+	answer.cpu.Timestamp, answer.cpu.UsageCoreNanoSeconds = now, zeroUsage
+	answer.memory.Timestamp, answer.memory.WorkingSetBytes, answer.memory.UsageBytes = now, &answer.bytes, &answer.bytes
+	answer.stats.Attributes, answer.stats.Cpu, answer.stats.Memory = attrs, &answer.cpu, &answer.memory
+	return &answer.stats, nil
 }
 
 // zeroUsage is the cpu usage the model reports: none.
