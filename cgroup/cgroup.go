@@ -10,10 +10,13 @@
 // v1, an OOM kill on v2). FS (fs.go) is the implementation over a real
 // cgroup filesystem. Both read and write the kernel's file formats through
 // fileformat.go, so that the simulator and the real thing cannot drift
-// apart. FaultInjector (fault.go) and Recorder (recorder.go) wrap any
-// Manager to fail chosen writes and to keep the writes made, for tests and
-// transcripts. The names Memory and NewMemory of the simulator remain as
-// deprecated aliases (deprecated.go).
+// apart (SimKernel checks its writes with canonical's rules in numbers,
+// simCanonical, which its tests hold to canonical). FaultInjector
+// (fault.go) and Recorder (recorder.go) wrap any Manager to fail chosen
+// writes and to keep the writes made, for tests and transcripts. SetValues
+// is Set for callers that need only its error: on the simulator it makes
+// the writes without building their record. The names Memory and
+// NewMemory of the simulator remain as deprecated aliases (deprecated.go).
 package cgroup
 
 import (

@@ -455,6 +455,8 @@ func keepLimit(content string, limit int64) string {
 // to whole pages, a negative v1 quota reads -1, a v2 limit at the page
 // counter maximum reads "max", and numbers lose signs and leading zeros.
 // Set compares it with a file to skip writes that would change nothing.
+// SimKernel applies these rules in numbers (simCanonical), held to this by
+// TestSimKernelSetMatchesText and FuzzSimKernelSetValues.
 func canonical(version Version, file, content, old string) (string, error) {
 	switch {
 	case version == V2 && file == fileCPUWeight:
