@@ -10,10 +10,13 @@
 // v1, an OOM kill on v2). FS (fs.go) is the implementation over a real
 // cgroup filesystem. Both read and write the kernel's file formats through
 // fileformat.go, so that the simulator and the real thing cannot drift
-// apart. FaultInjector (fault.go) and Recorder (recorder.go) wrap any
-// Manager to fail chosen writes and to keep the writes made, for tests and
-// transcripts. The names Memory and NewMemory of the simulator remain as
-// deprecated aliases (deprecated.go).
+// apart (SimKernel checks its writes with canonical's rules in numbers,
+// simCanonical, which its tests hold to canonical). FaultInjector
+// (fault.go) and Recorder (recorder.go) wrap any Manager to fail chosen
+// writes and to keep the writes made, for tests and transcripts. SetValues
+// is Set for callers that need only its error: on the simulator it makes
+// the writes without building their record. The names Memory and
+// NewMemory of the simulator remain as deprecated aliases (deprecated.go).
 package cgroup
 
 import (
@@ -91,6 +94,39 @@ type Manager interface {
 	// MemoryUsage returns the memory charged to the cgroup and its
 	// descendants, in bytes (memory.current on v2, memory.usage_in_bytes on v1).
 	MemoryUsage(path string) (int64, error)
+}
+
+// SetValues is m.Set(path, v) for a caller that does not need the writes
+// Set returns, only whether it failed: the same writes with the same
+// effects, and the same error. On failure it also returns the File of the
+// last Write Set would have returned (the failed write's), or "" when Set
+// would have returned none.
+//
+// For a *SimKernel, and a *FaultInjector over one, it makes the writes
+// without building the []Write and its texts (SimKernel.SetValues), which
+// is most of what a simulated write costs; for any other Manager it calls
+// Set. It looks for those exact types rather than for a SetValues method,
+// because a decorator that embeds a *SimKernel and has a Set of its own
+// (to log the writes Set returns, say) would have the SimKernel's
+// SetValues promoted to it, which would go around its Set.
+func SetValues(m Manager, path string, v Values) (failedFile string, err error) {
+	switch m := m.(type) {
+	case *SimKernel:
+		return m.SetValues(path, v)
+	case *FaultInjector:
+		return m.SetValues(path, v)
+	}
+	return setForFile(m, path, v)
+}
+
+// setForFile is m.Set returning, on failure, the File of the last write
+// Set returned instead of the writes.
+func setForFile(m Manager, path string, v Values) (failedFile string, err error) {
+	ws, err := m.Set(path, v)
+	if err != nil && len(ws) > 0 {
+		failedFile = ws[len(ws)-1].File
+	}
+	return failedFile, err
 }
 
 // Errors a Manager returns, wrapped with the path and file they concern.

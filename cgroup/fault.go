@@ -123,6 +123,20 @@ func (f *FaultInjector) Set(path string, v Values) ([]Write, error) {
 	return []Write{w}, fmt.Errorf("write %s/%s: %w", path, w.File, fl.err)
 }
 
+// SetValues is Set without the writes, as the function SetValues is for
+// the Managers it knows: when no fault matches path it is SetValues on the
+// wrapped Manager, so that a wrapped SimKernel keeps its fast path;
+// otherwise it is Set, returning the file of the write Set returns.
+func (f *FaultInjector) SetValues(path string, v Values) (string, error) {
+	f.mu.Lock()
+	i := f.matching(path)
+	f.mu.Unlock()
+	if i < 0 {
+		return SetValues(f.m, path, v)
+	}
+	return setForFile(f, path, v)
+}
+
 // Version is the wrapped Manager's.
 func (f *FaultInjector) Version() Version { return f.m.Version() }
 

@@ -270,8 +270,9 @@ type plannedFile struct {
 }
 
 // appendPlan is planSet appending the contents to buf instead of making
-// strings of them, so that SimKernel can plan in a buffer on its stack and
-// make strings only of what it writes. It calls read only when v2 cpu.max
+// strings of them, so that a plan can be made in a buffer on the stack.
+// (SimKernel plans in numbers, simCanonical, held to this by
+// TestSimKernelSetMatchesText.) It calls read only when v2 cpu.max
 // needs the current half that v leaves nil.
 func appendPlan(buf []byte, version Version, v Values, read func(file string) (string, bool)) (_ []byte, plan [4]plannedFile, n int) {
 	add := func(file string) {
@@ -454,6 +455,8 @@ func keepLimit(content string, limit int64) string {
 // to whole pages, a negative v1 quota reads -1, a v2 limit at the page
 // counter maximum reads "max", and numbers lose signs and leading zeros.
 // Set compares it with a file to skip writes that would change nothing.
+// SimKernel applies these rules in numbers (simCanonical), held to this by
+// TestSimKernelSetMatchesText and FuzzSimKernelSetValues.
 func canonical(version Version, file, content, old string) (string, error) {
 	switch {
 	case version == V2 && file == fileCPUWeight:

@@ -11,6 +11,8 @@ import "sync"
 //
 // Recorder holds its lock only while appending, never across the inner
 // Manager's calls, so it adds no ordering the inner Manager does not have.
+//
+// SetValues through a Recorder calls its Set, and so records alike.
 type Recorder struct {
 	Manager
 

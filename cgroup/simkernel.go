@@ -214,33 +214,6 @@ func appendSetting(b []byte, f simFile, s simSetting) []byte {
 	return strconv.AppendInt(b, s.value, 10) // simCFSQuota, simMemoryLimit
 }
 
-// parseSetting reads content written to file f back into numbers: the
-// inverse of appendSetting, for every content appendPlan makes from
-// Values and from the files SimKernel shows. Anything else is a
-// programming error.
-func parseSetting(f simFile, content string) simSetting {
-	var s simSetting
-	var err error
-	switch f {
-	case simCPUWeight, simCPUShares, simCFSPeriod:
-		var u uint64
-		u, err = strconv.ParseUint(content, 10, 64)
-		s.value = int64(u)
-	case simMemoryMax:
-		s.value, err = parseMax(content)
-	case simCPUMax:
-		s.value, s.period, err = parseCPUMax(content)
-	default: // simCFSQuota, simMemoryLimit
-		s.value, err = strconv.ParseInt(content, 10, 64)
-	}
-	if err != nil {
-		// err quotes a copy of content, so that content does not escape
-		// and Set can plan on its stack.
-		panic(fmt.Sprintf("cgroup: SimKernel cannot read back a write to %s: %v", simFileNames[f], err))
-	}
-	return s
-}
-
 // appendFile appends the content of n's file f, trimmed, as the kernel
 // shows it.
 func appendFile(b []byte, n *simNode, f simFile) []byte {
@@ -503,10 +476,8 @@ func (m *SimKernel) Delete(path string) error {
 }
 
 // Exists reports whether the cgroup exists; an invalid path does not.
+// Every path in m.nodes is valid (see lookup), so the map alone answers.
 func (m *SimKernel) Exists(path string) bool {
-	if simCheckPath(path) != nil {
-		return false
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	_, ok := m.nodes[path]
@@ -515,15 +486,21 @@ func (m *SimKernel) Exists(path string) bool {
 
 // lookup returns the cgroup at path or an error that names op and path.
 // The caller holds m.mu.
+//
+// lookup looks the path up before it validates it, and validates only a
+// path it does not find: every path in m.nodes is valid (the root "",
+// paths Create validated, and their parents, which are prefixes of whole
+// components of a valid path), so a path found would pass simCheckPath,
+// and the answers are those of validating first.
+// TestSimKernelNodesHoldValidPaths holds m.nodes to that.
 func (m *SimKernel) lookup(op, path string) (*simNode, error) {
+	if n, ok := m.nodes[path]; ok {
+		return n, nil
+	}
 	if err := simCheckPath(path); err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	n, ok := m.nodes[path]
-	if !ok {
-		return nil, fmt.Errorf("%s %s: %w", op, path, simErrMissing)
-	}
-	return n, nil
+	return nil, fmt.Errorf("%s %s: %w", op, path, simErrMissing)
 }
 
 // Get reads the cgroup's CPU and memory values back from its files. On v1
@@ -573,68 +550,205 @@ func simValues(version Version, n *simNode) Values {
 // limit below usage is written and then the model OOM-kills (see
 // OnOOMKill).
 func (m *SimKernel) Set(path string, v Values) ([]Write, error) {
+	writes, _, err := m.set(path, v, true)
+	return writes, err
+}
+
+// SetValues is Set without the writes it returns: the same writes,
+// recorded for Writes the same way, and the same error. On a failed write
+// it also returns the failed write's file, the File of the last Write
+// that Set would have returned. Callers that hold a Manager use the
+// function SetValues, which finds this method.
+func (m *SimKernel) SetValues(path string, v Values) (failedFile string, err error) {
+	_, failedFile, err = m.set(path, v, false)
+	return failedFile, err
+}
+
+// simPlanned is one file that Set writes, with the setting its content is
+// formatted from (appendSetting formats it as appendPlan would).
+type simPlanned struct {
+	f simFile
+	s simSetting
+}
+
+// plan lists the files v asks Set to write on n, in Set's order, as
+// appendPlan does but in numbers: the content appendPlan formats for a
+// file is appendSetting of its planned setting, and the setting is what
+// parseSetting reads from that content. v2 cpu.max takes the half v does
+// not set from n, as appendPlan takes it from the file.
+func (m *SimKernel) plan(n *simNode, v Values) (plan [4]simPlanned, count int) {
+	add := func(f simFile, s simSetting) {
+		plan[count] = simPlanned{f, s}
+		count++
+	}
+	if m.version == V2 {
+		if v.MemoryLimit != nil {
+			add(simMemoryMax, simSetting{value: *v.MemoryLimit})
+		}
+		if v.CPUWeight != nil {
+			add(simCPUWeight, simSetting{value: int64(*v.CPUWeight)})
+		}
+		if v.CPUQuota != nil || v.CPUPeriod != nil {
+			s := simSetting{value: n.quota, period: uint64(n.period)}
+			if v.CPUQuota != nil {
+				s.value = *v.CPUQuota
+			}
+			if v.CPUPeriod != nil {
+				s.period = *v.CPUPeriod
+			}
+			add(simCPUMax, s)
+		}
+		return plan, count
+	}
+	if v.MemoryLimit != nil {
+		add(simMemoryLimit, simSetting{value: *v.MemoryLimit})
+	}
+	if v.CPUShares != nil {
+		add(simCPUShares, simSetting{value: int64(*v.CPUShares)})
+	}
+	if v.CPUPeriod != nil {
+		add(simCFSPeriod, simSetting{value: int64(*v.CPUPeriod)})
+	}
+	if v.CPUQuota != nil {
+		add(simCFSQuota, simSetting{value: *v.CPUQuota})
+	}
+	return plan, count
+}
+
+// simCanonical is canonical in numbers, for the contents Set writes: for
+// the content appendSetting formats from s, it returns what parseSetting
+// reads from canonical's answer, or canonical's error. Every content Set
+// writes is a number as strconv formats it (or "max" on v2), so the
+// parsing canonical does cannot fail but where a negative number meets an
+// unsigned parser (EINVAL), and what is left are canonical's bounds,
+// clamps and roundings. Each answer is appendSetting's rendering of itself,
+// as canonical's are, so that comparing settings is comparing contents.
+// TestSimKernelSetMatchesText and FuzzSimKernelSetValues hold Set to the
+// text path it replaced.
+func simCanonical(f simFile, s simSetting) (simSetting, error) {
+	switch f {
+	case simCPUWeight:
+		if w := uint64(s.value); w < 1 || w > cgconfig.MaxWeight {
+			return simSetting{}, syscall.ERANGE
+		}
+		return s, nil
+	case simCPUMax:
+		if q := s.value; q != Unlimited && (q < kernelMinCFSUS || q > kernelMaxCFSQuotaUS) {
+			return simSetting{}, syscall.EINVAL // a negative quota too: not a number to kstrtoull
+		}
+		if s.period < kernelMinCFSUS || s.period > kernelMaxCFSPeriodUS {
+			return simSetting{}, syscall.EINVAL
+		}
+		return s, nil
+	case simMemoryMax:
+		l, err := simWrittenLimit(s.value, Unlimited)
+		if err == nil && l >= cgconfig.V1UnlimitedMemory {
+			l = Unlimited // read back as "max"
+		}
+		return simSetting{value: l}, err
+	case simMemoryLimit:
+		l, err := simWrittenLimit(s.value, unlimitedV1Value)
+		return simSetting{value: l}, err
+	case simCPUShares:
+		// The v1 kernel clamps shares instead of rejecting them.
+		return simSetting{value: int64(min(max(uint64(s.value), cgconfig.MinShares), cgconfig.MaxShares))}, nil
+	case simCFSPeriod:
+		if p := uint64(s.value); p < kernelMinCFSUS || p > kernelMaxCFSPeriodUS {
+			return simSetting{}, syscall.EINVAL
+		}
+		return s, nil
+	case simCFSQuota:
+		// Any negative quota means no limit and reads back as -1.
+		if s.value < 0 {
+			return simSetting{value: -1}, nil
+		}
+		if s.value < kernelMinCFSUS || s.value > kernelMaxCFSQuotaUS {
+			return simSetting{}, syscall.EINVAL
+		}
+		return s, nil
+	}
+	// A read-only file (usage, events) has no write handler: EINVAL.
+	return simSetting{}, syscall.EINVAL
+}
+
+// unlimitedV1Value is unlimitedV1 as a number.
+const unlimitedV1Value = -1
+
+// simWrittenLimit is parseWrittenLimit for a memory limit formatted from
+// the number l, where unlimited is the number of the version's unlimited
+// token: cgconfig.V1UnlimitedMemory for that token, EINVAL for any other
+// negative number, the page counter maximum for anything at or above it,
+// and otherwise l rounded down to whole pages.
+func simWrittenLimit(l, unlimited int64) (int64, error) {
+	switch {
+	case l == unlimited:
+		return cgconfig.V1UnlimitedMemory, nil
+	case l < 0:
+		return 0, syscall.EINVAL
+	case l >= cgconfig.V1UnlimitedMemory:
+		return cgconfig.V1UnlimitedMemory, nil
+	}
+	return l / cgconfig.PageSize * cgconfig.PageSize, nil
+}
+
+// set is Set and SetValues: it makes the writes and logs them, and with
+// record also returns them as Set does. failedFile is the failed write's
+// file, "" when no write failed.
+func (m *SimKernel) set(path string, v Values, record bool) (writes []Write, failedFile string, failed error) {
 	m.mu.Lock()
 	n, err := m.lookup("set", path)
 	if err != nil {
 		m.mu.Unlock()
-		return nil, err
+		return nil, "", err
 	}
-	// The plan's contents and each file's current content are made in
-	// buffers on the stack, so that a file the plan leaves as it is costs
-	// no allocation, and a write at most one (writeTexts).
-	var planBuf [128]byte
-	buf, plan, count := appendPlan(planBuf[:0], m.version, v, func(file string) (string, bool) {
-		f, ok := simFileNamed(m.version, file)
-		if !ok {
-			return "", false
-		}
-		return fileText(n, f), true
-	})
-	var writes []Write
+	plan, count := m.plan(n, v)
 	var killed []string
-	var failed error
-	start := 0
-	for _, p := range plan[:count] {
-		content := buf[start:p.end]
-		start = p.end
-		f, _ := simFileNamed(m.version, p.file) // every planned file is one of m.version's
-		oldSetting := n.setting(f)
-		var oldBuf [48]byte
-		old := appendSetting(oldBuf[:0], f, oldSetting)
-		canon, err := canonical(m.version, p.file, string(content), string(old))
-		if err == nil && canon == string(old) {
+	for i, p := range plan[:count] {
+		oldSetting := n.setting(p.f)
+		canon, err := simCanonical(p.f, p.s)
+		if err == nil && canon == oldSetting {
 			continue
 		}
 		if err == nil {
-			killed, err = m.apply(n, f, canon, killed)
+			killed, err = m.apply(n, p.f, canon, killed)
 		}
-		newText, oldText := writeTexts(content, old)
 		m.writes, m.writeNext = pushRing(m.writes, m.writeNext, m.writeLimit, simWrite{
 			node:      n,
-			new:       parseSetting(f, newText),
+			new:       p.s,
 			oldValue:  oldSetting.value,
 			oldPeriod: uint32(oldSetting.period),
-			file:      f,
+			file:      p.f,
 			errno:     simErrno(err),
 		})
-		writes = append(writes, Write{Path: path, File: p.file, Old: oldText, New: newText, Err: err})
+		if record {
+			// The texts are made from the numbers as Writes makes them,
+			// without allocating where writeTexts can.
+			var newBuf, oldBuf [48]byte
+			newText, oldText := writeTexts(appendSetting(newBuf[:0], p.f, p.s), appendSetting(oldBuf[:0], p.f, oldSetting))
+			if writes == nil {
+				// Room for every write still planned, so that the
+				// writes take one allocation.
+				writes = make([]Write, 0, count-i)
+			}
+			writes = append(writes, Write{Path: path, File: simFileNames[p.f], Old: oldText, New: newText, Err: err})
+		}
 		if err != nil {
-			failed = fmt.Errorf("write %s/%s: %w", path, p.file, err)
+			failedFile = simFileNames[p.f]
+			failed = fmt.Errorf("write %s/%s: %w", path, failedFile, err)
 			break
 		}
 	}
 	fns := m.oomFns
 	m.mu.Unlock()
 	notify(fns, killed)
-	return writes, failed
+	return writes, failedFile, failed
 }
 
-// apply stores a canonical value in a cgroup file after the checks that
-// depend on the rest of the hierarchy, and OOM-kills on v2 when a memory
-// limit falls below usage. It appends the paths of killed cgroups to
-// killed. The caller holds m.mu.
-func (m *SimKernel) apply(n *simNode, f simFile, canon string, killed []string) ([]string, error) {
-	s := parseSetting(f, canon)
+// apply stores a canonical setting s in a cgroup file after the checks
+// that depend on the rest of the hierarchy, and OOM-kills on v2 when a
+// memory limit falls below usage. It appends the paths of killed cgroups
+// to killed. The caller holds m.mu.
+func (m *SimKernel) apply(n *simNode, f simFile, s simSetting, killed []string) ([]string, error) {
 	switch f {
 	case simMemoryLimit:
 		if n.hier > s.value {
@@ -879,11 +993,9 @@ func (m *SimKernel) Writes() []Write {
 }
 
 // Files returns a copy of all files of a cgroup by name, with trimmed
-// content, or nil if the cgroup does not exist.
+// content, or nil if the cgroup does not exist (an invalid path never
+// does: see lookup).
 func (m *SimKernel) Files(path string) map[string]string {
-	if simCheckPath(path) != nil {
-		return nil
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n, ok := m.nodes[path]

@@ -23,6 +23,10 @@ func simInvariants(m *SimKernel) error {
 		usageFile, limitFile = simMemoryUsage, simMemoryLimit
 	}
 	for path, n := range m.nodes {
+		// lookup and Exists rely on it.
+		if err := simCheckPath(path); err != nil {
+			return err
+		}
 		sum := n.own
 		for c := n.child; c != nil; c = c.next {
 			sum += c.hier

@@ -526,7 +526,7 @@ func (m *SimContainerd) CreateContainer(ctx context.Context, podSandboxID string
 		release()
 		return "", fmt.Errorf("create container %q: create cgroup: %w", id, err)
 	}
-	if _, err := m.cg.Set(path, m.values(spec)); err != nil {
+	if _, err := m.setValues(path, spec); err != nil {
 		_ = m.cg.Delete(path) // best effort: the create failed either way
 		release()
 		return "", fmt.Errorf("create container %q: %w", id, err)
@@ -587,7 +587,7 @@ func (m *SimContainerd) StartContainer(ctx context.Context, containerID string) 
 	spec := c.spec
 	m.mu.Unlock()
 
-	_, setErr := m.cg.Set(c.cgroup, m.values(spec))
+	_, setErr := m.setValues(c.cgroup, spec)
 	now := m.now().UnixNano()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -937,11 +937,11 @@ func (m *SimContainerd) UpdateContainerResources(ctx context.Context, containerI
 // runc's part ("unable to set memory limit to ..."), as examples/realhost/README.md §2
 // advises; the wrapping is this model's rendering of it.
 func (m *SimContainerd) apply(path string, spec simSpec) error {
-	writes, err := m.cg.Set(path, m.values(spec))
+	failedFile, err := m.setValues(path, spec)
 	if err == nil {
 		return nil
 	}
-	if n := len(writes); m.cg.Version() == cgroup.V1 && errors.Is(err, syscall.EBUSY) && n > 0 && writes[n-1].File == "memory.limit_in_bytes" {
+	if m.cg.Version() == cgroup.V1 && errors.Is(err, syscall.EBUSY) && failedFile == "memory.limit_in_bytes" {
 		usage, uerr := m.readInt(path, "memory.usage_in_bytes")
 		peak, perr := m.readInt(path, "memory.max_usage_in_bytes")
 		if uerr == nil && perr == nil {
@@ -959,19 +959,36 @@ func (m *SimContainerd) readInt(path, file string) (int64, error) {
 	return strconv.ParseInt(s, 10, 64)
 }
 
+// setValues writes a container's resources to its cgroup at path as runc
+// does (values) and returns what cgroup.SetValues returns: the writes Set
+// would make, without the []Write, which no caller here keeps, and on
+// failure the failed write's file.
+func (m *SimContainerd) setValues(path string, spec simSpec) (failedFile string, err error) {
+	if k, ok := m.cg.(*cgroup.SimKernel); ok {
+		// The simulated kernel itself, the common case, is called
+		// directly rather than through the interface, so that the
+		// values and what they point at stay on the stack.
+		var hold valuesHold
+		return k.SetValues(path, m.values(spec, &hold))
+	}
+	return cgroup.SetValues(m.cg, path, m.values(spec, new(valuesHold)))
+}
+
+// valuesHold holds the numbers the Values of a spec point at.
+type valuesHold struct {
+	memory, quota          int64
+	weight, period, shares uint64
+}
+
 // values turns a container spec into cgroup file values as runc does.
 // v1: cpu.shares, cpu.cfs_period_us and cpu.cfs_quota_us each when non-zero
 // (a negative quota is -1, unlimited). v2: cpu.weight from the shares through
 // the runtime's WeightFunc; cpu.max when quota or period is non-zero, with a
 // quota <= 0 written as "max" and a period of 0 as 100000. Both: the memory
 // limit when non-zero, -1 (or any negative) meaning unlimited.
-func (m *SimContainerd) values(r simSpec) cgroup.Values {
+// The values point into hold, which the caller provides.
+func (m *SimContainerd) values(r simSpec, hold *valuesHold) cgroup.Values {
 	var v cgroup.Values
-	// One allocation holds the values v points at.
-	hold := &struct {
-		memory, quota          int64
-		weight, period, shares uint64
-	}{}
 	if l := r.memory; l != 0 {
 		if l < 0 {
 			l = cgroup.Unlimited
@@ -1135,12 +1152,18 @@ func (m *SimContainerd) ContainerStats(ctx context.Context, containerID string) 
 	m.mu.Lock()
 	attrs := m.attributesLocked(c)
 	m.mu.Unlock()
-	bytes := &runtimeapi.UInt64Value{Value: uint64(usage)}
-	return &runtimeapi.ContainerStats{
-		Attributes: attrs,
-		Cpu:        &runtimeapi.CpuUsage{Timestamp: now, UsageCoreNanoSeconds: zeroUsage},
-		Memory:     &runtimeapi.MemoryUsage{Timestamp: now, WorkingSetBytes: bytes, UsageBytes: bytes},
-	}, nil
+	// The answer's four messages are made in one allocation.
+	answer := &struct {
+		stats  runtimeapi.ContainerStats
+		cpu    runtimeapi.CpuUsage
+		memory runtimeapi.MemoryUsage
+		bytes  runtimeapi.UInt64Value
+	}{}
+	answer.bytes.Value = uint64(usage)
+	answer.cpu.Timestamp, answer.cpu.UsageCoreNanoSeconds = now, zeroUsage
+	answer.memory.Timestamp, answer.memory.WorkingSetBytes, answer.memory.UsageBytes = now, &answer.bytes, &answer.bytes
+	answer.stats.Attributes, answer.stats.Cpu, answer.stats.Memory = attrs, &answer.cpu, &answer.memory
+	return &answer.stats, nil
 }
 
 // zeroUsage is the cpu usage the model reports: none.

@@ -48,10 +48,18 @@ type diffConfig struct {
 	driver  cgroup.Driver
 	swap    bool
 	linear  bool
+	// bare gives each runtime its SimKernel itself rather than the cgroup
+	// fault injector over it (whose faults then reach neither side), so
+	// that the runtime's direct calls of the kernel are compared too.
+	bare bool
 }
 
 func (c diffConfig) String() string {
-	return fmt.Sprintf("v%d/%s/swap=%t/linear=%t", c.version, c.driver, c.swap, c.linear)
+	s := fmt.Sprintf("v%d/%s/swap=%t/linear=%t", c.version, c.driver, c.swap, c.linear)
+	if c.bare {
+		s += "/bare"
+	}
+	return s
 }
 
 // diffPair is the runtime under test and the oracle, driven together.
@@ -71,12 +79,20 @@ func newDiffPair(t *testing.T, cfg diffConfig) *diffPair {
 	}
 	p.now.kernel = cgroup.NewSimKernel(cfg.version)
 	p.now.cgf = cgroup.NewFaultInjector(p.now.kernel)
-	sim := NewSimContainerd(p.now.cgf, WithDriver(cfg.driver), WithSwapController(cfg.swap), WithContainerWeight(weight))
+	var nowCg, oldCg cgroup.Manager = p.now.cgf, nil
+	if cfg.bare {
+		nowCg = p.now.kernel
+	}
+	sim := NewSimContainerd(nowCg, WithDriver(cfg.driver), WithSwapController(cfg.swap), WithContainerWeight(weight))
 	p.now.sim, p.now.rt = sim, NewFaultInjector(sim)
 
 	p.old.kernel = cgroup.NewSimKernel(cfg.version)
 	p.old.cgf = cgroup.NewFaultInjector(p.old.kernel)
-	orc := orcNewSimContainerd(p.old.cgf, orcWithDriver(cfg.driver), orcWithSwapController(cfg.swap), orcWithContainerWeight(weight))
+	oldCg = p.old.cgf
+	if cfg.bare {
+		oldCg = p.old.kernel
+	}
+	orc := orcNewSimContainerd(oldCg, orcWithDriver(cfg.driver), orcWithSwapController(cfg.swap), orcWithContainerWeight(weight))
 	p.old.sim, p.old.rt = orc, NewFaultInjector(orc)
 	return p
 }
@@ -458,6 +474,32 @@ func TestSimContainerdMatchesOracleRandom(t *testing.T) {
 		steps = 300
 	}
 	for i, cfg := range diffConfigs {
+		for seed := range uint64(3) {
+			t.Run(fmt.Sprintf("%s/seed=%d", cfg, seed), func(t *testing.T) {
+				g := &diffGen{p: newDiffPair(t, cfg), r: rand.New(rand.NewPCG(seed, uint64(i))), cfg: cfg}
+				for range steps {
+					g.step()
+				}
+				g.p.allStatuses()
+				g.p.checkKernel()
+			})
+		}
+	}
+}
+
+// TestSimContainerdMatchesOracleBareKernel is
+// TestSimContainerdMatchesOracleRandom with each runtime writing to its
+// SimKernel directly, as a simulated node's does: the runtime then calls
+// the kernel's SetValues itself, not through an interface.
+func TestSimContainerdMatchesOracleBareKernel(t *testing.T) {
+	steps := 1000
+	if testing.Short() {
+		steps = 300
+	}
+	for i, cfg := range []diffConfig{
+		{version: cgroup.V1, driver: cgroup.DriverCgroupfs, bare: true},
+		{version: cgroup.V2, driver: cgroup.DriverSystemd, swap: true, bare: true},
+	} {
 		for seed := range uint64(3) {
 			t.Run(fmt.Sprintf("%s/seed=%d", cfg, seed), func(t *testing.T) {
 				g := &diffGen{p: newDiffPair(t, cfg), r: rand.New(rand.NewPCG(seed, uint64(i))), cfg: cfg}

@@ -348,22 +348,19 @@ type rareSpec struct {
 	hugepages              []*runtimeapi.HugepageLimit
 }
 
-// proto returns the spec as a message. It shares the spec's unified map and
-// hugepage limits, which are never changed.
-func (s *simSpec) proto() *runtimeapi.LinuxContainerResources {
-	r := &runtimeapi.LinuxContainerResources{
-		CpuPeriod:              s.cpuPeriod,
-		CpuQuota:               s.cpuQuota,
-		CpuShares:              s.cpuShares,
-		MemoryLimitInBytes:     s.memory,
-		OomScoreAdj:            s.oomScoreAdj,
-		Unified:                s.unified,
-		MemorySwapLimitInBytes: s.swap,
-	}
+// protoInto sets the fields of r, a new message, to the spec. It shares
+// the spec's unified map and hugepage limits, which are never changed.
+func (s *simSpec) protoInto(r *runtimeapi.LinuxContainerResources) {
+	r.CpuPeriod = s.cpuPeriod
+	r.CpuQuota = s.cpuQuota
+	r.CpuShares = s.cpuShares
+	r.MemoryLimitInBytes = s.memory
+	r.OomScoreAdj = s.oomScoreAdj
+	r.Unified = s.unified
+	r.MemorySwapLimitInBytes = s.swap
 	if s.rare != nil {
 		r.CpusetCpus, r.CpusetMems, r.HugepageLimits = s.rare.cpusetCpus, s.rare.cpusetMems, s.rare.hugepages
 	}
-	return r
 }
 
 // nameOwner is the sandbox or the container that holds a reserved name.
@@ -607,7 +604,17 @@ func (m *SimContainerd) statusLocked(c *simContainer) *runtimeapi.ContainerStatu
 	if e.status != nil && e.version == c.version {
 		return e.status
 	}
-	e.status = &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{
+	// The answer's four messages are made in one allocation: they are
+	// made, kept and dropped together.
+	answer := &struct {
+		resp      runtimeapi.ContainerStatusResponse
+		status    runtimeapi.ContainerStatus
+		resources runtimeapi.ContainerResources
+		linux     runtimeapi.LinuxContainerResources
+	}{}
+	c.spec.protoInto(&answer.linux)
+	answer.resources.Linux = &answer.linux
+	answer.status = runtimeapi.ContainerStatus{
 		Id:          c.id,
 		Metadata:    e.meta,
 		State:       c.state,
@@ -621,8 +628,10 @@ func (m *SimContainerd) statusLocked(c *simContainer) *runtimeapi.ContainerStatu
 		Message:     c.exit.exitMessage(),
 		Labels:      e.labels,
 		Annotations: e.annotations,
-		Resources:   &runtimeapi.ContainerResources{Linux: c.spec.proto()},
-	}}
+		Resources:   &answer.resources,
+	}
+	answer.resp.Status = &answer.status
+	e.status = &answer.resp
 	e.version = c.version
 	return e.status
 }

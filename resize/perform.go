@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/cri"
 	"github.com/resizelet/resizelet/resize/core"
 )
@@ -76,7 +77,9 @@ func (n *Node) do(ctx context.Context, a core.Action) core.Result {
 	case core.CreateCgroup:
 		r.Err = n.cg.Create(a.Path)
 	case core.SetCgroup:
-		_, r.Err = n.cg.Set(a.Path, a.Values)
+		// The writes Set would return are not needed: SetValues makes
+		// them without building the record, where the manager can.
+		_, r.Err = cgroup.SetValues(n.cg, a.Path, a.Values)
 	case core.ReadCgroup:
 		r.Values, r.Err = n.cg.Get(a.Path)
 	case core.ReadMemoryUsage:
