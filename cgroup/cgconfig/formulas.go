@@ -113,14 +113,6 @@ func QuadraticWeight(shares uint64) uint64 {
 	}
 	l := math.Log2(float64(shares))
 	exponent := (l*l+125*l)/612.0 - 7.0/34.0
-	// math.Exp of the exponent in base e is twice as fast as math.Pow(10,
-	// exponent) and differs from it by far less than 1e-9 over the whole
-	// domain, so it has the same ceiling unless the power is that close to
-	// an integer (1024 shares give exactly 100), where Pow decides.
-	// TestQuadraticWeightFastMatchesPow checks every shares value.
-	if p := math.Exp(exponent * math.Ln10); math.Abs(p-math.Round(p)) > 1e-9 {
-		return uint64(math.Ceil(p))
-	}
 	return uint64(math.Ceil(math.Pow(10, exponent)))
 }
 

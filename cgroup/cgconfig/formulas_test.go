@@ -1,9 +1,6 @@
 package cgconfig
 
-import (
-	"math"
-	"testing"
-)
+import "testing"
 
 // TestWorkedValues pins the "Worked values" table of resize/kubelet-resize.md §4.5
 // row by row: default period 100000 µs.
@@ -211,49 +208,5 @@ func TestLossyReadBack(t *testing.T) {
 	}
 	if got := WeightToShares(w700); got != want693 {
 		t.Errorf("WeightToShares(28) = %d, want MilliCPUToShares(693) = %d (no write)", got, want693)
-	}
-}
-
-// quadraticWeightByPow is QuadraticWeight as runc writes it, with
-// math.Pow: the reference its faster form is held to.
-func quadraticWeightByPow(shares uint64) uint64 {
-	if w, ok := weightAtBounds(shares); ok {
-		return w
-	}
-	l := math.Log2(float64(shares))
-	exponent := (l*l+125*l)/612.0 - 7.0/34.0
-	return uint64(math.Ceil(math.Pow(10, exponent)))
-}
-
-// TestQuadraticWeightFastMatchesPow checks QuadraticWeight against the
-// formula with math.Pow for every shares value of the domain and a margin
-// beyond each bound: the domain is small enough to try whole.
-func TestQuadraticWeightFastMatchesPow(t *testing.T) {
-	for s := uint64(0); s <= MaxShares+1000; s++ {
-		if got, want := QuadraticWeight(s), quadraticWeightByPow(s); got != want {
-			t.Fatalf("QuadraticWeight(%d) = %d, with math.Pow %d", s, got, want)
-		}
-	}
-	for _, s := range []uint64{1 << 20, 1 << 40, math.MaxUint64} {
-		if got, want := QuadraticWeight(s), quadraticWeightByPow(s); got != want {
-			t.Fatalf("QuadraticWeight(%d) = %d, with math.Pow %d", s, got, want)
-		}
-	}
-}
-
-// BenchmarkQuadraticWeight is QuadraticWeight over the shares of the
-// domain, against the formula with math.Pow.
-func BenchmarkQuadraticWeight(b *testing.B) {
-	for _, f := range []struct {
-		name string
-		fn   func(uint64) uint64
-	}{{"Exp", QuadraticWeight}, {"Pow", quadraticWeightByPow}} {
-		b.Run(f.name, func(b *testing.B) {
-			var sum uint64
-			for i := 0; b.Loop(); i++ {
-				sum += f.fn(uint64(3 + i%(MaxShares-3)))
-			}
-			_ = sum
-		})
 	}
 }
