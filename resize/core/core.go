@@ -72,9 +72,12 @@ type Core struct {
 	queueScratch []allocation.PendingResize
 
 	// used is the node's usage by its admitted, active pods (recount keeps
-	// it up to date); scratch is where othersUsage subtracts a pod.
+	// it up to date); scratch is where othersUsage subtracts a pod. stale
+	// are the pods whose share recount has yet to take again
+	// (podState.stale): used is up to date once they are.
 	used    allocation.Usage
 	scratch allocation.Usage
+	stale   []*podState
 	// verify, when set (by tests), sees every admission decision with the
 	// usage it was made against.
 	verify func(ps *podState, used *allocation.Usage, d allocation.Decision)

@@ -25,6 +25,8 @@ func (c *Core) Clone() (*Core, error) {
 	// The message cache is the original's working memory: the clone runs
 	// beside it and gets its own.
 	s.admit.Messages = &allocation.MessageCache{}
+	// The clone takes the usage as it stands: every share taken.
+	c.recountStale()
 	out := &Core{
 		s:        s,
 		started:  c.started,

@@ -67,7 +67,10 @@ type podState struct {
 	// busy is set while a sync or teardown of the pod is in flight.
 	busy            bool
 	deleteRequested bool
-	terminal        bool
+	// stale says the pod's share of the node's usage is to be taken again
+	// (Core.recount).
+	stale    bool
+	terminal bool
 	// terminating says the pod is being deleted (a deletion was asked
 	// for, or the API server's pod carries a deletionTimestamp): it is
 	// torn down until it is gone, never synced.
@@ -218,6 +221,9 @@ func (c *Core) freeze(uid types.UID) bool {
 	if ps.busy || ps.dirty || ps.deleteRequested || c.queue.Has(uid) {
 		return false
 	}
+	// Its share is taken while the pod is at hand (it stays on the stale
+	// list, unmarked).
+	c.recountNow(ps)
 	f, ok := frozen.FreezePod(ps.pod)
 	if !ok {
 		return false
@@ -243,6 +249,10 @@ func (c *Core) removePod(uid types.UID) {
 	ps := c.pods[uid]
 	if ps == nil {
 		return
+	}
+	if ps.stale {
+		ps.stale = false
+		c.stale = slices.DeleteFunc(c.stale, func(x *podState) bool { return x == ps })
 	}
 	if ps.counted {
 		c.used.Sub(&ps.usage)
@@ -358,7 +368,34 @@ func allocationFromPod(pod allocation.Allocated, initContainers bool, reuse map[
 // allocation, spec, status or admission changed: what it takes is computed
 // again from its allocation and its last written status, and it counts
 // only while it is admitted and active.
+//
+// The count is taken when it is next needed (recountStale, before anything
+// reads the node's usage), so that a pod whose allocation, spec and status
+// all change between two decisions, as a resize's do, is counted once.
+// What is counted is a function of the pod's state at that time, so
+// taking it late gives what taking it at every change would.
 func (c *Core) recount(ps *podState) {
+	if !ps.stale {
+		ps.stale = true
+		c.stale = append(c.stale, ps)
+	}
+}
+
+// recountStale takes the share of every pod recount marked.
+func (c *Core) recountStale() {
+	for i, ps := range c.stale {
+		c.recountNow(ps)
+		c.stale[i] = nil
+	}
+	c.stale = c.stale[:0]
+}
+
+// recountNow takes ps's share now, if it is marked.
+func (c *Core) recountNow(ps *podState) {
+	if !ps.stale {
+		return
+	}
+	ps.stale = false
 	if ps.counted {
 		c.used.Sub(&ps.usage)
 		ps.counted = false
@@ -376,6 +413,7 @@ func (c *Core) recount(ps *podState) {
 // oracle). The result lives in the core's scratch space until the next
 // call.
 func (c *Core) othersUsage(ps *podState) *allocation.Usage {
+	c.recountStale()
 	c.scratch.Set(&c.used)
 	if ps.counted {
 		c.scratch.Sub(&ps.usage)
