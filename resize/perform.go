@@ -28,16 +28,19 @@ func (n *Node) performInto(ctx context.Context, b *core.Batch, buf []core.Result
 	results := buf[:0]
 	changed := false
 	for _, a := range b.Actions {
-		var r core.Result
+		// The result is filled in where it stays: a Result is large and
+		// full of pointers, and copying it costs write barriers while the
+		// garbage collector runs.
+		results = append(results, core.Result{})
+		r := &results[len(results)-1]
 		if err := ctx.Err(); err != nil && onNode(a) {
 			r.Err = err
 		} else {
-			r = n.do(ctx, a)
+			n.doInto(ctx, a, r)
 		}
 		if r.Err != nil && errors.Is(r.Err, cri.ErrNotFound) {
 			r.NotFound = true
 		}
-		results = append(results, r)
 		changed = changed || r.Err != nil || n.changes(a)
 		if r.Err != nil && !b.KeepGoing && core.StopsOnFailure(a) {
 			break
@@ -71,6 +74,12 @@ func (n *Node) changes(a core.Action) bool {
 // do performs one action on the node's parts.
 func (n *Node) do(ctx context.Context, a core.Action) core.Result {
 	var r core.Result
+	n.doInto(ctx, a, &r)
+	return r
+}
+
+// doInto is do filling in r, which is zero.
+func (n *Node) doInto(ctx context.Context, a core.Action, r *core.Result) {
 	switch a := a.(type) {
 	case core.ReadCgroupExists:
 		r.Exists = n.cg.Exists(a.Path)
@@ -142,7 +151,6 @@ func (n *Node) do(ctx context.Context, a core.Action) core.Result {
 	case core.DeletePod:
 		r.Err = n.deletePod(a)
 	}
-	return r
 }
 
 // onNode reports whether an action reads or changes the node's cgroups or
