@@ -49,9 +49,9 @@ func validateAmount(name v1.ResourceName, q *resource.Quantity, path func() *fie
 func ValidateAmounts(pod *v1.Pod) field.ErrorList {
 	var errs field.ErrorList
 	each := func(list v1.ResourceList, path func() *field.Path) {
-		var buf [8]v1.ResourceName
-		for _, name := range sortedNames(list, buf[:]) {
-			q := list[name]
+		var buf [8]resourceEntry
+		for _, e := range sortedEntries(list, buf[:]) {
+			name, q := e.name, e.q
 			errs = append(errs, validateAmount(name, &q, func() *field.Path { return path().Key(string(name)) })...)
 		}
 	}
@@ -136,11 +136,26 @@ type totals struct {
 }
 
 func (t *totals) add(r *v1.ResourceRequirements) {
-	for name, q := range r.Requests {
-		t.amount(name, q, false)
+	t.addList(r.Requests, false)
+	t.addList(r.Limits, true)
+}
+
+// addList adds the amounts of a list of requests or limits. The order
+// they come in does not matter (each sum only grows, and over sorts what
+// it reports), so a list of nothing but cpu and memory is read with two
+// lookups instead of a walk.
+func (t *totals) addList(list v1.ResourceList, limits bool) {
+	if cm, only := cpuMemoryOf(list); only {
+		if cm.hasCPU {
+			t.amount(v1.ResourceCPU, cm.cpu, limits)
+		}
+		if cm.hasMemory {
+			t.amount(v1.ResourceMemory, cm.memory, limits)
+		}
+		return
 	}
-	for name, q := range r.Limits {
-		t.amount(name, q, true)
+	for name, q := range list {
+		t.amount(name, q, limits)
 	}
 }
 

@@ -178,8 +178,17 @@ func editedRequirements(rr v1.ResourceRequirements, p *podEdit, e *containerEdit
 
 func editedList(list v1.ResourceList, edits []quantityEdit) v1.ResourceList {
 	out := make(v1.ResourceList, len(list)+len(edits))
-	for name, q := range list {
-		out[name] = q
+	if cm, only := cpuMemoryOf(list); only {
+		if cm.hasCPU {
+			out[v1.ResourceCPU] = cm.cpu
+		}
+		if cm.hasMemory {
+			out[v1.ResourceMemory] = cm.memory
+		}
+	} else {
+		for name, q := range list {
+			out[name] = q
+		}
 	}
 	for i := range edits {
 		out[edits[i].name] = edits[i].q
@@ -208,6 +217,14 @@ func serialForm(q *resource.Quantity) bool {
 // listInSerialForm reports whether every quantity of list is in serial
 // form.
 func listInSerialForm(list v1.ResourceList) bool {
+	if cm, only := cpuMemoryOf(list); only {
+		return (!cm.hasCPU || serialForm(&cm.cpu)) && (!cm.hasMemory || serialForm(&cm.memory))
+	}
+	return listInSerialFormWalk(list)
+}
+
+// listInSerialFormWalk is listInSerialForm for any list, by a walk.
+func listInSerialFormWalk(list v1.ResourceList) bool {
 	for _, q := range list {
 		if !serialForm(&q) {
 			return false
@@ -323,11 +340,28 @@ func needsDefaulting(p *v1.Pod) bool {
 
 func limitsWithoutRequests(list []v1.Container) bool {
 	for i := range list {
-		rr := &list[i].Resources
-		for name := range rr.Limits {
-			if _, ok := rr.Requests[name]; !ok {
-				return true
-			}
+		if limitWithoutRequest(&list[i].Resources) {
+			return true
+		}
+	}
+	return false
+}
+
+// limitWithoutRequest reports whether rr has a limit without its request.
+func limitWithoutRequest(rr *v1.ResourceRequirements) bool {
+	if limits, only := cpuMemoryOf(rr.Limits); only {
+		return limits.hasCPU && !hasResource(rr.Requests, v1.ResourceCPU) ||
+			limits.hasMemory && !hasResource(rr.Requests, v1.ResourceMemory)
+	}
+	return limitWithoutRequestWalk(rr)
+}
+
+// limitWithoutRequestWalk is limitWithoutRequest for any lists, by a
+// walk of the limits.
+func limitWithoutRequestWalk(rr *v1.ResourceRequirements) bool {
+	for name := range rr.Limits {
+		if _, ok := rr.Requests[name]; !ok {
+			return true
 		}
 	}
 	return false
@@ -375,14 +409,7 @@ func resizedContainers(list []v1.Container, p *podEdit, edits []containerEdit) (
 // defaultedRequests is defaultRequestsFromLimits without changing rr's
 // maps: a request list to which a limit adds a request is a new one.
 func defaultedRequests(rr v1.ResourceRequirements) v1.ResourceRequirements {
-	missing := false
-	for name := range rr.Limits {
-		if _, ok := rr.Requests[name]; !ok {
-			missing = true
-			break
-		}
-	}
-	if !missing {
+	if !limitWithoutRequest(&rr) {
 		return rr
 	}
 	rr.Requests = maps.Clone(rr.Requests)

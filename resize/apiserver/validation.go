@@ -276,6 +276,19 @@ func resourcesRemoved(newList, oldList v1.ResourceList) bool {
 	if len(oldList) > len(newList) {
 		return true
 	}
+	if old, only := cpuMemoryOf(oldList); only {
+		return old.hasCPU && !hasResource(newList, v1.ResourceCPU) ||
+			old.hasMemory && !hasResource(newList, v1.ResourceMemory)
+	}
+	return resourcesRemovedWalk(newList, oldList)
+}
+
+// resourcesRemovedWalk is resourcesRemoved for any lists, by a walk of
+// oldList.
+func resourcesRemovedWalk(newList, oldList v1.ResourceList) bool {
+	if len(oldList) > len(newList) {
+		return true
+	}
 	for name := range oldList {
 		if _, ok := newList[name]; !ok {
 			return true
@@ -338,6 +351,16 @@ func isCPUOrMemory(name v1.ResourceName) bool {
 // otherResourcesEqual reports whether a and b hold the same resources
 // other than cpu and memory, in equal amounts.
 func otherResourcesEqual(a, b v1.ResourceList) bool {
+	if onlyCPUMemory(a) && onlyCPUMemory(b) {
+		// Neither holds another resource.
+		return true
+	}
+	return otherResourcesEqualWalk(a, b)
+}
+
+// otherResourcesEqualWalk is otherResourcesEqual for any lists, by walks
+// of both.
+func otherResourcesEqualWalk(a, b v1.ResourceList) bool {
 	na, nb := 0, 0
 	for name, q := range a {
 		if isCPUOrMemory(name) {
@@ -359,6 +382,26 @@ func otherResourcesEqual(a, b v1.ResourceList) bool {
 // listsEqual is semantic equality of resource lists: the same resources in
 // equal amounts, an empty list equal to none.
 func listsEqual(a, b v1.ResourceList) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if ca, only := cpuMemoryOf(a); only {
+		// b has as many resources as a: if it has a's, it has no other.
+		return (!ca.hasCPU || quantityIn(b, v1.ResourceCPU, &ca.cpu)) &&
+			(!ca.hasMemory || quantityIn(b, v1.ResourceMemory, &ca.memory))
+	}
+	return listsEqualWalk(a, b)
+}
+
+// quantityIn reports whether list holds the resource in an amount equal
+// to q.
+func quantityIn(list v1.ResourceList, name v1.ResourceName, q *resource.Quantity) bool {
+	lq, ok := list[name]
+	return ok && q.Cmp(lq) == 0
+}
+
+// listsEqualWalk is listsEqual for any lists, by a walk of a.
+func listsEqualWalk(a, b v1.ResourceList) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -613,15 +656,40 @@ func validateResizePolicy(list []v1.ContainerResizePolicy, ctrList string, index
 	return errs
 }
 
-// sortedNames returns the list's resource names in order, in buf when
-// they fit.
-func sortedNames(list v1.ResourceList, buf []v1.ResourceName) []v1.ResourceName {
-	names := buf[:0]
-	for name := range list {
-		names = append(names, name)
+// resourceEntry is one resource of a list, with its amount.
+type resourceEntry struct {
+	name v1.ResourceName
+	q    resource.Quantity
+}
+
+// sortedEntries returns the list's resources with their amounts, in name
+// order, in buf when they fit. A list of nothing but cpu and memory is
+// read with two lookups (cpu sorts first); any other is walked and sorted
+// (sortedEntriesWalk).
+func sortedEntries(list v1.ResourceList, buf []resourceEntry) []resourceEntry {
+	cm, only := cpuMemoryOf(list)
+	if !only {
+		return sortedEntriesWalk(list, buf)
 	}
-	slices.Sort(names)
-	return names
+	out := buf[:0]
+	if cm.hasCPU {
+		out = append(out, resourceEntry{v1.ResourceCPU, cm.cpu})
+	}
+	if cm.hasMemory {
+		out = append(out, resourceEntry{v1.ResourceMemory, cm.memory})
+	}
+	return out
+}
+
+// sortedEntriesWalk is sortedEntries for any list: a walk of the map,
+// sorted by name.
+func sortedEntriesWalk(list v1.ResourceList, buf []resourceEntry) []resourceEntry {
+	out := buf[:0]
+	for name, q := range list {
+		out = append(out, resourceEntry{name, q})
+	}
+	slices.SortFunc(out, func(a, b resourceEntry) int { return strings.Compare(string(a.name), string(b.name)) })
+	return out
 }
 
 // validateResourceRequirements checks requests and limits, of the
@@ -635,17 +703,17 @@ func validateResourceRequirements(r *v1.ResourceRequirements, list string, index
 		}
 		return containerPath(list, index).Child("resources")
 	}
-	var buf [8]v1.ResourceName
-	for _, name := range sortedNames(r.Limits, buf[:]) {
-		q := r.Limits[name]
+	var buf [8]resourceEntry
+	for _, e := range sortedEntries(r.Limits, buf[:]) {
+		name, q := e.name, e.q
 		p := func() *field.Path { return path().Child("limits").Key(string(name)) }
 		if container {
 			errs = append(errs, validateContainerResourceName(name, p)...)
 		}
 		errs = append(errs, validateQuantityValue(name, &q, p)...)
 	}
-	for _, name := range sortedNames(r.Requests, buf[:]) {
-		q := r.Requests[name]
+	for _, e := range sortedEntries(r.Requests, buf[:]) {
+		name, q := e.name, e.q
 		p := func() *field.Path { return path().Child("requests").Key(string(name)) }
 		if container {
 			errs = append(errs, validateContainerResourceName(name, p)...)
