@@ -209,3 +209,24 @@ func FuzzCPUMemoryFastPaths(f *testing.F) {
 		checkCPUMemoryFastPaths(t, fuzzList(a), fuzzList(b))
 	})
 }
+
+// TestSameMap: sameMap tells the very same map from an equal copy, and a
+// nil map from an empty one.
+func TestSameMap(t *testing.T) {
+	a := v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")}
+	b := a
+	for _, c := range []struct {
+		a, b v1.ResourceList
+		want bool
+	}{
+		{a, b, true},
+		{a, a.DeepCopy(), false},
+		{nil, nil, true},
+		{nil, v1.ResourceList{}, false},
+		{a, nil, false},
+	} {
+		if got := sameMap(c.a, c.b); got != c.want {
+			t.Errorf("sameMap(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}

@@ -236,6 +236,11 @@ func validateContainerOrder(newPod, oldPod *v1.Pod) field.ErrorList {
 // resizePolicy is RestartContainer. list and index say where the container
 // is (spec.<list>[index].resources).
 func validateContainerResize(newC, oldC *v1.Container, list string, index int, p profile.Profile) field.ErrorList {
+	if sameResourceLists(&newC.Resources, &oldC.Resources) {
+		// A container the resize left alone: nothing was removed, and
+		// the memory limit is what it was.
+		return nil
+	}
 	var errs field.ErrorList
 	path := func() *field.Path { return field.NewPath("spec", list).Index(index).Child("resources") }
 	if resourcesRemoved(newC.Resources.Requests, oldC.Resources.Requests) {
@@ -312,6 +317,10 @@ func resourcesRemovedWalk(newList, oldList v1.ResourceList) bool {
 // equalAfterUndo reports whether c, with its cpu and memory changes undone
 // as the API server undoes them, equals o.
 func equalAfterUndo(c, o *v1.Container, p profile.Profile) bool {
+	if sameResourceLists(&c.Resources, &o.Resources) {
+		// The undo gives o's lists back, whatever they hold.
+		return len(o.Resources.Claims) == 0 && equalOutsideResources(c, o)
+	}
 	return len(o.Resources.Claims) == 0 &&
 		listEqualAfterUndo(c.Resources.Limits, o.Resources.Limits, p) &&
 		listEqualAfterUndo(c.Resources.Requests, o.Resources.Requests, p) &&
