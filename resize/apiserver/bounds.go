@@ -47,6 +47,13 @@ func validateAmount(name v1.ResourceName, q *resource.Quantity, path func() *fie
 // validatePodTotals). ValidatePod includes them; scenario files check
 // their manifests and patches with it before anything runs.
 func ValidateAmounts(pod *v1.Pod) field.ErrorList {
+	return validateAmounts(pod, 0)
+}
+
+// validateAmounts is ValidateAmounts without the bounds of each amount of
+// the regular containers in kept (keptContainers); their amounts still
+// count in the pod's totals.
+func validateAmounts(pod *v1.Pod, kept keptSet) field.ErrorList {
 	var errs field.ErrorList
 	each := func(list v1.ResourceList, path func() *field.Path) {
 		var buf [8]resourceEntry
@@ -64,6 +71,9 @@ func ValidateAmounts(pod *v1.Pod) field.ErrorList {
 		cs   []v1.Container
 	}{{"containers", pod.Spec.Containers}, {"initContainers", pod.Spec.InitContainers}} {
 		for i := range l.cs {
+			if l.name == "containers" && kept.has(i) {
+				continue
+			}
 			side(&l.cs[i].Resources, func() *field.Path { return containerPath(l.name, i).Child("resources") })
 		}
 	}

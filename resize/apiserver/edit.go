@@ -274,6 +274,9 @@ func resizeInPlace(old *v1.Pod, e *podEdit, opts ResizeOptions) (*v1.Pod, error)
 	if needsDefaulting(old) {
 		oldPod = old.DeepCopy()
 		DefaultPod(oldPod)
+		// Validation compares against the defaulted copy, which is not
+		// what was stored.
+		opts.oldStored = false
 	}
 	newPod := new(v1.Pod)
 	*newPod = *oldPod

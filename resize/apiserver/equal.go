@@ -30,6 +30,7 @@ var (
 // leave out, found once (sameBytes).
 var (
 	containerOutsideResources = outsideFields(reflect.TypeFor[v1.Container](), containerResourcesField)
+	wholeContainer            = outsideFields(reflect.TypeFor[v1.Container]())
 	specOutsideContainers     = outsideFields(reflect.TypeFor[v1.PodSpec](), specContainersField, specInitContainersField, specResourcesField)
 )
 

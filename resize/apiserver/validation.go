@@ -83,9 +83,12 @@ func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList 
 		return field.ErrorList{field.Forbidden(field.NewPath(""), msgWindowsPod)}
 	}
 
+	// The regular containers the new pod keeps from a stored old pod
+	// passed the checks of one container already, with the same answer.
+	kept := keptContainers(newPod, oldPod, opts)
 	// Amounts beyond resizelet's bounds are refused alone (ValidatePod),
 	// before the QoS class and the comparisons below read them.
-	if errs := ValidateAmounts(newPod); len(errs) > 0 {
+	if errs := validateAmounts(newPod, kept); len(errs) > 0 {
 		return errs
 	}
 	// A pod that already has a RestartContainer policy on a non-sidecar
@@ -93,7 +96,7 @@ func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList 
 	// NonSidecarInitContainer in pkg/api/pod/util.go).
 	specOpts := opts
 	specOpts.allowInitRestartContainer = initRestartContainer(oldPod)
-	allErrs := validatePod(newPod, specOpts)
+	allErrs := validatePod(newPod, specOpts, kept)
 	if oldQOSClass(oldPod) != computeQOS(newPod, p) {
 		// The API server reports the pod's current (status) class as the
 		// bad value, as an Invalid error rather than a Forbidden one.
@@ -497,11 +500,41 @@ func ValidatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 	if errs := ValidateAmounts(pod); len(errs) > 0 {
 		return errs
 	}
-	return validatePod(pod, opts)
+	return validatePod(pod, opts, 0)
 }
 
-// validatePod is ValidatePod for a pod whose amounts are within the bounds.
-func validatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
+// keptSet is a set of indexes of a pod's regular containers (the first
+// 64; a container beyond is never in it).
+type keptSet uint64
+
+func (k keptSet) has(i int) bool { return i < 64 && k&(1<<i) != 0 }
+
+// keptContainers returns the regular containers of newPod whose checks of
+// one container (their amount bounds and validateContainerCommon) need
+// not run again: with opts.oldStored, old is a stored pod, whose regular
+// containers all passed them (see Cluster.pods); a container of newPod
+// that is byte for byte old's at the same index (the same strings, maps
+// and slices: the resize left it alone, and nothing is changed in place)
+// gets the same answer, no error, when the pod's restartPolicy, the one
+// other input of those checks, is unchanged too. They depend on no
+// option. Without oldStored the set is empty.
+func keptContainers(newPod, oldPod *v1.Pod, opts ResizeOptions) keptSet {
+	if !opts.oldStored || newPod.Spec.RestartPolicy != oldPod.Spec.RestartPolicy {
+		return 0
+	}
+	var k keptSet
+	for i := range min(len(newPod.Spec.Containers), len(oldPod.Spec.Containers), 64) {
+		if sameBytes(&newPod.Spec.Containers[i], &oldPod.Spec.Containers[i], wholeContainer) {
+			k |= 1 << i
+		}
+	}
+	return k
+}
+
+// validatePod is ValidatePod for a pod whose amounts are within the
+// bounds, without the checks of one container for the regular containers
+// in kept (keptContainers).
+func validatePod(pod *v1.Pod, opts ResizeOptions, kept keptSet) field.ErrorList {
 	var errs field.ErrorList
 	if pod.Name == "" {
 		errs = append(errs, field.Required(field.NewPath("metadata", "name"), "name or generateName is required"))
@@ -520,7 +553,9 @@ func validatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 	}
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
-		errs = append(errs, validateContainerCommon(c, "containers", i, never)...)
+		if !kept.has(i) {
+			errs = append(errs, validateContainerCommon(c, "containers", i, never)...)
+		}
 		if taken(c.Name) {
 			errs = append(errs, field.Duplicate(containerPath("containers", i).Child("name"), c.Name))
 		} else {
