@@ -49,24 +49,33 @@ func (cm *cpuMemory) len() int {
 	return n
 }
 
+// cpuMemoryKeys is cpuMemoryOf without the amounts, for callers that
+// only ask which of the two list holds (copying the amounts costs about
+// as much as the lookups).
+func cpuMemoryKeys(list v1.ResourceList) (hasCPU, hasMemory, only bool) {
+	switch len(list) {
+	case 0:
+		return false, false, true
+	case 1, 2:
+	default:
+		return false, false, false
+	}
+	hasCPU, hasMemory = hasResource(list, v1.ResourceCPU), hasResource(list, v1.ResourceMemory)
+	n := 0
+	if hasCPU {
+		n++
+	}
+	if hasMemory {
+		n++
+	}
+	return hasCPU, hasMemory, len(list) == n
+}
+
 // onlyCPUMemory reports whether list holds nothing but cpu and memory
 // (cpuMemoryOf without the amounts).
 func onlyCPUMemory(list v1.ResourceList) bool {
-	switch len(list) {
-	case 0:
-		return true
-	case 1, 2:
-	default:
-		return false
-	}
-	n := 0
-	if hasResource(list, v1.ResourceCPU) {
-		n++
-	}
-	if hasResource(list, v1.ResourceMemory) {
-		n++
-	}
-	return len(list) == n
+	_, _, only := cpuMemoryKeys(list)
+	return only
 }
 
 // hasResource reports whether list holds the resource.

@@ -92,6 +92,9 @@ func checkCPUMemoryFastPaths(t *testing.T, a, b v1.ResourceList) {
 	if only != wantOnly || onlyCPUMemory(a) != wantOnly {
 		fail("cpuMemoryOf/onlyCPUMemory", only, wantOnly)
 	}
+	if hasCPU, hasMemory, only := cpuMemoryKeys(a); only != wantOnly || only && (hasCPU != cm.hasCPU || hasMemory != cm.hasMemory) {
+		fail("cpuMemoryKeys", []bool{hasCPU, hasMemory, only}, cm)
+	}
 	if only {
 		cpu, hasCPU := a[v1.ResourceCPU]
 		memory, hasMemory := a[v1.ResourceMemory]

@@ -352,9 +352,9 @@ func limitsWithoutRequests(list []v1.Container) bool {
 
 // limitWithoutRequest reports whether rr has a limit without its request.
 func limitWithoutRequest(rr *v1.ResourceRequirements) bool {
-	if limits, only := cpuMemoryOf(rr.Limits); only {
-		return limits.hasCPU && !hasResource(rr.Requests, v1.ResourceCPU) ||
-			limits.hasMemory && !hasResource(rr.Requests, v1.ResourceMemory)
+	if hasCPU, hasMemory, only := cpuMemoryKeys(rr.Limits); only {
+		return hasCPU && !hasResource(rr.Requests, v1.ResourceCPU) ||
+			hasMemory && !hasResource(rr.Requests, v1.ResourceMemory)
 	}
 	return limitWithoutRequestWalk(rr)
 }

@@ -284,9 +284,9 @@ func resourcesRemoved(newList, oldList v1.ResourceList) bool {
 	if len(oldList) > len(newList) {
 		return true
 	}
-	if old, only := cpuMemoryOf(oldList); only {
-		return old.hasCPU && !hasResource(newList, v1.ResourceCPU) ||
-			old.hasMemory && !hasResource(newList, v1.ResourceMemory)
+	if hasCPU, hasMemory, only := cpuMemoryKeys(oldList); only {
+		return hasCPU && !hasResource(newList, v1.ResourceCPU) ||
+			hasMemory && !hasResource(newList, v1.ResourceMemory)
 	}
 	return resourcesRemovedWalk(newList, oldList)
 }
