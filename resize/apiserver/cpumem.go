@@ -37,6 +37,24 @@ func cpuMemoryOf(list v1.ResourceList) (cm cpuMemory, only bool) {
 	return cm, len(list) == cm.len()
 }
 
+// edit sets the amounts the edits set, in order (a later edit of the same
+// resource wins), and reports whether they name nothing but cpu and
+// memory; when they name another resource it reports false, and cm is
+// then partly edited.
+func (cm *cpuMemory) edit(edits []quantityEdit) bool {
+	for i := range edits {
+		switch edits[i].name {
+		case v1.ResourceCPU:
+			cm.cpu, cm.hasCPU = edits[i].q, true
+		case v1.ResourceMemory:
+			cm.memory, cm.hasMemory = edits[i].q, true
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // len is how many of the two amounts are set.
 func (cm *cpuMemory) len() int {
 	n := 0

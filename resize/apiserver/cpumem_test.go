@@ -129,15 +129,19 @@ func checkCPUMemoryFastPaths(t *testing.T, a, b v1.ResourceList) {
 	for _, e := range sortedEntriesWalk(b, nil) {
 		edits = append(edits, quantityEdit{e.name, e.q})
 	}
-	want := make(v1.ResourceList, len(a)+len(edits))
-	for name, q := range a {
-		want[name] = q
-	}
-	for _, e := range edits {
-		want[e.name] = e.q
-	}
-	if got := editedList(a, edits); !reflect.DeepEqual(got, want) {
-		fail("editedList", got, want)
+	// A later edit of the same resource wins.
+	twice := append(slices.Clone(edits), quantityEdit{v1.ResourceCPU, resource.MustParse("7")})
+	for _, edits := range [][]quantityEdit{edits, twice} {
+		want := make(v1.ResourceList, len(a)+len(edits))
+		for name, q := range a {
+			want[name] = q
+		}
+		for _, e := range edits {
+			want[e.name] = e.q
+		}
+		if got := editedList(a, edits); !reflect.DeepEqual(got, want) {
+			fail("editedList", got, want)
+		}
 	}
 
 	// The running sums, against adding a walk of each list.

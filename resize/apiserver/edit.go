@@ -177,18 +177,21 @@ func editedRequirements(rr v1.ResourceRequirements, p *podEdit, e *containerEdit
 }
 
 func editedList(list v1.ResourceList, edits []quantityEdit) v1.ResourceList {
-	out := make(v1.ResourceList, len(list)+len(edits))
-	if cm, only := cpuMemoryOf(list); only {
+	if cm, only := cpuMemoryOf(list); only && cm.edit(edits) {
+		// The list and the edits hold nothing but cpu and memory: the new
+		// list gets each one's final amount, inserted once.
+		out := make(v1.ResourceList, cm.len())
 		if cm.hasCPU {
 			out[v1.ResourceCPU] = cm.cpu
 		}
 		if cm.hasMemory {
 			out[v1.ResourceMemory] = cm.memory
 		}
-	} else {
-		for name, q := range list {
-			out[name] = q
-		}
+		return out
+	}
+	out := make(v1.ResourceList, len(list)+len(edits))
+	for name, q := range list {
+		out[name] = q
 	}
 	for i := range edits {
 		out[edits[i].name] = edits[i].q
