@@ -64,7 +64,13 @@ func validateAmounts(pod *v1.Pod, kept keptSet) field.ErrorList {
 	// each checks the amounts of a list of requests (limits false) or
 	// limits, or of the overhead, which counts as both.
 	each := func(list v1.ResourceList, limits, overhead bool, path func() *field.Path) {
-		var buf [8]resourceEntry
+		if len(list) == 0 {
+			return
+		}
+		// Room for the entries of a typical list, which has cpu and
+		// memory and at most two more resources (zeroing more room costs
+		// more than the rare list that needs it gets from the heap).
+		var buf [4]resourceEntry
 		for _, e := range sortedEntries(list, buf[:]) {
 			name, q := e.name, e.q
 			if bad := validateAmount(name, &q, func() *field.Path { return path().Key(string(name)) }); len(bad) > 0 {
@@ -119,6 +125,9 @@ func validateAmounts(pod *v1.Pod, kept keptSet) field.ErrorList {
 
 // errors refuses the sums beyond the bound.
 func (t *totals) errors() field.ErrorList {
+	if !t.anyOver {
+		return nil
+	}
 	var errs field.ErrorList
 	for _, e := range t.over() {
 		kind := "requests"
@@ -148,6 +157,9 @@ type totals struct {
 	fixed [8]total
 	n     int
 	more  []total
+	// anyOver says whether a sum went beyond the bound (errors has
+	// nothing to look for otherwise).
+	anyOver bool
 }
 
 func (t *totals) add(r *v1.ResourceRequirements) {
@@ -207,7 +219,7 @@ func (t *totals) amount(name v1.ResourceName, q resource.Quantity, limits bool) 
 	}
 	e := t.entry(name, limits)
 	if e.over || v > bound-e.sum {
-		e.over = true
+		e.over, t.anyOver = true, true
 		return
 	}
 	e.sum += v

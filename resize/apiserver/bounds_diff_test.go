@@ -73,13 +73,15 @@ func twoPassValidateAmounts(pod *v1.Pod) field.ErrorList {
 func boundsPod(r *rand.Rand) *v1.Pod {
 	texts := []string{"100m", "1", "-1", "0", "4500M", "4600M", "9000M", "9e9", "1e10", "1e100", "-1e100",
 		"4Pi", "5Pi", "8Pi", "9Pi", "1Gi", "0.5", "1e3"}
-	names := []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory, v1.ResourceCPU, v1.ResourceMemory, v1.ResourceEphemeralStorage, "example.com/gpu", "hugepages-2Mi"}
+	names := []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory, v1.ResourceCPU, v1.ResourceMemory, v1.ResourceEphemeralStorage, "example.com/gpu", "hugepages-2Mi", "example.com/fpga", "pods"}
 	list := func() v1.ResourceList {
 		if r.Intn(5) == 0 {
 			return nil
 		}
 		l := v1.ResourceList{}
-		for i := r.Intn(4); i > 0; i-- {
+		// Up to seven resources: more than the amount checks have room
+		// for on the stack.
+		for i := r.Intn(8); i > 0; i-- {
 			l[names[r.Intn(len(names))]] = resource.MustParse(texts[r.Intn(len(texts))])
 		}
 		return l

@@ -747,7 +747,8 @@ func validateResourceRequirements(r *v1.ResourceRequirements, list string, index
 		}
 		return containerPath(list, index).Child("resources")
 	}
-	var buf [8]resourceEntry
+	// Room as in validateAmounts.
+	var buf [4]resourceEntry
 	for _, e := range sortedEntries(r.Limits, buf[:]) {
 		name, q := e.name, e.q
 		p := func() *field.Path { return path().Child("limits").Key(string(name)) }
