@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"slices"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -134,4 +135,49 @@ func TestValidateAmountsMatchesTwoPasses(t *testing.T) {
 	if outcomes[0] < 1000 || outcomes[1] < 1000 || outcomes[2] < 500 {
 		t.Fatalf("the draw is too narrow: %v", outcomes)
 	}
+}
+
+// FuzzValidateAmounts holds the one-walk ValidateAmounts to the two-pass
+// oracle on fuzzed pods: lists is "|"-separated resource lists
+// ("name=quantity,...", as fuzzList reads them) for two containers'
+// requests and limits, an init container's, the pod level's and the
+// overhead, in that order; kept marks containers to leave out of the
+// amount checks, which counts only for one whose amounts are each within
+// the bounds.
+func FuzzValidateAmounts(f *testing.F) {
+	f.Add("cpu=4500M,memory=4Pi|cpu=4500M,memory=4Pi|cpu=4600M|memory=5Pi", uint8(1))
+	f.Add("cpu=1e100|-|memory=1Gi|||cpu=1", uint8(3))
+	f.Add("cpu=100m,memory=128Mi|cpu=200m,memory=256Mi|cpu=100m|cpu=200m|||||example.com/gpu=1", uint8(2))
+	f.Fuzz(func(t *testing.T, lists string, kept uint8) {
+		part := strings.Split(lists, "|")
+		list := func(i int) v1.ResourceList {
+			if i >= len(part) {
+				return nil
+			}
+			return fuzzList(part[i])
+		}
+		p := testPod(
+			v1.Container{Name: "c1", Resources: v1.ResourceRequirements{Requests: list(0), Limits: list(1)}},
+			v1.Container{Name: "c2", Resources: v1.ResourceRequirements{Requests: list(2), Limits: list(3)}})
+		if init := (v1.ResourceRequirements{Requests: list(4), Limits: list(5)}); init.Requests != nil || init.Limits != nil {
+			p.Spec.InitContainers = []v1.Container{{Name: "i1", Resources: init}}
+		}
+		if pl := (v1.ResourceRequirements{Requests: list(6), Limits: list(7)}); pl.Requests != nil || pl.Limits != nil {
+			p.Spec.Resources = &pl
+		}
+		p.Spec.Overhead = list(8)
+		want := errorTexts(twoPassValidateAmounts(p))
+		if got := errorTexts(ValidateAmounts(p)); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("ValidateAmounts\n%q\nthe two passes\n%q", got, want)
+		}
+		var k keptSet
+		for i := range p.Spec.Containers {
+			if kept&(1<<i) != 0 && len(twoPassValidateAmounts(testPod(p.Spec.Containers[i]))) == 0 {
+				k |= 1 << i
+			}
+		}
+		if got := errorTexts(validateAmounts(p, k)); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("validateAmounts, kept %b\n%q\nthe two passes\n%q", k, got, want)
+		}
+	})
 }
