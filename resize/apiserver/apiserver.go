@@ -47,6 +47,14 @@ type ResizeOptions struct {
 	// pod's resourceVersion, which the pods a Cluster stores do not carry
 	// themselves: a patch sees it and may only repeat it.
 	resourceVersion uint64
+	// oldStored, set by a Cluster's resize, says that the old pod is one
+	// the Cluster stores (or an equal decoding of it), which passed
+	// ValidatePod under these options (Cluster says why). ValidateResize
+	// then leaves out the per-container checks of the regular containers
+	// the new pod keeps as they were (keptContainers). The paths that
+	// validate against another old pod (a defaulted copy, the strategic
+	// merge's) clear it.
+	oldStored bool
 }
 
 // profile is the version's behaviour with the options' gates.
@@ -216,6 +224,9 @@ func ApplyResize(old *v1.Pod, patch []byte, opts ResizeOptions) (*v1.Pod, error)
 // goes: the old pod and the patch as JSON maps, the strategic merge, the
 // strict decoding of the result, then finishResize.
 func applyStrategicMerge(old *v1.Pod, patch []byte, opts ResizeOptions) (*v1.Pod, error) {
+	// The validation below compares against a copy of old: nothing in it
+	// is the stored pod's own.
+	opts.oldStored = false
 	patchMap, err := decodePatch(patch)
 	if err != nil {
 		return nil, err

@@ -65,3 +65,45 @@ func TestBenchRequestIsBenchPatch(t *testing.T) {
 		t.Fatalf("benchRequest.Patch() = %s, want %s", got, benchPatch)
 	}
 }
+
+// BenchmarkClusterResizeRequest is the API server's whole part of
+// resize's BenchmarkResizeCycleTyped in one place: the typed resize of
+// the anchor world's target pod (README, Performance; c1 200m/128Mi
+// limits 400m/256Mi to 300m/192Mi limits 600m/384Mi and back, c2
+// untouched) through the cluster's resize subresource, then the status
+// write the kubelet makes after it.
+func BenchmarkClusterResizeRequest(b *testing.B) {
+	c := NewCluster(ClusterOptions{})
+	p := testPod(ctr("c1", "cpu=200m,memory=128Mi", "cpu=400m,memory=256Mi"), ctr("c2", "cpu=100m,memory=64Mi", "cpu=200m,memory=128Mi"))
+	p.Name = "target"
+	created, err := c.CreatePod(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	status := created.Status
+	status.Phase = v1.PodRunning
+	for _, ct := range created.Spec.Containers {
+		status.ContainerStatuses = append(status.ContainerStatuses, v1.ContainerStatus{
+			Name: ct.Name, Image: "pause", ImageID: "pause", Ready: true,
+			State:              v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: metav1.Unix(1767225601, 0)}},
+			AllocatedResources: ct.Resources.Requests,
+			Resources:          ct.Resources.DeepCopy(),
+		})
+	}
+	if err := c.UpdatePodStatus("default", "target", created.UID, status); err != nil {
+		b.Fatal(err)
+	}
+	requests := [2]ResizeRequest{
+		{Containers: []ContainerResize{{Name: "c1", Requests: CPUMemory(300, 192<<20), Limits: CPUMemory(600, 384<<20)}}},
+		{Containers: []ContainerResize{{Name: "c1", Requests: CPUMemory(200, 128<<20), Limits: CPUMemory(400, 256<<20)}}},
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if _, err := c.ResizePodRequest("default", "target", requests[i%2]); err != nil {
+			b.Fatal(err)
+		}
+		if err := c.UpdatePodStatus("default", "target", created.UID, status); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -44,65 +44,89 @@ func validateAmount(name v1.ResourceName, q *resource.Quantity, path func() *fie
 
 // ValidateAmounts returns the errors of the amount bounds alone for pod:
 // every request, limit and overhead amount, and the pod's totals (see
-// validatePodTotals). ValidatePod includes them; scenario files check
+// totals). ValidatePod includes them; scenario files check
 // their manifests and patches with it before anything runs.
 func ValidateAmounts(pod *v1.Pod) field.ErrorList {
+	return validateAmounts(pod, 0)
+}
+
+// validateAmounts is ValidateAmounts without the bounds of each amount of
+// the regular containers in kept (keptContainers); their amounts still
+// count in the pod's totals.
+//
+// The totals (see totals) are summed in the same walk as the amounts are
+// checked, from the amounts within the bounds: they are reported only
+// when every amount is within them, so once one is not, nothing more is
+// added.
+func validateAmounts(pod *v1.Pod, kept keptSet) field.ErrorList {
 	var errs field.ErrorList
-	each := func(list v1.ResourceList, path func() *field.Path) {
-		var buf [8]v1.ResourceName
-		for _, name := range sortedNames(list, buf[:]) {
-			q := list[name]
-			errs = append(errs, validateAmount(name, &q, func() *field.Path { return path().Key(string(name)) })...)
+	var t totals
+	// each checks the amounts of a list of requests (limits false) or
+	// limits, or of the overhead, which counts as both.
+	each := func(list v1.ResourceList, limits, overhead bool, path func() *field.Path) {
+		if len(list) == 0 {
+			return
+		}
+		// Room for the entries of a typical list, which has cpu and
+		// memory and at most two more resources (zeroing more room costs
+		// more than the rare list that needs it gets from the heap).
+		var buf [4]resourceEntry
+		for _, e := range sortedEntries(list, buf[:]) {
+			name, q := e.name, e.q
+			if bad := validateAmount(name, &q, func() *field.Path { return path().Key(string(name)) }); len(bad) > 0 {
+				errs = append(errs, bad...)
+				continue
+			}
+			if len(errs) == 0 {
+				t.amount(name, q, limits)
+				if overhead {
+					t.amount(name, q, !limits)
+				}
+			}
 		}
 	}
 	side := func(r *v1.ResourceRequirements, path func() *field.Path) {
-		each(r.Limits, func() *field.Path { return path().Child("limits") })
-		each(r.Requests, func() *field.Path { return path().Child("requests") })
+		each(r.Limits, true, false, func() *field.Path { return path().Child("limits") })
+		each(r.Requests, false, false, func() *field.Path { return path().Child("requests") })
 	}
 	for _, l := range []struct {
 		name string
 		cs   []v1.Container
 	}{{"containers", pod.Spec.Containers}, {"initContainers", pod.Spec.InitContainers}} {
 		for i := range l.cs {
+			if l.name == "containers" && kept.has(i) {
+				t.add(&l.cs[i].Resources)
+				continue
+			}
 			side(&l.cs[i].Resources, func() *field.Path { return containerPath(l.name, i).Child("resources") })
 		}
 	}
 	if pod.Spec.Resources != nil {
 		side(pod.Spec.Resources, func() *field.Path { return field.NewPath("spec", "resources") })
 	}
-	each(pod.Spec.Overhead, func() *field.Path { return field.NewPath("spec", "overhead") })
+	each(pod.Spec.Overhead, false, true, func() *field.Path { return field.NewPath("spec", "overhead") })
 	if len(errs) > 0 {
 		return errs
 	}
-	return validatePodTotals(pod)
+	return t.errors()
 }
 
-// validatePodTotals refuses a pod whose amounts of a resource, each within
-// the bounds, add up to more than the bound: the sum of every container's
-// (init containers' too) requests, of their limits, with the overhead and
-// the pod-level amount. That sum is at least every total the kubelet
-// computes from the pod (its effective requests and limits take the larger
-// of init containers and the rest, or the pod-level amount alone), so
-// no total the kubelet converts to int64 can overflow either. The bound
-// is on the plain sum because it is simple to state; it refuses only pods
-// asking for more than nine billion CPUs or 8Pi of memory.
-//
-// Only the amounts within the bounds come here (ValidateAmounts reports
-// the others first), so each sum stops at the bound and never overflows.
-func validatePodTotals(pod *v1.Pod) field.ErrorList {
-	var t totals
-	for i := range pod.Spec.Containers {
-		t.add(&pod.Spec.Containers[i].Resources)
-	}
-	for i := range pod.Spec.InitContainers {
-		t.add(&pod.Spec.InitContainers[i].Resources)
-	}
-	if pod.Spec.Resources != nil {
-		t.add(pod.Spec.Resources)
-	}
-	for name, q := range pod.Spec.Overhead {
-		t.amount(name, q, false)
-		t.amount(name, q, true)
+// totals are the pod's running sums of each resource's requests and of
+// its limits: every container's (init containers' too), with the overhead
+// (as both) and the pod-level amount. Their sum is at least every total
+// the kubelet computes from the pod (its effective requests and limits
+// take the larger of init containers and the rest, or the pod-level
+// amount alone), so no total the kubelet converts to int64 can overflow
+// either. The bound is on the plain sum because it is simple to state;
+// it refuses only pods asking for more than nine billion CPUs or 8Pi of
+// memory. Only the amounts within the bounds are added (validateAmounts
+// reports the others first), so each sum stops at the bound and never
+// overflows.
+
+// errors refuses the sums beyond the bound.
+func (t *totals) errors() field.ErrorList {
+	if !t.anyOver {
+		return nil
 	}
 	var errs field.ErrorList
 	for _, e := range t.over() {
@@ -133,14 +157,32 @@ type totals struct {
 	fixed [8]total
 	n     int
 	more  []total
+	// anyOver says whether a sum went beyond the bound (errors has
+	// nothing to look for otherwise).
+	anyOver bool
 }
 
 func (t *totals) add(r *v1.ResourceRequirements) {
-	for name, q := range r.Requests {
-		t.amount(name, q, false)
+	t.addList(r.Requests, false)
+	t.addList(r.Limits, true)
+}
+
+// addList adds the amounts of a list of requests or limits. The order
+// they come in does not matter (each sum only grows, and over sorts what
+// it reports), so a list of nothing but cpu and memory is read with two
+// lookups instead of a walk.
+func (t *totals) addList(list v1.ResourceList, limits bool) {
+	if cm, only := cpuMemoryOf(list); only {
+		if cm.hasCPU {
+			t.amount(v1.ResourceCPU, cm.cpu, limits)
+		}
+		if cm.hasMemory {
+			t.amount(v1.ResourceMemory, cm.memory, limits)
+		}
+		return
 	}
-	for name, q := range r.Limits {
-		t.amount(name, q, true)
+	for name, q := range list {
+		t.amount(name, q, limits)
 	}
 }
 
@@ -177,7 +219,7 @@ func (t *totals) amount(name v1.ResourceName, q resource.Quantity, limits bool) 
 	}
 	e := t.entry(name, limits)
 	if e.over || v > bound-e.sum {
-		e.over = true
+		e.over, t.anyOver = true, true
 		return
 	}
 	e.sum += v

@@ -59,7 +59,19 @@ type Event struct {
 type Cluster struct {
 	mu      sync.Mutex
 	profile profile.Profile
-	pods    map[podRef]storedPod
+	// pods are the stored pods. Every regular container of a pod stored
+	// here passed ValidatePod's checks of one container (its amount
+	// bounds and validateContainerCommon, with the pod's restartPolicy),
+	// which depend on no option. The four writers: CreatePod runs
+	// ValidatePod on the whole pod; the resize subresource stores only a
+	// pod ValidateResize accepted, which checks every container of the new
+	// pod but those keptContainers finds unchanged from the stored one
+	// (under the same restartPolicy), valid by this same invariant;
+	// UpdatePodStatus and MarkPodDeleted keep the stored spec. A frozen
+	// pod decodes to an equal one. A resize relies on it
+	// (ResizeOptions.oldStored): a new method that stores a pod must
+	// validate it as CreatePod does.
+	pods map[podRef]storedPod
 	// created numbers the pods in the order they were created (ListPods
 	// sorts by it).
 	created uint64
@@ -138,25 +150,36 @@ func NewCluster(opts ClusterOptions) *Cluster {
 // pod is then the caller's, and the cluster keeps the frozen one).
 func (c *Cluster) get(key podRef) (*v1.Pod, bool) {
 	sp, ok := c.pods[key]
-	switch {
-	case !ok:
+	if !ok {
 		return nil, false
-	case sp.pod != nil:
-		c.thawed.Touch(key)
-		return sp.pod, true
 	}
-	return sp.frozen.Thaw(), true
+	return c.decoded(key, sp), true
+}
+
+// decoded is get for sp, what c.pods holds for key.
+func (c *Cluster) decoded(key podRef, sp storedPod) *v1.Pod {
+	if sp.pod != nil {
+		c.thawed.Touch(key)
+		return sp.pod
+	}
+	return sp.frozen.Thaw()
 }
 
 // put stores pod (decoded: it was just written) with the next
 // resourceVersion, tells the watchers, and freezes the pods used least
 // recently beyond the hot limit.
 func (c *Cluster) put(key podRef, pod *v1.Pod) {
+	c.replace(key, c.pods[key], pod)
+}
+
+// replace is put for a caller that has just read prev, what c.pods holds
+// for key (the zero storedPod for a new pod), so that the map is not read
+// again.
+func (c *Cluster) replace(key podRef, prev storedPod, pod *v1.Pod) {
 	if pod.ResourceVersion != "" {
 		// The version is the cluster's to keep (storedPod.rv).
 		pod.ResourceVersion = ""
 	}
-	prev := c.pods[key]
 	seq := prev.seq
 	added := seq == 0
 	if added {
@@ -447,12 +470,14 @@ func (c *Cluster) resize(namespace, name string, store bool, apply func(old *v1.
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	key := podKey(namespace, name)
-	old, ok := c.get(key)
+	sp, ok := c.pods[key]
 	if !ok {
 		return nil, podNotFound(name)
 	}
+	old := c.decoded(key, sp)
 	opts := c.resizeOptions()
-	opts.resourceVersion = c.pods[key].rv
+	opts.resourceVersion = sp.rv
+	opts.oldStored = true // the invariant of Cluster.pods
 	updated, err := apply(old, opts)
 	if err != nil {
 		return nil, err
@@ -464,7 +489,7 @@ func (c *Cluster) resize(namespace, name string, store bool, apply func(old *v1.
 		return nil, err
 	}
 	if store {
-		c.put(key, updated)
+		c.replace(key, sp, updated)
 	}
 	return updated, nil
 }
@@ -547,19 +572,30 @@ func (c *Cluster) UpdatePodStatus(namespace, name string, uid types.UID, status 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	key := podKey(namespace, name)
-	p, ok := c.get(key)
+	// This is get and put with one read of the map, and with the pod
+	// marked as used once, by replace: get's mark would be followed by
+	// replace's with nothing in between, which leaves the pods in the
+	// same order of use.
+	sp, ok := c.pods[key]
 	if !ok {
 		return podNotFound(name)
 	}
+	p := sp.pod
+	if p == nil {
+		p = sp.frozen.Thaw()
+	}
 	if p.UID != uid {
+		if sp.pod != nil {
+			c.thawed.Touch(key) // as get does
+		}
 		return uidConflict(namespace, name, string(uid), string(p.UID))
 	}
 	// Stored pods are never changed in place: an update stores a new
 	// object, with the status as given (the caller does not change it
-	// afterwards, as the API interface says).
-	updated := *p
-	updated.Status = status
-	c.put(key, &updated)
+	// afterwards, as the API interface says). It is built without the old
+	// status, which it would only copy to overwrite.
+	updated := &v1.Pod{TypeMeta: p.TypeMeta, ObjectMeta: p.ObjectMeta, Spec: p.Spec, Status: status}
+	c.replace(key, sp, updated)
 	return nil
 }
 

@@ -3,6 +3,8 @@ package apiserver
 import (
 	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -149,5 +151,18 @@ func TestMarkPodDeleted(t *testing.T) {
 	}
 	if _, err := NewCluster(ClusterOptions{}).MarkPodDeleted("default", "nope", now); !errors.Is(err, ErrPodNotFound) {
 		t.Errorf("marking an unknown pod: %v", err)
+	}
+}
+
+// TestPodHasFourParts: UpdatePodStatus builds the updated pod from the
+// stored one's type, metadata and spec and the new status; a v1.Pod with
+// another part would lose it there.
+func TestPodHasFourParts(t *testing.T) {
+	var names []string
+	for f := range reflect.TypeFor[v1.Pod]().Fields() {
+		names = append(names, f.Name)
+	}
+	if got := strings.Join(names, ","); got != "TypeMeta,ObjectMeta,Spec,Status" {
+		t.Fatalf("v1.Pod has the fields %s; UpdatePodStatus copies TypeMeta,ObjectMeta,Spec,Status", got)
 	}
 }

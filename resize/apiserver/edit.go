@@ -1,9 +1,11 @@
 package apiserver
 
 import (
+	"maps"
+	"slices"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"maps"
 )
 
 // quantityEdit sets one resource in a requests or limits list.
@@ -41,8 +43,11 @@ func (p *podEdit) requests(e *containerEdit) []quantityEdit { return p.quantitie
 func (p *podEdit) limits(e *containerEdit) []quantityEdit { return p.quantities[e.limStart:e.limEnd] }
 
 // editOfRequest turns a typed request into edits, with the quantities its
-// patch's strings would parse to.
-func editOfRequest(req *ResizeRequest) podEdit {
+// patch's strings would parse to. The edits are appended to quantities and
+// containers (empty slices whose room the caller provides, on its stack for
+// a typical request, so that the edits cost no allocation); a request that
+// needs more room than they have gets new arrays.
+func editOfRequest(req *ResizeRequest, quantities []quantityEdit, containers []containerEdit) podEdit {
 	n := 0
 	count := func(cs []ContainerResize) {
 		for i := range cs {
@@ -54,22 +59,31 @@ func editOfRequest(req *ResizeRequest) podEdit {
 	if req.PodLevel != nil {
 		n += amountsLen(req.PodLevel.Requests) + amountsLen(req.PodLevel.Limits)
 	}
-	e := podEdit{quantities: make([]quantityEdit, 0, n)}
+	// The edits are built in local slices, not through a *podEdit: an
+	// append stored through a pointer would move the caller's room to
+	// the heap.
+	qs := slices.Grow(quantities[:0], n)
+	var e podEdit
 	if k := len(req.Containers) + len(req.InitContainers); k > 0 {
-		all := make([]containerEdit, 0, k)
+		all := slices.Grow(containers[:0], k)
+		var ce containerEdit
 		for i := range req.Containers {
-			all = append(all, e.addResize(&req.Containers[i]))
+			ce, qs = addResize(qs, &req.Containers[i])
+			all = append(all, ce)
 		}
 		e.containers = all[:len(req.Containers):len(req.Containers)]
 		for i := range req.InitContainers {
-			all = append(all, e.addResize(&req.InitContainers[i]))
+			ce, qs = addResize(qs, &req.InitContainers[i])
+			all = append(all, ce)
 		}
 		e.initContainers = all[len(req.Containers):]
 	}
 	if req.PodLevel != nil {
-		pl := e.addResize(req.PodLevel)
+		var pl containerEdit
+		pl, qs = addResize(qs, req.PodLevel)
 		e.podLevel = &pl
 	}
+	e.quantities = qs
 	return e
 }
 
@@ -84,27 +98,29 @@ func amountsLen(a Amounts) int {
 	return n
 }
 
-// addResize appends the quantities of one container's resize.
-func (p *podEdit) addResize(c *ContainerResize) containerEdit {
+// addResize appends the quantities of one container's resize to qs, and
+// returns its edit (whose ranges index qs) and qs.
+func addResize(qs []quantityEdit, c *ContainerResize) (containerEdit, []quantityEdit) {
 	e := containerEdit{name: c.Name}
-	e.reqStart = len(p.quantities)
-	p.addAmounts(c.Requests)
-	e.reqEnd = len(p.quantities)
+	e.reqStart = len(qs)
+	qs = appendAmounts(qs, c.Requests)
+	e.reqEnd = len(qs)
 	e.limStart = e.reqEnd
-	p.addAmounts(c.Limits)
-	e.limEnd = len(p.quantities)
+	qs = appendAmounts(qs, c.Limits)
+	e.limEnd = len(qs)
 	e.hasReqs = e.reqEnd > e.reqStart
 	e.hasLimits = e.limEnd > e.limStart
-	return e
+	return e, qs
 }
 
-func (p *podEdit) addAmounts(a Amounts) {
+func appendAmounts(qs []quantityEdit, a Amounts) []quantityEdit {
 	if a.HasCPU {
-		p.quantities = append(p.quantities, quantityEdit{name: v1.ResourceCPU, q: cpuQuantity(a.MilliCPU)})
+		qs = append(qs, quantityEdit{name: v1.ResourceCPU, q: cpuQuantity(a.MilliCPU)})
 	}
 	if a.HasMemory {
-		p.quantities = append(p.quantities, quantityEdit{name: v1.ResourceMemory, q: memoryQuantity(a.Memory)})
+		qs = append(qs, quantityEdit{name: v1.ResourceMemory, q: memoryQuantity(a.Memory)})
 	}
+	return qs
 }
 
 // inPlace reports whether the edits name only containers the list has, in
@@ -161,6 +177,18 @@ func editedRequirements(rr v1.ResourceRequirements, p *podEdit, e *containerEdit
 }
 
 func editedList(list v1.ResourceList, edits []quantityEdit) v1.ResourceList {
+	if cm, only := cpuMemoryOf(list); only && cm.edit(edits) {
+		// The list and the edits hold nothing but cpu and memory: the new
+		// list gets each one's final amount, inserted once.
+		out := make(v1.ResourceList, cm.len())
+		if cm.hasCPU {
+			out[v1.ResourceCPU] = cm.cpu
+		}
+		if cm.hasMemory {
+			out[v1.ResourceMemory] = cm.memory
+		}
+		return out
+	}
 	out := make(v1.ResourceList, len(list)+len(edits))
 	for name, q := range list {
 		out[name] = q
@@ -192,6 +220,14 @@ func serialForm(q *resource.Quantity) bool {
 // listInSerialForm reports whether every quantity of list is in serial
 // form.
 func listInSerialForm(list v1.ResourceList) bool {
+	if cm, only := cpuMemoryOf(list); only {
+		return (!cm.hasCPU || serialForm(&cm.cpu)) && (!cm.hasMemory || serialForm(&cm.memory))
+	}
+	return listInSerialFormWalk(list)
+}
+
+// listInSerialFormWalk is listInSerialForm for any list, by a walk.
+func listInSerialFormWalk(list v1.ResourceList) bool {
 	for _, q := range list {
 		if !serialForm(&q) {
 			return false
@@ -241,6 +277,9 @@ func resizeInPlace(old *v1.Pod, e *podEdit, opts ResizeOptions) (*v1.Pod, error)
 	if needsDefaulting(old) {
 		oldPod = old.DeepCopy()
 		DefaultPod(oldPod)
+		// Validation compares against the defaulted copy, which is not
+		// what was stored.
+		opts.oldStored = false
 	}
 	newPod := new(v1.Pod)
 	*newPod = *oldPod
@@ -307,11 +346,28 @@ func needsDefaulting(p *v1.Pod) bool {
 
 func limitsWithoutRequests(list []v1.Container) bool {
 	for i := range list {
-		rr := &list[i].Resources
-		for name := range rr.Limits {
-			if _, ok := rr.Requests[name]; !ok {
-				return true
-			}
+		if limitWithoutRequest(&list[i].Resources) {
+			return true
+		}
+	}
+	return false
+}
+
+// limitWithoutRequest reports whether rr has a limit without its request.
+func limitWithoutRequest(rr *v1.ResourceRequirements) bool {
+	if hasCPU, hasMemory, only := cpuMemoryKeys(rr.Limits); only {
+		return hasCPU && !hasResource(rr.Requests, v1.ResourceCPU) ||
+			hasMemory && !hasResource(rr.Requests, v1.ResourceMemory)
+	}
+	return limitWithoutRequestWalk(rr)
+}
+
+// limitWithoutRequestWalk is limitWithoutRequest for any lists, by a
+// walk of the limits.
+func limitWithoutRequestWalk(rr *v1.ResourceRequirements) bool {
+	for name := range rr.Limits {
+		if _, ok := rr.Requests[name]; !ok {
+			return true
 		}
 	}
 	return false
@@ -359,14 +415,7 @@ func resizedContainers(list []v1.Container, p *podEdit, edits []containerEdit) (
 // defaultedRequests is defaultRequestsFromLimits without changing rr's
 // maps: a request list to which a limit adds a request is a new one.
 func defaultedRequests(rr v1.ResourceRequirements) v1.ResourceRequirements {
-	missing := false
-	for name := range rr.Limits {
-		if _, ok := rr.Requests[name]; !ok {
-			missing = true
-			break
-		}
-	}
-	if !missing {
+	if !limitWithoutRequest(&rr) {
 		return rr
 	}
 	rr.Requests = maps.Clone(rr.Requests)

@@ -30,6 +30,7 @@ var (
 // leave out, found once (sameBytes).
 var (
 	containerOutsideResources = outsideFields(reflect.TypeFor[v1.Container](), containerResourcesField)
+	wholeContainer            = outsideFields(reflect.TypeFor[v1.Container]())
 	specOutsideContainers     = outsideFields(reflect.TypeFor[v1.PodSpec](), specContainersField, specInitContainersField, specResourcesField)
 )
 
@@ -171,4 +172,19 @@ func podResourcesEqual(a, b *v1.ResourceRequirements) bool {
 		return a == b
 	}
 	return requirementsEqual(a, b)
+}
+
+// sameResourceLists reports whether a and b hold the very same request
+// map and the very same limit map (a nil map is the same only as a nil
+// one), as a container the resize did not touch shares them with the old
+// pod's. Comparisons of a list with itself then need no walk: nothing is
+// missing, and every amount equals itself.
+func sameResourceLists(a, b *v1.ResourceRequirements) bool {
+	return sameMap(a.Requests, b.Requests) && sameMap(a.Limits, b.Limits)
+}
+
+// sameMap reports whether a and b are the same map (both nil included). A
+// map value is a pointer to the map's header.
+func sameMap(a, b v1.ResourceList) bool {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&a)) == *(*unsafe.Pointer)(unsafe.Pointer(&b))
 }

@@ -20,7 +20,11 @@ type eventLog struct {
 	ring    []eventRecord
 	next    uint64
 	origins map[eventOrigin]*eventOrigin
-	last    *eventOrigin
+	// recent are the origins used last, most recent first: a node's
+	// kubelet emits from two or three (Normal and Warning, one source and
+	// host), in turns, and comparing with these costs less than hashing
+	// the four strings of a map key.
+	recent [4]*eventOrigin
 }
 
 // eventRecord is one event as the log keeps it: 88 bytes.
@@ -74,10 +78,13 @@ func (l *eventLog) add(e Event) {
 // origin is o as the log keeps it, shared by every record with the same
 // origin.
 func (l *eventLog) origin(o eventOrigin) *eventOrigin {
-	// Nodes emit from two or three origins (Normal and Warning from one
-	// kubelet): the last one used is the likely match.
-	if l.last != nil && *l.last == o {
-		return l.last
+	for i, p := range l.recent {
+		if p != nil && *p == o {
+			// Most recent first: move it to the front.
+			copy(l.recent[1:i+1], l.recent[:i])
+			l.recent[0] = p
+			return p
+		}
 	}
 	p, ok := l.origins[o]
 	if !ok {
@@ -90,7 +97,8 @@ func (l *eventLog) origin(o eventOrigin) *eventOrigin {
 		*p = o
 		l.origins[o] = p
 	}
-	l.last = p
+	copy(l.recent[1:], l.recent[:len(l.recent)-1])
+	l.recent[0] = p
 	return p
 }
 

@@ -137,7 +137,11 @@ func ApplyResizeRequest(old *v1.Pod, req ResizeRequest, opts ResizeOptions) (*v1
 	if old == nil {
 		return nil, errors.New("apply resize: nil pod")
 	}
-	e := editOfRequest(&req)
+	// Room for the edits of a request of up to four containers with cpu
+	// and memory each, so that a typical one allocates nothing for them.
+	var quantities [8]quantityEdit
+	var containers [4]containerEdit
+	e := editOfRequest(&req, quantities[:0], containers[:0])
 	if !inPlace(old.Spec.Containers, e.containers) || !inPlace(old.Spec.InitContainers, e.initContainers) {
 		// A new container, or a new order: the strategic merge decides
 		// what the pod becomes, and validation refuses it.

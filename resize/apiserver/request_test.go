@@ -111,3 +111,29 @@ func FuzzResizeRequest(f *testing.F) {
 		sameOutcome(t, "fuzz", req, ResizeOptions{Profile: versions[int(version)%len(versions)]})
 	})
 }
+
+// TestLargeResizeRequestIsItsPatch: a request with more containers and
+// amounts than ApplyResizeRequest has room for on its stack (four
+// containers, eight amounts) gives what its patch gives, under every
+// version.
+func TestLargeResizeRequestIsItsPatch(t *testing.T) {
+	r := rand.New(rand.NewSource(7))
+	names := []string{"c1", "c2", "i1", "s1", "zz"}
+	for _, v := range profile.Versions() {
+		o := ResizeOptions{Profile: v}
+		for i := 0; i < 40; i++ {
+			var req ResizeRequest
+			for j := 3 + r.Intn(5); j > 0; j-- {
+				a := CPUMemory(int64(100+r.Intn(900)), int64(64+r.Intn(512))<<20)
+				c := ContainerResize{Name: names[r.Intn(2)], Requests: a, Limits: CPUMemory(2*a.MilliCPU, 2*a.Memory)}
+				if r.Intn(3) == 0 {
+					c.Name = names[2+r.Intn(3)]
+					req.InitContainers = append(req.InitContainers, c)
+					continue
+				}
+				req.Containers = append(req.Containers, c)
+			}
+			sameOutcome(t, fmt.Sprintf("%s #%d", v, i), req, o)
+		}
+	}
+}

@@ -83,9 +83,12 @@ func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList 
 		return field.ErrorList{field.Forbidden(field.NewPath(""), msgWindowsPod)}
 	}
 
+	// The regular containers the new pod keeps from a stored old pod
+	// passed the checks of one container already, with the same answer.
+	kept := keptContainers(newPod, oldPod, opts)
 	// Amounts beyond resizelet's bounds are refused alone (ValidatePod),
 	// before the QoS class and the comparisons below read them.
-	if errs := ValidateAmounts(newPod); len(errs) > 0 {
+	if errs := validateAmounts(newPod, kept); len(errs) > 0 {
 		return errs
 	}
 	// A pod that already has a RestartContainer policy on a non-sidecar
@@ -93,7 +96,7 @@ func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList 
 	// NonSidecarInitContainer in pkg/api/pod/util.go).
 	specOpts := opts
 	specOpts.allowInitRestartContainer = initRestartContainer(oldPod)
-	allErrs := validatePod(newPod, specOpts)
+	allErrs := validatePod(newPod, specOpts, kept)
 	if oldQOSClass(oldPod) != computeQOS(newPod, p) {
 		// The API server reports the pod's current (status) class as the
 		// bad value, as an Invalid error rather than a Forbidden one.
@@ -236,6 +239,11 @@ func validateContainerOrder(newPod, oldPod *v1.Pod) field.ErrorList {
 // resizePolicy is RestartContainer. list and index say where the container
 // is (spec.<list>[index].resources).
 func validateContainerResize(newC, oldC *v1.Container, list string, index int, p profile.Profile) field.ErrorList {
+	if sameResourceLists(&newC.Resources, &oldC.Resources) {
+		// A container the resize left alone: nothing was removed, and
+		// the memory limit is what it was.
+		return nil
+	}
 	var errs field.ErrorList
 	path := func() *field.Path { return field.NewPath("spec", list).Index(index).Child("resources") }
 	if resourcesRemoved(newC.Resources.Requests, oldC.Resources.Requests) {
@@ -276,6 +284,19 @@ func resourcesRemoved(newList, oldList v1.ResourceList) bool {
 	if len(oldList) > len(newList) {
 		return true
 	}
+	if hasCPU, hasMemory, only := cpuMemoryKeys(oldList); only {
+		return hasCPU && !hasResource(newList, v1.ResourceCPU) ||
+			hasMemory && !hasResource(newList, v1.ResourceMemory)
+	}
+	return resourcesRemovedWalk(newList, oldList)
+}
+
+// resourcesRemovedWalk is resourcesRemoved for any lists, by a walk of
+// oldList.
+func resourcesRemovedWalk(newList, oldList v1.ResourceList) bool {
+	if len(oldList) > len(newList) {
+		return true
+	}
 	for name := range oldList {
 		if _, ok := newList[name]; !ok {
 			return true
@@ -299,6 +320,10 @@ func resourcesRemoved(newList, oldList v1.ResourceList) bool {
 // equalAfterUndo reports whether c, with its cpu and memory changes undone
 // as the API server undoes them, equals o.
 func equalAfterUndo(c, o *v1.Container, p profile.Profile) bool {
+	if sameResourceLists(&c.Resources, &o.Resources) {
+		// The undo gives o's lists back, whatever they hold.
+		return len(o.Resources.Claims) == 0 && equalOutsideResources(c, o)
+	}
 	return len(o.Resources.Claims) == 0 &&
 		listEqualAfterUndo(c.Resources.Limits, o.Resources.Limits, p) &&
 		listEqualAfterUndo(c.Resources.Requests, o.Resources.Requests, p) &&
@@ -338,6 +363,16 @@ func isCPUOrMemory(name v1.ResourceName) bool {
 // otherResourcesEqual reports whether a and b hold the same resources
 // other than cpu and memory, in equal amounts.
 func otherResourcesEqual(a, b v1.ResourceList) bool {
+	if onlyCPUMemory(a) && onlyCPUMemory(b) {
+		// Neither holds another resource.
+		return true
+	}
+	return otherResourcesEqualWalk(a, b)
+}
+
+// otherResourcesEqualWalk is otherResourcesEqual for any lists, by walks
+// of both.
+func otherResourcesEqualWalk(a, b v1.ResourceList) bool {
 	na, nb := 0, 0
 	for name, q := range a {
 		if isCPUOrMemory(name) {
@@ -359,6 +394,26 @@ func otherResourcesEqual(a, b v1.ResourceList) bool {
 // listsEqual is semantic equality of resource lists: the same resources in
 // equal amounts, an empty list equal to none.
 func listsEqual(a, b v1.ResourceList) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if ca, only := cpuMemoryOf(a); only {
+		// b has as many resources as a: if it has a's, it has no other.
+		return (!ca.hasCPU || quantityIn(b, v1.ResourceCPU, &ca.cpu)) &&
+			(!ca.hasMemory || quantityIn(b, v1.ResourceMemory, &ca.memory))
+	}
+	return listsEqualWalk(a, b)
+}
+
+// quantityIn reports whether list holds the resource in an amount equal
+// to q.
+func quantityIn(list v1.ResourceList, name v1.ResourceName, q *resource.Quantity) bool {
+	lq, ok := list[name]
+	return ok && q.Cmp(lq) == 0
+}
+
+// listsEqualWalk is listsEqual for any lists, by a walk of a.
+func listsEqualWalk(a, b v1.ResourceList) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -445,11 +500,41 @@ func ValidatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 	if errs := ValidateAmounts(pod); len(errs) > 0 {
 		return errs
 	}
-	return validatePod(pod, opts)
+	return validatePod(pod, opts, 0)
 }
 
-// validatePod is ValidatePod for a pod whose amounts are within the bounds.
-func validatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
+// keptSet is a set of indexes of a pod's regular containers (the first
+// 64; a container beyond is never in it).
+type keptSet uint64
+
+func (k keptSet) has(i int) bool { return i < 64 && k&(1<<i) != 0 }
+
+// keptContainers returns the regular containers of newPod whose checks of
+// one container (their amount bounds and validateContainerCommon) need
+// not run again: with opts.oldStored, old is a stored pod, whose regular
+// containers all passed them (see Cluster.pods); a container of newPod
+// that is byte for byte old's at the same index (the same strings, maps
+// and slices: the resize left it alone, and nothing is changed in place)
+// gets the same answer, no error, when the pod's restartPolicy, the one
+// other input of those checks, is unchanged too. They depend on no
+// option. Without oldStored the set is empty.
+func keptContainers(newPod, oldPod *v1.Pod, opts ResizeOptions) keptSet {
+	if !opts.oldStored || newPod.Spec.RestartPolicy != oldPod.Spec.RestartPolicy {
+		return 0
+	}
+	var k keptSet
+	for i := range min(len(newPod.Spec.Containers), len(oldPod.Spec.Containers), 64) {
+		if sameBytes(&newPod.Spec.Containers[i], &oldPod.Spec.Containers[i], wholeContainer) {
+			k |= 1 << i
+		}
+	}
+	return k
+}
+
+// validatePod is ValidatePod for a pod whose amounts are within the
+// bounds, without the checks of one container for the regular containers
+// in kept (keptContainers).
+func validatePod(pod *v1.Pod, opts ResizeOptions, kept keptSet) field.ErrorList {
 	var errs field.ErrorList
 	if pod.Name == "" {
 		errs = append(errs, field.Required(field.NewPath("metadata", "name"), "name or generateName is required"))
@@ -468,7 +553,9 @@ func validatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 	}
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
-		errs = append(errs, validateContainerCommon(c, "containers", i, never)...)
+		if !kept.has(i) {
+			errs = append(errs, validateContainerCommon(c, "containers", i, never)...)
+		}
 		if taken(c.Name) {
 			errs = append(errs, field.Duplicate(containerPath("containers", i).Child("name"), c.Name))
 		} else {
@@ -613,15 +700,40 @@ func validateResizePolicy(list []v1.ContainerResizePolicy, ctrList string, index
 	return errs
 }
 
-// sortedNames returns the list's resource names in order, in buf when
-// they fit.
-func sortedNames(list v1.ResourceList, buf []v1.ResourceName) []v1.ResourceName {
-	names := buf[:0]
-	for name := range list {
-		names = append(names, name)
+// resourceEntry is one resource of a list, with its amount.
+type resourceEntry struct {
+	name v1.ResourceName
+	q    resource.Quantity
+}
+
+// sortedEntries returns the list's resources with their amounts, in name
+// order, in buf when they fit. A list of nothing but cpu and memory is
+// read with two lookups (cpu sorts first); any other is walked and sorted
+// (sortedEntriesWalk).
+func sortedEntries(list v1.ResourceList, buf []resourceEntry) []resourceEntry {
+	cm, only := cpuMemoryOf(list)
+	if !only {
+		return sortedEntriesWalk(list, buf)
 	}
-	slices.Sort(names)
-	return names
+	out := buf[:0]
+	if cm.hasCPU {
+		out = append(out, resourceEntry{v1.ResourceCPU, cm.cpu})
+	}
+	if cm.hasMemory {
+		out = append(out, resourceEntry{v1.ResourceMemory, cm.memory})
+	}
+	return out
+}
+
+// sortedEntriesWalk is sortedEntries for any list: a walk of the map,
+// sorted by name.
+func sortedEntriesWalk(list v1.ResourceList, buf []resourceEntry) []resourceEntry {
+	out := buf[:0]
+	for name, q := range list {
+		out = append(out, resourceEntry{name, q})
+	}
+	slices.SortFunc(out, func(a, b resourceEntry) int { return strings.Compare(string(a.name), string(b.name)) })
+	return out
 }
 
 // validateResourceRequirements checks requests and limits, of the
@@ -635,17 +747,18 @@ func validateResourceRequirements(r *v1.ResourceRequirements, list string, index
 		}
 		return containerPath(list, index).Child("resources")
 	}
-	var buf [8]v1.ResourceName
-	for _, name := range sortedNames(r.Limits, buf[:]) {
-		q := r.Limits[name]
+	// Room as in validateAmounts.
+	var buf [4]resourceEntry
+	for _, e := range sortedEntries(r.Limits, buf[:]) {
+		name, q := e.name, e.q
 		p := func() *field.Path { return path().Child("limits").Key(string(name)) }
 		if container {
 			errs = append(errs, validateContainerResourceName(name, p)...)
 		}
 		errs = append(errs, validateQuantityValue(name, &q, p)...)
 	}
-	for _, name := range sortedNames(r.Requests, buf[:]) {
-		q := r.Requests[name]
+	for _, e := range sortedEntries(r.Requests, buf[:]) {
+		name, q := e.name, e.q
 		p := func() *field.Path { return path().Child("requests").Key(string(name)) }
 		if container {
 			errs = append(errs, validateContainerResourceName(name, p)...)

@@ -1,0 +1,239 @@
+package apiserver
+
+import (
+	"math/rand"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// fastPathNames are the resource names the differential tests draw from:
+// cpu and memory, which the fast paths read directly, and names they must
+// leave to the walks.
+var fastPathNames = []v1.ResourceName{
+	v1.ResourceCPU, v1.ResourceMemory, v1.ResourceCPU, v1.ResourceMemory,
+	v1.ResourceEphemeralStorage, "hugepages-2Mi", "example.com/gpu", "pods",
+}
+
+// randomQuantity draws an amount in one of the forms the API server's
+// objects hold: parsed strings of every suffix, and quantities built in
+// Go whose format JSON would change (serialForm).
+func randomQuantity(r *rand.Rand) resource.Quantity {
+	switch r.Intn(6) {
+	case 0:
+		return *resource.NewMilliQuantity(int64(r.Intn(4000))-500, resource.DecimalSI)
+	case 1:
+		return *resource.NewQuantity(int64(r.Intn(1<<20))<<r.Intn(12), resource.BinarySI)
+	case 2:
+		return *resource.NewQuantity(int64(r.Intn(5)), resource.DecimalExponent)
+	}
+	texts := []string{"0", "1", "2", "100m", "250m", "1Gi", "128Mi", "1G", "1e3", "0.5", "1500m", "-1", "64Ki", "1.5Gi"}
+	return resource.MustParse(texts[r.Intn(len(texts))])
+}
+
+// randomList draws a resource list of up to four resources, sometimes nil
+// or empty.
+func randomList(r *rand.Rand) v1.ResourceList {
+	switch r.Intn(8) {
+	case 0:
+		return nil
+	case 1:
+		return v1.ResourceList{}
+	}
+	list := v1.ResourceList{}
+	for i := 1 + r.Intn(4); i > 0; i-- {
+		// cpu and memory come more often than the rest.
+		list[fastPathNames[r.Intn(len(fastPathNames))]] = randomQuantity(r)
+	}
+	return list
+}
+
+// similarList is a copy of list with each amount sometimes changed, and a
+// resource sometimes added or removed, so that pairs of lists are often
+// equal or nearly.
+func similarList(r *rand.Rand, list v1.ResourceList) v1.ResourceList {
+	if list == nil && r.Intn(2) == 0 {
+		return nil
+	}
+	out := v1.ResourceList{}
+	for name, q := range list {
+		switch r.Intn(6) {
+		case 0:
+			continue
+		case 1:
+			q = randomQuantity(r)
+		}
+		out[name] = q
+	}
+	if r.Intn(4) == 0 {
+		out[fastPathNames[r.Intn(len(fastPathNames))]] = randomQuantity(r)
+	}
+	return out
+}
+
+// checkCPUMemoryFastPaths checks every function with a cpu and memory
+// fast path against the walk it stands in for, on the lists a and b.
+func checkCPUMemoryFastPaths(t *testing.T, a, b v1.ResourceList) {
+	t.Helper()
+	fail := func(what string, got, want any) {
+		t.Helper()
+		t.Fatalf("%s of %v, %v: fast path %v, walk %v", what, a, b, got, want)
+	}
+
+	cm, only := cpuMemoryOf(a)
+	wantOnly := true
+	for name := range a {
+		wantOnly = wantOnly && isCPUOrMemory(name)
+	}
+	if only != wantOnly || onlyCPUMemory(a) != wantOnly {
+		fail("cpuMemoryOf/onlyCPUMemory", only, wantOnly)
+	}
+	if hasCPU, hasMemory, only := cpuMemoryKeys(a); only != wantOnly || only && (hasCPU != cm.hasCPU || hasMemory != cm.hasMemory) {
+		fail("cpuMemoryKeys", []bool{hasCPU, hasMemory, only}, cm)
+	}
+	if only {
+		cpu, hasCPU := a[v1.ResourceCPU]
+		memory, hasMemory := a[v1.ResourceMemory]
+		if want := (cpuMemory{cpu, memory, hasCPU, hasMemory}); !reflect.DeepEqual(cm, want) {
+			fail("cpuMemoryOf", cm, want)
+		}
+	}
+
+	var buf1, buf2 [8]resourceEntry
+	if got, want := sortedEntries(a, buf1[:0]), sortedEntriesWalk(a, buf2[:0]); !reflect.DeepEqual(slices.Clip(got), slices.Clip(want)) {
+		fail("sortedEntries", got, want)
+	}
+	if got, want := resourcesRemoved(a, b), resourcesRemovedWalk(a, b); got != want {
+		fail("resourcesRemoved", got, want)
+	}
+	if got, want := otherResourcesEqual(a, b), otherResourcesEqualWalk(a, b); got != want {
+		fail("otherResourcesEqual", got, want)
+	}
+	if got, want := listsEqual(a, b), listsEqualWalk(a, b); got != want {
+		fail("listsEqual", got, want)
+	}
+	if got, want := listInSerialForm(a), listInSerialFormWalk(a); got != want {
+		fail("listInSerialForm", got, want)
+	}
+	rr := v1.ResourceRequirements{Requests: a, Limits: b}
+	if got, want := limitWithoutRequest(&rr), limitWithoutRequestWalk(&rr); got != want {
+		fail("limitWithoutRequest", got, want)
+	}
+
+	// editedList with b's resources as edits, against the walk it had.
+	var edits []quantityEdit
+	for _, e := range sortedEntriesWalk(b, nil) {
+		edits = append(edits, quantityEdit{e.name, e.q})
+	}
+	// A later edit of the same resource wins.
+	twice := append(slices.Clone(edits), quantityEdit{v1.ResourceCPU, resource.MustParse("7")})
+	for _, edits := range [][]quantityEdit{edits, twice} {
+		want := make(v1.ResourceList, len(a)+len(edits))
+		for name, q := range a {
+			want[name] = q
+		}
+		for _, e := range edits {
+			want[e.name] = e.q
+		}
+		if got := editedList(a, edits); !reflect.DeepEqual(got, want) {
+			fail("editedList", got, want)
+		}
+	}
+
+	// The running sums, against adding a walk of each list.
+	var fast, walk totals
+	fast.add(&rr)
+	for name, q := range rr.Requests {
+		walk.amount(name, q, false)
+	}
+	for name, q := range rr.Limits {
+		walk.amount(name, q, true)
+	}
+	sums := func(t *totals) []total {
+		out := slices.Clone(append(t.fixed[:t.n:t.n], t.more...))
+		slices.SortFunc(out, func(x, y total) int {
+			if c := strings.Compare(string(x.name), string(y.name)); c != 0 || x.limits == y.limits {
+				return c
+			}
+			if x.limits {
+				return 1
+			}
+			return -1
+		})
+		return out
+	}
+	if got, want := sums(&fast), sums(&walk); !reflect.DeepEqual(got, want) {
+		fail("totals", got, want)
+	}
+}
+
+// TestCPUMemoryFastPathsMatchTheWalks: on random pairs of lists, every
+// cpu and memory fast path gives what the walk it stands in for gives.
+func TestCPUMemoryFastPathsMatchTheWalks(t *testing.T) {
+	r := rand.New(rand.NewSource(20260101))
+	for i := 0; i < 20000; i++ {
+		a := randomList(r)
+		b := similarList(r, a)
+		if r.Intn(4) == 0 {
+			b = randomList(r)
+		}
+		checkCPUMemoryFastPaths(t, a, b)
+		checkCPUMemoryFastPaths(t, b, a)
+	}
+}
+
+// fuzzList reads "name=quantity,..." into a list, skipping entries whose
+// quantity does not parse or has an exponent too large to compare
+// (CheckExponent).
+func fuzzList(s string) v1.ResourceList {
+	if s == "-" {
+		return nil
+	}
+	list := v1.ResourceList{}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || CheckExponent(v) != nil {
+			continue
+		}
+		if q, err := resource.ParseQuantity(v); err == nil {
+			list[v1.ResourceName(k)] = q
+		}
+	}
+	return list
+}
+
+// FuzzCPUMemoryFastPaths holds every cpu and memory fast path to its walk
+// on fuzzed pairs of lists ("name=quantity,...", "-" for a nil list).
+func FuzzCPUMemoryFastPaths(f *testing.F) {
+	f.Add("cpu=200m,memory=128Mi", "cpu=300m,memory=192Mi")
+	f.Add("cpu=1", "cpu=1,example.com/gpu=1")
+	f.Add("-", "memory=1Gi")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		checkCPUMemoryFastPaths(t, fuzzList(a), fuzzList(b))
+	})
+}
+
+// TestSameMap: sameMap tells the very same map from an equal copy, and a
+// nil map from an empty one.
+func TestSameMap(t *testing.T) {
+	a := v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")}
+	b := a
+	for _, c := range []struct {
+		a, b v1.ResourceList
+		want bool
+	}{
+		{a, b, true},
+		{a, a.DeepCopy(), false},
+		{nil, nil, true},
+		{nil, v1.ResourceList{}, false},
+		{a, nil, false},
+	} {
+		if got := sameMap(c.a, c.b); got != c.want {
+			t.Errorf("sameMap(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}
