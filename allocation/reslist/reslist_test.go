@@ -82,3 +82,32 @@ func TestSame(t *testing.T) {
 		t.Error("distinct lists reported the same")
 	}
 }
+
+// TestCPUMemoryOf holds the lookup to the list: only for lists of cpu,
+// memory or nothing does it report that it saw everything, and then with
+// their amounts; the keys alone say the same.
+func TestCPUMemoryOf(t *testing.T) {
+	for _, rl := range lists {
+		cm, only := CPUMemoryOf(rl)
+		wantOnly := true
+		for name := range rl {
+			wantOnly = wantOnly && (name == v1.ResourceCPU || name == v1.ResourceMemory)
+		}
+		if only != wantOnly {
+			t.Errorf("CPUMemoryOf(%v) only = %v, want %v", rl, only, wantOnly)
+		}
+		hasCPU, hasMemory, keysOnly := CPUMemoryKeys(rl)
+		if keysOnly != wantOnly {
+			t.Errorf("CPUMemoryKeys(%v) only = %v, want %v", rl, keysOnly, wantOnly)
+		}
+		if !only {
+			continue
+		}
+		cpu, okc := rl[v1.ResourceCPU]
+		memory, okm := rl[v1.ResourceMemory]
+		if cm.HasCPU != okc || cm.HasMemory != okm || hasCPU != okc || hasMemory != okm ||
+			cm.CPU.Cmp(cpu) != 0 || cm.Memory.Cmp(memory) != 0 || cm.Len() != len(rl) {
+			t.Errorf("CPUMemoryOf(%v) = %+v (keys %v %v)", rl, cm, hasCPU, hasMemory)
+		}
+	}
+}

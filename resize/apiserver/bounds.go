@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/resizelet/resizelet/allocation/reslist"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 )
 
@@ -172,12 +173,12 @@ func (t *totals) add(r *v1.ResourceRequirements) {
 // it reports), so a list of nothing but cpu and memory is read with two
 // lookups instead of a walk.
 func (t *totals) addList(list v1.ResourceList, limits bool) {
-	if cm, only := cpuMemoryOf(list); only {
-		if cm.hasCPU {
-			t.amount(v1.ResourceCPU, cm.cpu, limits)
+	if cm, only := reslist.CPUMemoryOf(list); only {
+		if cm.HasCPU {
+			t.amount(v1.ResourceCPU, cm.CPU, limits)
 		}
-		if cm.hasMemory {
-			t.amount(v1.ResourceMemory, cm.memory, limits)
+		if cm.HasMemory {
+			t.amount(v1.ResourceMemory, cm.Memory, limits)
 		}
 		return
 	}

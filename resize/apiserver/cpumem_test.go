@@ -9,6 +9,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/resizelet/resizelet/allocation/reslist"
 )
 
 // fastPathNames are the resource names the differential tests draw from:
@@ -84,22 +86,22 @@ func checkCPUMemoryFastPaths(t *testing.T, a, b v1.ResourceList) {
 		t.Fatalf("%s of %v, %v: fast path %v, walk %v", what, a, b, got, want)
 	}
 
-	cm, only := cpuMemoryOf(a)
+	cm, only := reslist.CPUMemoryOf(a)
 	wantOnly := true
 	for name := range a {
 		wantOnly = wantOnly && isCPUOrMemory(name)
 	}
 	if only != wantOnly || onlyCPUMemory(a) != wantOnly {
-		fail("cpuMemoryOf/onlyCPUMemory", only, wantOnly)
+		fail("CPUMemoryOf/onlyCPUMemory", only, wantOnly)
 	}
-	if hasCPU, hasMemory, only := cpuMemoryKeys(a); only != wantOnly || only && (hasCPU != cm.hasCPU || hasMemory != cm.hasMemory) {
-		fail("cpuMemoryKeys", []bool{hasCPU, hasMemory, only}, cm)
+	if hasCPU, hasMemory, only := reslist.CPUMemoryKeys(a); only != wantOnly || only && (hasCPU != cm.HasCPU || hasMemory != cm.HasMemory) {
+		fail("CPUMemoryKeys", []bool{hasCPU, hasMemory, only}, cm)
 	}
 	if only {
 		cpu, hasCPU := a[v1.ResourceCPU]
 		memory, hasMemory := a[v1.ResourceMemory]
-		if want := (cpuMemory{cpu, memory, hasCPU, hasMemory}); !reflect.DeepEqual(cm, want) {
-			fail("cpuMemoryOf", cm, want)
+		if want := (reslist.CPUMemory{CPU: cpu, Memory: memory, HasCPU: hasCPU, HasMemory: hasMemory}); !reflect.DeepEqual(cm, want) {
+			fail("CPUMemoryOf", cm, want)
 		}
 	}
 

@@ -6,6 +6,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/resizelet/resizelet/allocation/reslist"
 )
 
 // quantityEdit sets one resource in a requests or limits list.
@@ -177,15 +179,15 @@ func editedRequirements(rr v1.ResourceRequirements, p *podEdit, e *containerEdit
 }
 
 func editedList(list v1.ResourceList, edits []quantityEdit) v1.ResourceList {
-	if cm, only := cpuMemoryOf(list); only && cm.edit(edits) {
+	if cm, only := reslist.CPUMemoryOf(list); only && editCPUMemory(&cm, edits) {
 		// The list and the edits hold nothing but cpu and memory: the new
 		// list gets each one's final amount, inserted once.
-		out := make(v1.ResourceList, cm.len())
-		if cm.hasCPU {
-			out[v1.ResourceCPU] = cm.cpu
+		out := make(v1.ResourceList, cm.Len())
+		if cm.HasCPU {
+			out[v1.ResourceCPU] = cm.CPU
 		}
-		if cm.hasMemory {
-			out[v1.ResourceMemory] = cm.memory
+		if cm.HasMemory {
+			out[v1.ResourceMemory] = cm.Memory
 		}
 		return out
 	}
@@ -220,8 +222,8 @@ func serialForm(q *resource.Quantity) bool {
 // listInSerialForm reports whether every quantity of list is in serial
 // form.
 func listInSerialForm(list v1.ResourceList) bool {
-	if cm, only := cpuMemoryOf(list); only {
-		return (!cm.hasCPU || serialForm(&cm.cpu)) && (!cm.hasMemory || serialForm(&cm.memory))
+	if cm, only := reslist.CPUMemoryOf(list); only {
+		return (!cm.HasCPU || serialForm(&cm.CPU)) && (!cm.HasMemory || serialForm(&cm.Memory))
 	}
 	return listInSerialFormWalk(list)
 }
@@ -355,7 +357,7 @@ func limitsWithoutRequests(list []v1.Container) bool {
 
 // limitWithoutRequest reports whether rr has a limit without its request.
 func limitWithoutRequest(rr *v1.ResourceRequirements) bool {
-	if hasCPU, hasMemory, only := cpuMemoryKeys(rr.Limits); only {
+	if hasCPU, hasMemory, only := reslist.CPUMemoryKeys(rr.Limits); only {
 		return hasCPU && !hasResource(rr.Requests, v1.ResourceCPU) ||
 			hasMemory && !hasResource(rr.Requests, v1.ResourceMemory)
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/resizelet/resizelet/allocation/reslist"
 	"github.com/resizelet/resizelet/qos"
 	"github.com/resizelet/resizelet/resize/profile"
 )
@@ -284,7 +285,7 @@ func resourcesRemoved(newList, oldList v1.ResourceList) bool {
 	if len(oldList) > len(newList) {
 		return true
 	}
-	if hasCPU, hasMemory, only := cpuMemoryKeys(oldList); only {
+	if hasCPU, hasMemory, only := reslist.CPUMemoryKeys(oldList); only {
 		return hasCPU && !hasResource(newList, v1.ResourceCPU) ||
 			hasMemory && !hasResource(newList, v1.ResourceMemory)
 	}
@@ -397,10 +398,10 @@ func listsEqual(a, b v1.ResourceList) bool {
 	if len(a) != len(b) {
 		return false
 	}
-	if ca, only := cpuMemoryOf(a); only {
+	if ca, only := reslist.CPUMemoryOf(a); only {
 		// b has as many resources as a: if it has a's, it has no other.
-		return (!ca.hasCPU || quantityIn(b, v1.ResourceCPU, &ca.cpu)) &&
-			(!ca.hasMemory || quantityIn(b, v1.ResourceMemory, &ca.memory))
+		return (!ca.HasCPU || quantityIn(b, v1.ResourceCPU, &ca.CPU)) &&
+			(!ca.HasMemory || quantityIn(b, v1.ResourceMemory, &ca.Memory))
 	}
 	return listsEqualWalk(a, b)
 }
@@ -711,16 +712,16 @@ type resourceEntry struct {
 // read with two lookups (cpu sorts first); any other is walked and sorted
 // (sortedEntriesWalk).
 func sortedEntries(list v1.ResourceList, buf []resourceEntry) []resourceEntry {
-	cm, only := cpuMemoryOf(list)
+	cm, only := reslist.CPUMemoryOf(list)
 	if !only {
 		return sortedEntriesWalk(list, buf)
 	}
 	out := buf[:0]
-	if cm.hasCPU {
-		out = append(out, resourceEntry{v1.ResourceCPU, cm.cpu})
+	if cm.HasCPU {
+		out = append(out, resourceEntry{v1.ResourceCPU, cm.CPU})
 	}
-	if cm.hasMemory {
-		out = append(out, resourceEntry{v1.ResourceMemory, cm.memory})
+	if cm.HasMemory {
+		out = append(out, resourceEntry{v1.ResourceMemory, cm.Memory})
 	}
 	return out
 }
