@@ -74,6 +74,28 @@ func simInvariants(m *SimKernel) error {
 	return err
 }
 
+// maskedValues is the fuzz targets' Values: the fields whose bit is set
+// in mask (shares, weight, quota, period, memory limit from bit 0 up).
+func maskedValues(mask uint8, shares, weight uint64, quota int64, period uint64, memLimit int64) Values {
+	var v Values
+	if mask&1 != 0 {
+		v.CPUShares = &shares
+	}
+	if mask&2 != 0 {
+		v.CPUWeight = &weight
+	}
+	if mask&4 != 0 {
+		v.CPUQuota = &quota
+	}
+	if mask&8 != 0 {
+		v.CPUPeriod = &period
+	}
+	if mask&16 != 0 {
+		v.MemoryLimit = &memLimit
+	}
+	return v
+}
+
 // FuzzSimKernelSet sets arbitrary values on an arbitrary path of a hierarchy
 // with memory in use, and checks what must hold whatever the input: no
 // panic; an invalid path is rejected with ErrInvalidPath and changes
@@ -98,22 +120,7 @@ func FuzzSimKernelSet(f *testing.F) {
 		if usage >= 0 {
 			mtUsage(t, m, "pod/c", usage%(1<<31))
 		}
-		var v Values
-		if mask&1 != 0 {
-			v.CPUShares = &shares
-		}
-		if mask&2 != 0 {
-			v.CPUWeight = &weight
-		}
-		if mask&4 != 0 {
-			v.CPUQuota = &quota
-		}
-		if mask&8 != 0 {
-			v.CPUPeriod = &period
-		}
-		if mask&16 != 0 {
-			v.MemoryLimit = &memLimit
-		}
+		v := maskedValues(mask, shares, weight, quota, period, memLimit)
 
 		valid := simCheckPath(path) == nil
 		if valid {

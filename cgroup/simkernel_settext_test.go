@@ -339,22 +339,7 @@ func FuzzSimKernelSetValues(f *testing.F) {
 		if usage >= 0 {
 			tr.usage(t, setPaths[int(pathIndex/16)%4], usage%(1<<31))
 		}
-		var v Values
-		if mask&1 != 0 {
-			v.CPUShares = &shares
-		}
-		if mask&2 != 0 {
-			v.CPUWeight = &weight
-		}
-		if mask&4 != 0 {
-			v.CPUQuota = &quota
-		}
-		if mask&8 != 0 {
-			v.CPUPeriod = &period
-		}
-		if mask&16 != 0 {
-			v.MemoryLimit = &memLimit
-		}
+		v := maskedValues(mask, shares, weight, quota, period, memLimit)
 		path := setPaths[int(pathIndex)%len(setPaths)]
 		tr.do(t, path, v, nil)
 		// Once more: a Set that succeeded now writes nothing, one that
