@@ -466,8 +466,7 @@ func outOf(name v1.ResourceName) string {
 // (millicores) and memory (bytes) requests, as GetResourceRequest computes
 // them, against the node's allocatable; memory is reported first.
 func capacityFits(pod *v1.Pod, node NodeConfig) (string, bool) {
-	cpuRequests := resourceRequest(pod, v1.ResourceCPU, node)
-	memRequests := resourceRequest(pod, v1.ResourceMemory, node)
+	cpuRequests, memRequests := cpuMemoryRequests(pod, node)
 	cpuAvailable := node.Allocatable.Cpu().MilliValue()
 	memAvailable := node.Allocatable.Memory().Value()
 	switch {
@@ -504,6 +503,30 @@ func resourceRequest(pod *v1.Pod, name v1.ResourceName, node NodeConfig) int64 {
 		total += amount(name, &oh)
 	}
 	return total
+}
+
+// cpuMemoryRequests is resourceRequest for cpu and for memory from one
+// walk of the pod's containers: capacityFits needs both, and each
+// resourceRequest would add up the whole pod again.
+func cpuMemoryRequests(pod *v1.Pod, node NodeConfig) (cpu, memory int64) {
+	if node.Profile.PodLevelResources() && resourcehelper.IsPodLevelResourcesSet(pod) {
+		if pq, ok := pod.Spec.Resources.Requests[v1.ResourceCPU]; ok {
+			cpu = amount(v1.ResourceCPU, &pq)
+		}
+		if pq, ok := pod.Spec.Resources.Requests[v1.ResourceMemory]; ok {
+			memory = amount(v1.ResourceMemory, &pq)
+		}
+	} else {
+		r := podRequests(As(pod), requestOptions{podLevel: true, excludeOverhead: true})
+		cpu, memory = r.milliCPU, r.memory
+	}
+	if oh, ok := pod.Spec.Overhead[v1.ResourceCPU]; ok && cpu != 0 {
+		cpu += amount(v1.ResourceCPU, &oh)
+	}
+	if oh, ok := pod.Spec.Overhead[v1.ResourceMemory]; ok && memory != 0 {
+		memory += amount(v1.ResourceMemory, &oh)
+	}
+	return cpu, memory
 }
 
 // swapBlocksResize is disallowResizeForSwappableContainers: for every

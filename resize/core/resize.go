@@ -98,9 +98,16 @@ type sandboxRollback struct {
 // appendResizeWrites is resizeWrites appending to out (an op's reused
 // buffer) and the rollbacks to *rollbacks (indexes count in out).
 func (s *settings) appendResizeWrites(out []Action, t ResizeTarget, rollbacks *[]sandboxRollback) []Action {
+	return s.appendResizeWritesFor(out, t, cgconfig.PodConfig(t.Pod, s.podConfigOptions()), rollbacks)
+}
+
+// appendResizeWritesFor is appendResizeWrites with desired, the pod cgroup
+// config of t.Pod (cgconfig.PodConfig), already computed: a sync takes it
+// once for its memory check and its writes. The values desired points at
+// are only read.
+func (s *settings) appendResizeWritesFor(out []Action, t ResizeTarget, desired cgconfig.ResourceConfig, rollbacks *[]sandboxRollback) []Action {
 	start := len(out)
 	sandboxFirst := s.profile.SandboxUpdateFirst()
-	desired := cgconfig.PodConfig(t.Pod, s.podConfigOptions())
 	cur := t.Current
 	// current is what the pod cgroup holds as the writes go, for the
 	// totals told to the runtime.
@@ -334,7 +341,12 @@ type checkedContainer struct {
 // lowered; 1.33 looks at the pod whenever it has a limit. ok is false when
 // nothing needs checking.
 func (s *settings) planMemoryCheck(pod *v1.Pod, cur PodCgroupReading, a PodActions, ids containerRecords) (memoryCheck, bool) {
-	desired := cgconfig.PodConfig(pod, s.podConfigOptions())
+	return s.planMemoryCheckFor(pod, cgconfig.PodConfig(pod, s.podConfigOptions()), cur, a, ids)
+}
+
+// planMemoryCheckFor is planMemoryCheck with desired, the pod cgroup config
+// of pod (cgconfig.PodConfig), already computed.
+func (s *settings) planMemoryCheckFor(pod *v1.Pod, desired cgconfig.ResourceConfig, cur PodCgroupReading, a PodActions, ids containerRecords) (memoryCheck, bool) {
 	if s.profile.PodOnlyMemoryCheck() {
 		if desired.Memory == nil {
 			return memoryCheck{}, false

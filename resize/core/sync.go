@@ -54,7 +54,10 @@ type syncOp struct {
 	statuses map[string]*runtimeapi.ContainerStatus
 	actions  PodActions
 	current  PodCgroupReading
-	check    memoryCheck
+	// desired is the pod cgroup config of the allocation, taken once when
+	// the pod cgroup is read: the memory check and the writes both need it.
+	desired cgconfig.ResourceConfig
+	check   memoryCheck
 	// rollbacks are the 1.36 sandbox rollbacks of the resize writes.
 	rollbacks []sandboxRollback
 	// newSandbox is set when this sync runs the pod's sandbox.
@@ -283,9 +286,10 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			return nil
 		}
 		o.current = readingOf(r.Values, s.cfg.CgroupVersion)
+		o.desired = cgconfig.PodConfig(o.alloc, s.podConfigOptions())
 		o.phase = syncWrites
 		if len(o.actions.UpdateMemory) > 0 || o.actions.UpdatePodResources {
-			if mc, ok := s.planMemoryCheck(o.alloc, o.current, o.actions, ps.containers); ok {
+			if mc, ok := s.planMemoryCheckFor(o.alloc, o.desired, o.current, o.actions, ps.containers); ok {
 				o.check = mc
 				o.phase = syncUsageRead
 				// In the op's scratch buffer: the verdict reads the batch
@@ -309,10 +313,10 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 		o.phase = syncResized
 		// Built in the op's scratch buffer: take copies the actions.
 		o.rollbacks = o.rollbacks[:0]
-		o.scratch = s.appendResizeWrites(o.scratch[:0], ResizeTarget{
+		o.scratch = s.appendResizeWritesFor(o.scratch[:0], ResizeTarget{
 			UID: o.uid, Pod: o.alloc, PodCgroup: ps.podCgroup, SandboxID: ps.sandboxID,
 			Actions: o.actions, Current: o.current, Actuated: ps.actuated,
-		}, &o.rollbacks)
+		}, o.desired, &o.rollbacks)
 		return o.scratch
 
 	case syncResized:
