@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/resizelet/resizelet/allocation/reslist"
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/qos"
 	"github.com/resizelet/resizelet/resize/profile"
 )
@@ -87,6 +88,9 @@ func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList 
 	// The regular containers the new pod keeps from a stored old pod
 	// passed the checks of one container already, with the same answer.
 	kept := keptContainers(newPod, oldPod, opts)
+	// So did the ones a resize changed only in their cpu and memory
+	// amounts, when those amounts pass the same checks (vettedContainers).
+	kept |= vettedContainers(newPod, oldPod, opts, kept)
 	// Amounts beyond resizelet's bounds are refused alone (ValidatePod),
 	// before the QoS class and the comparisons below read them.
 	if errs := validateAmounts(newPod, kept); len(errs) > 0 {
@@ -530,6 +534,61 @@ func keptContainers(newPod, oldPod *v1.Pod, opts ResizeOptions) keptSet {
 		}
 	}
 	return k
+}
+
+// vettedContainers returns the regular containers of newPod, beyond
+// those in kept, whose checks of one container need not run either: with
+// opts.oldStored and an unchanged restartPolicy (as for keptContainers),
+// a container that is byte for byte old's at the same index in all but
+// its resources has a name and a resizePolicy that passed those checks
+// already, with the same answer; what is left to check is its requests
+// and limits, and vettedResources proves them fine without the walks of
+// validateAmounts and validateResourceRequirements. Its amounts still
+// count in the pod's totals, as a kept container's do. A container
+// vettedResources cannot vouch for is left to the full checks, which then
+// give the errors in their order.
+func vettedContainers(newPod, oldPod *v1.Pod, opts ResizeOptions, kept keptSet) keptSet {
+	if !opts.oldStored || newPod.Spec.RestartPolicy != oldPod.Spec.RestartPolicy {
+		return 0
+	}
+	var k keptSet
+	for i := range min(len(newPod.Spec.Containers), len(oldPod.Spec.Containers), 64) {
+		c := &newPod.Spec.Containers[i]
+		if kept.has(i) || !sameBytes(c, &oldPod.Spec.Containers[i], containerOutsideResources) {
+			continue
+		}
+		if vettedResources(&c.Resources) {
+			k |= 1 << i
+		}
+	}
+	return k
+}
+
+// vettedResources reports whether the requests and limits of r hold
+// nothing but cpu and memory, every amount is neither negative nor beyond
+// resizelet's bounds, and no request is above its limit: then neither
+// validateAmounts (before the totals) nor validateResourceRequirements
+// finds a fault with them. cpu and memory are standard, native resource
+// names that may be overcommitted, so the name, integer and
+// equal-to-limit checks have nothing to say about them; claims are read
+// by neither.
+func vettedResources(r *v1.ResourceRequirements) bool {
+	req, onlyReq := reslist.CPUMemoryOf(r.Requests)
+	lim, onlyLim := reslist.CPUMemoryOf(r.Limits)
+	if !onlyReq || !onlyLim {
+		return false
+	}
+	fine := func(name v1.ResourceName, q *resource.Quantity, has bool) bool {
+		return !has || q.Sign() >= 0 && cgconfig.AmountFits(name, *q)
+	}
+	if !fine(v1.ResourceCPU, &req.CPU, req.HasCPU) || !fine(v1.ResourceMemory, &req.Memory, req.HasMemory) ||
+		!fine(v1.ResourceCPU, &lim.CPU, lim.HasCPU) || !fine(v1.ResourceMemory, &lim.Memory, lim.HasMemory) {
+		return false
+	}
+	if req.HasCPU && lim.HasCPU && req.CPU.Cmp(lim.CPU) > 0 {
+		return false
+	}
+	return !(req.HasMemory && lim.HasMemory && req.Memory.Cmp(lim.Memory) > 0)
 }
 
 // validatePod is ValidatePod for a pod whose amounts are within the
