@@ -27,7 +27,9 @@ func vettedAgrees(t *testing.T, r v1.ResourceRequirements) bool {
 }
 
 // vettedLists reads "requests|limits", each list as "name=amount,...";
-// an amount that does not parse leaves its resource out.
+// an amount that does not parse, or whose exponent is too large to parse
+// in reasonable time (CheckExponent, as the API server's decoding), leaves
+// its resource out.
 func vettedLists(s string) v1.ResourceRequirements {
 	var r v1.ResourceRequirements
 	for side, part := range strings.SplitN(s+"|", "|", 3)[:2] {
@@ -37,6 +39,9 @@ func vettedLists(s string) v1.ResourceRequirements {
 		list := v1.ResourceList{}
 		for _, kv := range strings.Split(part, ",") {
 			name, amount, _ := strings.Cut(kv, "=")
+			if CheckExponent(amount) != nil {
+				continue
+			}
 			if q, err := resource.ParseQuantity(amount); err == nil {
 				list[v1.ResourceName(name)] = q
 			}
