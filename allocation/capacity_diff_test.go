@@ -1,12 +1,10 @@
 package allocation
 
 import (
-	"fmt"
 	"math/rand"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/resizelet/resizelet/resize/profile"
 )
@@ -17,31 +15,9 @@ import (
 // overhead and pod-level requests.
 func randomCapacityPod(seed int64) *v1.Pod {
 	r := rand.New(rand.NewSource(seed))
-	always := v1.ContainerRestartPolicyAlways
-	list := func() v1.ResourceList {
-		l := v1.ResourceList{}
-		if r.Intn(4) > 0 {
-			l[v1.ResourceCPU] = *resource.NewMilliQuantity(int64(r.Intn(3)*r.Intn(4000)), resource.DecimalSI)
-		}
-		if r.Intn(4) > 0 {
-			l[v1.ResourceMemory] = *resource.NewQuantity(int64(r.Intn(3)*r.Intn(1<<20))*1024, resource.BinarySI)
-		}
-		if r.Intn(6) == 0 {
-			l["example.com/dongle"] = *resource.NewQuantity(int64(r.Intn(4)), resource.DecimalSI)
-		}
-		return l
-	}
+	list := func() v1.ResourceList { return randomRequests(r, true) }
 	pod := &v1.Pod{}
-	for c := 0; c < r.Intn(4); c++ {
-		pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: fmt.Sprintf("c%d", c), Resources: v1.ResourceRequirements{Requests: list()}})
-	}
-	for c := 0; c < r.Intn(3); c++ {
-		ic := v1.Container{Name: fmt.Sprintf("i%d", c), Resources: v1.ResourceRequirements{Requests: list()}}
-		if r.Intn(2) == 0 {
-			ic.RestartPolicy = &always
-		}
-		pod.Spec.InitContainers = append(pod.Spec.InitContainers, ic)
-	}
+	addRandomContainers(r, pod, 0, 4, list)
 	if r.Intn(3) == 0 {
 		pod.Spec.Overhead = list()
 	}

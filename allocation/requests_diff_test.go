@@ -11,6 +11,48 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 )
 
+// randomRequests is a random list of requests for the differential tests:
+// cpu and memory each three times in four, an extended resource one time
+// in six; with zeros, cpu and memory are zero a third of the time.
+func randomRequests(r *rand.Rand, zeros bool) v1.ResourceList {
+	scale := func() int {
+		if zeros {
+			return r.Intn(3)
+		}
+		return 1
+	}
+	l := v1.ResourceList{}
+	if r.Intn(4) > 0 {
+		s := scale()
+		l[v1.ResourceCPU] = *resource.NewMilliQuantity(int64(s*r.Intn(4000)), resource.DecimalSI)
+	}
+	if r.Intn(4) > 0 {
+		s := scale()
+		l[v1.ResourceMemory] = *resource.NewQuantity(int64(s*r.Intn(1<<20))*1024, resource.BinarySI)
+	}
+	if r.Intn(6) == 0 {
+		l["example.com/dongle"] = *resource.NewQuantity(int64(r.Intn(4)), resource.DecimalSI)
+	}
+	return l
+}
+
+// addRandomContainers gives pod regular containers c0, c1, ... (at least
+// minRegular, fewer than minRegular+spread) and up to two init containers
+// i0, i1, half of them sidecars, each requesting a list().
+func addRandomContainers(r *rand.Rand, pod *v1.Pod, minRegular, spread int, list func() v1.ResourceList) {
+	always := v1.ContainerRestartPolicyAlways
+	for c := 0; c < minRegular+r.Intn(spread); c++ {
+		pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: fmt.Sprintf("c%d", c), Resources: v1.ResourceRequirements{Requests: list()}})
+	}
+	for c := 0; c < r.Intn(3); c++ {
+		ic := v1.Container{Name: fmt.Sprintf("i%d", c), Resources: v1.ResourceRequirements{Requests: list()}}
+		if r.Intn(2) == 0 {
+			ic.RestartPolicy = &always
+		}
+		pod.Spec.InitContainers = append(pod.Spec.InitContainers, ic)
+	}
+}
+
 // TestPodRequestsAgainstComponentHelpers compares the integer podRequests
 // of admission's hot path with k8s.io/component-helpers/resource's
 // PodRequests, the kubelet's and the scheduler's own, on random pods:
@@ -20,32 +62,10 @@ import (
 // resources.
 func TestPodRequestsAgainstComponentHelpers(t *testing.T) {
 	r := rand.New(rand.NewSource(20261201))
-	always := v1.ContainerRestartPolicyAlways
-	list := func() v1.ResourceList {
-		l := v1.ResourceList{}
-		if r.Intn(4) > 0 {
-			l[v1.ResourceCPU] = *resource.NewMilliQuantity(int64(r.Intn(4000)), resource.DecimalSI)
-		}
-		if r.Intn(4) > 0 {
-			l[v1.ResourceMemory] = *resource.NewQuantity(int64(r.Intn(1<<20))*1024, resource.BinarySI)
-		}
-		if r.Intn(6) == 0 {
-			l["example.com/dongle"] = *resource.NewQuantity(int64(r.Intn(4)), resource.DecimalSI)
-		}
-		return l
-	}
+	list := func() v1.ResourceList { return randomRequests(r, false) }
 	for i := 0; i < 2000; i++ {
 		pod := &v1.Pod{}
-		for c := 0; c < 1+r.Intn(3); c++ {
-			pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: fmt.Sprintf("c%d", c), Resources: v1.ResourceRequirements{Requests: list()}})
-		}
-		for c := 0; c < r.Intn(3); c++ {
-			ic := v1.Container{Name: fmt.Sprintf("i%d", c), Resources: v1.ResourceRequirements{Requests: list()}}
-			if r.Intn(2) == 0 {
-				ic.RestartPolicy = &always
-			}
-			pod.Spec.InitContainers = append(pod.Spec.InitContainers, ic)
-		}
+		addRandomContainers(r, pod, 1, 3, list)
 		status := func(name string) v1.ContainerStatus {
 			cs := v1.ContainerStatus{Name: name}
 			if r.Intn(3) > 0 {

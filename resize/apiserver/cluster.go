@@ -66,8 +66,8 @@ type Cluster struct {
 	// ValidatePod on the whole pod; the resize subresource stores only a
 	// pod ValidateResize accepted, which checks every container of the new
 	// pod but those keptContainers finds unchanged from the stored one
-	// (under the same restartPolicy), valid by this same invariant, and
-	// those vettedContainers proves would pass them;
+	// (under the same restartPolicy), valid by this same invariant, or
+	// changed only in amounts vettedResources proves would pass them;
 	// UpdatePodStatus and MarkPodDeleted keep the stored spec. A frozen
 	// pod decodes to an equal one. A resize relies on it
 	// (ResizeOptions.oldStored): a new method that stores a pod must

@@ -85,12 +85,10 @@ func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList 
 		return field.ErrorList{field.Forbidden(field.NewPath(""), msgWindowsPod)}
 	}
 
-	// The regular containers the new pod keeps from a stored old pod
-	// passed the checks of one container already, with the same answer.
+	// The regular containers the new pod keeps from a stored old pod, or
+	// changes only in cpu and memory amounts that cannot fail, need not
+	// pass the checks of one container again (keptContainers).
 	kept := keptContainers(newPod, oldPod, opts)
-	// So did the ones a resize changed only in their cpu and memory
-	// amounts, when those amounts pass the same checks (vettedContainers).
-	kept |= vettedContainers(newPod, oldPod, opts, kept)
 	// Amounts beyond resizelet's bounds are refused alone (ValidatePod),
 	// before the QoS class and the comparisons below read them.
 	if errs := validateAmounts(newPod, kept); len(errs) > 0 {
@@ -517,49 +515,33 @@ func (k keptSet) has(i int) bool { return i < 64 && k&(1<<i) != 0 }
 // keptContainers returns the regular containers of newPod whose checks of
 // one container (their amount bounds and validateContainerCommon) need
 // not run again: with opts.oldStored, old is a stored pod, whose regular
-// containers all passed them (see Cluster.pods); a container of newPod
-// that is byte for byte old's at the same index (the same strings, maps
-// and slices: the resize left it alone, and nothing is changed in place)
-// gets the same answer, no error, when the pod's restartPolicy, the one
-// other input of those checks, is unchanged too. They depend on no
-// option. Without oldStored the set is empty.
+// containers all passed them (see Cluster.pods). Those checks depend on
+// no option, only on the container and the pod's restartPolicy, so with
+// the restartPolicy unchanged:
+//   - a container of newPod that is byte for byte old's at the same index
+//     (the same strings, maps and slices: the resize left it alone, and
+//     nothing is changed in place) gets the same answer, no error;
+//   - one that is so in all but its resources has a name and a
+//     resizePolicy that passed already, and when vettedResources proves
+//     its requests and limits fine, nothing is left for the checks to find.
+//
+// The amounts of both still count in the pod's totals. A container that
+// is neither is left to the full checks, which give the errors in their
+// order. Without oldStored the set is empty.
 func keptContainers(newPod, oldPod *v1.Pod, opts ResizeOptions) keptSet {
 	if !opts.oldStored || newPod.Spec.RestartPolicy != oldPod.Spec.RestartPolicy {
 		return 0
 	}
 	var k keptSet
 	for i := range min(len(newPod.Spec.Containers), len(oldPod.Spec.Containers), 64) {
-		if sameBytes(&newPod.Spec.Containers[i], &oldPod.Spec.Containers[i], wholeContainer) {
-			k |= 1 << i
-		}
-	}
-	return k
-}
-
-// vettedContainers returns the regular containers of newPod, beyond
-// those in kept, whose checks of one container need not run either: with
-// opts.oldStored and an unchanged restartPolicy (as for keptContainers),
-// a container that is byte for byte old's at the same index in all but
-// its resources has a name and a resizePolicy that passed those checks
-// already, with the same answer; what is left to check is its requests
-// and limits, and vettedResources proves them fine without the walks of
-// validateAmounts and validateResourceRequirements. Its amounts still
-// count in the pod's totals, as a kept container's do. A container
-// vettedResources cannot vouch for is left to the full checks, which then
-// give the errors in their order.
-func vettedContainers(newPod, oldPod *v1.Pod, opts ResizeOptions, kept keptSet) keptSet {
-	if !opts.oldStored || newPod.Spec.RestartPolicy != oldPod.Spec.RestartPolicy {
-		return 0
-	}
-	var k keptSet
-	for i := range min(len(newPod.Spec.Containers), len(oldPod.Spec.Containers), 64) {
-		c := &newPod.Spec.Containers[i]
-		if kept.has(i) || !sameBytes(c, &oldPod.Spec.Containers[i], containerOutsideResources) {
+		c, old := &newPod.Spec.Containers[i], &oldPod.Spec.Containers[i]
+		switch {
+		case sameBytes(c, old, wholeContainer):
+		case sameBytes(c, old, containerOutsideResources) && vettedResources(&c.Resources):
+		default:
 			continue
 		}
-		if vettedResources(&c.Resources) {
-			k |= 1 << i
-		}
+		k |= 1 << i
 	}
 	return k
 }

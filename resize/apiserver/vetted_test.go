@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // vettedAgrees fails t when vettedResources vouches for r but the full
@@ -26,30 +25,19 @@ func vettedAgrees(t *testing.T, r v1.ResourceRequirements) bool {
 	return true
 }
 
-// vettedLists reads "requests|limits", each list as "name=amount,...";
-// an amount that does not parse, or whose exponent is too large to parse
-// in reasonable time (CheckExponent, as the API server's decoding), leaves
-// its resource out.
+// vettedLists reads "requests|limits", each list as fuzzList reads it
+// (an amount that does not parse, or whose exponent is too large to parse
+// in reasonable time, leaves its resource out); an empty side is nil.
 func vettedLists(s string) v1.ResourceRequirements {
 	var r v1.ResourceRequirements
 	for side, part := range strings.SplitN(s+"|", "|", 3)[:2] {
 		if part == "" {
 			continue
 		}
-		list := v1.ResourceList{}
-		for _, kv := range strings.Split(part, ",") {
-			name, amount, _ := strings.Cut(kv, "=")
-			if CheckExponent(amount) != nil {
-				continue
-			}
-			if q, err := resource.ParseQuantity(amount); err == nil {
-				list[v1.ResourceName(name)] = q
-			}
-		}
 		if side == 0 {
-			r.Requests = list
+			r.Requests = fuzzList(part)
 		} else {
-			r.Limits = list
+			r.Limits = fuzzList(part)
 		}
 	}
 	return r

@@ -194,11 +194,6 @@ func planPodInto(reuse PodActions, alloc *v1.Pod, states map[string]ContainerSta
 	return a
 }
 
-// startingResized is startingResizedContainer without pod-level resize.
-func startingResized(alloc *v1.Pod, start []string, actuated allocation.PodResources) bool {
-	return startingResizedContainer(alloc, start, actuated, false)
-}
-
 // startingResizedContainer is the 1.37 startingResizedContainer: whether a regular
 // container about to start has allocated resources that differ from its
 // actuated record (a missing record counts as zeros), compared as

@@ -227,8 +227,8 @@ func TestStartingResized(t *testing.T) {
 			if tc.name == "no record" {
 				rec = allocation.PodResources{}
 			}
-			if got := startingResized(alloc, tc.start, rec); got != tc.want {
-				t.Errorf("startingResized(%v) = %v, want %v", tc.start, got, tc.want)
+			if got := startingResizedContainer(alloc, tc.start, rec, false); got != tc.want {
+				t.Errorf("startingResizedContainer(%v) = %v, want %v", tc.start, got, tc.want)
 			}
 		})
 	}
