@@ -78,6 +78,8 @@ type Cluster struct {
 	created uint64
 	// uids are the pods' UIDs, which no two pods share (CreatePod).
 	uids map[types.UID]podRef
+	// incarnations counts the pods created under each name (newUID).
+	incarnations map[podRef]int
 	// thawed are the pods kept decoded: the ones used most recently, at
 	// most hotPods of them (see storedPod).
 	thawed frozen.Recent[podRef]
@@ -263,9 +265,6 @@ func (c *Cluster) CreatePod(pod *v1.Pod) (*v1.Pod, error) {
 	if errs := ValidatePodMeta(p); len(errs) > 0 {
 		return nil, &InvalidError{Name: p.Name, Errs: errs}
 	}
-	if p.UID == "" {
-		p.UID = deterministicUID(p.Namespace, p.Name)
-	}
 	if p.Generation == 0 {
 		p.Generation = 1
 	}
@@ -279,6 +278,9 @@ func (c *Cluster) CreatePod(pod *v1.Pod) (*v1.Pod, error) {
 	if _, ok := c.pods[key]; ok {
 		return nil, podExists(p.Name)
 	}
+	if p.UID == "" {
+		p.UID = c.newUID(key)
+	}
 	// A UID names one pod: two pods sharing one would share a pod cgroup
 	// and checkpoint records, the second silently taking the first's.
 	if other, ok := c.uids[p.UID]; ok {
@@ -290,8 +292,26 @@ func (c *Cluster) CreatePod(pod *v1.Pod) (*v1.Pod, error) {
 	return p, nil
 }
 
-// deterministicUID makes a UID from namespace and name, so the same scenario
-// gives the same cgroup paths and checkpoints on every run.
+// newUID is the UID of a new pod of that name: derived from its namespace
+// and name (deterministicUID), so that the same scenario gives the same
+// cgroup paths and checkpoints on every run, and from how many pods of
+// that name were created before it, so that a pod created again after a
+// deletion is another pod, as the API server's random UIDs make it: with
+// the first one's UID it would inherit that pod's checkpoint records (a
+// kubelet writes a deletion to its checkpoint files only with its next
+// write) and its cgroups. The caller holds c.mu.
+func (c *Cluster) newUID(key podRef) types.UID {
+	if c.incarnations == nil {
+		c.incarnations = map[podRef]int{}
+	}
+	c.incarnations[key]++
+	if n := c.incarnations[key]; n > 1 {
+		return deterministicUID(key.namespace, fmt.Sprintf("%s#%d", key.name, n))
+	}
+	return deterministicUID(key.namespace, key.name)
+}
+
+// deterministicUID makes a UID from namespace and name.
 func deterministicUID(namespace, name string) types.UID {
 	h := sha256.Sum256([]byte(namespace + "/" + name))
 	b := h[:16]
