@@ -27,16 +27,38 @@ type statusWriter struct {
 	// deletes are the pods whose deletion failed, with their UID, so that
 	// a pod made again under the same name is not deleted.
 	deletes map[types.UID]core.DeletePod
+	// newest is the Seq of the newest status of each pod given to
+	// writeStatus: an older one that arrives after it (its batch was
+	// performed by a slower caller) is not written over it.
+	newest map[types.UID]uint64
 }
 
-// writeStatus writes a's status, and keeps it to write again if that failed.
+// writeStatus writes a's status, and keeps it to write again if that
+// failed. A status older than one written (or tried) before it is not
+// written: the newer one says what the kubelet now says.
 func (n *Node) writeStatus(a core.WriteStatus) error {
 	w := &n.statuses
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if a.Seq != 0 {
+		if a.Seq < w.newest[a.UID] {
+			return nil
+		}
+		if w.newest == nil {
+			w.newest = map[types.UID]uint64{}
+		}
+		w.newest[a.UID] = a.Seq
+	}
 	err := n.cluster.UpdatePodStatus(a.Namespace, a.Name, a.UID, *a.Status)
 	w.keep(a, err)
 	return err
+}
+
+// forget drops what the writer keeps of a pod the kubelet has forgotten.
+func (w *statusWriter) forget(uid types.UID) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.newest, uid)
 }
 
 // keep records the outcome of a's write. The caller holds w.mu.

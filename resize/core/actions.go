@@ -236,10 +236,19 @@ func Retain(a Action) Action {
 // core's own and is never changed after it is handed out: the API may keep
 // it as it is (and share it with later statuses, which reuse its unchanged
 // parts).
+//
+// Seq numbers the statuses the core hands out, in the order it makes
+// them. Batches are performed concurrently, so two statuses of one pod
+// (a pod sync's and a pending-resize retry's, say) may reach the driver
+// out of order: a driver writes a status only if no later one of that pod
+// has been written, as the kubelet's status manager writes only its
+// newest version of a pod's status (pkg/kubelet/status/status_manager.go,
+// syncPod and its apiStatusVersions).
 type WriteStatus struct {
 	Namespace, Name string
 	UID             types.UID
 	Status          *v1.PodStatus
+	Seq             uint64
 }
 
 // DeletePod deletes a pod object from the API server.

@@ -645,7 +645,8 @@ func (c *Core) writeStatus(ps *podState, status *v1.PodStatus) WriteStatus {
 		}
 	}
 	// Statuses are never changed in place: the API may keep this one.
-	return WriteStatus{Namespace: ps.pod.Namespace, Name: ps.pod.Name, UID: ps.uid, Status: status}
+	c.statuses++
+	return WriteStatus{Namespace: ps.pod.Namespace, Name: ps.pod.Name, UID: ps.uid, Status: status, Seq: c.statuses}
 }
 
 // statusRequestsShrank is HandlePodReconcile's test (kubelet.go): the old

@@ -59,6 +59,8 @@ type Core struct {
 	s       settings
 	started bool
 	now     time.Time
+	// statuses counts the statuses handed out (WriteStatus.Seq).
+	statuses uint64
 
 	pods  map[types.UID]*podState
 	order []types.UID // admission order
