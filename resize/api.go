@@ -258,6 +258,11 @@ type Deps struct {
 	// leaves the cluster's unbound pods alone, as kubelets sharing an API
 	// server do. A Fleet sets it on every node.
 	BoundPodsOnly bool
+
+	// backend is the Backend whose Deps these are (Backend.Deps): a node
+	// started on them is one of its nodes, which its Close stops, and a
+	// closed Backend starts none.
+	backend *Backend
 }
 
 // Event reasons the kubelet uses on the resize path (pkg/kubelet/events).

@@ -97,6 +97,10 @@ func (d Difference) String() string {
 // nothing, holds no lock while it reads cgroups or calls the runtime, and
 // returns an error only when a part cannot be read at all.
 func (n *Node) Audit(ctx context.Context) ([]Difference, error) {
+	if err := n.enter(ctx, "audit"); err != nil {
+		return nil, err
+	}
+	defer n.exit()
 	n.mu.Lock()
 	exps := n.core.Expectations()
 	n.mu.Unlock()
@@ -117,16 +121,17 @@ func (n *Node) auditPod(ctx context.Context, pe core.PodExpectation) ([]Differen
 	add := func(container string, where Where, field, want, got string) {
 		out = append(out, Difference{Namespace: pe.Namespace, Pod: pe.Name, Container: container, Where: where, Field: field, Want: want, Got: got})
 	}
-	if n.cg.Exists(pe.PodCgroup) {
-		fds, err := cgroup.Compare(n.cg, pe.PodCgroup, pe.PodCgroupValues)
-		if err != nil {
-			return nil, err
-		}
-		for _, fd := range fds {
-			add("", WherePodCgroup, fd.File, fd.Want, fd.Got)
-		}
-	} else {
+	// A cgroup removed between the check and the read (a teardown that
+	// runs meanwhile) is missing, not unreadable.
+	fds, err := cgroup.Compare(n.cg, pe.PodCgroup, pe.PodCgroupValues)
+	switch {
+	case errors.Is(err, cgroup.ErrNotExist):
 		add("", WherePodCgroup, "record", "the pod cgroup "+pe.PodCgroup, "none")
+	case err != nil:
+		return nil, err
+	}
+	for _, fd := range fds {
+		add("", WherePodCgroup, fd.File, fd.Want, fd.Got)
 	}
 	pod, podErr := n.cluster.GetPod(pe.Namespace, pe.Name)
 	for _, ce := range pe.Containers {
@@ -150,6 +155,9 @@ func (n *Node) auditPod(ctx context.Context, pe core.PodExpectation) ([]Differen
 			}
 		}
 		fds, err := containerCgroupDiffs(n.cg, ce.Cgroup, ce.Resources)
+		if errors.Is(err, cgroup.ErrNotExist) {
+			continue // removed since it was found running
+		}
 		if err != nil {
 			return nil, err
 		}

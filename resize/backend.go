@@ -82,6 +82,12 @@ type Backend struct {
 	mu       sync.Mutex
 	closed   bool
 	closeErr error
+
+	// nodes are the open nodes started on the backend's Deps; once
+	// stopping is set, Close has begun and no node may start.
+	nodesMu  sync.Mutex
+	nodes    map[*Node]struct{}
+	stopping bool
 }
 
 // BackendOption configures a Backend constructor. Options that do not
@@ -423,6 +429,7 @@ func (b *Backend) CgroupParent() string { return b.parent }
 // server, the clock and the checkpoints are the caller's.
 func (b *Backend) Deps(d Deps) Deps {
 	d.Cgroups, d.Runtime = b.cgroups, b.runtime
+	d.backend = b
 	return d
 }
 
@@ -451,6 +458,13 @@ func (b *Backend) Close(ctx context.Context) error {
 	}
 	b.closed = true
 	var errs []error
+	// The nodes still running stop first: each finishes the batch it is
+	// performing, and none does I/O after this.
+	for _, n := range b.stopNodes() {
+		if err := n.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close node %q: %w", n.cfg.Name, err))
+		}
+	}
 	if b.remote != nil {
 		errs = append(errs, b.cleanRemote(ctx)...)
 	} else {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,8 +20,13 @@ import (
 	"github.com/resizelet/resizelet/resize/metrics"
 )
 
-// ErrFleetClosed is returned by the calls of a Fleet after Close.
-var ErrFleetClosed = errors.New("the fleet is closed")
+// ErrFleetClosed is returned by the calls of a Fleet after Close. It
+// matches ErrClosed too.
+var ErrFleetClosed = fmt.Errorf("the fleet is closed: %w", ErrClosed)
+
+// ErrNodeDown is wrapped by the errors of Fleet calls on a node whose
+// restart failed: it has no kubelet until RestartNode succeeds.
+var ErrNodeDown = errors.New("the node has no kubelet running")
 
 // ErrUnknownNode is wrapped by the errors of Fleet calls that name a node
 // the fleet does not have, directly or through a pod's spec.nodeName.
@@ -83,7 +89,12 @@ type FleetOptions struct {
 // It is safe for concurrent use. Its lock guards only its list of nodes
 // and is never held across a call to a node; nodes run at the same time
 // in Advance and Sync, and the fleet's other calls on different nodes run
-// at the same time too.
+// at the same time too. A call for a node that is starting (AddNode) or
+// restarting (RestartNode) waits for it, as long as its context allows,
+// and a call that a restart cut short goes on with the new kubelet.
+//
+// The zero Fleet is not usable: its calls return errors that match
+// ErrClosed. Make one with NewFleet.
 type Fleet struct {
 	cluster *Cluster
 	opts    FleetOptions
@@ -94,16 +105,32 @@ type Fleet struct {
 	nodes  map[string]*fleetNode
 	order  []*fleetNode // in the order they were added
 	closed bool
+	// closeDone is closed when the first Close has stopped every node.
+	closeDone chan struct{}
+	closeErr  error
 }
 
 // fleetNode is one node of a fleet: what it was started with, so that it
 // can be started again (RestartNode), and the Node running now.
+//
+// The fields below clock are guarded by Fleet.mu. While the node starts
+// (AddNode) or restarts (RestartNode), node is nil and ready is open:
+// calls for the node wait for ready to be closed, then look again. A
+// restart that failed leaves node nil and down set.
 type fleetNode struct {
 	name  string
 	cfg   NodeConfig // as given to AddNode, with the name set
 	deps  Deps       // complete: the fleet's cluster and the node's clock
 	clock *FakeClock // the node's own view of the fleet's time
-	node  *Node      // guarded by Fleet.mu; nil while AddNode starts it
+
+	node  *Node
+	ready chan struct{}
+	down  error
+	// started is set once the node's first Node has started, and config
+	// is then that Node's defaulted configuration, which its restarts
+	// share.
+	started bool
+	config  NodeConfig
 }
 
 // NewFleet returns a fleet without nodes: an empty API server and a clock
@@ -114,19 +141,39 @@ func NewFleet(opts FleetOptions) *Fleet {
 		start = time.Unix(0, 0).UTC()
 	}
 	return &Fleet{
-		cluster: NewCluster(opts.Cluster),
-		opts:    opts,
-		clock:   NewFakeClock(start),
-		nodes:   map[string]*fleetNode{},
+		cluster:   NewCluster(opts.Cluster),
+		opts:      opts,
+		clock:     NewFakeClock(start),
+		nodes:     map[string]*fleetNode{},
+		closeDone: make(chan struct{}),
 	}
 }
 
-// Cluster returns the API server every node of the fleet shares.
-func (f *Fleet) Cluster() *apiserver.Cluster { return f.cluster }
+// notMade is the error of a call on a Fleet that NewFleet did not make.
+func notMade(op string) error {
+	return &closedError{op: op, why: "the Fleet was not made by NewFleet"}
+}
+
+// made reports whether NewFleet made f.
+func (f *Fleet) made() bool { return f != nil && f.cluster != nil }
+
+// Cluster returns the API server every node of the fleet shares (nil for
+// a Fleet that NewFleet did not make).
+func (f *Fleet) Cluster() *apiserver.Cluster {
+	if !f.made() {
+		return nil
+	}
+	return f.cluster
+}
 
 // Now returns the fleet's time: where the last Advance took (or is taking)
-// every node.
-func (f *Fleet) Now() time.Time { return f.clock.Now() }
+// every node. A Fleet that NewFleet did not make has the zero time.
+func (f *Fleet) Now() time.Time {
+	if !f.made() {
+		return time.Time{}
+	}
+	return f.clock.Now()
+}
 
 // AddNode starts a node in the fleet, registered with the fleet's API
 // server under cfg.Name ("node-N" for the Nth node when empty), and
@@ -141,6 +188,12 @@ func (f *Fleet) Now() time.Time { return f.clock.Now() }
 // CheckpointDir, Allocated and Actuated its checkpoints are in memory and
 // survive RestartNode. BoundPodsOnly is always set.
 func (f *Fleet) AddNode(ctx context.Context, cfg NodeConfig, deps Deps) (*Node, error) {
+	if !f.made() {
+		return nil, notMade("add node")
+	}
+	if ctx == nil {
+		return nil, &argumentError{op: "add node", msg: "nil context"}
+	}
 	if deps.Cluster != nil {
 		return nil, errors.New("add node: Deps.Cluster must be empty: every node of a fleet uses the fleet's API server")
 	}
@@ -160,8 +213,8 @@ func (f *Fleet) AddNode(ctx context.Context, cfg NodeConfig, deps Deps) (*Node, 
 		return nil, fmt.Errorf("add node %q: %w", cfg.Name, ErrNodeExists)
 	}
 	// The name is taken now, so that two AddNode calls cannot both start
-	// a node of that name; calls route to it once its node is set.
-	fn := &fleetNode{name: cfg.Name, cfg: cfg, clock: NewFakeClock(f.clock.Now())}
+	// a node of that name; calls for it wait until its node is set.
+	fn := &fleetNode{name: cfg.Name, cfg: cfg, clock: NewFakeClock(f.clock.Now()), ready: make(chan struct{})}
 	f.nodes[cfg.Name] = fn
 	f.order = append(f.order, fn)
 	f.mu.Unlock()
@@ -169,6 +222,8 @@ func (f *Fleet) AddNode(ctx context.Context, cfg NodeConfig, deps Deps) (*Node, 
 	n, err := fn.start(ctx, f.cluster, f.opts.Metrics, deps)
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	close(fn.ready)
+	fn.ready = nil
 	if err != nil {
 		delete(f.nodes, fn.name)
 		for i, o := range f.order {
@@ -179,7 +234,8 @@ func (f *Fleet) AddNode(ctx context.Context, cfg NodeConfig, deps Deps) (*Node, 
 		}
 		return nil, fmt.Errorf("add node %q: %w", fn.name, err)
 	}
-	fn.node = n
+	// A Close that came meanwhile waited for ready and closes this node.
+	fn.node, fn.started, fn.config = n, true, n.Config()
 	return n, nil
 }
 
@@ -212,6 +268,9 @@ func (fn *fleetNode) start(ctx context.Context, cluster *Cluster, metricsOf *met
 
 // Node returns the fleet's node of that name.
 func (f *Fleet) Node(name string) (*Node, bool) {
+	if !f.made() {
+		return nil, false
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	fn, ok := f.nodes[name]
@@ -223,6 +282,9 @@ func (f *Fleet) Node(name string) (*Node, bool) {
 
 // Nodes returns the fleet's nodes in the order they were added.
 func (f *Fleet) Nodes() []*Node {
+	if !f.made() {
+		return nil
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := make([]*Node, 0, len(f.order))
@@ -237,6 +299,9 @@ func (f *Fleet) Nodes() []*Node {
 // Deps returns the parts the fleet's node of that name runs on: the
 // fleet's cluster, the node's clock, cgroups, runtime and checkpoints.
 func (f *Fleet) Deps(name string) (Deps, bool) {
+	if !f.made() {
+		return Deps{}, false
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	fn, ok := f.nodes[name]
@@ -246,40 +311,138 @@ func (f *Fleet) Deps(name string) (Deps, bool) {
 	return fn.deps, true
 }
 
-// RestartNode restarts the kubelet of the fleet's node of that name: a new
-// Node on the same NodeConfig and Deps, which comes back from the
-// checkpoints, the runtime and the API server's pods bound to it, and
-// takes the old one's place in the fleet. Make no other call on that node
-// while it restarts: two kubelets on one node would both act.
+// RestartNode restarts the kubelet of the fleet's node of that name: it
+// stops routing calls to the running Node, closes it (Node.Close: the
+// batch it is performing finishes, and it does nothing after), then starts
+// a new Node on the same NodeConfig and Deps, which comes back from the
+// checkpoints, the runtime and the API server's pods bound to it (what
+// the API server accepted meanwhile included) and takes the old one's
+// place. Calls for the node made meanwhile wait, as long as their
+// contexts allow, and then go to the new Node; a call the old Node cut
+// short goes on with the new one. Restarts of one node are made one
+// after the other.
+//
+// If the new Node cannot start, the node is left without a kubelet: calls
+// for it fail with an error wrapping ErrNodeDown, until a RestartNode
+// succeeds.
 func (f *Fleet) RestartNode(ctx context.Context, name string) (*Node, error) {
-	fn, old, err := f.route("restart node", name)
-	if err != nil {
-		return nil, err
+	if !f.made() {
+		return nil, notMade("restart node")
+	}
+	if ctx == nil {
+		return nil, &argumentError{op: "restart node", msg: "nil context"}
+	}
+	op := fmt.Sprintf("restart node %q", name)
+	var fn *fleetNode
+	var old *Node
+	for fn == nil {
+		f.mu.Lock()
+		if f.closed {
+			f.mu.Unlock()
+			return nil, ErrFleetClosed
+		}
+		n, ok := f.nodes[name]
+		if !ok {
+			f.mu.Unlock()
+			return nil, fmt.Errorf("%s: %w", op, ErrUnknownNode)
+		}
+		if ready := n.ready; ready != nil {
+			// The node is starting or restarting already: wait for that.
+			f.mu.Unlock()
+			if err := waitReady(ctx, ready); err != nil {
+				return nil, fmt.Errorf("%s: %w", op, err)
+			}
+			continue
+		}
+		fn, old = n, n.node
+		fn.node, fn.down, fn.ready = nil, nil, make(chan struct{})
+		f.mu.Unlock()
+	}
+	var closeErr error
+	if old != nil {
+		closeErr = old.Close()
 	}
 	n, err := NewNode(ctx, fn.cfg, fn.deps)
-	if err != nil {
-		return nil, fmt.Errorf("restart node %q: %w", name, err)
-	}
-	old.Close()
 	f.mu.Lock()
-	fn.node = n
+	close(fn.ready)
+	fn.ready = nil
+	if err != nil {
+		fn.down = fmt.Errorf("node %q: its restart failed: %w: %w", name, err, ErrNodeDown)
+	} else {
+		// A Close that came meanwhile waited for ready and closes it.
+		fn.node = n
+	}
 	f.mu.Unlock()
+	if err = errors.Join(err, closeErr); err != nil {
+		return n, fmt.Errorf("%s: %w", op, err)
+	}
 	return n, nil
 }
 
+// waitReady waits until ready is closed or ctx is done.
+func waitReady(ctx context.Context, ready <-chan struct{}) error {
+	select {
+	case <-ready:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for the node to start: %w", ctx.Err())
+	}
+}
+
 // route returns the fleet's node of that name and its Node, or an error
-// that says what op could not do.
-func (f *Fleet) route(op, name string) (*fleetNode, *Node, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed {
-		return nil, nil, ErrFleetClosed
+// that says what op could not do. While the node starts or restarts it
+// waits, as long as ctx allows.
+func (f *Fleet) route(ctx context.Context, op, name string) (*fleetNode, *Node, error) {
+	for {
+		f.mu.Lock()
+		if f.closed {
+			f.mu.Unlock()
+			return nil, nil, ErrFleetClosed
+		}
+		fn, ok := f.nodes[name]
+		if !ok {
+			f.mu.Unlock()
+			return nil, nil, fmt.Errorf("%s: node %q: %w", op, name, ErrUnknownNode)
+		}
+		n, ready, down := fn.node, fn.ready, fn.down
+		f.mu.Unlock()
+		switch {
+		case n != nil:
+			return fn, n, nil
+		case ready != nil:
+			if err := waitReady(ctx, ready); err != nil {
+				return nil, nil, fmt.Errorf("%s: node %q: %w", op, name, err)
+			}
+		default:
+			return nil, nil, fmt.Errorf("%s: %w", op, down)
+		}
 	}
-	fn, ok := f.nodes[name]
-	if !ok || fn.node == nil {
-		return nil, nil, fmt.Errorf("%s: node %q: %w", op, name, ErrUnknownNode)
+}
+
+// onNode runs do on the Node of the fleet's node of that name, and, when
+// a restart closed that Node under it (an error matching ErrClosed, and a
+// new Node in its place), on the new Node again, with again set. A Node
+// closed otherwise (Node.Close called on it) is not replaced: its error
+// is returned.
+func (f *Fleet) onNode(ctx context.Context, op, name string, do func(n *Node, again bool) error) error {
+	_, n, err := f.route(ctx, op, name)
+	for again := false; ; again = true {
+		if err != nil {
+			return err
+		}
+		err = do(n, again)
+		if !errors.Is(err, ErrClosed) {
+			return err
+		}
+		_, next, rerr := f.route(ctx, op, name)
+		if rerr != nil {
+			return rerr
+		}
+		if next == n {
+			return err
+		}
+		n, err = next, nil
 	}
-	return fn, fn.node, nil
 }
 
 // CreatePod creates the pod and starts it on the node its spec.nodeName
@@ -290,6 +453,9 @@ func (f *Fleet) route(op, name string) (*fleetNode, *Node, error) {
 // (Schedule); one bound to a node the fleet does not have is refused
 // (ErrUnknownNode).
 func (f *Fleet) CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
+	if !f.made() {
+		return nil, notMade("create pod")
+	}
 	if pod == nil {
 		return nil, &argumentError{op: "create pod", msg: "nil pod"}
 	}
@@ -305,11 +471,13 @@ func (f *Fleet) CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
 		pod = pod.DeepCopy()
 		pod.Spec.NodeName = name
 	}
-	_, n, err := f.route(fmt.Sprintf("create pod %s/%s", pod.Namespace, pod.Name), name)
-	if err != nil {
-		return nil, err
-	}
-	return n.AddPod(ctx, pod)
+	var created, out *v1.Pod
+	err := f.onNode(ctx, fmt.Sprintf("create pod %s/%s", pod.Namespace, pod.Name), name, func(n *Node, _ bool) error {
+		var err error
+		out, err = n.addPod(ctx, pod, &created)
+		return err
+	})
+	return out, err
 }
 
 // ResizePod sends a resize through the API server's resize subresource (a
@@ -323,6 +491,12 @@ func (f *Fleet) CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
 // changes nothing. A pod bound to no node of the fleet is resized in the
 // API server only, as for a pod no kubelet runs.
 func (f *Fleet) ResizePod(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error) {
+	if !f.made() {
+		return nil, notMade("resize pod")
+	}
+	if ctx == nil {
+		return nil, &argumentError{op: "resize pod", msg: "nil context"}
+	}
 	if err := checkPodName("resize pod", namespace, name); err != nil {
 		return nil, err
 	}
@@ -334,16 +508,15 @@ func (f *Fleet) ResizePod(ctx context.Context, namespace, name string, pt types.
 		return nil, err
 	}
 	f.mu.Lock()
-	var n *Node
-	if fn, ok := f.nodes[pod.Spec.NodeName]; ok {
-		n = fn.node
-	}
+	_, bound := f.nodes[pod.Spec.NodeName]
 	f.mu.Unlock()
-	if n == nil {
+	if !bound {
 		return pod, nil
 	}
-	if err := n.resized(ctx, pod); err != nil {
-		return nil, fmt.Errorf("resize pod %s/%s on node %q: %w", namespace, name, pod.Spec.NodeName, err)
+	op := fmt.Sprintf("resize pod %s/%s on node %q", namespace, name, pod.Spec.NodeName)
+	err = f.onNode(ctx, op, pod.Spec.NodeName, func(n *Node, _ bool) error { return n.update(ctx, pod) })
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	return pod, nil
 }
@@ -354,6 +527,12 @@ func (f *Fleet) ResizePod(ctx context.Context, namespace, name string, pt types.
 // deletes a pod the scheduler has not placed; one bound to a node the
 // fleet does not have is refused (ErrUnknownNode).
 func (f *Fleet) DeletePod(ctx context.Context, namespace, name string) error {
+	if !f.made() {
+		return notMade("delete pod")
+	}
+	if ctx == nil {
+		return &argumentError{op: "delete pod", msg: "nil context"}
+	}
 	if err := checkPodName("delete pod", namespace, name); err != nil {
 		return err
 	}
@@ -367,11 +546,19 @@ func (f *Fleet) DeletePod(ctx context.Context, namespace, name string) error {
 	if pod.Spec.NodeName == "" {
 		return f.cluster.DeletePod(namespace, name)
 	}
-	_, n, err := f.route(fmt.Sprintf("delete pod %s/%s", namespace, name), pod.Spec.NodeName)
-	if err != nil {
+	return f.onNode(ctx, fmt.Sprintf("delete pod %s/%s", namespace, name), pod.Spec.NodeName, func(n *Node, again bool) error {
+		err := n.DeletePod(ctx, namespace, name)
+		if again && errors.Is(err, ErrPodNotFound) {
+			// The kubelet that was closed under this call marked the
+			// pod deleted; its successor found the mark when it started
+			// and finished the teardown. Unless the pod is still there,
+			// the deletion is done.
+			if p, gerr := f.cluster.GetPod(namespace, name); errors.Is(gerr, ErrPodNotFound) || (gerr == nil && p.UID != pod.UID) {
+				return nil
+			}
+		}
 		return err
-	}
-	return n.DeletePod(ctx, namespace, name)
+	})
 }
 
 func (f *Fleet) isClosed() bool {
@@ -386,8 +573,15 @@ func (f *Fleet) isClosed() bool {
 // Node.Advance does. Nodes advance at the same time (FleetOptions.Workers
 // at once). The error joins every node's, each naming its node; the
 // fleet's clock has moved either way, and a node that stopped early
-// catches up at the next Advance.
+// catches up at the next Advance. A node that restarts meanwhile is
+// advanced once its new kubelet runs.
 func (f *Fleet) Advance(ctx context.Context, d time.Duration) error {
+	if !f.made() {
+		return notMade("advance")
+	}
+	if ctx == nil {
+		return &argumentError{op: "advance", msg: "nil context"}
+	}
 	if d < 0 {
 		return &argumentError{op: "advance", msg: fmt.Sprintf("negative duration %s", d)}
 	}
@@ -400,66 +594,82 @@ func (f *Fleet) Advance(ctx context.Context, d time.Duration) error {
 	// add up, each taking the nodes to its own target.
 	target := f.clock.Now().Add(d)
 	f.clock.Set(target)
-	nodes := f.snapshot()
+	nodes := slices.Clone(f.order)
 	f.mu.Unlock()
-	return f.each(nodes, func(fn *fleetNode, n *Node) error {
+	return f.each(ctx, "advance", nodes, func(fn *fleetNode, n *Node) error {
 		if fn.clock.Now().After(target) {
 			return nil // this node was advanced on its own, beyond the fleet
 		}
-		return n.advanceTo(ctx, fn.clock, target)
+		return n.advanceFleet(ctx, fn.clock, target)
 	})
 }
 
 // Sync runs Node.Sync on every node at once (FleetOptions.Workers at a
 // time), and joins their errors, each naming its node.
 func (f *Fleet) Sync(ctx context.Context) error {
+	if !f.made() {
+		return notMade("sync")
+	}
+	if ctx == nil {
+		return &argumentError{op: "sync", msg: "nil context"}
+	}
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()
 		return ErrFleetClosed
 	}
-	nodes := f.snapshot()
+	nodes := slices.Clone(f.order)
 	f.mu.Unlock()
-	return f.each(nodes, func(_ *fleetNode, n *Node) error { return n.Sync(ctx) })
+	return f.each(ctx, "sync", nodes, func(_ *fleetNode, n *Node) error { return n.Sync(ctx) })
 }
 
-// Close stops every node (Node.Close) and the fleet: its calls return
-// ErrFleetClosed afterwards. The API server, the runtimes, cgroups and
-// checkpoints are left as they are.
-func (f *Fleet) Close() {
+// Close stops every node (Node.Close; a node that is starting or
+// restarting is stopped once it has started) and the fleet: its calls
+// return ErrFleetClosed afterwards. The API server, the runtimes, cgroups
+// and checkpoints are left as they are. It returns the nodes' errors,
+// joined; a second Close waits for the first and returns the same.
+func (f *Fleet) Close() error {
+	if !f.made() {
+		return notMade("close fleet")
+	}
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()
-		return
+		<-f.closeDone
+		return f.closeErr
 	}
 	f.closed = true
-	nodes := f.snapshot()
+	nodes := slices.Clone(f.order)
 	f.mu.Unlock()
-	for _, fa := range nodes {
-		fa.node.Close()
-	}
-}
-
-// fleetAt is a node of the fleet and the Node that runs it at one moment.
-type fleetAt struct {
-	fn   *fleetNode
-	node *Node
-}
-
-// snapshot lists the started nodes in order. The caller holds f.mu.
-func (f *Fleet) snapshot() []fleetAt {
-	out := make([]fleetAt, 0, len(f.order))
-	for _, fn := range f.order {
-		if fn.node != nil {
-			out = append(out, fleetAt{fn, fn.node})
+	var errs []error
+	for _, fn := range nodes {
+		for {
+			f.mu.Lock()
+			n, ready := fn.node, fn.ready
+			f.mu.Unlock()
+			if ready != nil {
+				<-ready
+				continue
+			}
+			if n != nil {
+				if err := n.Close(); err != nil {
+					errs = append(errs, fmt.Errorf("node %q: %w", fn.name, err))
+				}
+			}
+			break
 		}
 	}
-	return out
+	f.closeErr = errors.Join(errs...)
+	close(f.closeDone)
+	return f.closeErr
 }
 
-// each runs do on every node, FleetOptions.Workers at once, without the
-// fleet's lock, and joins the errors, each naming its node.
-func (f *Fleet) each(nodes []fleetAt, do func(*fleetNode, *Node) error) error {
+// each runs do on every node of nodes, FleetOptions.Workers at once,
+// without the fleet's lock, each as onNode runs it (so on the new kubelet
+// of a node that restarts meanwhile), and joins the errors, each naming
+// its node. A node removed from the fleet since (an AddNode that failed)
+// is skipped.
+func (f *Fleet) each(ctx context.Context, op string, nodes []*fleetNode, do func(*fleetNode, *Node) error) error {
 	workers := f.opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -475,8 +685,10 @@ func (f *Fleet) each(nodes []fleetAt, do func(*fleetNode, *Node) error) error {
 				if i >= len(nodes) {
 					return
 				}
-				if err := do(nodes[i].fn, nodes[i].node); err != nil {
-					errs[i] = fmt.Errorf("node %q: %w", nodes[i].fn.name, err)
+				fn := nodes[i]
+				err := f.onNode(ctx, op, fn.name, func(n *Node, _ bool) error { return do(fn, n) })
+				if err != nil && !errors.Is(err, ErrUnknownNode) {
+					errs[i] = fmt.Errorf("node %q: %w", fn.name, err)
 				}
 			}
 		})

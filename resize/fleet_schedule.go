@@ -75,6 +75,9 @@ type nodeLoad struct {
 // costs a few milliseconds per thousand pods; the nodes' other filters
 // (taints, affinity, ports, volumes) and scores are not modelled.
 func (f *Fleet) Schedule(pod *v1.Pod) (string, error) {
+	if !f.made() {
+		return "", notMade("schedule")
+	}
 	if pod == nil {
 		return "", &argumentError{op: "schedule", msg: "nil pod"}
 	}
@@ -83,11 +86,18 @@ func (f *Fleet) Schedule(pod *v1.Pod) (string, error) {
 		f.mu.Unlock()
 		return "", ErrFleetClosed
 	}
-	nodes := f.snapshot()
+	// The nodes that have started, restarting ones included: a kubelet
+	// restart does not take a node out of the scheduler's view.
+	var nodes []fleetAt
+	for _, fn := range f.order {
+		if fn.started {
+			nodes = append(nodes, fleetAt{fn: fn, cfg: fn.config})
+		}
+	}
 	f.mu.Unlock()
 	loads := make(map[string]*nodeLoad, len(nodes))
 	for _, fa := range nodes {
-		alloc := fa.node.Config().Allocatable
+		alloc := fa.cfg.Allocatable
 		l := &nodeLoad{allowedPods: defaultMaxPods, cpuAlloc: alloc.Cpu().MilliValue(), memAlloc: alloc.Memory().Value()}
 		if q, ok := alloc[v1.ResourcePods]; ok {
 			l.allowedPods = q.Value()
@@ -126,6 +136,12 @@ func (f *Fleet) Schedule(pod *v1.Pod) (string, error) {
 		}
 	}
 	return "", fe
+}
+
+// fleetAt is a started node of the fleet and its defaulted configuration.
+type fleetAt struct {
+	fn  *fleetNode
+	cfg NodeConfig
 }
 
 // schedulerRequests are the pod's cpu (millicores) and memory (bytes)

@@ -42,7 +42,7 @@ func newTestFleet(t *testing.T, opts FleetOptions, names ...string) *Fleet {
 		opts.Start = fleetStart
 	}
 	f := NewFleet(opts)
-	t.Cleanup(f.Close)
+	t.Cleanup(func() { f.Close() })
 	for _, name := range names {
 		if _, err := f.AddNode(context.Background(), namedSmallNode(name), Deps{}); err != nil {
 			t.Fatal(err)

@@ -117,6 +117,38 @@ type Node struct {
 	// there are none. gauges are the gauge values it was last given.
 	rec    *metrics.NodeRecorder
 	gauges core.Gauges
+
+	// life counts the calls in progress and stops the node (Close).
+	life lifecycle
+
+	// gone are the UIDs of the pods the node tore down and forgot most
+	// recently, under mu (admit), oldest first in goneOrder.
+	gone      map[types.UID]struct{}
+	goneOrder []types.UID
+}
+
+// maxGone bounds Node.gone: a call that created a pod for a kubelet that
+// was closed before it took it hands the pod to the next one within
+// moments, not thousands of deletions later.
+const maxGone = 1024
+
+// forgotten notes that the node tore down and forgot the pod uid, so that
+// a late hand-over of that pod (admit) does not bring it back.
+func (n *Node) forgotten(uid types.UID) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.gone == nil {
+		n.gone = map[types.UID]struct{}{}
+	}
+	if _, ok := n.gone[uid]; ok {
+		return
+	}
+	if len(n.goneOrder) == maxGone {
+		delete(n.gone, n.goneOrder[0])
+		n.goneOrder = n.goneOrder[1:]
+	}
+	n.gone[uid] = struct{}{}
+	n.goneOrder = append(n.goneOrder, uid)
 }
 
 // NewNode starts a kubelet on cfg with deps: it loads the checkpoints,
@@ -134,9 +166,15 @@ type Node struct {
 // error wrapping ErrIncoherent (a *MismatchError naming both sides). The
 // Backend constructors (Simulated, HostCgroups, Remote) give parts
 // that agree.
-func NewNode(ctx context.Context, cfg NodeConfig, deps Deps) (*Node, error) {
+func NewNode(ctx context.Context, cfg NodeConfig, deps Deps) (_ *Node, err error) {
+	if ctx == nil {
+		return nil, &argumentError{op: "new node", msg: "nil context"}
+	}
 	if deps.Cluster == nil || deps.Cgroups == nil || deps.Runtime == nil {
 		return nil, errors.New("new node: Deps.Cluster, Deps.Cgroups and Deps.Runtime are required")
+	}
+	if b := deps.backend; b != nil && b.isClosed() {
+		return nil, fmt.Errorf("new node: %w", &closedError{why: "the " + b.kind + " backend the Deps came from is closed"})
 	}
 	if err := coherent(ctx, &cfg, deps); err != nil {
 		return nil, fmt.Errorf("new node: %w", err)
@@ -164,6 +202,21 @@ func NewNode(ctx context.Context, cfg NodeConfig, deps Deps) (*Node, error) {
 		c.SetLogging(true)
 	}
 	n.cond = sync.NewCond(&n.mu)
+	n.life.idle.L = &n.life.mu
+	n.life.done = make(chan struct{})
+	// The node holds its checkpoints before it reads them, and until it
+	// is closed; the start counts as a call in progress, so that a
+	// Backend closed meanwhile stops it.
+	if n.life.release, err = n.hold(deps); err != nil {
+		return nil, fmt.Errorf("new node %q: %w", n.cfg.Name, err)
+	}
+	n.life.active = 1
+	defer func() {
+		n.exit()
+		if err != nil {
+			_ = n.Close()
+		}
+	}()
 	if r, ok := n.cluster.(NodeRegistrar); ok {
 		r.RegisterNode(NodeInfo{Name: n.cfg.Name, OS: n.cfg.OS, Allocatable: n.cfg.Allocatable})
 	}
@@ -195,6 +248,7 @@ func NewNode(ctx context.Context, cfg NodeConfig, deps Deps) (*Node, error) {
 	if err := distinctUIDs(pods); err != nil {
 		return nil, fmt.Errorf("new node: %w", err)
 	}
+	removeOrphans(pods, n.allocated, n.actuated)
 	start := core.Start{
 		Pods:       pods,
 		Allocated:  n.allocated.All(),
@@ -210,6 +264,41 @@ func NewNode(ctx context.Context, cfg NodeConfig, deps Deps) (*Node, error) {
 		return nil, err
 	}
 	return n, nil
+}
+
+// removeOrphans forgets the checkpoint records of pods the node does not
+// have any more (deleted while no kubelet ran, or whose deletion a
+// stopped kubelet had not yet written to the file), as the kubelet's
+// housekeeping does within seconds of its start (HandlePodCleanups in
+// pkg/kubelet/kubelet_pods.go calls the allocation manager's
+// RemoveOrphanedPods with every pod it has, finished ones included). Like
+// the kubelet's (pkg/kubelet/allocation/state/state_checkpoint.go,
+// RemoveOrphanedPods), it does not write the files: the records go with
+// the next write.
+func removeOrphans(pods []*v1.Pod, states ...state.State) {
+	have := make(map[types.UID]bool, len(pods))
+	for _, p := range pods {
+		have[p.UID] = true
+	}
+	for _, st := range states {
+		var orphans []types.UID
+		if ul, ok := st.(interface{ UIDs() []types.UID }); ok {
+			for _, uid := range ul.UIDs() {
+				if !have[uid] {
+					orphans = append(orphans, uid)
+				}
+			}
+		} else {
+			for uid := range st.All() {
+				if !have[uid] {
+					orphans = append(orphans, uid)
+				}
+			}
+		}
+		for _, uid := range orphans {
+			st.Delete(uid)
+		}
+	}
 }
 
 // ownPods keeps, in place and in order, the pods that are the node's: those
@@ -277,11 +366,23 @@ func openState(dir, file string, format state.Format) (state.State, error) {
 	return state.NewCheckpointFormat(dir, file, format)
 }
 
-// Gate reports a feature gate of the node.
-func (n *Node) Gate(name string) bool { return n.core.Profile().Gate(name) }
+// Gate reports a feature gate of the node. A Node that NewNode did not
+// make has every gate off.
+func (n *Node) Gate(name string) bool {
+	if n == nil || n.core == nil {
+		return false
+	}
+	return n.core.Profile().Gate(name)
+}
 
-// Config returns the node's defaulted configuration.
-func (n *Node) Config() NodeConfig { return n.cfg }
+// Config returns the node's defaulted configuration (the zero NodeConfig
+// for a Node that NewNode did not make).
+func (n *Node) Config() NodeConfig {
+	if n == nil {
+		return NodeConfig{}
+	}
+	return n.cfg
+}
 
 // step feeds one input to the core under the lock.
 func (n *Node) step(in core.Input) (core.Ready, error) {
@@ -329,6 +430,14 @@ func (n *Node) drain(ctx context.Context, rd core.Ready) error {
 			if quiet {
 				return ctx.Err()
 			}
+			if rd.Batch == nil {
+				return &closedError{why: whyCut}
+			}
+		} else if n.closing() {
+			// The node is closing: the batch the core just handed out
+			// is left undone, as a stopped kubelet leaves it, for the
+			// successor to finish.
+			return &closedError{why: whyCut}
 		}
 		results = n.performInto(ctx, rd.Batch, results)
 		buf.results = results
@@ -353,12 +462,16 @@ var drainBuffers = sync.Pool{New: func() any { return new(drainBuffer) }}
 // wait returns the next batch there is for this caller, waiting while
 // others perform theirs, or reports that the node is quiet. The Ready
 // returned carries the log lines of every Step made meanwhile (operations
-// may start and end without a batch).
+// may start and end without a batch). Once the node is closing it returns
+// at once, with no batch and not quiet.
 func (n *Node) wait() (core.Ready, bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	var logs []core.LogRecord
 	for {
+		if n.closing() {
+			return core.Ready{Logs: logs}, false
+		}
 		rd, _ := n.coreStep(core.Poll{})
 		logs = append(logs, rd.Logs...)
 		rd.Logs = logs
@@ -406,29 +519,97 @@ func (n *Node) log(ctx context.Context, logs []core.LogRecord) {
 // A pod without spec.nodeName keeps it empty, unless the node takes bound
 // pods only (Deps.BoundPodsOnly): then AddPod binds it to the node.
 func (n *Node) AddPod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
+	var created *v1.Pod
+	return n.addPod(ctx, pod, &created)
+}
+
+// addPod is AddPod, with the pod the API server created kept in *created:
+// the API server is asked only while *created is nil, so that a caller
+// that goes on with a restarted kubelet after this one was closed under
+// it (Fleet.CreatePod) does not create the pod twice.
+func (n *Node) addPod(ctx context.Context, pod *v1.Pod, created **v1.Pod) (*v1.Pod, error) {
+	if err := n.enter(ctx, "add pod"); err != nil {
+		return nil, err
+	}
+	defer n.exit()
 	if pod == nil {
 		return nil, &argumentError{op: "add pod", msg: "nil pod"}
 	}
-	pod, err := n.bindHere("add pod", pod)
-	if err != nil {
+	again := *created != nil
+	if !again {
+		pod, err := n.bindHere("add pod", pod)
+		if err != nil {
+			return nil, err
+		}
+		if *created, err = n.cluster.CreatePod(pod); err != nil {
+			return nil, err
+		}
+	}
+	c := *created
+	if again {
+		// Created for a kubelet that was closed before it was done with
+		// the pod: this one takes the API server's pod as it is now.
+		p, err := n.cluster.GetPod(c.Namespace, c.Name)
+		switch {
+		case err != nil || p.UID != c.UID || p.DeletionTimestamp != nil:
+			// Deleted, or marked for deletion (which comes first),
+			// since: handing it over would bring back a pod the API
+			// server no longer has.
+			return nil, fmt.Errorf("add pod %s/%s: deleted before the kubelet took it: %w", c.Namespace, c.Name, ErrPodNotFound)
+		case p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed:
+			// The kubelet before was done with it (it rejected it).
+			return p, nil
+		}
+		c = p
+	}
+	if err := n.admit(ctx, c); err != nil {
 		return nil, err
 	}
-	created, err := n.cluster.CreatePod(pod)
-	if err != nil {
+	return n.latest(ctx, c)
+}
+
+// latest returns the API server's pod c after the kubelet took it. A
+// resize the API server accepted between the pod's creation and the
+// kubelet taking it was handed to a kubelet that did not know the pod yet
+// (resized), which dropped it: the kubelet then gets the pod as it is now,
+// as an informer would have delivered it.
+func (n *Node) latest(ctx context.Context, c *v1.Pod) (*v1.Pod, error) {
+	p, err := n.cluster.GetPod(c.Namespace, c.Name)
+	if err != nil || p.UID != c.UID || p.Generation <= c.Generation {
+		return p, err
+	}
+	if err := n.resized(ctx, p); err != nil {
 		return nil, err
 	}
+	return n.cluster.GetPod(c.Namespace, c.Name)
+}
+
+// admit hands the kubelet a pod the API server has just created, and
+// runs until quiet. A pod the kubelet refuses (another pod of its UID) is
+// deleted from the API server again, so that the call changes nothing. A
+// pod the kubelet has already (the same name and UID), which a kubelet
+// that started after the API server created it found in its list, is not
+// handed to it a second time, and one it has torn down since is not
+// brought back.
+func (n *Node) admit(ctx context.Context, created *v1.Pod) error {
 	own := *created // the core takes the top level as its own
-	rd, err := n.step(core.PodAdded{Pod: &own, Now: n.clock.Now()})
+	n.mu.Lock()
+	if n.core.Has(created.Namespace, created.Name, created.UID) {
+		n.mu.Unlock()
+		return nil
+	}
+	if _, ok := n.gone[created.UID]; ok {
+		n.mu.Unlock()
+		return fmt.Errorf("add pod %s/%s: deleted before the kubelet took it: %w", created.Namespace, created.Name, ErrPodNotFound)
+	}
+	rd, err := n.coreStep(core.PodAdded{Pod: &own, Now: n.clock.Now()})
+	n.cond.Broadcast()
+	n.mu.Unlock()
 	if err != nil {
-		// The kubelet refused the pod (one it already knows by UID):
-		// take back the API object, so that the call changes nothing.
 		n.uncreate(created)
-		return nil, fmt.Errorf("add pod %s/%s: %w", created.Namespace, created.Name, err)
+		return fmt.Errorf("add pod %s/%s: %w", created.Namespace, created.Name, err)
 	}
-	if err := n.drain(ctx, rd); err != nil {
-		return nil, err
-	}
-	return n.cluster.GetPod(created.Namespace, created.Name)
+	return n.drain(ctx, rd)
 }
 
 // uncreate deletes pods this call created, when the call fails before the
@@ -448,6 +629,10 @@ func (n *Node) uncreate(pods ...*v1.Pod) {
 // says which, and changes nothing: the pods created before it are deleted
 // again. Pods without spec.nodeName are bound as AddPod binds them.
 func (n *Node) AddPods(ctx context.Context, pods []*v1.Pod) ([]*v1.Pod, error) {
+	if err := n.enter(ctx, "add pods"); err != nil {
+		return nil, err
+	}
+	defer n.exit()
 	for i, pod := range pods {
 		if pod == nil {
 			return nil, &argumentError{op: fmt.Sprintf("add pods: pods[%d]", i), msg: "nil pod"}
@@ -478,7 +663,7 @@ func (n *Node) AddPods(ctx context.Context, pods []*v1.Pod) ([]*v1.Pod, error) {
 	}
 	out := make([]*v1.Pod, 0, len(created))
 	for _, c := range created {
-		p, err := n.cluster.GetPod(c.Namespace, c.Name)
+		p, err := n.latest(ctx, c)
 		if err != nil {
 			return nil, err
 		}
@@ -493,6 +678,10 @@ func (n *Node) AddPods(ctx context.Context, pods []*v1.Pod) ([]*v1.Pod, error) {
 // update: the pod joins the pending-resize queue, every pending resize is
 // retried in queue order (pod_updated), and the node runs until quiet.
 func (n *Node) Resize(ctx context.Context, namespace, name string, patch []byte) error {
+	if err := n.enter(ctx, "resize pod"); err != nil {
+		return err
+	}
+	defer n.exit()
 	if err := checkPodName("resize pod", namespace, name); err != nil {
 		return err
 	}
@@ -508,6 +697,10 @@ func (n *Node) Resize(ctx context.Context, namespace, name string, patch []byte)
 // patch, as the resize subresource takes them. An API that is not a
 // PatchResizer takes strategic merge patches only.
 func (n *Node) ResizePatch(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte) error {
+	if err := n.enter(ctx, "resize pod"); err != nil {
+		return err
+	}
+	defer n.exit()
 	if err := checkPodName("resize pod", namespace, name); err != nil {
 		return err
 	}
@@ -531,6 +724,10 @@ func (n *Node) ResizePatch(ctx context.Context, namespace, name string, pt types
 // same validation, the same pod and the same kubelet handling as Resize
 // with req.Patch(). An API that is not a RequestResizer is sent the patch.
 func (n *Node) ResizeRequest(ctx context.Context, namespace, name string, req ResizeRequest) error {
+	if err := n.enter(ctx, "resize pod"); err != nil {
+		return err
+	}
+	defer n.exit()
 	if err := checkPodName("resize pod", namespace, name); err != nil {
 		return err
 	}
@@ -547,17 +744,36 @@ func (n *Node) ResizeRequest(ctx context.Context, namespace, name string, req Re
 	return n.resized(ctx, pod)
 }
 
+// update is resized as a call of its own (Fleet.ResizePod).
+func (n *Node) update(ctx context.Context, pod *v1.Pod) error {
+	if err := n.enter(ctx, "resize pod"); err != nil {
+		return err
+	}
+	defer n.exit()
+	return n.resized(ctx, pod)
+}
+
+// advanceFleet is advanceTo as a call of its own (Fleet.Advance).
+func (n *Node) advanceFleet(ctx context.Context, fc *FakeClock, target time.Time) error {
+	if err := n.enter(ctx, "advance"); err != nil {
+		return err
+	}
+	defer n.exit()
+	return n.advanceTo(ctx, fc, target)
+}
+
 // resized hands the kubelet a pod the resize subresource updated: a copy
 // of its top level, which the core takes as its own (the rest is shared
 // with the API server, which never changes it). A pod the kubelet does not
 // know (yet, or any more: another caller may delete it between the API's
-// answer and this) is not its business, as before. The check and the
-// step are one step under the lock, so that a deletion cannot come
-// between them.
+// answer and this) is not its business, as before; nor is an older
+// generation of the pod than the one it has (core.Stale: two callers'
+// answers may arrive out of order). The check and the step are one step
+// under the lock, so that a deletion cannot come between them.
 func (n *Node) resized(ctx context.Context, pod *v1.Pod) error {
 	own := *pod
 	n.mu.Lock()
-	if !n.core.Knows(pod.Namespace, pod.Name) {
+	if !n.core.Knows(pod.Namespace, pod.Name) || n.core.Stale(pod) {
 		n.mu.Unlock()
 		return nil
 	}
@@ -580,8 +796,14 @@ func (n *Node) resized(ctx context.Context, pod *v1.Pod) error {
 // DeletePod stops and removes the pod's containers and sandbox, removes its
 // cgroup and checkpoint records, deletes it from the cluster, retries
 // pending resizes (pods_removed) and runs until quiet. If the teardown
-// fails the pod stays known, and a later DeletePod finishes the job.
+// fails the pod stays known, and a later DeletePod finishes the job. A
+// finished pod (Succeeded or Failed) that a restarted kubelet does not
+// run, having nothing to tear down, is deleted from the cluster.
 func (n *Node) DeletePod(ctx context.Context, namespace, name string) error {
+	if err := n.enter(ctx, "delete pod"); err != nil {
+		return err
+	}
+	defer n.exit()
 	if err := checkPodName("delete pod", namespace, name); err != nil {
 		return err
 	}
@@ -589,7 +811,7 @@ func (n *Node) DeletePod(ctx context.Context, namespace, name string) error {
 	known := n.core.Knows(namespace, name)
 	n.mu.Unlock()
 	if !known {
-		return fmt.Errorf("delete pod %s/%s: %w", namespace, name, ErrPodNotFound)
+		return n.deleteFinished(namespace, name)
 	}
 	// An API that deletes gracefully marks the pod first (its
 	// deletionTimestamp), so that the teardown survives a kubelet restart:
@@ -629,12 +851,37 @@ func (n *Node) DeletePod(ctx context.Context, namespace, name string) error {
 	return n.core.DeleteError(info.UID)
 }
 
+// deleteFinished deletes from the API server a finished pod of the node
+// that the kubelet does not run: a kubelet that starts skips the pods that
+// have succeeded or failed (core.Start), but the real one still has them
+// in its pod manager, and deletes them from the API server when they are
+// deleted (its status manager, once nothing is left to tear down). Any
+// other pod the kubelet does not know is ErrPodNotFound.
+func (n *Node) deleteFinished(namespace, name string) error {
+	pod, err := n.cluster.GetPod(namespace, name)
+	if err != nil || !n.owns(pod) || (pod.Status.Phase != v1.PodSucceeded && pod.Status.Phase != v1.PodFailed) {
+		return fmt.Errorf("delete pod %s/%s: %w", namespace, name, ErrPodNotFound)
+	}
+	if err := n.cluster.DeletePod(namespace, name); err != nil {
+		return fmt.Errorf("delete pod %s/%s: %w", namespace, name, err)
+	}
+	// Its records go too, as the kubelet's housekeeping removes those of
+	// the pods it no longer has (removeOrphans).
+	n.allocated.Delete(pod.UID)
+	n.actuated.Delete(pod.UID)
+	return nil
+}
+
 // Sync runs the node until it is quiet after syncing every admitted pod.
 // Call it after changing something under the node (memory usage, a
 // container exit). Like Tick, it first writes again the pod statuses and
 // deletions the API server refused (and, with FlushCheckpoints, the
 // checkpoint files that are behind).
 func (n *Node) Sync(ctx context.Context) error {
+	if err := n.enter(ctx, "sync"); err != nil {
+		return err
+	}
+	defer n.exit()
 	n.retryStatuses()
 	n.flushCheckpoints()
 	return n.run(ctx, core.SyncRequested{Now: n.clock.Now()})
@@ -657,6 +904,13 @@ func (n *Node) Sync(ctx context.Context) error {
 // what a simulation guarantees: nothing outside the node changes its
 // cgroups or runtime while Advance runs.
 func (n *Node) Advance(ctx context.Context, d time.Duration) error {
+	if err := n.enter(ctx, "advance"); err != nil {
+		return err
+	}
+	defer n.exit()
+	if d < 0 {
+		return &argumentError{op: "advance", msg: fmt.Sprintf("negative duration %s", d)}
+	}
 	fc, ok := n.clock.(*FakeClock)
 	if !ok {
 		return ErrNotFakeClock
@@ -672,6 +926,9 @@ func (n *Node) advanceTo(ctx context.Context, fc *FakeClock, target time.Time) e
 	seen := n.watch.changes.Load()
 	settledSince := fc.Now()
 	for {
+		if n.closing() {
+			return &closedError{op: "advance", why: whyCut}
+		}
 		n.mu.Lock()
 		next := n.core.NextTimer()
 		n.mu.Unlock()
@@ -689,12 +946,12 @@ func (n *Node) advanceTo(ctx context.Context, fc *FakeClock, target time.Time) e
 			}
 		}
 		fc.advanceTo(next)
-		if err := n.Tick(ctx); err != nil {
+		if err := n.tick(ctx); err != nil {
 			return err
 		}
 	}
 	fc.advanceTo(target)
-	return n.Tick(ctx)
+	return n.tick(ctx)
 }
 
 // skip moves the core and the clock span later if the core is quiet,
@@ -719,6 +976,15 @@ func (n *Node) skip(fc *FakeClock, now time.Time, seen uint64, span time.Duratio
 // kubelet's status manager does in its periodic batch, and with
 // NodeConfig.FlushCheckpoints the checkpoint files that are behind.
 func (n *Node) Tick(ctx context.Context) error {
+	if err := n.enter(ctx, "tick"); err != nil {
+		return err
+	}
+	defer n.exit()
+	return n.tick(ctx)
+}
+
+// tick is Tick for a call that entered already (Advance).
+func (n *Node) tick(ctx context.Context) error {
 	n.retryStatuses()
 	n.flushCheckpoints()
 	return n.run(ctx, core.Tick{Now: n.clock.Now()})
@@ -726,6 +992,10 @@ func (n *Node) Tick(ctx context.Context) error {
 
 // Pod returns what the node knows of a pod.
 func (n *Node) Pod(namespace, name string) (PodInfo, error) {
+	if err := n.enter(context.Background(), "pod"); err != nil {
+		return PodInfo{}, err
+	}
+	defer n.exit()
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	info, ok := n.core.Pod(namespace, name)
@@ -736,16 +1006,13 @@ func (n *Node) Pod(namespace, name string) (PodInfo, error) {
 }
 
 // AllocatedTotal is the sum of the admitted pods' allocated requests, with
-// overhead: what admission counts as used by them.
+// overhead: what admission counts as used by them. A Node that NewNode
+// did not make has none (nil).
 func (n *Node) AllocatedTotal() v1.ResourceList {
+	if n == nil || n.core == nil {
+		return nil
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.core.AllocatedTotal()
 }
-
-// Close stops the node. The runtime, cgroups and checkpoints are left as
-// they are, as a stopped kubelet leaves them, so that a kubelet restart
-// (NewNode again on the same Deps) finds them. To remove what the node
-// created in the runtime and the cgroup tree, close the Backend the Deps
-// came from (Backend.Close) once no node runs on it any more.
-func (n *Node) Close() {}

@@ -134,6 +134,8 @@ func (n *Node) doInto(ctx context.Context, a core.Action, r *core.Result) {
 	case core.DeleteCheckpoints:
 		n.allocated.Delete(a.UID)
 		n.actuated.Delete(a.UID)
+		n.forgotten(a.UID)
+		n.statuses.forget(a.UID)
 	case core.RecordEvent:
 		n.cluster.RecordEvent(Event{
 			Time:      a.Event.Time,

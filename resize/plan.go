@@ -55,6 +55,13 @@ type DryRunPatchResizer interface {
 
 // PlanPatch is Plan for a patch of type pt, as ResizePatch takes it.
 func (n *Node) PlanPatch(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte) (*Plan, error) {
+	if err := n.enter(ctx, "plan resize"); err != nil {
+		return nil, err
+	}
+	defer n.exit()
+	if err := checkPodName("plan resize", namespace, name); err != nil {
+		return nil, err
+	}
 	var pod *v1.Pod
 	var err error
 	strategic := pt == "" || pt == apiserver.StrategicMergePatch
@@ -76,6 +83,10 @@ func (n *Node) PlanPatch(ctx context.Context, namespace, name string, pt types.P
 	}
 	n.mu.Lock()
 	for !n.core.Quiet() {
+		if n.closing() {
+			n.mu.Unlock()
+			return nil, &closedError{op: "plan resize", why: whyCut}
+		}
 		n.cond.Wait()
 	}
 	clone, err := n.core.Clone()

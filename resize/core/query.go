@@ -58,6 +58,23 @@ func (c *Core) Knows(namespace, name string) bool {
 	return c.podByName(namespace, name) != nil
 }
 
+// Has reports whether the kubelet knows the pod of that name with that
+// UID.
+func (c *Core) Has(namespace, name string, uid types.UID) bool {
+	ps := c.podByName(namespace, name)
+	return ps != nil && ps.uid == uid
+}
+
+// Stale reports whether pod is an older generation of a pod the kubelet
+// has (the same UID, a lower metadata.generation): an update the kubelet's
+// informer would never deliver after the newer one. A driver whose
+// callers hand it the API server's answers concurrently drops such a pod
+// rather than take the pod's spec back to what it was.
+func (c *Core) Stale(pod *v1.Pod) bool {
+	ps := c.hot(c.podByName(pod.Namespace, pod.Name))
+	return ps != nil && ps.uid == pod.UID && pod.Generation < ps.pod.Generation
+}
+
 // APIPod returns a copy of the pod as the kubelet sees it: the spec the
 // API server last gave it and the status the kubelet last wrote.
 func (c *Core) APIPod(namespace, name string) (*v1.Pod, bool) {
