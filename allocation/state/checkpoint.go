@@ -1,13 +1,16 @@
 package state
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -146,33 +149,59 @@ func NewMemory() *Store {
 	return &Store{entries: map[types.UID]allocation.PodResources{}, keepGiven: true}
 }
 
-// NewCheckpoint opens the checkpoint dir/file (file is AllocatedStateFile
+// CheckpointOption changes how OpenCheckpoint opens a checkpoint.
+type CheckpointOption func(*checkpointOptions)
+
+type checkpointOptions struct {
+	format Format
+}
+
+// WithFormat makes the store write its entries in format (a 1.37
+// kubelet's are FormatWithEmptyDirLimits; the default is
+// FormatPodResources, the 1.33 to 1.36 entry). Files of either format are
+// read whatever the option says, as a kubelet reads the file an older one
+// left.
+func WithFormat(f Format) CheckpointOption {
+	return func(o *checkpointOptions) { o.format = f }
+}
+
+// OpenCheckpoint opens the checkpoint dir/file (file is AllocatedStateFile
 // or ActuatedStateFile). dir is created if needed and the file, if it
 // exists, is loaded; a file that cannot be trusted is an error wrapping
 // ErrCorruptCheckpoint, never a silent reset (the kubelet asks the operator
 // to drain the node and delete the file).
-func NewCheckpoint(dir, file string) (*Store, error) {
-	return NewCheckpointFormat(dir, file, FormatPodResources)
-}
-
-// NewCheckpointFormat is NewCheckpoint writing its entries in format (a
-// 1.37 kubelet's are FormatWithEmptyDirLimits). Files of either format are
-// read.
-func NewCheckpointFormat(dir, file string, format Format) (*Store, error) {
-	if dir == "" || file == "" {
-		return nil, fmt.Errorf("new checkpoint: directory %q and file %q must both be set", dir, file)
+//
+// ctx bounds the loading, which reads and decodes the whole file: it is
+// checked while the file is read and before it is decoded, and its error
+// is returned, naming the file, when it is done. A nil ctx is an error.
+func OpenCheckpoint(ctx context.Context, dir, file string, opts ...CheckpointOption) (*Store, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("open checkpoint %s: nil context", checkpointPath(dir, file))
 	}
-	s := &Store{dir: dir, file: file, format: format, entries: map[types.UID]allocation.PodResources{}}
+	if dir == "" || file == "" {
+		return nil, fmt.Errorf("open checkpoint: directory %q and file %q must both be set", dir, file)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("open checkpoint %s: %w", checkpointPath(dir, file), err)
+	}
+	o := checkpointOptions{format: FormatPodResources}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	s := &Store{dir: dir, file: file, format: o.format, entries: map[types.UID]allocation.PodResources{}}
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("create checkpoint directory %s: %w", dir, err)
 	}
 	path := checkpointPath(dir, file)
-	blob, err := os.ReadFile(path)
+	blob, err := readCheckpoint(ctx, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read checkpoint %s: %w", path, err)
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("load checkpoint %s: %w", path, err)
 	}
 	entries, sum, err := decodeCheckpoint(path, blob)
 	if err != nil {
@@ -181,6 +210,36 @@ func NewCheckpointFormat(dir, file string, format Format) (*Store, error) {
 	s.entries = entries
 	s.lastChecksum = sum
 	return s, nil
+}
+
+// readChunk is how much readCheckpoint reads between two looks at its
+// context.
+const readChunk = 1 << 20
+
+// readCheckpoint reads the file at path in chunks of readChunk, giving up
+// with ctx's error when ctx is done. A missing file is an error wrapping
+// fs.ErrNotExist.
+func readCheckpoint(ctx context.Context, path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoint %s: %w", path, err)
+	}
+	defer f.Close()
+	var blob []byte
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("read checkpoint %s: %w", path, err)
+		}
+		blob = slices.Grow(blob, readChunk)
+		n, err := f.Read(blob[len(blob):cap(blob)])
+		blob = blob[:len(blob)+n]
+		if errors.Is(err, io.EOF) {
+			return blob, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read checkpoint %s: %w", path, err)
+		}
+	}
 }
 
 // persistLocked writes the store to its file unless the store is in memory

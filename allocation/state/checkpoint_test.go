@@ -38,9 +38,9 @@ func newTestStore(t *testing.T, dir string) *Store {
 	if dir == "" {
 		return NewMemory()
 	}
-	s, err := NewCheckpoint(dir, AllocatedStateFile)
+	s, err := OpenCheckpoint(t.Context(), dir, AllocatedStateFile)
 	if err != nil {
-		t.Fatalf("NewCheckpoint(%s): %v", dir, err)
+		t.Fatalf("OpenCheckpoint(%s): %v", dir, err)
 	}
 	return s
 }
@@ -245,9 +245,9 @@ func TestStoreCorruptFiles(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tc.contents), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			s, err := NewCheckpoint(dir, ActuatedStateFile)
+			s, err := OpenCheckpoint(t.Context(), dir, ActuatedStateFile)
 			if !errors.Is(err, ErrCorruptCheckpoint) {
-				t.Fatalf("NewCheckpoint() = %v, %v; want an error wrapping ErrCorruptCheckpoint", s, err)
+				t.Fatalf("OpenCheckpoint() = %v, %v; want an error wrapping ErrCorruptCheckpoint", s, err)
 			}
 			if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.wantText) {
 				t.Errorf("error %q does not name %s and %q", err, path, tc.wantText)
@@ -256,7 +256,7 @@ func TestStoreCorruptFiles(t *testing.T) {
 	}
 }
 
-func TestNewCheckpointAcceptsOtherFields(t *testing.T) {
+func TestOpenCheckpointAcceptsOtherFields(t *testing.T) {
 	data := `{"entries":{"p":{"ContainerResources":{"c":{"requests":{"cpu":"1"}}},"EmptyDirVolumeLimits":null}}}`
 	dir := t.TempDir()
 	blob := fmt.Sprintf(`{"data":%q,"checksum":%d,"version":"v1"}`, data, checksum(data))
@@ -269,18 +269,18 @@ func TestNewCheckpointAcceptsOtherFields(t *testing.T) {
 	}
 }
 
-func TestNewCheckpointReadErrorIsNotCorruption(t *testing.T) {
+func TestOpenCheckpointReadErrorIsNotCorruption(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, AllocatedStateFile), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	_, err := NewCheckpoint(dir, AllocatedStateFile)
+	_, err := OpenCheckpoint(t.Context(), dir, AllocatedStateFile)
 	if err == nil || errors.Is(err, ErrCorruptCheckpoint) {
-		t.Errorf("NewCheckpoint() on a directory = %v, want a read error that is not ErrCorruptCheckpoint", err)
+		t.Errorf("OpenCheckpoint() on a directory = %v, want a read error that is not ErrCorruptCheckpoint", err)
 	}
 }
 
-func TestNewCheckpointCreatesDirectory(t *testing.T) {
+func TestOpenCheckpointCreatesDirectory(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "var", "lib", "kubelet")
 	s := newTestStore(t, dir)
 	if err := s.Set("p", samplePod()); err != nil {
@@ -500,7 +500,7 @@ func TestFormatWithEmptyDirLimits(t *testing.T) {
 	}
 	// A store in the 1.37 format writes it to its file.
 	dir := t.TempDir()
-	s, err := NewCheckpointFormat(dir, AllocatedStateFile, FormatWithEmptyDirLimits)
+	s, err := OpenCheckpoint(t.Context(), dir, AllocatedStateFile, WithFormat(FormatWithEmptyDirLimits))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -514,7 +514,7 @@ func TestFormatWithEmptyDirLimits(t *testing.T) {
 	if !strings.Contains(string(blob), `\"EmptyDirVolumeLimits\":null`) {
 		t.Errorf("file %s lacks the 1.37 field", blob)
 	}
-	reopened, err := NewCheckpoint(dir, AllocatedStateFile)
+	reopened, err := OpenCheckpoint(t.Context(), dir, AllocatedStateFile)
 	if err != nil {
 		t.Fatalf("a 1.37 file does not open: %v", err)
 	}

@@ -1,6 +1,6 @@
 // Package state holds the kubelet's two resize checkpoints,
 // allocated_pods_state and actuated_pods_state, behind one interface, State
-// (as the kubelet's pkg/kubelet/allocation/state does): NewCheckpoint keeps
+// (as the kubelet's pkg/kubelet/allocation/state does): OpenCheckpoint keeps
 // one in a file in the kubelet's V1 format with its checksum, written
 // atomically; NewMemory keeps one in memory only, for simulations that do
 // not need to survive the process.
@@ -31,13 +31,13 @@ const (
 	ActuatedStateFile = "actuated_pods_state"
 )
 
-// ErrCorruptCheckpoint is wrapped by the error NewCheckpoint returns for a
+// ErrCorruptCheckpoint is wrapped by the error OpenCheckpoint returns for a
 // checkpoint file it cannot trust: bad JSON, a truncated file, a checksum
 // mismatch, entries that do not decode, or data that decodes but is not
 // the kubelet's checkpoint (a missing "entries" or "ContainerResources",
 // an amount beyond resizelet's bounds; see checkShape). The kubelet refuses to start on
 // such a file rather than silently dropping every allocation, and so does
-// NewCheckpoint.
+// OpenCheckpoint.
 var ErrCorruptCheckpoint = errors.New("corrupt checkpoint")
 
 // State is one checkpoint as the node driver uses it: the kubelet's
