@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -153,7 +151,16 @@ func NewMemory() *Store {
 type CheckpointOption func(*checkpointOptions)
 
 type checkpointOptions struct {
-	format Format
+	format  Format
+	maxSize int64
+}
+
+// WithMaxSize makes OpenCheckpoint refuse a file of more than n bytes
+// (DefaultMaxSize without it), before it is decoded: a checkpoint is read
+// whole into memory, and decoding costs several times its size. n must be
+// positive.
+func WithMaxSize(n int64) CheckpointOption {
+	return func(o *checkpointOptions) { o.maxSize = n }
 }
 
 // WithFormat makes the store write its entries in format (a 1.37
@@ -171,6 +178,11 @@ func WithFormat(f Format) CheckpointOption {
 // ErrCorruptCheckpoint, never a silent reset (the kubelet asks the operator
 // to drain the node and delete the file).
 //
+// Only a regular file is read (after following a symlink): a FIFO, a
+// device, a socket or a directory at the path is an error wrapping
+// ErrNotRegular, and a file of more than the size limit (WithMaxSize) one
+// wrapping ErrTooLarge, both returned without waiting on the file.
+//
 // ctx bounds the loading, which reads and decodes the whole file: it is
 // checked while the file is read and before it is decoded, and its error
 // is returned, naming the file, when it is done. A nil ctx is an error.
@@ -184,16 +196,19 @@ func OpenCheckpoint(ctx context.Context, dir, file string, opts ...CheckpointOpt
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("open checkpoint %s: %w", checkpointPath(dir, file), err)
 	}
-	o := checkpointOptions{format: FormatPodResources}
+	o := checkpointOptions{format: FormatPodResources, maxSize: DefaultMaxSize}
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if o.maxSize <= 0 {
+		return nil, fmt.Errorf("open checkpoint %s: the size limit %d is not positive", checkpointPath(dir, file), o.maxSize)
 	}
 	s := &Store{dir: dir, file: file, format: o.format, entries: map[types.UID]allocation.PodResources{}}
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("create checkpoint directory %s: %w", dir, err)
 	}
 	path := checkpointPath(dir, file)
-	blob, err := readCheckpoint(ctx, path)
+	blob, err := readCheckpoint(ctx, path, o.maxSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
 	}
@@ -210,36 +225,6 @@ func OpenCheckpoint(ctx context.Context, dir, file string, opts ...CheckpointOpt
 	s.entries = entries
 	s.lastChecksum = sum
 	return s, nil
-}
-
-// readChunk is how much readCheckpoint reads between two looks at its
-// context.
-const readChunk = 1 << 20
-
-// readCheckpoint reads the file at path in chunks of readChunk, giving up
-// with ctx's error when ctx is done. A missing file is an error wrapping
-// fs.ErrNotExist.
-func readCheckpoint(ctx context.Context, path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read checkpoint %s: %w", path, err)
-	}
-	defer f.Close()
-	var blob []byte
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("read checkpoint %s: %w", path, err)
-		}
-		blob = slices.Grow(blob, readChunk)
-		n, err := f.Read(blob[len(blob):cap(blob)])
-		blob = blob[:len(blob)+n]
-		if errors.Is(err, io.EOF) {
-			return blob, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read checkpoint %s: %w", path, err)
-		}
-	}
 }
 
 // persistLocked writes the store to its file unless the store is in memory
