@@ -13,7 +13,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/dump"
 
 	"github.com/resizelet/resizelet/allocation"
 )
@@ -33,15 +32,20 @@ type checkpointData struct {
 
 // checksum is the kubelet's checksum.New(data) for a checkpoint's data
 // string: FNV-32a over hash.DeepHashObject, which prints
-// dump.ForHash(data) with %v into the hasher, widened to uint64.
+// dump.ForHash(data) with %v into the hasher, widened to uint64. For a
+// string, dump.ForHash (spew's %#v) is the type in parentheses and then
+// the string as it is, so the hash is taken over "(string)" and data
+// directly, without printing a copy of a file-sized string
+// (TestChecksumIsTheKubeletsForm compares the two forms).
 //
 // The byte-exact input is an open point (resize/kubelet-resize.md §4.1); this form reproduces
 // the checksum of the kubelet's own V1 fixture (state_checkpoint_test.go,
 // Test_stateCheckpoint_formatUpgraded: 1178570812), which
 // TestChecksumMatchesKubeletFixture pins.
-func checksum(data string) uint64 {
+func checksum(data []byte) uint64 {
 	h := fnv.New32a()
-	fmt.Fprintf(h, "%v", dump.ForHash(data))
+	_, _ = h.Write([]byte("(string)"))
+	_, _ = h.Write(data)
 	return uint64(h.Sum32())
 }
 
@@ -95,12 +99,12 @@ type checkpointDataWithEmptyDirLimits struct {
 
 // decodeData parses a checkpoint's data string and checks that it has the
 // kubelet's shape (checkShape; a *shapeError when it has not).
-func decodeData(data string) (map[types.UID]allocation.PodResources, error) {
+func decodeData(data []byte) (map[types.UID]allocation.PodResources, error) {
 	var d checkpointData
-	if err := json.Unmarshal([]byte(data), &d); err != nil {
+	if err := json.Unmarshal(data, &d); err != nil {
 		return nil, err
 	}
-	if err := checkShape([]byte(data), d.Entries); err != nil {
+	if err := checkShape(data, d.Entries); err != nil {
 		return nil, err
 	}
 	if d.Entries == nil {
@@ -117,11 +121,12 @@ func decodeCheckpoint(path string, blob []byte) (map[types.UID]allocation.PodRes
 	if err := json.Unmarshal(blob, &cp); err != nil {
 		return nil, 0, fmt.Errorf("%w %s: invalid JSON: %v", ErrCorruptCheckpoint, path, err)
 	}
-	if sum := checksum(cp.Data); sum != cp.Checksum {
+	data := []byte(cp.Data)
+	if sum := checksum(data); sum != cp.Checksum {
 		return nil, 0, fmt.Errorf("%w %s: checksum mismatch: recorded %d, computed %d",
 			ErrCorruptCheckpoint, path, cp.Checksum, sum)
 	}
-	entries, err := decodeData(cp.Data)
+	entries, err := decodeData(data)
 	var shape *shapeError
 	if errors.As(err, &shape) {
 		return nil, 0, fmt.Errorf("%w %s: valid JSON with a matching checksum, but not the kubelet's checkpoint: %w", ErrCorruptCheckpoint, path, err)
@@ -239,7 +244,7 @@ func (s *Store) persistLocked() error {
 	if err != nil {
 		return fmt.Errorf("encode checkpoint %s: %w", path, err)
 	}
-	sum := checksum(data)
+	sum := checksum([]byte(data))
 	if sum == s.lastChecksum {
 		return nil
 	}

@@ -116,7 +116,7 @@ func TestStoreFileFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	const data = `{"entries":{"uid-1":{"ContainerResources":{"c1":{"limits":{"memory":"200Mi"},"requests":{"cpu":"800m","memory":"200Mi"}}},"PodLevelResources":null}}}`
-	want := fmt.Sprintf(`{"data":%q,"checksum":%d}`, data, checksum(data))
+	want := fmt.Sprintf(`{"data":%q,"checksum":%d}`, data, checksum([]byte(data)))
 	if string(blob) != want {
 		t.Errorf("checkpoint file =\n%s\nwant\n%s", blob, want)
 	}
@@ -220,7 +220,7 @@ func TestStoreDeleteIsPersistedByTheNextWrite(t *testing.T) {
 
 func TestStoreCorruptFiles(t *testing.T) {
 	valid := func(data string) string {
-		return fmt.Sprintf(`{"data":%q,"checksum":%d}`, data, checksum(data))
+		return fmt.Sprintf(`{"data":%q,"checksum":%d}`, data, checksum([]byte(data)))
 	}
 	tests := []struct {
 		name     string
@@ -259,7 +259,7 @@ func TestStoreCorruptFiles(t *testing.T) {
 func TestOpenCheckpointAcceptsOtherFields(t *testing.T) {
 	data := `{"entries":{"p":{"ContainerResources":{"c":{"requests":{"cpu":"1"}}},"EmptyDirVolumeLimits":null}}}`
 	dir := t.TempDir()
-	blob := fmt.Sprintf(`{"data":%q,"checksum":%d,"version":"v1"}`, data, checksum(data))
+	blob := fmt.Sprintf(`{"data":%q,"checksum":%d,"version":"v1"}`, data, checksum([]byte(data)))
 	if err := os.WriteFile(filepath.Join(dir, AllocatedStateFile), []byte(blob), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -490,7 +490,7 @@ func TestFormatWithEmptyDirLimits(t *testing.T) {
 		t.Errorf("the two formats give the same bytes: %s", old)
 	}
 	for _, data := range []string{old, got137} {
-		back, err := decodeData(data)
+		back, err := decodeData([]byte(data))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,7 +13,7 @@ import (
 
 // checksummed is a checkpoint file whose checksum matches its data.
 func checksummed(data string) string {
-	return fmt.Sprintf(`{"data":%q,"checksum":%d}`, data, checksum(data))
+	return fmt.Sprintf(`{"data":%q,"checksum":%d}`, data, checksum([]byte(data)))
 }
 
 // TestCheckpointOfTheWrongShapeIsRefused: a file that is valid JSON, whose
