@@ -5,10 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"hash/fnv"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -43,31 +48,144 @@ type checkpointData struct {
 // Test_stateCheckpoint_formatUpgraded: 1178570812), which
 // TestChecksumMatchesKubeletFixture pins.
 func checksum(data []byte) uint64 {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte("(string)"))
+	h := checksumHash()
 	_, _ = h.Write(data)
 	return uint64(h.Sum32())
 }
 
-// encodeData serializes the entries as the kubelet does (encoding/json,
-// which sorts map keys, so equal entries give equal bytes), in the given
-// format.
-func encodeData(entries map[types.UID]allocation.PodResources, format Format) (string, error) {
-	var b []byte
-	var err error
-	if format == FormatWithEmptyDirLimits {
-		withLimits := make(map[types.UID]entryWithEmptyDirLimits, len(entries))
-		for uid, r := range entries {
-			withLimits[uid] = entryWithEmptyDirLimits{ContainerResources: r.ContainerResources, PodLevelResources: r.PodLevelResources}
-		}
-		b, err = json.Marshal(checkpointDataWithEmptyDirLimits{Entries: withLimits})
-	} else {
-		b, err = json.Marshal(checkpointData{Entries: entries})
-	}
+// checksumHash returns the hash of checksum with "(string)" written, for
+// the data to be written to it, whole or in pieces.
+func checksumHash() hash.Hash32 {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte("(string)"))
+	return h
+}
+
+// encodeMember encodes one pod's member of the data, "uid":{record}, in
+// format, as encoding/json writes it inside the entries map: the key as
+// it writes a string (the UID is a string kind: no method is asked), the
+// record as it writes the record alone.
+func encodeMember(uid types.UID, r allocation.PodResources, format Format) ([]byte, error) {
+	key, err := json.Marshal(string(uid))
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	return string(b), nil
+	var rec any = r
+	if format == FormatWithEmptyDirLimits {
+		rec = entryWithEmptyDirLimits{ContainerResources: r.ContainerResources, PodLevelResources: r.PodLevelResources}
+	}
+	val, err := json.Marshal(rec)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(key, ':'), val...), nil
+}
+
+// member is one pod's encoded member of a file store's data.
+type member struct {
+	uid types.UID
+	enc []byte // "uid":{record}; nil until the record is encoded
+	esc []byte // enc as it is written inside the file's JSON string
+}
+
+// changedLocked notes that uid's record was set, for the next write to
+// encode it again, and adds uid to the encoded members if it is new. The
+// caller holds s.mu.
+func (s *Store) changedLocked(uid types.UID) {
+	if s.encoded == nil {
+		return
+	}
+	i, found := slices.BinarySearchFunc(s.encoded, uid, byUID)
+	if found {
+		s.encoded[i].enc = nil
+	} else {
+		s.encoded = slices.Insert(s.encoded, i, member{uid: uid})
+	}
+}
+
+// deletedLocked forgets uid's encoded member. The caller holds s.mu.
+func (s *Store) deletedLocked(uid types.UID) {
+	if i, found := slices.BinarySearchFunc(s.encoded, uid, byUID); found {
+		s.encoded = slices.Delete(s.encoded, i, i+1)
+	}
+}
+
+func byUID(m member, uid types.UID) int { return strings.Compare(string(m.uid), string(uid)) }
+
+// encodeLocked encodes the members of the records that changed since
+// the last write (all of them, the first time). The caller holds s.mu.
+func (s *Store) encodeLocked() error {
+	if s.encoded == nil {
+		s.encoded = make([]member, 0, len(s.entries))
+		for _, uid := range slices.Sorted(maps.Keys(s.entries)) {
+			s.encoded = append(s.encoded, member{uid: uid})
+		}
+	}
+	for i := range s.encoded {
+		m := &s.encoded[i]
+		if m.enc != nil {
+			continue
+		}
+		enc, err := encodeMember(m.uid, s.entries[m.uid], s.format)
+		if err != nil {
+			return err
+		}
+		esc, err := json.Marshal(string(enc))
+		if err != nil {
+			return err
+		}
+		// One allocation for both, side by side, as fileLocked reads them.
+		both := append(enc, esc[1:len(esc)-1]...)
+		m.enc, m.esc = both[:len(enc):len(enc)], both[len(enc):]
+	}
+	return nil
+}
+
+// Pieces of the data around the members, as they are and as they are
+// written inside the file's JSON string.
+var (
+	noEntries, comma, dataEnd = []byte("{}"), []byte(","), []byte("}}")
+	dataStart, dataStartEsc   = []byte(`{"entries":{`), []byte(`{\"entries\":{`)
+)
+
+// fileLocked returns the store's file, checkpointFile as encoding/json
+// writes it, and the checksum of its data, in one pass over the members
+// (after encodeLocked). The data is what encoding/json writes for
+// checkpointData (or its 1.37 form): {"entries":{...}} with the members
+// sorted by UID, or {} without entries (omitempty). The checksum is taken
+// over the members as they are; the file has them escaped, one by one:
+// encoding/json escapes a string rune by rune, the members are valid
+// UTF-8 and they meet at ASCII bytes, so the members escaped one by one
+// are the data escaped whole.
+//
+// A write thus copies the members of the records that did not change
+// rather than encoding every record again, and the data is never made
+// whole but in the file's bytes. The file is made in the buffer of the
+// previous write, kept in s.blob. The caller holds s.mu.
+func (s *Store) fileLocked() ([]byte, uint64) {
+	h := checksumHash()
+	blob := append(s.blob[:0], `{"data":"`...)
+	piece := func(enc, esc []byte) {
+		_, _ = h.Write(enc)
+		blob = append(blob, esc...)
+	}
+	if len(s.encoded) == 0 {
+		piece(noEntries, noEntries)
+	} else {
+		piece(dataStart, dataStartEsc)
+		for i, m := range s.encoded {
+			if i > 0 {
+				piece(comma, comma)
+			}
+			piece(m.enc, m.esc)
+		}
+		piece(dataEnd, dataEnd)
+	}
+	sum := uint64(h.Sum32())
+	blob = append(blob, `","checksum":`...)
+	blob = append(strconv.AppendUint(blob, sum, 10), '}')
+	s.blob = blob
+	return blob, sum
 }
 
 // Format is the shape of a checkpoint's entries, which follows the
@@ -91,10 +209,6 @@ type entryWithEmptyDirLimits struct {
 	ContainerResources   map[string]v1.ResourceRequirements
 	PodLevelResources    *v1.ResourceRequirements
 	EmptyDirVolumeLimits map[string]*resource.Quantity
-}
-
-type checkpointDataWithEmptyDirLimits struct {
-	Entries map[types.UID]entryWithEmptyDirLimits `json:"entries,omitempty"`
 }
 
 // decodeData parses a checkpoint's data string and checks that it has the
@@ -240,17 +354,12 @@ func (s *Store) persistLocked() error {
 		return nil
 	}
 	path := checkpointPath(s.dir, s.file)
-	data, err := encodeData(s.entries, s.format)
-	if err != nil {
+	if err := s.encodeLocked(); err != nil {
 		return fmt.Errorf("encode checkpoint %s: %w", path, err)
 	}
-	sum := checksum([]byte(data))
+	blob, sum := s.fileLocked()
 	if sum == s.lastChecksum {
 		return nil
-	}
-	blob, err := json.Marshal(checkpointFile{Data: data, Checksum: sum})
-	if err != nil {
-		return fmt.Errorf("encode checkpoint %s: %w", path, err)
 	}
 	if err := writeFileAtomic(s.dir, s.file, blob); err != nil {
 		return err

@@ -85,6 +85,16 @@ type Store struct {
 	thawed frozen.Recent[types.UID]
 	// peak is the most records entries has held since it was last made.
 	peak int
+	// encoded holds, in a file store, every pod's member of the data,
+	// sorted by UID (encodeLocked), from the first write on; nil before.
+	// It costs about twice the file's size (each member as it is and
+	// escaped), and makes a write linear in the file's size with a small
+	// constant: copies, not encodings, of the records that did not change.
+	encoded []member
+	// blob is the file's bytes as last made (fileLocked), whose buffer
+	// the next write reuses: at the size of the file, it is the one
+	// buffer a write needs.
+	blob []byte
 	// lastChecksum is the checksum of the file on disk (or 0 before the
 	// first write), so that a write that would not change it is skipped,
 	// as the kubelet's storeState does.
@@ -136,6 +146,7 @@ func (s *Store) Set(uid types.UID, r allocation.PodResources) error {
 		delete(s.own, uid)
 		s.written(uid)
 	} else {
+		s.changedLocked(uid)
 		s.entries[uid] = r.DeepCopy()
 	}
 	return s.persistLocked()
@@ -178,6 +189,7 @@ func (s *Store) SetContainer(uid types.UID, name string, r v1.ResourceRequiremen
 	} else {
 		entry.ContainerResources[name] = *r.DeepCopy()
 	}
+	s.changedLocked(uid)
 	s.entries[uid] = entry
 	if s.keepGiven {
 		s.written(uid)
@@ -195,6 +207,7 @@ func (s *Store) Delete(uid types.UID) {
 	delete(s.own, uid)
 	delete(s.cold, uid)
 	s.thawed.Forget(uid)
+	s.deletedLocked(uid)
 }
 
 // hotRecords is how many records written most recently a store that keeps
