@@ -302,6 +302,15 @@ func WithFormat(f Format) CheckpointOption {
 // ErrNotRegular, and a file of more than the size limit (WithMaxSize) one
 // wrapping ErrTooLarge, both returned without waiting on the file.
 //
+// The temporary files a write of this file left when its process died
+// before renaming them (".<file>.tmp-<digits>", see writeFileAtomic) are
+// removed first, and nothing else: not another file's, not a directory or
+// a symlink of that name. A writer in another process would lose its
+// temporary file and its write, so this is safe only because a node holds
+// the directory's lock (LockDir) while it opens its stores: no other node
+// writes there. Within one process, open a store while no other store of
+// the same file writes.
+//
 // ctx bounds the loading, which reads and decodes the whole file: it is
 // checked while the file is read and before it is decoded, and its error
 // is returned, naming the file, when it is done. A nil ctx is an error.
@@ -326,6 +335,9 @@ func OpenCheckpoint(ctx context.Context, dir, file string, opts ...CheckpointOpt
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("create checkpoint directory %s: %w", dir, err)
 	}
+	if err := removeStaleTemps(dir, file); err != nil {
+		return nil, err
+	}
 	path := checkpointPath(dir, file)
 	blob, err := readCheckpoint(ctx, path, o.maxSize)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -344,6 +356,28 @@ func OpenCheckpoint(ctx context.Context, dir, file string, opts ...CheckpointOpt
 	s.entries = entries
 	s.lastChecksum = sum
 	return s, nil
+}
+
+// removeStaleTemps removes dir's regular files named as writeFileAtomic
+// names the temporary files of file: "." + file + ".tmp-" and the decimal
+// number os.CreateTemp puts there. Such a file is left only when the
+// process died between creating and renaming it; its contents never
+// became the checkpoint.
+func removeStaleTemps(dir, file string) error {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("look for stale temporary files of %s: %w", checkpointPath(dir, file), err)
+	}
+	for _, de := range des {
+		n, ok := strings.CutPrefix(de.Name(), "."+file+".tmp-")
+		if !ok || n == "" || strings.Trim(n, "0123456789") != "" || !de.Type().IsRegular() {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, de.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove stale temporary file: %w", err)
+		}
+	}
+	return nil
 }
 
 // persistLocked writes the store to its file unless the store is in memory
