@@ -4,11 +4,16 @@ package state
 
 import "os"
 
-// openRegular opens path for reading if, after following symlinks, it is
-// a regular file, and returns it with its size; anything else is an error
+// openRegular opens path for reading (or, with create, for reading and
+// writing, creating a missing file with mode 0o600) if, after following
+// symlinks, it is a regular file, and returns it with its size; anything else is an error
 // wrapping ErrNotRegular. The type is taken from the opened file.
-func openRegular(path string) (*os.File, int64, error) {
-	f, err := os.Open(path)
+func openRegular(path string, create bool) (*os.File, int64, error) {
+	flags := os.O_RDONLY
+	if create {
+		flags = os.O_RDWR | os.O_CREATE
+	}
+	f, err := os.OpenFile(path, flags, 0o600)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -19,7 +24,7 @@ func openRegular(path string) (*os.File, int64, error) {
 	}
 	if !info.Mode().IsRegular() {
 		_ = f.Close()
-		return nil, 0, notRegular(path, info.Mode())
+		return nil, 0, notRegular(info.Mode())
 	}
 	return f, info.Size(), nil
 }

@@ -8,19 +8,24 @@ import (
 	"syscall"
 )
 
-// openRegular opens path for reading if, after following symlinks, it is
-// a regular file, and returns it with its size. The open does not block
+// openRegular opens path for reading (or, with create, for reading and
+// writing, creating a missing file with mode 0o600) if, after following
+// symlinks, it is a regular file, and returns it with its size. The open does not block
 // (O_NONBLOCK: opening a FIFO for reading would wait for a writer) and the
 // type is taken from the opened descriptor (fstat), so that the file
 // cannot be swapped between the check and the open. Anything else is an
 // error wrapping ErrNotRegular that says what it is; a missing file is an
 // error wrapping fs.ErrNotExist.
-func openRegular(path string) (*os.File, int64, error) {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+func openRegular(path string, create bool) (*os.File, int64, error) {
+	flags := syscall.O_RDONLY
+	if create {
+		flags = syscall.O_RDWR | syscall.O_CREAT
+	}
+	fd, err := syscall.Open(path, flags|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
 		// A socket cannot be opened (ENXIO); say what is there.
 		if info, serr := os.Stat(path); serr == nil && !info.Mode().IsRegular() {
-			return nil, 0, notRegular(path, info.Mode())
+			return nil, 0, notRegular(info.Mode())
 		}
 		return nil, 0, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
@@ -31,7 +36,7 @@ func openRegular(path string) (*os.File, int64, error) {
 	}
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		_ = syscall.Close(fd)
-		return nil, 0, notRegular(path, unixType(uint32(st.Mode)))
+		return nil, 0, notRegular(unixType(uint32(st.Mode)))
 	}
 	return os.NewFile(uintptr(fd), path), st.Size, nil
 }

@@ -32,8 +32,8 @@ var ErrNotRegular = errors.New("not a regular file")
 // raise the limit.
 var ErrTooLarge = errors.New("checkpoint too large")
 
-// notRegular is the error for a path whose file has type mode.
-func notRegular(path string, mode fs.FileMode) error {
+// notRegular is the error for a file of type mode.
+func notRegular(mode fs.FileMode) error {
 	kind := "an irregular file"
 	switch {
 	case mode&fs.ModeDir != 0:
@@ -47,7 +47,7 @@ func notRegular(path string, mode fs.FileMode) error {
 	case mode&fs.ModeDevice != 0:
 		kind = "a block device"
 	}
-	return fmt.Errorf("read checkpoint %s: it is %s: %w", path, kind, ErrNotRegular)
+	return fmt.Errorf("it is %s: %w", kind, ErrNotRegular)
 }
 
 // readChunk is how much readCheckpoint reads between two looks at its
@@ -61,11 +61,8 @@ const readChunk = 1 << 20
 // size the file had when opened only sizes the buffer and refuses a file
 // too large at once. A missing file is an error wrapping fs.ErrNotExist.
 func readCheckpoint(ctx context.Context, path string, limit int64) ([]byte, error) {
-	f, size, err := openRegular(path)
+	f, size, err := openRegular(path, false)
 	if err != nil {
-		if errors.Is(err, ErrNotRegular) {
-			return nil, err
-		}
 		return nil, fmt.Errorf("read checkpoint %s: %w", path, err)
 	}
 	defer f.Close()

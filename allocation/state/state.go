@@ -95,6 +95,9 @@ type Store struct {
 	// the next write reuses: at the size of the file, it is the one
 	// buffer a write needs.
 	blob []byte
+	// held says that Hold gave the store to holder, until its release.
+	held   bool
+	holder string
 	// lastChecksum is the checksum of the file on disk (or 0 before the
 	// first write), so that a write that would not change it is skipped,
 	// as the kubelet's storeState does.
