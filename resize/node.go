@@ -227,12 +227,12 @@ func NewNode(ctx context.Context, cfg NodeConfig, deps Deps) (_ *Node, err error
 		format = state.FormatWithEmptyDirLimits
 	}
 	if n.allocated == nil {
-		if n.allocated, err = openState(deps.CheckpointDir, state.AllocatedStateFile, format); err != nil {
+		if n.allocated, err = openState(ctx, deps.CheckpointDir, state.AllocatedStateFile, format); err != nil {
 			return nil, fmt.Errorf("new node: %w", err)
 		}
 	}
 	if n.actuated == nil {
-		if n.actuated, err = openState(deps.CheckpointDir, state.ActuatedStateFile, format); err != nil {
+		if n.actuated, err = openState(ctx, deps.CheckpointDir, state.ActuatedStateFile, format); err != nil {
 			return nil, fmt.Errorf("new node: %w", err)
 		}
 	}
@@ -359,11 +359,11 @@ func distinctUIDs(pods []*v1.Pod) error {
 }
 
 // openState opens a checkpoint in dir, or an in-memory one when dir is "".
-func openState(dir, file string, format state.Format) (state.State, error) {
+func openState(ctx context.Context, dir, file string, format state.Format) (state.State, error) {
 	if dir == "" {
 		return state.NewMemory(), nil
 	}
-	return state.NewCheckpointFormat(dir, file, format)
+	return state.OpenCheckpoint(ctx, dir, file, state.WithFormat(format))
 }
 
 // Gate reports a feature gate of the node. A Node that NewNode did not

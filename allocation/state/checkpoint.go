@@ -1,18 +1,23 @@
 package state
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"hash/fnv"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/dump"
 
 	"github.com/resizelet/resizelet/allocation"
 )
@@ -32,37 +37,155 @@ type checkpointData struct {
 
 // checksum is the kubelet's checksum.New(data) for a checkpoint's data
 // string: FNV-32a over hash.DeepHashObject, which prints
-// dump.ForHash(data) with %v into the hasher, widened to uint64.
+// dump.ForHash(data) with %v into the hasher, widened to uint64. For a
+// string, dump.ForHash (spew's %#v) is the type in parentheses and then
+// the string as it is, so the hash is taken over "(string)" and data
+// directly, without printing a copy of a file-sized string
+// (TestChecksumIsTheKubeletsForm compares the two forms).
 //
 // The byte-exact input is an open point (resize/kubelet-resize.md §4.1); this form reproduces
 // the checksum of the kubelet's own V1 fixture (state_checkpoint_test.go,
 // Test_stateCheckpoint_formatUpgraded: 1178570812), which
 // TestChecksumMatchesKubeletFixture pins.
-func checksum(data string) uint64 {
-	h := fnv.New32a()
-	fmt.Fprintf(h, "%v", dump.ForHash(data))
+func checksum(data []byte) uint64 {
+	h := checksumHash()
+	_, _ = h.Write(data)
 	return uint64(h.Sum32())
 }
 
-// encodeData serializes the entries as the kubelet does (encoding/json,
-// which sorts map keys, so equal entries give equal bytes), in the given
-// format.
-func encodeData(entries map[types.UID]allocation.PodResources, format Format) (string, error) {
-	var b []byte
-	var err error
-	if format == FormatWithEmptyDirLimits {
-		withLimits := make(map[types.UID]entryWithEmptyDirLimits, len(entries))
-		for uid, r := range entries {
-			withLimits[uid] = entryWithEmptyDirLimits{ContainerResources: r.ContainerResources, PodLevelResources: r.PodLevelResources}
-		}
-		b, err = json.Marshal(checkpointDataWithEmptyDirLimits{Entries: withLimits})
-	} else {
-		b, err = json.Marshal(checkpointData{Entries: entries})
-	}
+// checksumHash returns the hash of checksum with "(string)" written, for
+// the data to be written to it, whole or in pieces.
+func checksumHash() hash.Hash32 {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte("(string)"))
+	return h
+}
+
+// encodeMember encodes one pod's member of the data, "uid":{record}, in
+// format, as encoding/json writes it inside the entries map: the key as
+// it writes a string (the UID is a string kind: no method is asked), the
+// record as it writes the record alone.
+func encodeMember(uid types.UID, r allocation.PodResources, format Format) ([]byte, error) {
+	key, err := json.Marshal(string(uid))
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	return string(b), nil
+	var rec any = r
+	if format == FormatWithEmptyDirLimits {
+		rec = entryWithEmptyDirLimits{ContainerResources: r.ContainerResources, PodLevelResources: r.PodLevelResources}
+	}
+	val, err := json.Marshal(rec)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(key, ':'), val...), nil
+}
+
+// member is one pod's encoded member of a file store's data.
+type member struct {
+	uid types.UID
+	enc []byte // "uid":{record}; nil until the record is encoded
+	esc []byte // enc as it is written inside the file's JSON string
+}
+
+// changedLocked notes that uid's record was set, for the next write to
+// encode it again, and adds uid to the encoded members if it is new. The
+// caller holds s.mu.
+func (s *Store) changedLocked(uid types.UID) {
+	if s.encoded == nil {
+		return
+	}
+	i, found := slices.BinarySearchFunc(s.encoded, uid, byUID)
+	if found {
+		s.encoded[i].enc = nil
+	} else {
+		s.encoded = slices.Insert(s.encoded, i, member{uid: uid})
+	}
+}
+
+// deletedLocked forgets uid's encoded member. The caller holds s.mu.
+func (s *Store) deletedLocked(uid types.UID) {
+	if i, found := slices.BinarySearchFunc(s.encoded, uid, byUID); found {
+		s.encoded = slices.Delete(s.encoded, i, i+1)
+	}
+}
+
+func byUID(m member, uid types.UID) int { return strings.Compare(string(m.uid), string(uid)) }
+
+// encodeLocked encodes the members of the records that changed since
+// the last write (all of them, the first time). The caller holds s.mu.
+func (s *Store) encodeLocked() error {
+	if s.encoded == nil {
+		s.encoded = make([]member, 0, len(s.entries))
+		for _, uid := range slices.Sorted(maps.Keys(s.entries)) {
+			s.encoded = append(s.encoded, member{uid: uid})
+		}
+	}
+	for i := range s.encoded {
+		m := &s.encoded[i]
+		if m.enc != nil {
+			continue
+		}
+		enc, err := encodeMember(m.uid, s.entries[m.uid], s.format)
+		if err != nil {
+			return err
+		}
+		esc, err := json.Marshal(string(enc))
+		if err != nil {
+			return err
+		}
+		// One allocation for both, side by side, as fileLocked reads them.
+		both := append(enc, esc[1:len(esc)-1]...)
+		m.enc, m.esc = both[:len(enc):len(enc)], both[len(enc):]
+	}
+	return nil
+}
+
+// Pieces of the data around the members, as they are and as they are
+// written inside the file's JSON string.
+var (
+	noEntries, comma, dataEnd = []byte("{}"), []byte(","), []byte("}}")
+	dataStart, dataStartEsc   = []byte(`{"entries":{`), []byte(`{\"entries\":{`)
+)
+
+// fileLocked returns the store's file, checkpointFile as encoding/json
+// writes it, and the checksum of its data, in one pass over the members
+// (after encodeLocked). The data is what encoding/json writes for
+// checkpointData (or its 1.37 form): {"entries":{...}} with the members
+// sorted by UID, or {} without entries (omitempty). The checksum is taken
+// over the members as they are; the file has them escaped, one by one:
+// encoding/json escapes a string rune by rune, the members are valid
+// UTF-8 and they meet at ASCII bytes, so the members escaped one by one
+// are the data escaped whole.
+//
+// A write thus copies the members of the records that did not change
+// rather than encoding every record again, and the data is never made
+// whole but in the file's bytes. The file is made in the buffer of the
+// previous write, kept in s.blob. The caller holds s.mu.
+func (s *Store) fileLocked() ([]byte, uint64) {
+	h := checksumHash()
+	blob := append(s.blob[:0], `{"data":"`...)
+	piece := func(enc, esc []byte) {
+		_, _ = h.Write(enc)
+		blob = append(blob, esc...)
+	}
+	if len(s.encoded) == 0 {
+		piece(noEntries, noEntries)
+	} else {
+		piece(dataStart, dataStartEsc)
+		for i, m := range s.encoded {
+			if i > 0 {
+				piece(comma, comma)
+			}
+			piece(m.enc, m.esc)
+		}
+		piece(dataEnd, dataEnd)
+	}
+	sum := uint64(h.Sum32())
+	blob = append(blob, `","checksum":`...)
+	blob = append(strconv.AppendUint(blob, sum, 10), '}')
+	s.blob = blob
+	return blob, sum
 }
 
 // Format is the shape of a checkpoint's entries, which follows the
@@ -88,18 +211,14 @@ type entryWithEmptyDirLimits struct {
 	EmptyDirVolumeLimits map[string]*resource.Quantity
 }
 
-type checkpointDataWithEmptyDirLimits struct {
-	Entries map[types.UID]entryWithEmptyDirLimits `json:"entries,omitempty"`
-}
-
 // decodeData parses a checkpoint's data string and checks that it has the
 // kubelet's shape (checkShape; a *shapeError when it has not).
-func decodeData(data string) (map[types.UID]allocation.PodResources, error) {
+func decodeData(data []byte) (map[types.UID]allocation.PodResources, error) {
 	var d checkpointData
-	if err := json.Unmarshal([]byte(data), &d); err != nil {
+	if err := json.Unmarshal(data, &d); err != nil {
 		return nil, err
 	}
-	if err := checkShape([]byte(data), d.Entries); err != nil {
+	if err := checkShape(data, d.Entries); err != nil {
 		return nil, err
 	}
 	if d.Entries == nil {
@@ -116,11 +235,12 @@ func decodeCheckpoint(path string, blob []byte) (map[types.UID]allocation.PodRes
 	if err := json.Unmarshal(blob, &cp); err != nil {
 		return nil, 0, fmt.Errorf("%w %s: invalid JSON: %v", ErrCorruptCheckpoint, path, err)
 	}
-	if sum := checksum(cp.Data); sum != cp.Checksum {
+	data := []byte(cp.Data)
+	if sum := checksum(data); sum != cp.Checksum {
 		return nil, 0, fmt.Errorf("%w %s: checksum mismatch: recorded %d, computed %d",
 			ErrCorruptCheckpoint, path, cp.Checksum, sum)
 	}
-	entries, err := decodeData(cp.Data)
+	entries, err := decodeData(data)
 	var shape *shapeError
 	if errors.As(err, &shape) {
 		return nil, 0, fmt.Errorf("%w %s: valid JSON with a matching checksum, but not the kubelet's checkpoint: %w", ErrCorruptCheckpoint, path, err)
@@ -146,33 +266,88 @@ func NewMemory() *Store {
 	return &Store{entries: map[types.UID]allocation.PodResources{}, keepGiven: true}
 }
 
-// NewCheckpoint opens the checkpoint dir/file (file is AllocatedStateFile
+// CheckpointOption changes how OpenCheckpoint opens a checkpoint.
+type CheckpointOption func(*checkpointOptions)
+
+type checkpointOptions struct {
+	format  Format
+	maxSize int64
+}
+
+// WithMaxSize makes OpenCheckpoint refuse a file of more than n bytes
+// (DefaultMaxSize without it), before it is decoded: a checkpoint is read
+// whole into memory, and decoding costs several times its size. n must be
+// positive.
+func WithMaxSize(n int64) CheckpointOption {
+	return func(o *checkpointOptions) { o.maxSize = n }
+}
+
+// WithFormat makes the store write its entries in format (a 1.37
+// kubelet's are FormatWithEmptyDirLimits; the default is
+// FormatPodResources, the 1.33 to 1.36 entry). Files of either format are
+// read whatever the option says, as a kubelet reads the file an older one
+// left.
+func WithFormat(f Format) CheckpointOption {
+	return func(o *checkpointOptions) { o.format = f }
+}
+
+// OpenCheckpoint opens the checkpoint dir/file (file is AllocatedStateFile
 // or ActuatedStateFile). dir is created if needed and the file, if it
 // exists, is loaded; a file that cannot be trusted is an error wrapping
 // ErrCorruptCheckpoint, never a silent reset (the kubelet asks the operator
 // to drain the node and delete the file).
-func NewCheckpoint(dir, file string) (*Store, error) {
-	return NewCheckpointFormat(dir, file, FormatPodResources)
-}
-
-// NewCheckpointFormat is NewCheckpoint writing its entries in format (a
-// 1.37 kubelet's are FormatWithEmptyDirLimits). Files of either format are
-// read.
-func NewCheckpointFormat(dir, file string, format Format) (*Store, error) {
-	if dir == "" || file == "" {
-		return nil, fmt.Errorf("new checkpoint: directory %q and file %q must both be set", dir, file)
+//
+// Only a regular file is read (after following a symlink): a FIFO, a
+// device, a socket or a directory at the path is an error wrapping
+// ErrNotRegular, and a file of more than the size limit (WithMaxSize) one
+// wrapping ErrTooLarge, both returned without waiting on the file.
+//
+// The temporary files a write of this file left when its process died
+// before renaming them (".<file>.tmp-<digits>", see writeFileAtomic) are
+// removed first, and nothing else: not another file's, not a directory or
+// a symlink of that name. A writer in another process would lose its
+// temporary file and its write, so this is safe only because a node holds
+// the directory's lock (LockDir) while it opens its stores: no other node
+// writes there. Within one process, open a store while no other store of
+// the same file writes.
+//
+// ctx bounds the loading, which reads and decodes the whole file: it is
+// checked while the file is read and before it is decoded, and its error
+// is returned, naming the file, when it is done. A nil ctx is an error.
+func OpenCheckpoint(ctx context.Context, dir, file string, opts ...CheckpointOption) (*Store, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("open checkpoint %s: nil context", checkpointPath(dir, file))
 	}
-	s := &Store{dir: dir, file: file, format: format, entries: map[types.UID]allocation.PodResources{}}
+	if dir == "" || file == "" {
+		return nil, fmt.Errorf("open checkpoint: directory %q and file %q must both be set", dir, file)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("open checkpoint %s: %w", checkpointPath(dir, file), err)
+	}
+	o := checkpointOptions{format: FormatPodResources, maxSize: DefaultMaxSize}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.maxSize <= 0 {
+		return nil, fmt.Errorf("open checkpoint %s: the size limit %d is not positive", checkpointPath(dir, file), o.maxSize)
+	}
+	s := &Store{dir: dir, file: file, format: o.format, entries: map[types.UID]allocation.PodResources{}}
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("create checkpoint directory %s: %w", dir, err)
 	}
+	if err := removeStaleTemps(dir, file); err != nil {
+		return nil, err
+	}
 	path := checkpointPath(dir, file)
-	blob, err := os.ReadFile(path)
+	blob, err := readCheckpoint(ctx, path, o.maxSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read checkpoint %s: %w", path, err)
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("load checkpoint %s: %w", path, err)
 	}
 	entries, sum, err := decodeCheckpoint(path, blob)
 	if err != nil {
@@ -183,6 +358,28 @@ func NewCheckpointFormat(dir, file string, format Format) (*Store, error) {
 	return s, nil
 }
 
+// removeStaleTemps removes dir's regular files named as writeFileAtomic
+// names the temporary files of file: "." + file + ".tmp-" and the decimal
+// number os.CreateTemp puts there. Such a file is left only when the
+// process died between creating and renaming it; its contents never
+// became the checkpoint.
+func removeStaleTemps(dir, file string) error {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("look for stale temporary files of %s: %w", checkpointPath(dir, file), err)
+	}
+	for _, de := range des {
+		n, ok := strings.CutPrefix(de.Name(), "."+file+".tmp-")
+		if !ok || n == "" || strings.Trim(n, "0123456789") != "" || !de.Type().IsRegular() {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, de.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove stale temporary file: %w", err)
+		}
+	}
+	return nil
+}
+
 // persistLocked writes the store to its file unless the store is in memory
 // only or the checksum shows the file already holds these entries. The
 // caller holds s.mu.
@@ -191,17 +388,12 @@ func (s *Store) persistLocked() error {
 		return nil
 	}
 	path := checkpointPath(s.dir, s.file)
-	data, err := encodeData(s.entries, s.format)
-	if err != nil {
+	if err := s.encodeLocked(); err != nil {
 		return fmt.Errorf("encode checkpoint %s: %w", path, err)
 	}
-	sum := checksum(data)
+	blob, sum := s.fileLocked()
 	if sum == s.lastChecksum {
 		return nil
-	}
-	blob, err := json.Marshal(checkpointFile{Data: data, Checksum: sum})
-	if err != nil {
-		return fmt.Errorf("encode checkpoint %s: %w", path, err)
 	}
 	if err := writeFileAtomic(s.dir, s.file, blob); err != nil {
 		return err

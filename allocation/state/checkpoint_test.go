@@ -38,9 +38,9 @@ func newTestStore(t *testing.T, dir string) *Store {
 	if dir == "" {
 		return NewMemory()
 	}
-	s, err := NewCheckpoint(dir, AllocatedStateFile)
+	s, err := OpenCheckpoint(t.Context(), dir, AllocatedStateFile)
 	if err != nil {
-		t.Fatalf("NewCheckpoint(%s): %v", dir, err)
+		t.Fatalf("OpenCheckpoint(%s): %v", dir, err)
 	}
 	return s
 }
@@ -116,7 +116,7 @@ func TestStoreFileFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	const data = `{"entries":{"uid-1":{"ContainerResources":{"c1":{"limits":{"memory":"200Mi"},"requests":{"cpu":"800m","memory":"200Mi"}}},"PodLevelResources":null}}}`
-	want := fmt.Sprintf(`{"data":%q,"checksum":%d}`, data, checksum(data))
+	want := fmt.Sprintf(`{"data":%q,"checksum":%d}`, data, checksum([]byte(data)))
 	if string(blob) != want {
 		t.Errorf("checkpoint file =\n%s\nwant\n%s", blob, want)
 	}
@@ -220,7 +220,7 @@ func TestStoreDeleteIsPersistedByTheNextWrite(t *testing.T) {
 
 func TestStoreCorruptFiles(t *testing.T) {
 	valid := func(data string) string {
-		return fmt.Sprintf(`{"data":%q,"checksum":%d}`, data, checksum(data))
+		return fmt.Sprintf(`{"data":%q,"checksum":%d}`, data, checksum([]byte(data)))
 	}
 	tests := []struct {
 		name     string
@@ -245,9 +245,9 @@ func TestStoreCorruptFiles(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tc.contents), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			s, err := NewCheckpoint(dir, ActuatedStateFile)
+			s, err := OpenCheckpoint(t.Context(), dir, ActuatedStateFile)
 			if !errors.Is(err, ErrCorruptCheckpoint) {
-				t.Fatalf("NewCheckpoint() = %v, %v; want an error wrapping ErrCorruptCheckpoint", s, err)
+				t.Fatalf("OpenCheckpoint() = %v, %v; want an error wrapping ErrCorruptCheckpoint", s, err)
 			}
 			if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.wantText) {
 				t.Errorf("error %q does not name %s and %q", err, path, tc.wantText)
@@ -256,10 +256,10 @@ func TestStoreCorruptFiles(t *testing.T) {
 	}
 }
 
-func TestNewCheckpointAcceptsOtherFields(t *testing.T) {
+func TestOpenCheckpointAcceptsOtherFields(t *testing.T) {
 	data := `{"entries":{"p":{"ContainerResources":{"c":{"requests":{"cpu":"1"}}},"EmptyDirVolumeLimits":null}}}`
 	dir := t.TempDir()
-	blob := fmt.Sprintf(`{"data":%q,"checksum":%d,"version":"v1"}`, data, checksum(data))
+	blob := fmt.Sprintf(`{"data":%q,"checksum":%d,"version":"v1"}`, data, checksum([]byte(data)))
 	if err := os.WriteFile(filepath.Join(dir, AllocatedStateFile), []byte(blob), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -269,18 +269,18 @@ func TestNewCheckpointAcceptsOtherFields(t *testing.T) {
 	}
 }
 
-func TestNewCheckpointReadErrorIsNotCorruption(t *testing.T) {
+func TestOpenCheckpointReadErrorIsNotCorruption(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, AllocatedStateFile), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	_, err := NewCheckpoint(dir, AllocatedStateFile)
+	_, err := OpenCheckpoint(t.Context(), dir, AllocatedStateFile)
 	if err == nil || errors.Is(err, ErrCorruptCheckpoint) {
-		t.Errorf("NewCheckpoint() on a directory = %v, want a read error that is not ErrCorruptCheckpoint", err)
+		t.Errorf("OpenCheckpoint() on a directory = %v, want a read error that is not ErrCorruptCheckpoint", err)
 	}
 }
 
-func TestNewCheckpointCreatesDirectory(t *testing.T) {
+func TestOpenCheckpointCreatesDirectory(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "var", "lib", "kubelet")
 	s := newTestStore(t, dir)
 	if err := s.Set("p", samplePod()); err != nil {
@@ -490,7 +490,7 @@ func TestFormatWithEmptyDirLimits(t *testing.T) {
 		t.Errorf("the two formats give the same bytes: %s", old)
 	}
 	for _, data := range []string{old, got137} {
-		back, err := decodeData(data)
+		back, err := decodeData([]byte(data))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -500,7 +500,7 @@ func TestFormatWithEmptyDirLimits(t *testing.T) {
 	}
 	// A store in the 1.37 format writes it to its file.
 	dir := t.TempDir()
-	s, err := NewCheckpointFormat(dir, AllocatedStateFile, FormatWithEmptyDirLimits)
+	s, err := OpenCheckpoint(t.Context(), dir, AllocatedStateFile, WithFormat(FormatWithEmptyDirLimits))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -514,7 +514,7 @@ func TestFormatWithEmptyDirLimits(t *testing.T) {
 	if !strings.Contains(string(blob), `\"EmptyDirVolumeLimits\":null`) {
 		t.Errorf("file %s lacks the 1.37 field", blob)
 	}
-	reopened, err := NewCheckpoint(dir, AllocatedStateFile)
+	reopened, err := OpenCheckpoint(t.Context(), dir, AllocatedStateFile)
 	if err != nil {
 		t.Fatalf("a 1.37 file does not open: %v", err)
 	}

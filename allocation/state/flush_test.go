@@ -14,7 +14,7 @@ import (
 // file, and a Flush of a file that is up to date writes nothing.
 func TestFlushWritesWhatAFailedWriteLeftInMemory(t *testing.T) {
 	dir := t.TempDir()
-	st, err := NewCheckpoint(dir, ActuatedStateFile)
+	st, err := OpenCheckpoint(t.Context(), dir, ActuatedStateFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestFlushWritesWhatAFailedWriteLeftInMemory(t *testing.T) {
 	}
 	onDisk := func() string {
 		t.Helper()
-		again, err := NewCheckpoint(dir, ActuatedStateFile)
+		again, err := OpenCheckpoint(t.Context(), dir, ActuatedStateFile)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,10 +3,14 @@ package state
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"hash/fnv"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/dump"
 
 	"github.com/resizelet/resizelet/allocation"
 )
@@ -29,16 +33,67 @@ func FuzzDecodeCheckpoint(f *testing.F) {
 }
 
 // FuzzDecodeEntries fuzzes the data string behind a valid checksum, which
-// the file-level fuzzer rarely reaches.
+// the file-level fuzzer rarely reaches, checks the checksum of every
+// string it is given against the kubelet's form of it, and compares the
+// layout check with the reference (checkLayoutAgainstReference). The
+// seeds with repeated keys are where the two differ most: the one-pass
+// check also refuses a bad record that a later repeated key hides, which
+// the reference does not see.
 func FuzzDecodeEntries(f *testing.F) {
 	f.Add(`{"entries":{"p":{"ContainerResources":{"c":{"requests":{"cpu":"800m","memory":"200Mi"}}},"PodLevelResources":null}}}`)
+	for _, data := range []string{
+		`{"entries":{"a":{"c":{}}},"entries":{"b":{"ContainerResources":{}}}}`,
+		`{"entries":{"b":{"ContainerResources":{}}},"ENTRIES":{"a":{"c":{}}}}`,
+		`{"entries":{"a":{"ContainerResources":{"c":{"x":1}},"containerResources":{"d":{}}}}}`,
+		`{"entries":{"a":{"c":{}},"a":{"ContainerResources":{}}}}`,
+		`{"entrieſ":{"a":{"ContainerResources":{"c":{"requests":{"cpu":"1"}}}}}}`,
+	} {
+		f.Add(data)
+	}
 	f.Fuzz(func(t *testing.T, data string) {
-		entries, err := decodeData(data)
+		if got, want := checksum([]byte(data)), kubeletChecksum(data); got != want {
+			t.Fatalf("checksum(%q) = %d, the kubelet's form gives %d", data, got, want)
+		}
+		checkLayoutAgainstReference(t, []byte(data))
+		entries, err := decodeData([]byte(data))
 		if err != nil {
 			return
 		}
 		checkRoundTrip(t, entries)
 	})
+}
+
+// checkLayoutAgainstReference compares checkLayout with the map-based
+// check it replaced (shape_ref_test.go) on data that encoding/json
+// decodes: the one-pass check must not accept what the reference refuses.
+func checkLayoutAgainstReference(t *testing.T, data []byte) {
+	t.Helper()
+	var d checkpointData
+	if json.Unmarshal(data, &d) != nil {
+		return
+	}
+	if checkLayout(data) == nil && !refAccepts(data, d.Entries) {
+		t.Fatalf("checkLayout accepts %q, which the reference refuses", data)
+	}
+}
+
+// kubeletChecksum is the kubelet's checksum.New(data) as the kubelet
+// writes it: FNV-32a over fmt's %v of dump.ForHash(data).
+func kubeletChecksum(data string) uint64 {
+	h := fnv.New32a()
+	fmt.Fprintf(h, "%v", dump.ForHash(data))
+	return uint64(h.Sum32())
+}
+
+// TestChecksumIsTheKubeletsForm: checksum hashes the data without
+// printing it, and gives what the kubelet's printing gives, for data
+// with quotes, escapes, format verbs and bytes that are not UTF-8.
+func TestChecksumIsTheKubeletsForm(t *testing.T) {
+	for _, data := range []string{"", "{}", `{"entries":{"p\"q":{}}}`, "%v %!s(MISSING) %%", "\xff\xfe\x00 \u2028", strings.Repeat("é", 1000)} {
+		if got, want := checksum([]byte(data)), kubeletChecksum(data); got != want {
+			t.Errorf("checksum(%q) = %d, the kubelet's form gives %d", data, got, want)
+		}
+	}
 }
 
 // checkRoundTrip encodes entries, decodes them again and checks that the
@@ -49,7 +104,7 @@ func checkRoundTrip(t *testing.T, entries map[types.UID]allocation.PodResources)
 	if err != nil {
 		t.Fatalf("encodeData() of decoded entries: %v", err)
 	}
-	blob, err := json.Marshal(checkpointFile{Data: data, Checksum: checksum(data)})
+	blob, err := json.Marshal(checkpointFile{Data: data, Checksum: checksum([]byte(data))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 
 // checksummed is a checkpoint file whose checksum matches its data.
 func checksummed(data string) string {
-	return fmt.Sprintf(`{"data":%q,"checksum":%d}`, data, checksum(data))
+	return fmt.Sprintf(`{"data":%q,"checksum":%d}`, data, checksum([]byte(data)))
 }
 
 // TestCheckpointOfTheWrongShapeIsRefused: a file that is valid JSON, whose
@@ -45,10 +45,10 @@ func TestCheckpointOfTheWrongShapeIsRefused(t *testing.T) {
 			if err := os.WriteFile(path, []byte(contents), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			s, err := NewCheckpoint(dir, AllocatedStateFile)
+			s, err := OpenCheckpoint(t.Context(), dir, AllocatedStateFile)
 			if !errors.Is(err, ErrCorruptCheckpoint) || !strings.Contains(err.Error(), path) ||
 				!strings.Contains(err.Error(), "not the kubelet's checkpoint") || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("NewCheckpoint() = %v, %v; want ErrCorruptCheckpoint naming %s and %q", s, err, path, tc.want)
+				t.Fatalf("OpenCheckpoint() = %v, %v; want ErrCorruptCheckpoint naming %s and %q", s, err, path, tc.want)
 			}
 			if got, _ := os.ReadFile(path); string(got) != contents {
 				t.Fatalf("the refused file was changed: %s", got)
@@ -58,7 +58,7 @@ func TestCheckpointOfTheWrongShapeIsRefused(t *testing.T) {
 	err := func() error {
 		dir := t.TempDir()
 		os.WriteFile(filepath.Join(dir, ActuatedStateFile), []byte(checksummed(`{"entries":{"p":{"ContainerResources":{"c":{"limits":{"memory":"16Ei"}}}}}}`)), 0o600)
-		_, err := NewCheckpoint(dir, ActuatedStateFile)
+		_, err := OpenCheckpoint(t.Context(), dir, ActuatedStateFile)
 		return err
 	}()
 	if !errors.Is(err, cgconfig.ErrAmountTooLarge) {

@@ -1,6 +1,6 @@
 // Package state holds the kubelet's two resize checkpoints,
 // allocated_pods_state and actuated_pods_state, behind one interface, State
-// (as the kubelet's pkg/kubelet/allocation/state does): NewCheckpoint keeps
+// (as the kubelet's pkg/kubelet/allocation/state does): OpenCheckpoint keeps
 // one in a file in the kubelet's V1 format with its checksum, written
 // atomically; NewMemory keeps one in memory only, for simulations that do
 // not need to survive the process.
@@ -31,13 +31,13 @@ const (
 	ActuatedStateFile = "actuated_pods_state"
 )
 
-// ErrCorruptCheckpoint is wrapped by the error NewCheckpoint returns for a
+// ErrCorruptCheckpoint is wrapped by the error OpenCheckpoint returns for a
 // checkpoint file it cannot trust: bad JSON, a truncated file, a checksum
 // mismatch, entries that do not decode, or data that decodes but is not
 // the kubelet's checkpoint (a missing "entries" or "ContainerResources",
 // an amount beyond resizelet's bounds; see checkShape). The kubelet refuses to start on
 // such a file rather than silently dropping every allocation, and so does
-// NewCheckpoint.
+// OpenCheckpoint.
 var ErrCorruptCheckpoint = errors.New("corrupt checkpoint")
 
 // State is one checkpoint as the node driver uses it: the kubelet's
@@ -85,6 +85,19 @@ type Store struct {
 	thawed frozen.Recent[types.UID]
 	// peak is the most records entries has held since it was last made.
 	peak int
+	// encoded holds, in a file store, every pod's member of the data,
+	// sorted by UID (encodeLocked), from the first write on; nil before.
+	// It costs about twice the file's size (each member as it is and
+	// escaped), and makes a write linear in the file's size with a small
+	// constant: copies, not encodings, of the records that did not change.
+	encoded []member
+	// blob is the file's bytes as last made (fileLocked), whose buffer
+	// the next write reuses: at the size of the file, it is the one
+	// buffer a write needs.
+	blob []byte
+	// held says that Hold gave the store to holder, until its release.
+	held   bool
+	holder string
 	// lastChecksum is the checksum of the file on disk (or 0 before the
 	// first write), so that a write that would not change it is skipped,
 	// as the kubelet's storeState does.
@@ -136,6 +149,7 @@ func (s *Store) Set(uid types.UID, r allocation.PodResources) error {
 		delete(s.own, uid)
 		s.written(uid)
 	} else {
+		s.changedLocked(uid)
 		s.entries[uid] = r.DeepCopy()
 	}
 	return s.persistLocked()
@@ -178,6 +192,7 @@ func (s *Store) SetContainer(uid types.UID, name string, r v1.ResourceRequiremen
 	} else {
 		entry.ContainerResources[name] = *r.DeepCopy()
 	}
+	s.changedLocked(uid)
 	s.entries[uid] = entry
 	if s.keepGiven {
 		s.written(uid)
@@ -195,6 +210,7 @@ func (s *Store) Delete(uid types.UID) {
 	delete(s.own, uid)
 	delete(s.cold, uid)
 	s.thawed.Forget(uid)
+	s.deletedLocked(uid)
 }
 
 // hotRecords is how many records written most recently a store that keeps

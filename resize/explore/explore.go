@@ -402,8 +402,8 @@ func (x *explorer) replay(ctx context.Context, last int, arm *armed, seen func(i
 		}
 		// Each kubelet opens the checkpoint files anew, as a restarted
 		// kubelet loads them.
-		alloc, aerr := state.NewCheckpoint(d.CheckpointDir, state.AllocatedStateFile)
-		act, ferr := state.NewCheckpoint(d.CheckpointDir, state.ActuatedStateFile)
+		alloc, aerr := state.OpenCheckpoint(ctx, d.CheckpointDir, state.AllocatedStateFile)
+		act, ferr := state.OpenCheckpoint(ctx, d.CheckpointDir, state.ActuatedStateFile)
 		if errors.Join(aerr, ferr) != nil {
 			// NewNode reports a checkpoint it cannot open when it opens it
 			// itself: leave the directory to it.

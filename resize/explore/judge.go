@@ -100,7 +100,7 @@ func (x *explorer) observe(ctx context.Context, se *scenario.Session, end *endSt
 		where resize.Where
 		file  string
 	}{{resize.WhereAllocated, state.AllocatedStateFile}, {resize.WhereActuated, state.ActuatedStateFile}} {
-		st, err := state.NewCheckpoint(se.CheckpointDir(), f.file)
+		st, err := state.OpenCheckpoint(ctx, se.CheckpointDir(), f.file)
 		if err != nil {
 			end.broken = append(end.broken, "a restart could not load "+f.file+": "+err.Error())
 			continue
