@@ -5,12 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
 	"github.com/resizelet/resizelet/allocation/state"
 )
+
+// ErrCheckpointsHeld is wrapped by the error of NewNode given checkpoints
+// another open node holds (state.ErrHeld): a checkpoint directory, whose
+// lock file another node of this process or another process has locked,
+// or in-memory checkpoints another node was started on. The error names
+// both nodes.
+var ErrCheckpointsHeld = state.ErrHeld
 
 // ErrClosed is matched (errors.Is) by the error of every call on a Node
 // after its Close, of a call that Close cut short, of a call on a Node that
@@ -161,13 +167,15 @@ type checkpointHolder interface {
 }
 
 // hold takes what the node must have to itself, and returns what lets go
-// of it again: the checkpoints given in deps (Allocated and Actuated, when
-// they can be held) and the node's place among its Backend's nodes. A
-// checkpoint another open node holds is an error that names that node.
-func (n *Node) hold(deps Deps) (release func() error, err error) {
-	holder := "node " + strconv.Quote(n.cfg.Name)
+// of it again: its checkpoint directory (a lock file in it, which the
+// kubelet's --lock-file is to a node, when the node opens its checkpoints
+// there), the checkpoints given in deps (Allocated and Actuated, when they
+// can be held), and its place among its Backend's nodes. A checkpoint
+// another open node holds is an error that names that node.
+func (n *Node) hold(deps Deps) (_ func() error, err error) {
+	holder := n.cfg.Name
 	var releases []func() error
-	release = func() error {
+	release := func() error {
 		var errs []error
 		for i := len(releases) - 1; i >= 0; i-- {
 			errs = append(errs, releases[i]())
@@ -179,6 +187,13 @@ func (n *Node) hold(deps Deps) (release func() error, err error) {
 			_ = release()
 		}
 	}()
+	if deps.CheckpointDir != "" && (deps.Allocated == nil || deps.Actuated == nil) {
+		lock, err := state.LockDir(deps.CheckpointDir, n.cfg.Name)
+		if err != nil {
+			return nil, fmt.Errorf("Deps.CheckpointDir: %w", err)
+		}
+		releases = append(releases, lock.Unlock)
+	}
 	if sameState(deps.Allocated, deps.Actuated) {
 		return nil, errors.New("Deps.Allocated and Deps.Actuated are the same checkpoint: the two records of a pod would overwrite each other")
 	}
@@ -256,6 +271,3 @@ func (b *Backend) stopNodes() []*Node {
 	}
 	return out
 }
-
-// ErrCheckpointsHeld TEMPORARY until state.ErrHeld lands.
-var ErrCheckpointsHeld = errors.New("checkpoints held by another node")
