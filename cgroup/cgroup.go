@@ -138,6 +138,9 @@ var (
 	// call needs.
 	ErrNotSupported = errors.New("not supported on this host")
 	// ErrInvalidPath means a path would leave the manager's root or holds a
-	// character a cgroup name may not have.
-	ErrInvalidPath = errors.New("invalid cgroup path")
+	// character a cgroup name may not have. It is cgconfig.ErrInvalidPath,
+	// the error of the rule every manager checks paths with
+	// (cgconfig.ValidatePath), so that the resize core, which imports no
+	// manager, refuses a NodeConfig.CgroupRoot with the same error.
+	ErrInvalidPath = cgconfig.ErrInvalidPath
 )

@@ -157,36 +157,14 @@ func join(dir, path string) string {
 	return dir + "/" + path
 }
 
-// validatePath checks a cgroup path relative to a manager's root: "" for
-// the root itself, else "/" separated, no leading or trailing "/", no empty, "." or ".."
-// component, no component longer than a file name may be, and no control
-// character (the kernel refuses a newline in a cgroup name). Every pod UID
-// and container ID that reaches a file path passes through here, so no
-// write can land outside the root.
+// validatePath checks a cgroup path relative to a manager's root with
+// cgconfig.ValidatePath's rule: "" for the root itself, else "/"
+// separated, no leading or trailing "/", no empty, "." or ".." component,
+// no component longer than a file name may be, and no control character.
+// Every pod UID and container ID that reaches a file path passes through
+// here, so no write can land outside the root.
 func validatePath(path string) error {
-	if path == "" {
-		return nil // the root itself
-	}
-	start := 0
-	for i := 0; i <= len(path); i++ {
-		if i < len(path) && path[i] != '/' {
-			if c := path[i]; c < 0x20 || c == 0x7f {
-				return fmt.Errorf("%w %q: control character", ErrInvalidPath, path)
-			}
-			continue
-		}
-		comp := path[start:i]
-		switch {
-		case comp == "":
-			return fmt.Errorf("%w %q: empty component", ErrInvalidPath, path)
-		case comp == "." || comp == "..":
-			return fmt.Errorf("%w %q: %q component", ErrInvalidPath, path, comp)
-		case len(comp) > 255:
-			return fmt.Errorf("%w %q: component longer than 255 bytes", ErrInvalidPath, path)
-		}
-		start = i + 1
-	}
-	return nil
+	return cgconfig.ValidatePath(path)
 }
 
 // validateFile checks the name of one file of a cgroup.

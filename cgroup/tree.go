@@ -38,7 +38,8 @@ type pathLister interface{ Paths() []string }
 // seconds. On an FS over an ordinary directory tree (tests) it deletes
 // through the FS. On SimKernel it deletes the paths the kernel lists. On
 // any other Manager it can only delete name itself, which fails while name
-// has children.
+// has children. To keep what existed of the tree at some moment, take a
+// TreeSnapshot then and remove with RemoveCreated.
 func RemoveTree(m Manager, name string) ([]string, error) {
 	if name == "" {
 		return nil, fmt.Errorf("remove cgroup tree: the root cgroup: %w", ErrInvalidPath)
@@ -46,13 +47,28 @@ func RemoveTree(m Manager, name string) ([]string, error) {
 	if err := validatePath(name); err != nil {
 		return nil, fmt.Errorf("remove cgroup tree %s: %w", name, err)
 	}
+	inner := cgroupHolder(m)
+	switch x := inner.(type) {
+	case *FS:
+		return x.removeTree(name)
+	case pathLister:
+		return deleteDeepestFirst(inner, below(x.Paths(), name))
+	}
+	if !m.Exists(name) {
+		return nil, nil
+	}
+	return deleteDeepestFirst(m, []string{name})
+}
+
+// cgroupHolder returns the manager that holds m's cgroups, looking through
+// decorators (Unwrap() Manager): the first *FS or pathLister found, or m
+// itself when there is none.
+func cgroupHolder(m Manager) Manager {
 	inner := m
 	for range 16 { // decorator chains are short; the bound guards against a cycle
-		switch x := inner.(type) {
-		case *FS:
-			return x.removeTree(name)
-		case pathLister:
-			return deleteDeepestFirst(inner, below(x.Paths(), name))
+		switch inner.(type) {
+		case *FS, pathLister:
+			return inner
 		}
 		u, ok := inner.(interface{ Unwrap() Manager })
 		if !ok {
@@ -60,10 +76,7 @@ func RemoveTree(m Manager, name string) ([]string, error) {
 		}
 		inner = u.Unwrap()
 	}
-	if !m.Exists(name) {
-		return nil, nil
-	}
-	return deleteDeepestFirst(m, []string{name})
+	return m
 }
 
 // below returns the paths that are name or below it.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/cri"
 )
 
@@ -78,6 +80,10 @@ type Backend struct {
 	// parent is the private cgroup parent ("" on Simulated, whose kernel
 	// is the backend's own).
 	parent string
+	// before is what existed of the parent's path when the backend was
+	// made (nil on Simulated): Close removes what was created on it since,
+	// and keeps the rest.
+	before *cgroup.TreeSnapshot
 
 	mu       sync.Mutex
 	closed   bool
@@ -108,7 +114,11 @@ type backendConfig struct {
 
 // WithCgroupRoot is where the host's cgroup filesystem is mounted
 // (HostCgroups and Remote; DefaultHostCgroupRoot by default). Its version
-// is detected there (cgroup.NewFS).
+// is detected there (cgroup.NewFS). dir is a host directory, not a cgroup:
+// it must be absolute and clean (filepath.Clean leaves it as it is), with
+// no control character; the constructor refuses any other with an error
+// that names WithCgroupRoot and the value and wraps cgroup.ErrInvalidPath,
+// also when WithCgroupManager makes it unused.
 func WithCgroupRoot(dir string) BackendOption {
 	return func(c *backendConfig) { c.root = dir }
 }
@@ -122,9 +132,23 @@ func WithCgroupManager(m cgroup.Manager) BackendOption {
 }
 
 // WithCgroupParent names the private cgroup parent (HostCgroups and
-// Remote) instead of "resizelet-<pid>-<n>": a cgroup path relative to the
-// hierarchy root under which the node's kubepods goes, and which Close
-// removes whole. It may not be or start with a kubepods cgroup.
+// Remote) instead of "resizelet-<pid>-<n>": the cgroup under which the
+// node's kubepods goes. It is written as NodeConfig.CgroupRoot is, always
+// relative to the root of the cgroup hierarchy: a leading "/" is that
+// root, never the host's root directory ("/abs/x" and "abs/x" are the
+// same cgroup, Backend.CgroupParent returns "abs/x"), and one trailing "/"
+// is dropped. The constructor refuses, with an error that names
+// WithCgroupParent and the value and wraps cgroup.ErrInvalidPath, a name
+// with an empty, "." or ".." component or a control character
+// (cgconfig.RootRelative), and the hierarchy root itself ("/"); and it
+// refuses a name that is or starts with a kubepods cgroup, the host's.
+//
+// Close removes what was created on the parent's path after the backend
+// was made, in every cgroup hierarchy, and nothing that existed before:
+// the parent with everything below it and each ancestor created for it
+// ("abs" of "abs/x") when nothing else is left in it. A parent that
+// existed before the backend stays, with the cgroups that were below it
+// then; only those created since go (cgroup.RemoveCreated).
 func WithCgroupParent(name string) BackendOption {
 	return func(c *backendConfig) { c.parent = name }
 }
@@ -196,25 +220,46 @@ func (c *backendConfig) simContainerd(cg cgroup.Manager, cfg NodeConfig) *cri.Si
 	return cri.NewSimContainerd(cg, append(opts, c.containerOpts...)...)
 }
 
-// privateParent returns the private cgroup parent the options name, or a
-// new one of this process.
+// privateParent returns the private cgroup parent the options name,
+// relative to the hierarchy root, or a new one of this process.
 func (c *backendConfig) privateParent() (string, error) {
 	if c.parent == "" {
 		return fmt.Sprintf("resizelet-%d-%d", os.Getpid(), backendSeq.Add(1)), nil
 	}
-	name := strings.Trim(c.parent, "/")
-	if name == "" {
-		return "", fmt.Errorf("cgroup parent %q: empty", c.parent)
+	name, err := cgconfig.RootRelative(c.parent)
+	if err != nil {
+		return "", fmt.Errorf("cgroup parent (WithCgroupParent): %w", err)
 	}
-	for _, comp := range strings.Split(name, "/") {
-		if comp == "" || comp == "." || comp == ".." {
-			return "", fmt.Errorf("cgroup parent %q: not a cgroup path", c.parent)
-		}
+	if name == "" {
+		return "", fmt.Errorf("cgroup parent %q (WithCgroupParent): the hierarchy root cannot be a private parent: %w", c.parent, cgroup.ErrInvalidPath)
 	}
 	if strings.HasPrefix(name, "kubepods") {
-		return "", fmt.Errorf("cgroup parent %q: a kubepods cgroup is the host's, not a private parent", c.parent)
+		return "", fmt.Errorf("cgroup parent %q (WithCgroupParent): a kubepods cgroup is the host's, not a private parent", c.parent)
 	}
 	return name, nil
+}
+
+// checkMountRoot refuses a WithCgroupRoot directory that is not an
+// absolute, clean host path without control characters. A relative one
+// would name another directory from each working directory; NewFS cleans
+// an unclean one lexically, which names another directory than the
+// kernel's lookup when a ".." follows a symbolic link; and a control
+// character is a quoting mistake, not a mount point.
+func checkMountRoot(dir string) error {
+	var why string
+	switch {
+	case dir == "":
+		why = "empty"
+	case strings.ContainsFunc(dir, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		why = "control character"
+	case !filepath.IsAbs(dir):
+		why = "not an absolute path"
+	case filepath.Clean(dir) != dir:
+		why = fmt.Sprintf("not a clean path (%s)", filepath.Clean(dir))
+	default:
+		return nil
+	}
+	return fmt.Errorf("cgroup root %q (WithCgroupRoot): %s: %w", dir, why, cgroup.ErrInvalidPath)
 }
 
 // underParent puts cfg's own CgroupRoot, if any, below the private parent.
@@ -232,12 +277,12 @@ func underParent(parent, root string) string {
 // WithRuntimeCgroups.
 func Simulated(cfg NodeConfig, opts ...BackendOption) (*Backend, error) {
 	c := newBackendConfig(opts)
+	if err := cfg.WithDefaults().Validate(); err != nil {
+		return nil, fmt.Errorf("simulated backend: %w", err)
+	}
 	version := cfg.CgroupVersion
 	if version == 0 {
 		version = cgroup.V2
-	}
-	if version != cgroup.V1 && version != cgroup.V2 {
-		return nil, fmt.Errorf("simulated backend: node config: cgroupVersion: %q is not one of v1, v2", version)
 	}
 	kernel := cgroup.NewSimKernel(version, c.kernelOpts...)
 	b := &Backend{kind: "simulated", raw: kernel, cgroups: c.wrapped(kernel)}
@@ -263,6 +308,13 @@ func Simulated(cfg NodeConfig, opts ...BackendOption) (*Backend, error) {
 // WithCgroupParent, WithSimContainerd, WithCgroups, WithRuntimeCgroups.
 func HostCgroups(cfg NodeConfig, opts ...BackendOption) (*Backend, error) {
 	c := newBackendConfig(opts)
+	if err := cfg.WithDefaults().Validate(); err != nil {
+		return nil, fmt.Errorf("host cgroups backend: %w", err)
+	}
+	parent, err := c.privateParent()
+	if err != nil {
+		return nil, fmt.Errorf("host cgroups backend: %w", err)
+	}
 	raw, where, err := c.hostCgroups()
 	if err != nil {
 		return nil, fmt.Errorf("host cgroups backend: %w", err)
@@ -270,11 +322,12 @@ func HostCgroups(cfg NodeConfig, opts ...BackendOption) (*Backend, error) {
 	if err := hostVersion(&cfg, raw, where); err != nil {
 		return nil, fmt.Errorf("host cgroups backend: %w", err)
 	}
-	parent, err := c.privateParent()
+	// What exists of the parent's path now is the host's: Close keeps it.
+	before, err := cgroup.SnapshotTree(raw, parent)
 	if err != nil {
 		return nil, fmt.Errorf("host cgroups backend: %w", err)
 	}
-	b := &Backend{kind: "host cgroups", raw: raw, cgroups: c.wrapped(raw), parent: parent}
+	b := &Backend{kind: "host cgroups", raw: raw, cgroups: c.wrapped(raw), parent: parent, before: before}
 	b.sim = c.simContainerd(b.cgroups, cfg)
 	b.runtime = b.sim
 	if err := coherent(context.Background(), &cfg, b.Deps(Deps{})); err != nil {
@@ -312,6 +365,13 @@ func Remote(ctx context.Context, endpoint, image string, cfg NodeConfig, opts ..
 	if image == "" {
 		return nil, fmt.Errorf("remote backend at %s: an image is required: the image the containers run", endpoint)
 	}
+	if err := cfg.WithDefaults().Validate(); err != nil {
+		return nil, fmt.Errorf("remote backend: %w", err)
+	}
+	parent, err := c.privateParent()
+	if err != nil {
+		return nil, fmt.Errorf("remote backend: %w", err)
+	}
 	raw, where, err := c.hostCgroups()
 	if err != nil {
 		return nil, fmt.Errorf("remote backend: %w", err)
@@ -319,7 +379,8 @@ func Remote(ctx context.Context, endpoint, image string, cfg NodeConfig, opts ..
 	if err := hostVersion(&cfg, raw, where); err != nil {
 		return nil, fmt.Errorf("remote backend: %w", err)
 	}
-	parent, err := c.privateParent()
+	// What exists of the parent's path now is the host's: Close keeps it.
+	before, err := cgroup.SnapshotTree(raw, parent)
 	if err != nil {
 		return nil, fmt.Errorf("remote backend: %w", err)
 	}
@@ -336,7 +397,7 @@ func Remote(ctx context.Context, endpoint, image string, cfg NodeConfig, opts ..
 		return nil, fmt.Errorf("remote backend: %w", err)
 	}
 	b := &Backend{
-		kind: "remote", raw: raw, cgroups: c.wrapped(raw), parent: parent, remote: rt,
+		kind: "remote", raw: raw, cgroups: c.wrapped(raw), parent: parent, before: before, remote: rt,
 		runtime: &labelledRuntime{Runtime: rt, value: parent},
 	}
 	if err := coherent(ctx, &cfg, b.Deps(Deps{})); err != nil {
@@ -364,6 +425,9 @@ func Remote(ctx context.Context, endpoint, image string, cfg NodeConfig, opts ..
 // hostCgroups returns the host's cgroup manager the options name, and
 // where it is, for messages.
 func (c *backendConfig) hostCgroups() (cgroup.Manager, string, error) {
+	if err := checkMountRoot(c.root); err != nil {
+		return nil, "", err
+	}
 	if c.manager != nil {
 		return c.manager, fmt.Sprintf("the cgroup manager given (%T)", c.manager), nil
 	}
@@ -408,49 +472,91 @@ func ensureImage(ctx context.Context, rt *cri.Remote, endpoint, image string, pu
 	return nil
 }
 
-// Config returns the NodeConfig to start nodes on this backend with.
-func (b *Backend) Config() NodeConfig { return b.cfg }
+// Config returns the NodeConfig to start nodes on this backend with. On a
+// zero or nil Backend it is the zero NodeConfig.
+func (b *Backend) Config() NodeConfig {
+	if b == nil {
+		return NodeConfig{}
+	}
+	return b.cfg
+}
 
-// Cgroups returns the cgroup manager the node writes through.
-func (b *Backend) Cgroups() cgroup.Manager { return b.cgroups }
+// Cgroups returns the cgroup manager the node writes through; nil on a
+// zero or nil Backend.
+func (b *Backend) Cgroups() cgroup.Manager {
+	if b == nil {
+		return nil
+	}
+	return b.cgroups
+}
 
 // Runtime returns the runtime the node calls: the *cri.SimContainerd of
 // Simulated and HostCgroups, and on Remote the *cri.Remote behind a
 // wrapper that labels what it creates (LabelBackend) and lists only what
-// is so labelled.
-func (b *Backend) Runtime() cri.Runtime { return b.runtime }
+// is so labelled. It is nil on a zero or nil Backend.
+func (b *Backend) Runtime() cri.Runtime {
+	if b == nil {
+		return nil
+	}
+	return b.runtime
+}
 
 // CgroupParent returns the private cgroup parent below which the node's
 // cgroups go on HostCgroups and Remote (the value of LabelBackend on
-// Remote), and "" on Simulated.
-func (b *Backend) CgroupParent() string { return b.parent }
+// Remote), relative to the hierarchy root and without a leading "/", and
+// "" on Simulated and on a zero or nil Backend.
+func (b *Backend) CgroupParent() string {
+	if b == nil {
+		return ""
+	}
+	return b.parent
+}
 
 // Deps returns d with the backend's cgroup manager and runtime; the API
-// server, the clock and the checkpoints are the caller's.
+// server, the clock and the checkpoints are the caller's. A zero or nil
+// Backend has neither: d comes back without them, which NewNode refuses.
 func (b *Backend) Deps(d Deps) Deps {
-	d.Cgroups, d.Runtime = b.cgroups, b.runtime
-	d.backend = b
+	d.Cgroups, d.Runtime = b.Cgroups(), b.Runtime()
+	if b != nil {
+		d.backend = b
+	}
 	return d
 }
 
-// Close removes what the nodes started on the backend created, and
+// errNotMade is Close's error on a Backend no constructor made, which has
+// nothing to remove and no parts to remove it with.
+var errNotMade = errors.New("close backend: the Backend was not made by Simulated, HostCgroups or Remote")
+
+// Close stops the nodes still running on the backend's Deps (Node.Close:
+// each finishes the batch it is performing; none does anything after),
+// refuses new ones (NewNode on its Deps fails with an error matching
+// ErrClosed), removes what the nodes started on the backend created, and
 // releases the backend: on Simulated and HostCgroups every container and
 // sandbox of the in-memory runtime; on Remote the containers and
 // sandboxes that carry the backend's LabelBackend (stopped without a
-// grace period, then removed); on HostCgroups and Remote the private
-// cgroup parent and everything below it, in every cgroup hierarchy; on
-// Simulated every cgroup of the in-memory kernel. Then it closes the
-// connection to a remote runtime, and checks that nothing it looked for is
-// left.
+// grace period, then removed); on HostCgroups and Remote, in every cgroup
+// hierarchy, what was created on the private cgroup parent's path since
+// the backend was made: the parent and everything below it, then each
+// ancestor created for it that nothing else has come to use, and nothing
+// that existed before the backend (see WithCgroupParent); on Simulated
+// every cgroup of the in-memory kernel. Then it closes the connection to a
+// remote runtime, and checks that nothing it looked for is left.
 //
-// Call it once no node runs on the backend (Node.Close first): a node
-// that is still running would find its pods gone. It is safe to call
-// after a NewNode that failed, and more than once: only the first call
+// It is safe to call after a NewNode that failed, and more than once: only the first call
 // works, and later ones return its error. The error joins every removal
 // that failed and names what is left; what could be removed was. ctx
 // bounds the runtime calls: give it one that is not done yet, even when
 // the run it cleans up after was cancelled.
+//
+// On a zero Backend, or a nil *Backend, it returns an error and does
+// nothing.
 func (b *Backend) Close(ctx context.Context) error {
+	if b == nil || b.kind == "" {
+		return errNotMade
+	}
+	if ctx == nil {
+		return &argumentError{op: "close " + b.kind + " backend", msg: "nil context"}
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -552,11 +658,11 @@ func left(ctx context.Context, rt cri.Runtime, sel map[string]string) []error {
 	return errs
 }
 
-// cleanCgroups removes the private cgroup parent's tree, or on Simulated
-// every cgroup of the kernel but the root.
+// cleanCgroups removes what was created on the private cgroup parent's
+// path, or on Simulated every cgroup of the kernel but the root.
 func (b *Backend) cleanCgroups() []error {
 	if b.parent != "" {
-		if _, err := cgroup.RemoveTree(b.raw, b.parent); err != nil {
+		if _, err := cgroup.RemoveCreated(b.raw, b.before); err != nil {
 			return []error{err}
 		}
 		return nil

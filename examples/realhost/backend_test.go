@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -258,6 +259,87 @@ func TestHostCgroupsBackendOnRealCgroups(t *testing.T) {
 	}
 	if left := cgroupDirsNamed(t, parent); len(left) > 0 {
 		t.Errorf("cgroups left below the private parent: %v", left)
+	}
+	if after := kubepodsTrees(t); !slices.Equal(after, kubepodsBefore) {
+		t.Errorf("the host's kubepods changed:\nbefore %v\nafter  %v", kubepodsBefore, after)
+	}
+}
+
+// TestHostCgroupsBackendNestedParent: with a nested private parent written
+// with a leading slash ("/resizelet-realtest-<pid>/x", below the
+// hierarchy root), the node's cgroups go below it; Close removes from
+// every hierarchy the parent, what a runtime made below it in the
+// hierarchies the node does not write, and the ancestor the backend
+// created, and keeps that ancestor where it existed before the backend: on
+// cgroup v1 it is made beforehand in the pids hierarchy, as another tool's
+// cgroup would be.
+func TestHostCgroupsBackendNestedParent(t *testing.T) {
+	needRoot(t)
+	host, err := cgroup.NewFS("/sys/fs/cgroup")
+	if err != nil {
+		unavailable(t, "no usable cgroup hierarchy at /sys/fs/cgroup: %v", err)
+	}
+	ctx := context.Background()
+	kubepodsBefore := kubepodsTrees(t)
+	top := "resizelet-realtest-" + strconv.Itoa(os.Getpid())
+	t.Cleanup(func() { removeCgroupTree(t, top) })
+	kept := ""
+	if host.Version() == cgroup.V1 {
+		for _, m := range cgroupMounts(t) {
+			if filepath.Base(m) == "pids" {
+				kept = m
+			}
+		}
+	}
+	if kept != "" {
+		if err := os.Mkdir(filepath.Join(kept, top), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	b, err := resize.HostCgroups(resize.NodeConfig{}, resize.WithCgroupParent("/"+top+"/x"))
+	if err != nil {
+		t.Fatalf("HostCgroups: %v", err)
+	}
+	t.Cleanup(func() { b.Close(context.Background()) })
+	if got := b.CgroupParent(); got != top+"/x" {
+		t.Errorf("CgroupParent() = %q, want %s/x", got, top)
+	}
+	node, err := resize.NewNode(ctx, b.Config(), b.Deps(resize.Deps{Cluster: resize.NewCluster(resize.ClusterOptions{})}))
+	if err != nil {
+		t.Fatalf("NewNode: %v", err)
+	}
+	if _, err := node.AddPod(ctx, backendPod()); err != nil {
+		t.Fatalf("AddPod: %v", err)
+	}
+	info, err := node.Pod("resizelet-backend-test", "backend-demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(info.PodCgroup, top+"/x/kubepods/") {
+		t.Errorf("pod cgroup %q, want it below %s/x/kubepods", info.PodCgroup, top)
+	}
+	// What runc makes in the hierarchies the node does not write.
+	for _, m := range cgroupMounts(t) {
+		if err := os.MkdirAll(filepath.Join(m, top, "x", "kubepods", "runc-made"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	node.Close()
+	if err := b.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	for _, m := range cgroupMounts(t) {
+		if _, err := os.Stat(filepath.Join(m, top, "x")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s/%s/x after Close: %v, want it gone", m, top, err)
+		}
+		_, err := os.Stat(filepath.Join(m, top))
+		switch {
+		case m == kept && err != nil:
+			t.Errorf("%s/%s existed before the backend and is gone after Close: %v", m, top, err)
+		case m != kept && !errors.Is(err, os.ErrNotExist):
+			t.Errorf("%s/%s after Close: %v, want it gone: the backend created it", m, top, err)
+		}
 	}
 	if after := kubepodsTrees(t); !slices.Equal(after, kubepodsBefore) {
 		t.Errorf("the host's kubepods changed:\nbefore %v\nafter  %v", kubepodsBefore, after)

@@ -100,6 +100,10 @@ func TestRun(t *testing.T) {
 		{name: "unknown kubelet version", args: []string{"run", v138}, wantCode: exitInvalid,
 			wantStderr: []string{v138 + `: kubelet: unknown kubelet version "1.38": want one of 1.33, 1.34, 1.35, 1.36, 1.37`}},
 		{name: "cgroup root that is no cgroup filesystem", args: []string{"--cgroup-root", t.TempDir(), "run", good}, wantCode: exitInvalid, wantStderr: []string{"--cgroup-root", "not supported on this host"}},
+		// A relative directory is taken from the working directory (the
+		// backend takes absolute ones only): this one is no cgroup
+		// filesystem either.
+		{name: "relative cgroup root", args: []string{"--cgroup-root", "./", "run", good}, wantCode: exitInvalid, wantStderr: []string{"--cgroup-root ./", "not supported on this host"}},
 		{name: "runtime socket that is not there, flags after the files", args: []string{"run", good, "--cri-endpoint", "unix:///nonexistent/x.sock", "--image", "busybox"}, wantCode: exitInvalid, wantStderr: []string{"--cri-endpoint unix:///nonexistent/x.sock", "no such file"}},
 		{name: "runtime without image", args: []string{"--cri-endpoint", "unix:///run/x.sock"}, wantCode: exitInvalid, wantStderr: []string{"needs --image"}},
 	}

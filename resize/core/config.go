@@ -36,8 +36,15 @@ type NodeConfig struct {
 	SwapBehavior        string           // "NoSwap" (default) or "LimitedSwap"
 	CPUCFSQuota         *bool            // --cpu-cfs-quota; nil means true
 	CPUCFSQuotaPeriod   time.Duration    // default 100ms
-	// CgroupRoot is the kubelet's --cgroup-root: the cgroup, relative to the
-	// hierarchy root, under which "kubepods" lives. Empty means the root.
+	// CgroupRoot is the kubelet's --cgroup-root: the cgroup under which
+	// "kubepods" lives, always taken relative to the root of the cgroup
+	// hierarchy. It is written as the kubelet writes it, with or without a
+	// leading "/" ("/kubelet" and "kubelet" are the same cgroup; the "/" is
+	// the hierarchy root, never the host's root directory), and may end in
+	// one "/". Empty and "/" mean the hierarchy root. Validate refuses a
+	// value with an empty, "." or ".." component or a control character
+	// (cgconfig.RootRelative), wrapping cgconfig.ErrInvalidPath, which is
+	// cgroup.ErrInvalidPath.
 	CgroupRoot   string
 	FeatureGates map[string]bool // explicit settings; the profile gives the defaults
 	Profile      profile.Version // default profile.Default (1.35)
@@ -200,6 +207,12 @@ func (cfg NodeConfig) Validate() error {
 		if check != nil {
 			return check
 		}
+	}
+	// A cgroup root the cgroup managers refuse (they check every path
+	// with the same rule) would fail only at the node's first pod, which
+	// would stay Pending.
+	if _, err := cgconfig.RootRelative(cfg.CgroupRoot); err != nil {
+		return &ConfigError{Field: "cgroupRoot", Msg: err.Error(), Err: err}
 	}
 	if errs := validation.IsDNS1123Subdomain(cfg.Name); len(errs) > 0 {
 		return &ConfigError{Field: "name", Msg: fmt.Sprintf("invalid node name %q: %s", cfg.Name, strings.Join(errs, "; "))}

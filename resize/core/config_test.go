@@ -2,6 +2,7 @@ package core
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -211,6 +212,17 @@ func TestValidate(t *testing.T) {
 		// Equal in value but written in another unit is not above.
 		{name: "allocatable equal to capacity in other units", cfg: with(func(c *NodeConfig) { c.Allocatable[v1.ResourceCPU] = resource.MustParse("16000m") })},
 
+		// The cgroup root is written as the kubelet's --cgroup-root, with
+		// or without the leading "/" of the hierarchy root.
+		{name: "cgroupRoot slash", cfg: with(func(c *NodeConfig) { c.CgroupRoot = "/" })},
+		{name: "cgroupRoot absolute", cfg: with(func(c *NodeConfig) { c.CgroupRoot = "/kubelet" })},
+		{name: "cgroupRoot relative and nested", cfg: with(func(c *NodeConfig) { c.CgroupRoot = "a/b/" })},
+		{name: "cgroupRoot leaving the hierarchy", cfg: with(func(c *NodeConfig) { c.CgroupRoot = "../../etc" }), wantField: "cgroupRoot", wantMsg: `"../../etc": ".." component`},
+		{name: "cgroupRoot dot", cfg: with(func(c *NodeConfig) { c.CgroupRoot = "/a/./b" }), wantField: "cgroupRoot", wantMsg: `"/a/./b"`},
+		{name: "cgroupRoot empty component", cfg: with(func(c *NodeConfig) { c.CgroupRoot = "a//b" }), wantField: "cgroupRoot", wantMsg: "empty component"},
+		{name: "cgroupRoot two leading slashes", cfg: with(func(c *NodeConfig) { c.CgroupRoot = "//a" }), wantField: "cgroupRoot", wantMsg: "empty component"},
+		{name: "cgroupRoot newline", cfg: with(func(c *NodeConfig) { c.CgroupRoot = "a\nb" }), wantField: "cgroupRoot", wantMsg: "control character"},
+
 		{name: "feature gate with dash", cfg: with(func(c *NodeConfig) { c.FeatureGates = map[string]bool{"in-place": true} }), wantField: "featureGates.in-place"},
 		{name: "feature gate lower case", cfg: with(func(c *NodeConfig) { c.FeatureGates = map[string]bool{"podLevelResources": true} }), wantField: "featureGates.podLevelResources"},
 		{name: "feature gate with spaces", cfg: with(func(c *NodeConfig) { c.FeatureGates = map[string]bool{"Pod Level": false} }), wantField: "featureGates.Pod Level"},
@@ -249,6 +261,22 @@ func TestValidate(t *testing.T) {
 				t.Errorf("Error() = %q, want it to name %q", err.Error(), tc.wantField)
 			}
 		})
+	}
+}
+
+// TestValidateCgroupRootWrapsErrInvalidPath: a cgroup root the cgroup
+// managers would refuse is refused with both ErrInvalidConfig and the
+// managers' own ErrInvalidPath, naming the field and the value.
+func TestValidateCgroupRootWrapsErrInvalidPath(t *testing.T) {
+	for _, root := range []string{"../../etc", "a\nb", "/a/../b", "a//b"} {
+		err := NodeConfig{CgroupRoot: root}.WithDefaults().Validate()
+		if !errors.Is(err, ErrInvalidConfig) || !errors.Is(err, cgconfig.ErrInvalidPath) {
+			t.Errorf("Validate(cgroupRoot %q) = %v, want ErrInvalidConfig and ErrInvalidPath", root, err)
+			continue
+		}
+		if msg := err.Error(); !strings.HasPrefix(msg, "node config: cgroupRoot: ") || !strings.Contains(msg, strconv.Quote(root)) {
+			t.Errorf("Validate(cgroupRoot %q) = %q, want it to name cgroupRoot and the value", root, msg)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -28,7 +29,8 @@ import (
 // node: in-memory cgroups and an in-memory runtime.
 type Options struct {
 	// CgroupRoot, when set, puts pod and container cgroups in the real
-	// cgroup filesystem mounted there; its version overrides the file's
+	// cgroup filesystem mounted there (a relative directory is taken from
+	// the working directory); its version overrides the file's
 	// node.cgroupVersion.
 	CgroupRoot string
 	// CRIEndpoint, when set, runs containers in the CRI runtime at that
@@ -164,13 +166,21 @@ func newBackends(ctx context.Context, s *Scenario, opts Options) (*backends, err
 	}
 	cfg := s.Node
 	var err error
+	root := opts.CgroupRoot
+	if root != "" {
+		// resize.WithCgroupRoot takes an absolute, clean directory only;
+		// a command line may name a relative or unclean one.
+		if root, err = filepath.Abs(root); err != nil {
+			return nil, fmt.Errorf("--cgroup-root %s: %w", opts.CgroupRoot, err)
+		}
+	}
 	switch {
 	case opts.CRIEndpoint != "":
 		if opts.Image == "" {
 			return nil, fmt.Errorf("--cri-endpoint %s: --image is required: the image the containers run", opts.CRIEndpoint)
 		}
-		if opts.CgroupRoot != "" {
-			bopts = append(bopts, resize.WithCgroupRoot(opts.CgroupRoot))
+		if root != "" {
+			bopts = append(bopts, resize.WithCgroupRoot(root))
 		}
 		cfg.CgroupVersion = 0 // the host's
 		bopts = append(bopts, resize.WithRemoteOptions(cri.WithCallTimeout(30*time.Second)))
@@ -179,7 +189,7 @@ func newBackends(ctx context.Context, s *Scenario, opts Options) (*backends, err
 		}
 	case opts.CgroupRoot != "":
 		cfg.CgroupVersion = 0 // the host's
-		bopts = append(bopts, resize.WithCgroupRoot(opts.CgroupRoot), resize.WithSimContainerd(cri.WithContainerWeight(weight)))
+		bopts = append(bopts, resize.WithCgroupRoot(root), resize.WithSimContainerd(cri.WithContainerWeight(weight)))
 		if b.backend, err = resize.HostCgroups(cfg, bopts...); err != nil {
 			return nil, fmt.Errorf("--cgroup-root %s: %w", opts.CgroupRoot, err)
 		}
