@@ -125,10 +125,18 @@ type RemoteError struct {
 }
 
 // Error returns the runtime's message.
-func (e *RemoteError) Error() string { return e.Message }
+func (e *RemoteError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
+	return e.Message
+}
 
 // Is reports whether the code corresponds to target.
 func (e *RemoteError) Is(target error) bool {
+	if e == nil {
+		return false
+	}
 	switch e.Code {
 	case codes.NotFound:
 		return target == ErrNotFound
@@ -146,7 +154,12 @@ func (e *RemoteError) Is(target error) bool {
 
 // GRPCStatus returns the gRPC status, so grpcstatus.FromError and status.Code
 // work on a RemoteError.
-func (e *RemoteError) GRPCStatus() *grpcstatus.Status { return grpcstatus.New(e.Code, e.Message) }
+func (e *RemoteError) GRPCStatus() *grpcstatus.Status {
+	if e == nil {
+		return nil
+	}
+	return grpcstatus.New(e.Code, e.Message)
+}
 
 // wrapErr turns a gRPC call's error into a RemoteError.
 func wrapErr(method string, err error) error {
@@ -166,7 +179,12 @@ type ExitError struct {
 }
 
 // Error says how the command ended.
-func (e *ExitError) Error() string { return fmt.Sprintf("command exited with code %d", e.ExitCode) }
+func (e *ExitError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("command exited with code %d", e.ExitCode)
+}
 
 // call returns a context for one call that waits at most extra beyond the
 // per-call timeout.

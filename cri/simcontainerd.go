@@ -54,11 +54,19 @@ type MemoryLimitError struct {
 
 // Error returns runc's message for the refused limit.
 func (e *MemoryLimitError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
 	return fmt.Sprintf("unable to set memory limit to %d (current usage: %d, peak usage: %d)", e.Limit, e.Usage, e.Peak)
 }
 
 // Unwrap returns the cgroup write's error.
-func (e *MemoryLimitError) Unwrap() error { return e.Err }
+func (e *MemoryLimitError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // CgroupModel is the part of a simulated cgroup hierarchy
 // (cgroup.SimKernel) that lets the runtime charge memory to a container's

@@ -84,15 +84,28 @@ type InvalidError struct {
 }
 
 // Error returns the StatusError's message.
-func (e *InvalidError) Error() string { return e.status().Error() }
+func (e *InvalidError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
+	return e.status().Error()
+}
 
 // Unwrap returns the StatusError the API server would send.
-func (e *InvalidError) Unwrap() error { return e.status() }
+func (e *InvalidError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.status()
+}
 
 // Is reports ErrAmountTooLarge when one of the errors is an amount beyond
 // resizelet's bounds, so that callers can tell that refusal (which a real
 // API server would not make) from the API server's own.
 func (e *InvalidError) Is(target error) bool {
+	if e == nil {
+		return false
+	}
 	return target == ErrAmountTooLarge && slices.ContainsFunc(e.Errs, isAmountBound)
 }
 
@@ -137,6 +150,9 @@ type PatchError struct {
 
 // Error names the place, when known, and the cause.
 func (e *PatchError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
 	if e.Path == "" {
 		return "invalid resize patch: " + e.cause()
 	}
@@ -152,6 +168,9 @@ func (e *PatchError) cause() string {
 
 // Unwrap returns the decoder's error and the API server's StatusError.
 func (e *PatchError) Unwrap() []error {
+	if e == nil {
+		return nil
+	}
 	if e.Err == nil {
 		return []error{e.apiStatus()}
 	}

@@ -68,6 +68,9 @@ func (p *pods) List(ctx context.Context, opts metav1.ListOptions) (*v1.PodList, 
 // Watch watches the pods (apiserver.Cluster.Watch): from resourceVersion
 // "" or "0" with an ADDED per pod first, or from a list's resourceVersion.
 func (p *pods) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	if ctx == nil {
+		return nil, errNilContext("watch pods")
+	}
 	sel, err := parseSelector(opts, podFieldLabel)
 	if err != nil {
 		return nil, err
