@@ -40,6 +40,9 @@ type pathLister interface{ Paths() []string }
 // any other Manager it can only delete name itself, which fails while name
 // has children.
 func RemoveTree(m Manager, name string) ([]string, error) {
+	if m == nil {
+		return nil, fmt.Errorf("remove cgroup tree %s: %w", name, ErrNoManager)
+	}
 	if name == "" {
 		return nil, fmt.Errorf("remove cgroup tree: the root cgroup: %w", ErrInvalidPath)
 	}
