@@ -34,6 +34,18 @@ const (
 // emits no ResizeStarted event.
 const ReasonUnchanged = "Unchanged"
 
+// ReasonNilPod is the Reason of an Infeasible decision, and of a failed
+// fit, on a nil pod: there is nothing to admit, and the message names the
+// argument that was nil. The kubelet never decides on a nil pod; this
+// package answers one rather than panicking.
+const ReasonNilPod = "NilPod"
+
+// nilPod is the Infeasible decision on a nil pod, the argument named by
+// what ("desired pod").
+func nilPod(what string) Decision {
+	return Decision{Outcome: Infeasible, Reason: ReasonNilPod, Message: "allocation: nil " + what}
+}
+
 // Decision is an admission decision and why.
 type Decision struct {
 	Outcome Outcome
@@ -156,10 +168,17 @@ func (n *NodeConfig) cgroupV1() bool { return n.CgroupVersion == cgconfig.V1 }
 // pod-level resources only while the InPlacePodLevelResourcesVerticalScaling
 // gate is on.
 func ResizeRequested(desired, allocated *v1.Pod, node NodeConfig) bool {
+	if allocated == nil {
+		return false
+	}
 	return resizeRequested(desired, As(allocated), node)
 }
 
 func resizeRequested(desired *v1.Pod, allocated Allocated, node NodeConfig) bool {
+	if desired == nil || allocated.Pod == nil {
+		// Nothing to compare: no resize.
+		return false
+	}
 	if node.Profile.PodLevelResize() &&
 		!samePodLevel(desired.Spec.Resources, allocated.PodLevel()) {
 		return true
@@ -208,6 +227,9 @@ func resizeRequested(desired *v1.Pod, allocated Allocated, node NodeConfig) bool
 // isStatic says whether the pod is a static pod (its
 // kubernetes.io/config.source annotation is not "api").
 func AdmitResize(desired, allocated *v1.Pod, others []*v1.Pod, node NodeConfig, isStatic bool) Decision {
+	if desired == nil {
+		return nilPod("desired pod")
+	}
 	used := UsageOf(others, desired.UID, node)
 	return DecideResize(desired, As(allocated), &used, node, isStatic)
 }
@@ -217,6 +239,12 @@ func AdmitResize(desired, allocated *v1.Pod, others []*v1.Pod, node NodeConfig, 
 // already summed (Usage): the decision a node that keeps its usage up to
 // date makes without walking its pods or copying any.
 func DecideResize(desired *v1.Pod, allocated Allocated, others *Usage, node NodeConfig, isStatic bool) Decision {
+	switch {
+	case desired == nil:
+		return nilPod("desired pod")
+	case allocated.Pod == nil:
+		return nilPod("allocated pod")
+	}
 	if !resizeRequested(desired, allocated, node) {
 		return Decision{Outcome: Admitted, Reason: ReasonUnchanged}
 	}
@@ -282,6 +310,9 @@ func DecideResize(desired *v1.Pod, allocated Allocated, others *Usage, node Node
 // other admit handlers (eviction, sysctls, resource managers) are not
 // modelled.
 func AdmitPod(pod *v1.Pod, others []*v1.Pod, node NodeConfig) Decision {
+	if pod == nil {
+		return nilPod("pod")
+	}
 	used := UsageOf(others, pod.UID, node)
 	return DecidePod(As(pod), &used, node)
 }
@@ -308,6 +339,10 @@ func DecidePod(pod Allocated, others *Usage, node NodeConfig) Decision {
 // "Node didn't have enough resource: <resource>, requested: %d, used: %d,
 // capacity: %d". Others with the pod's own UID are skipped.
 func ResourcesFit(pod *v1.Pod, others []*v1.Pod, node NodeConfig) (ok bool, reason, message string) {
+	if pod == nil {
+		d := nilPod("pod")
+		return false, d.Reason, d.Message
+	}
 	used := UsageOf(others, pod.UID, node)
 	return Fits(As(pod), &used, node)
 }
@@ -315,6 +350,10 @@ func ResourcesFit(pod *v1.Pod, others []*v1.Pod, node NodeConfig) (ok bool, reas
 // Fits is ResourcesFit with the pod as a view and the other pods' usage
 // already summed.
 func Fits(pod Allocated, others *Usage, node NodeConfig) (ok bool, reason, message string) {
+	if pod.Pod == nil {
+		d := nilPod("pod")
+		return false, d.Reason, d.Message
+	}
 	f := fitInputs(pod, others, node)
 	if f.count+1 > f.allowedPods {
 		return false, "OutOfpods", node.Messages.insufficient(v1.ResourcePods, 1, f.count, f.allowedPods)
@@ -408,6 +447,9 @@ func (c Check) Fits() bool {
 // the others (pods, cpu, memory, ephemeral storage, then scalar resources
 // by name). It is for plans and reports; AdmitResize decides.
 func ExplainResize(desired *v1.Pod, others *Usage, node NodeConfig) []Check {
+	if desired == nil {
+		return nil
+	}
 	var checks []Check
 	if node.Profile.KubeletCapacityCheck() {
 		checks = append(checks,
@@ -641,6 +683,13 @@ func findContainer(pod *v1.Pod, name string) *v1.Container {
 // requirements, without reflection: quantities compare by value, nil and
 // empty lists are equal. It decides whether a resize is pending.
 func SameResources(a, b *v1.ResourceRequirements) bool {
+	// nil is no requirements, as an empty value is.
+	if a == nil {
+		a = &v1.ResourceRequirements{}
+	}
+	if b == nil {
+		b = &v1.ResourceRequirements{}
+	}
 	return sameList(a.Requests, b.Requests) && sameList(a.Limits, b.Limits) &&
 		slices.Equal(a.Claims, b.Claims)
 }

@@ -21,6 +21,9 @@ func As(pod *v1.Pod) Allocated { return Allocated{Pod: pod} }
 // Resources returns a container's resources in the allocated pod. The
 // container is one of a.Pod's.
 func (a Allocated) Resources(c *v1.Container) v1.ResourceRequirements {
+	if c == nil {
+		return v1.ResourceRequirements{}
+	}
 	if a.Record != nil {
 		if r, ok := a.Record.ContainerResources[c.Name]; ok {
 			return r
@@ -32,6 +35,9 @@ func (a Allocated) Resources(c *v1.Container) v1.ResourceRequirements {
 // PodLevel returns the allocated pod's pod-level resources, nil when it
 // has none.
 func (a Allocated) PodLevel() *v1.ResourceRequirements {
+	if a.Pod == nil {
+		return nil
+	}
 	if a.Record != nil && a.Record.PodLevelResources != nil && a.Pod.Spec.Resources != nil {
 		return a.Record.PodLevelResources
 	}

@@ -77,7 +77,8 @@ func Less(a, b PendingResize) bool {
 // Queue is the kubelet's podsWithPendingResizes: an ordered set of pending
 // resizes by UID. The zero value is an empty queue. It is a plain value
 // owned by the resize core, which is driven under one lock, so it has no
-// lock of its own.
+// lock of its own. A nil *Queue is an empty queue that keeps nothing
+// pushed to it.
 type Queue struct {
 	items []PendingResize
 }
@@ -92,6 +93,9 @@ type Queue struct {
 // exactly as in the kubelet; it is also stable for longer queues, so equal
 // pods keep the order in which they were queued (detail 8).
 func (q *Queue) Push(p PendingResize) {
+	if q == nil {
+		return
+	}
 	for i := range q.items {
 		if q.items[i].UID == p.UID {
 			q.items[i] = p
@@ -109,6 +113,9 @@ func (q *Queue) Push(p PendingResize) {
 // Remove drops the pod's pending resize, keeping the order of the rest (the
 // kubelet rebuilds its queue in order after a retry).
 func (q *Queue) Remove(uid types.UID) {
+	if q == nil {
+		return
+	}
 	for i := range q.items {
 		if q.items[i].UID == uid {
 			q.items = append(q.items[:i], q.items[i+1:]...)
@@ -119,6 +126,9 @@ func (q *Queue) Remove(uid types.UID) {
 
 // Has reports whether the pod is queued.
 func (q *Queue) Has(uid types.UID) bool {
+	if q == nil {
+		return false
+	}
 	for i := range q.items {
 		if q.items[i].UID == uid {
 			return true
@@ -129,6 +139,9 @@ func (q *Queue) Has(uid types.UID) bool {
 
 // Items returns a copy of the queue in retry order.
 func (q *Queue) Items() []PendingResize {
+	if q == nil {
+		return nil
+	}
 	return append([]PendingResize(nil), q.items...)
 }
 
@@ -136,15 +149,24 @@ func (q *Queue) Items() []PendingResize {
 // that a caller with a buffer of its own reads the queue without
 // allocating.
 func (q *Queue) AppendItems(dst []PendingResize) []PendingResize {
+	if q == nil {
+		return dst
+	}
 	return append(dst, q.items...)
 }
 
 // Clear empties the queue, keeping its memory for the next pushes.
 func (q *Queue) Clear() {
+	if q == nil {
+		return
+	}
 	q.items = q.items[:0]
 }
 
 // Len returns the number of queued resizes.
 func (q *Queue) Len() int {
+	if q == nil {
+		return 0
+	}
 	return len(q.items)
 }

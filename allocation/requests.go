@@ -212,6 +212,9 @@ type requestOptions struct {
 // finer than the unit (a cpu request below 1m), which round up here once per
 // container.
 func podRequests(a Allocated, opts requestOptions) resVec {
+	if a.Pod == nil {
+		return resVec{}
+	}
 	if opts.useStatus && opts.aggregateStatus {
 		return podRequestsAggregated(a, opts)
 	}

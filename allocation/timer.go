@@ -28,7 +28,8 @@ const (
 // InitialRetryDelay after start, and RetryDelay after every retry of any
 // trigger, since the kubelet resets its ticker at the top of every
 // retryPendingResizes (allocation_manager.go). It is a plain value owned
-// by the resize core.
+// by the resize core. A nil *RetryTimer is due at the zero time and
+// ignores Reset and Shift.
 type RetryTimer struct {
 	due time.Time
 }
@@ -40,12 +41,18 @@ func NewRetryTimer(start time.Time) RetryTimer {
 
 // Due returns when the periodic retry fires next.
 func (t *RetryTimer) Due() time.Time {
+	if t == nil {
+		return time.Time{}
+	}
 	return t.due
 }
 
 // Reset records a retry at now, whatever its trigger: the next periodic
 // retry is due at now+RetryDelay.
 func (t *RetryTimer) Reset(now time.Time) {
+	if t == nil {
+		return
+	}
 	t.due = now.Add(RetryDelay)
 }
 
@@ -53,5 +60,8 @@ func (t *RetryTimer) Reset(now time.Time) {
 // clock that jumped over a span in which it would have fired and been
 // reset every RetryDelay (the resize core's Skip).
 func (t *RetryTimer) Shift(d time.Duration) {
+	if t == nil {
+		return
+	}
 	t.due = t.due.Add(d)
 }

@@ -21,30 +21,54 @@ type Usage struct {
 	Pods int64
 }
 
+// noUsage is what a nil *Usage reads as: nothing used. It is only read.
+var noUsage Usage
+
+// read returns u, or noUsage for a nil u, so that a nil *Usage reads as
+// the zero Usage wherever one is read.
+func (u *Usage) read() *Usage {
+	if u == nil {
+		return &noUsage
+	}
+	return u
+}
+
 // MilliCPU returns the cpu used, in millicores.
-func (u *Usage) MilliCPU() int64 { return u.req.milliCPU }
+func (u *Usage) MilliCPU() int64 { return u.read().req.milliCPU }
 
 // Memory returns the memory used, in bytes.
-func (u *Usage) Memory() int64 { return u.req.memory }
+func (u *Usage) Memory() int64 { return u.read().req.memory }
 
 // Scalar returns the amount of a scalar resource (extended resources,
 // hugepages) used.
-func (u *Usage) Scalar(name v1.ResourceName) int64 { return u.req.scalar(name) }
+func (u *Usage) Scalar(name v1.ResourceName) int64 { return u.read().req.scalar(name) }
 
-// Add adds v to u.
+// Add adds v to u; a nil v adds nothing, and a nil u, which has nowhere to
+// keep the sum, is left alone.
 func (u *Usage) Add(v *Usage) {
+	if u == nil || v == nil {
+		return
+	}
 	u.req.add(&v.req)
 	u.Pods += v.Pods
 }
 
-// Sub takes v out of u.
+// Sub takes v out of u; a nil v takes nothing, and a nil u is left alone.
 func (u *Usage) Sub(v *Usage) {
+	if u == nil || v == nil {
+		return
+	}
 	u.req.sub(&v.req)
 	u.Pods -= v.Pods
 }
 
-// Set makes u equal to v, reusing u's memory.
+// Set makes u equal to v, reusing u's memory; a nil v is the zero Usage,
+// and a nil u is left alone.
 func (u *Usage) Set(v *Usage) {
+	if u == nil {
+		return
+	}
+	v = v.read()
 	u.req.copyFrom(&v.req)
 	u.Pods = v.Pods
 }
@@ -56,8 +80,10 @@ func (u *Usage) Clone() Usage {
 	return out
 }
 
-// Equal reports whether two usages count the same pods' worth.
+// Equal reports whether two usages count the same pods' worth; nil counts
+// as the zero Usage.
 func (u *Usage) Equal(v *Usage) bool {
+	u, v = u.read(), v.read()
 	if u.Pods != v.Pods || u.req.milliCPU != v.req.milliCPU || u.req.memory != v.req.memory || u.req.ephemeral != v.req.ephemeral {
 		return false
 	}
@@ -81,8 +107,12 @@ func (u *Usage) Equal(v *Usage) bool {
 // largest of the pod's summed spec, actuated and allocated requests,
 // podRequestsAggregated; pod-level requests
 // where the PodLevelResources gate honours them; overhead), and one pod.
-// pod is the pod with its allocation, carrying its status.
+// pod is the pod with its allocation, carrying its status; a nil pod
+// (pod.Pod) uses nothing.
 func PodUsage(pod Allocated, node NodeConfig) Usage {
+	if pod.Pod == nil {
+		return Usage{}
+	}
 	return Usage{req: podRequests(pod, requestOptions{
 		useStatus:       node.Profile.Gate(profile.GateInPlacePodVerticalScaling),
 		podLevel:        node.Profile.PodLevelResources(),

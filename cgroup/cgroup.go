@@ -21,6 +21,7 @@ package cgroup
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 )
@@ -96,6 +97,12 @@ type Manager interface {
 	MemoryUsage(path string) (int64, error)
 }
 
+// ErrNoManager is what the functions of this package that take a Manager
+// answer a nil one with, and what a FaultInjector or Recorder answers when
+// it wraps none (it was given nil, or not made by its constructor): there
+// is no hierarchy to act on.
+var ErrNoManager = errors.New("cgroup: no Manager (nil, or a wrapper not made by its constructor)")
+
 // SetValues is m.Set(path, v) for a caller that does not need the writes
 // Set returns, only whether it failed: the same writes with the same
 // effects, and the same error. On failure it also returns the File of the
@@ -110,6 +117,9 @@ type Manager interface {
 // (to log the writes Set returns, say) would have the SimKernel's
 // SetValues promoted to it, which would go around its Set.
 func SetValues(m Manager, path string, v Values) (failedFile string, err error) {
+	if m == nil {
+		return "", fmt.Errorf("set %s: %w", path, ErrNoManager)
+	}
 	switch m := m.(type) {
 	case *SimKernel:
 		return m.SetValues(path, v)

@@ -21,6 +21,9 @@ type FileDiff struct {
 // says so. Fields of the other cgroup version are ignored, as Set ignores
 // them.
 func Compare(m Manager, path string, want Values) ([]FileDiff, error) {
+	if m == nil {
+		return nil, fmt.Errorf("compare %s: %w", path, ErrNoManager)
+	}
 	if !m.Exists(path) {
 		return nil, fmt.Errorf("compare %s: %w", path, ErrNotExist)
 	}

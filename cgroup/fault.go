@@ -38,7 +38,7 @@ func NewFaultInjector(m Manager) *FaultInjector {
 // up first. match runs under the injector's lock and must not call it; a
 // nil match matches every path; times <= 0 injects nothing.
 func (f *FaultInjector) Inject(match func(path string) bool, err error, times int) {
-	if times <= 0 {
+	if f == nil || times <= 0 {
 		return
 	}
 	if match == nil {
@@ -54,6 +54,9 @@ func (f *FaultInjector) Inject(match func(path string) bool, err error, times in
 
 // Pending returns how many failing Set calls the injected faults have left.
 func (f *FaultInjector) Pending() int {
+	if f == nil {
+		return 0
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	total := 0
@@ -79,6 +82,9 @@ func (f *FaultInjector) matching(path string) int {
 // as the only Write, and the error "write <path>/<file>: <err>". Otherwise
 // it is the wrapped Manager's Set.
 func (f *FaultInjector) Set(path string, v Values) ([]Write, error) {
+	if !f.wraps() {
+		return nil, fmt.Errorf("set %s: %w", path, ErrNoManager)
+	}
 	f.mu.Lock()
 	i := f.matching(path)
 	f.mu.Unlock()
@@ -128,6 +134,9 @@ func (f *FaultInjector) Set(path string, v Values) ([]Write, error) {
 // wrapped Manager, so that a wrapped SimKernel keeps its fast path;
 // otherwise it is Set, returning the file of the write Set returns.
 func (f *FaultInjector) SetValues(path string, v Values) (string, error) {
+	if !f.wraps() {
+		return "", fmt.Errorf("set %s: %w", path, ErrNoManager)
+	}
 	f.mu.Lock()
 	i := f.matching(path)
 	f.mu.Unlock()
@@ -138,26 +147,66 @@ func (f *FaultInjector) SetValues(path string, v Values) (string, error) {
 }
 
 // Version is the wrapped Manager's.
-func (f *FaultInjector) Version() Version { return f.m.Version() }
+func (f *FaultInjector) Version() Version {
+	if !f.wraps() {
+		return 0
+	}
+	return f.m.Version()
+}
+
+// wraps reports whether f has a Manager to pass calls to; without one
+// (nil f, the zero FaultInjector, NewFaultInjector(nil)) every call
+// answers ErrNoManager or a zero value.
+func (f *FaultInjector) wraps() bool { return f != nil && f.m != nil }
 
 // Create is the wrapped Manager's.
-func (f *FaultInjector) Create(path string) error { return f.m.Create(path) }
+func (f *FaultInjector) Create(path string) error {
+	if !f.wraps() {
+		return fmt.Errorf("create %s: %w", path, ErrNoManager)
+	}
+	return f.m.Create(path)
+}
 
 // Delete is the wrapped Manager's.
-func (f *FaultInjector) Delete(path string) error { return f.m.Delete(path) }
+func (f *FaultInjector) Delete(path string) error {
+	if !f.wraps() {
+		return fmt.Errorf("delete %s: %w", path, ErrNoManager)
+	}
+	return f.m.Delete(path)
+}
 
 // Exists is the wrapped Manager's.
-func (f *FaultInjector) Exists(path string) bool { return f.m.Exists(path) }
+func (f *FaultInjector) Exists(path string) bool { return f.wraps() && f.m.Exists(path) }
 
 // Get is the wrapped Manager's.
-func (f *FaultInjector) Get(path string) (Values, error) { return f.m.Get(path) }
+func (f *FaultInjector) Get(path string) (Values, error) {
+	if !f.wraps() {
+		return Values{}, fmt.Errorf("get %s: %w", path, ErrNoManager)
+	}
+	return f.m.Get(path)
+}
 
 // ReadFile is the wrapped Manager's.
-func (f *FaultInjector) ReadFile(path, file string) (string, error) { return f.m.ReadFile(path, file) }
+func (f *FaultInjector) ReadFile(path, file string) (string, error) {
+	if !f.wraps() {
+		return "", fmt.Errorf("read %s/%s: %w", path, file, ErrNoManager)
+	}
+	return f.m.ReadFile(path, file)
+}
 
 // MemoryUsage is the wrapped Manager's.
-func (f *FaultInjector) MemoryUsage(path string) (int64, error) { return f.m.MemoryUsage(path) }
+func (f *FaultInjector) MemoryUsage(path string) (int64, error) {
+	if !f.wraps() {
+		return 0, fmt.Errorf("memory usage of %s: %w", path, ErrNoManager)
+	}
+	return f.m.MemoryUsage(path)
+}
 
 // Unwrap returns the wrapped Manager, so that callers can reach the
 // extras of a wrapped SimKernel (SetUsage, OnOOMKill) through decorators.
-func (f *FaultInjector) Unwrap() Manager { return f.m }
+func (f *FaultInjector) Unwrap() Manager {
+	if f == nil {
+		return nil
+	}
+	return f.m
+}

@@ -126,16 +126,41 @@ func withMountInfo(file string) FSOption {
 	return func(c *fsConfig) { c.mountinfo = file }
 }
 
-// Version reports the cgroup version of the hierarchy the manager writes.
-func (f *FS) Version() Version { return f.version }
+// errFSNotMade is what an FS that NewFS did not make (nil, or the zero FS,
+// whose root "" would be the working directory) answers every call that
+// has an error result with: it must not touch the files below whatever
+// directory the process runs in.
+var errFSNotMade = errors.New("cgroup: FS not made by NewFS")
 
-// Root returns the absolute root directory the manager was built on.
-func (f *FS) Root() string { return f.root }
+// made reports whether NewFS made f: it sets the absolute root, which is
+// never "", and never changes it.
+func (f *FS) made() bool { return f != nil && f.root != "" }
+
+// Version reports the cgroup version of the hierarchy the manager writes
+// (0 for an FS that NewFS did not make).
+func (f *FS) Version() Version {
+	if !f.made() {
+		return 0
+	}
+	return f.version
+}
+
+// Root returns the absolute root directory the manager was built on ("" for
+// an FS that NewFS did not make).
+func (f *FS) Root() string {
+	if !f.made() {
+		return ""
+	}
+	return f.root
+}
 
 // Dir returns the absolute directory of the cgroup at path for controller
 // ("cpu" or "memory"; on v2 the controller is ignored). It validates path
 // like every other method.
 func (f *FS) Dir(path, controller string) (string, error) {
+	if !f.made() {
+		return "", fmt.Errorf("dir %s: %w", path, errFSNotMade)
+	}
 	if err := validatePath(path); err != nil {
 		return "", err
 	}

@@ -157,6 +157,9 @@ func kernelErr(err error) error {
 // Exists reports whether the cgroup exists (on v1: in both the cpu and the
 // memory hierarchy).
 func (f *FS) Exists(path string) bool {
+	if !f.made() {
+		return false
+	}
 	if validatePath(path) != nil {
 		return false
 	}
@@ -174,6 +177,9 @@ func (f *FS) Exists(path string) bool {
 // processes belong in leaves only. On v1 it makes the directory in the cpu
 // and the memory hierarchy.
 func (f *FS) Create(path string) error {
+	if !f.made() {
+		return fmt.Errorf("create %s: %w", path, errFSNotMade)
+	}
 	if err := validatePath(path); err != nil {
 		return fmt.Errorf("create %s: %w", path, err)
 	}
@@ -314,6 +320,9 @@ func (f *FS) v1Path(path string) cgroup1.Path {
 // The kernel refuses (EBUSY) while the cgroup has children or processes; on
 // a temp-dir tree FS refuses the same way, then removes the files.
 func (f *FS) Delete(path string) error {
+	if !f.made() {
+		return fmt.Errorf("delete %s: %w", path, errFSNotMade)
+	}
 	if err := validatePath(path); err != nil {
 		return fmt.Errorf("delete %s: %w", path, err)
 	}
@@ -419,6 +428,9 @@ func read(dir, file string) (string, error) {
 // the file is read from the hierarchy of the controller its name starts
 // with (cgroup.procs from the cpu hierarchy).
 func (f *FS) ReadFile(path, file string) (string, error) {
+	if !f.made() {
+		return "", fmt.Errorf("read %s/%s: %w", path, file, errFSNotMade)
+	}
 	if err := validatePath(path); err != nil {
 		return "", fmt.Errorf("read %s/%s: %w", path, file, err)
 	}
@@ -438,6 +450,9 @@ func (f *FS) ReadFile(path, file string) (string, error) {
 
 // MemoryUsage returns memory.current (v2) or memory.usage_in_bytes (v1).
 func (f *FS) MemoryUsage(path string) (int64, error) {
+	if !f.made() {
+		return 0, fmt.Errorf("memory usage of %s: %w", path, errFSNotMade)
+	}
 	file := fileMemoryCurrent
 	if f.version == V1 {
 		file = fileMemoryUsage
@@ -458,6 +473,9 @@ func (f *FS) MemoryUsage(path string) (int64, error) {
 // ErrNotExist. Content that does not parse is an error wrapping errParse;
 // the fields read before it are returned with it.
 func (f *FS) Get(path string) (Values, error) {
+	if !f.made() {
+		return Values{}, fmt.Errorf("get %s: %w", path, errFSNotMade)
+	}
 	if err := validatePath(path); err != nil {
 		return Values{}, fmt.Errorf("get %s: %w", path, err)
 	}
@@ -507,6 +525,9 @@ func (f *FS) Get(path string) (Values, error) {
 // file another writer changed between a Get and a Set is compared with
 // what the Get saw; the kubelet is the only writer of a pod cgroup.
 func (f *FS) Set(path string, v Values) ([]Write, error) {
+	if !f.made() {
+		return nil, fmt.Errorf("set %s: %w", path, errFSNotMade)
+	}
 	if err := validatePath(path); err != nil {
 		return nil, fmt.Errorf("set %s: %w", path, err)
 	}

@@ -90,6 +90,9 @@ func (h *holder) killedBySignal() bool {
 // SetUsage, FS is the cgroup model a simulated runtime (cri.SimContainerd) needs
 // to charge memory to real cgroups.
 func (f *FS) OnOOMKill(fn func(path string)) {
+	if !f.made() {
+		return
+	}
 	f.usage.mu.Lock()
 	defer f.usage.mu.Unlock()
 	f.usage.oomFns = append(f.usage.oomFns, fn)
@@ -104,6 +107,9 @@ func (f *FS) OnOOMKill(fn func(path string)) {
 // or Set returns. A cgroup with a holder cannot be deleted (EBUSY), as with
 // any process.
 func (f *FS) SetUsage(path string, bytes int64) error {
+	if !f.made() {
+		return fmt.Errorf("set usage %s: %w", path, errFSNotMade)
+	}
 	if err := validatePath(path); err != nil {
 		return fmt.Errorf("set usage %s: %w", path, err)
 	}

@@ -1,6 +1,7 @@
 package cgroup
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -366,9 +367,13 @@ func WithHostMemory(bytes int64) SimKernelOption {
 }
 
 // NewSimKernel returns a simulated hierarchy of the given cgroup version that
-// holds only the root cgroup. It panics on a version other than V1 or V2,
-// which is a programming error.
+// holds only the root cgroup; version 0 stands for V2, the default a
+// NodeConfig gives. It panics on a version other than 0, V1 or V2, which
+// is a programming error.
 func NewSimKernel(version Version, opts ...SimKernelOption) *SimKernel {
+	if version == 0 {
+		version = V2
+	}
 	if version != V1 && version != V2 {
 		panic(fmt.Sprintf("cgroup.NewSimKernel: unknown cgroup version %d", int(version)))
 	}
@@ -379,7 +384,9 @@ func NewSimKernel(version Version, opts ...SimKernelOption) *SimKernel {
 		writeLimit: DefaultLogLimit,
 	}
 	for _, opt := range opts {
-		opt(m)
+		if opt != nil {
+			opt(m)
+		}
 	}
 	m.nodes[""] = m.newNode("", nil)
 	return m
@@ -422,12 +429,30 @@ func simParent(path string) string {
 	return ""
 }
 
-// Version reports the hierarchy's cgroup version.
-func (m *SimKernel) Version() Version { return m.version }
+// errSimKernelNotMade is what a SimKernel that NewSimKernel did not make
+// (nil, or its zero value, which has no version and no root cgroup)
+// answers every call with an error result: it holds no cgroup to act on.
+var errSimKernelNotMade = errors.New("cgroup: SimKernel not made by NewSimKernel")
+
+// made reports whether NewSimKernel made m. nodes is set there and never
+// replaced, so reading it needs no lock.
+func (m *SimKernel) made() bool { return m != nil && m.nodes != nil }
+
+// Version reports the hierarchy's cgroup version (0 for a SimKernel that
+// NewSimKernel did not make).
+func (m *SimKernel) Version() Version {
+	if m == nil {
+		return 0
+	}
+	return m.version
+}
 
 // Create makes the cgroup and any missing parent with the kernel's default
 // files. Creating a cgroup that exists is not an error.
 func (m *SimKernel) Create(path string) error {
+	if !m.made() {
+		return fmt.Errorf("create %s: %w", path, errSimKernelNotMade)
+	}
 	if err := simCheckPath(path); err != nil {
 		return fmt.Errorf("create: %w", err)
 	}
@@ -451,6 +476,9 @@ func (m *SimKernel) ensure(path string) *simNode {
 // while the cgroup has children or memory charged to it (processes), and
 // for the root. Deleting a cgroup that does not exist is not an error.
 func (m *SimKernel) Delete(path string) error {
+	if !m.made() {
+		return fmt.Errorf("delete %s: %w", path, errSimKernelNotMade)
+	}
 	if err := simCheckPath(path); err != nil {
 		return fmt.Errorf("delete: %w", err)
 	}
@@ -478,6 +506,9 @@ func (m *SimKernel) Delete(path string) error {
 // Exists reports whether the cgroup exists; an invalid path does not.
 // Every path in m.nodes is valid (see lookup), so the map alone answers.
 func (m *SimKernel) Exists(path string) bool {
+	if !m.made() {
+		return false
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	_, ok := m.nodes[path]
@@ -507,6 +538,9 @@ func (m *SimKernel) lookup(op, path string) (*simNode, error) {
 // a quota of -1 and a memory limit at or above the page counter maximum
 // are Unlimited; on v2 "max" is.
 func (m *SimKernel) Get(path string) (Values, error) {
+	if !m.made() {
+		return Values{}, fmt.Errorf("get %s: %w", path, errSimKernelNotMade)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n, err := m.lookup("get", path)
@@ -695,6 +729,9 @@ func simWrittenLimit(l, unlimited int64) (int64, error) {
 // record also returns them as Set does. failedFile is the failed write's
 // file, "" when no write failed.
 func (m *SimKernel) set(path string, v Values, record bool) (writes []Write, failedFile string, failed error) {
+	if !m.made() {
+		return nil, "", fmt.Errorf("set %s: %w", path, errSimKernelNotMade)
+	}
 	m.mu.Lock()
 	n, err := m.lookup("set", path)
 	if err != nil {
@@ -932,6 +969,9 @@ func (m *SimKernel) updatePeaks(n *simNode) {
 // kernel would: on v2 the cgroup with the largest own usage below the
 // lowest cgroup over its limit; on v1 the cgroup whose usage grew.
 func (m *SimKernel) SetUsage(path string, bytes int64) error {
+	if !m.made() {
+		return fmt.Errorf("set usage of %s: %w", path, errSimKernelNotMade)
+	}
 	if bytes < 0 {
 		return fmt.Errorf("set usage of %s to %d: %w", path, bytes, syscall.EINVAL)
 	}
@@ -965,6 +1005,9 @@ func notify(fns []func(string), killed []string) {
 // registration order, after the SimKernel's lock is released, so they may
 // call back into it.
 func (m *SimKernel) OnOOMKill(fn func(path string)) {
+	if !m.made() {
+		return
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	// Copy on append, so a callback list handed to notify never changes.
@@ -976,6 +1019,9 @@ func (m *SimKernel) OnOOMKill(fn func(path string)) {
 // Writes returns the latest writes attempted through Set (up to the write
 // limit), in order, failed ones with Err set.
 func (m *SimKernel) Writes() []Write {
+	if !m.made() {
+		return nil
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(m.writes) == 0 {
@@ -996,6 +1042,9 @@ func (m *SimKernel) Writes() []Write {
 // content, or nil if the cgroup does not exist (an invalid path never
 // does: see lookup).
 func (m *SimKernel) Files(path string) map[string]string {
+	if !m.made() {
+		return nil
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n, ok := m.nodes[path]
@@ -1012,6 +1061,9 @@ func (m *SimKernel) Files(path string) map[string]string {
 
 // Paths returns the paths of every cgroup, the root ("") first, sorted.
 func (m *SimKernel) Paths() []string {
+	if !m.made() {
+		return nil
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := make([]string, 0, len(m.nodes))
@@ -1026,6 +1078,9 @@ func (m *SimKernel) Paths() []string {
 // the cgroup does not have (such as a v1 file on v2) gives an error that
 // wraps ErrNotSupported and ENOENT.
 func (m *SimKernel) ReadFile(path, file string) (string, error) {
+	if !m.made() {
+		return "", fmt.Errorf("read %s/%s: %w", path, file, errSimKernelNotMade)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n, err := m.lookup("read", path)
@@ -1042,6 +1097,9 @@ func (m *SimKernel) ReadFile(path, file string) (string, error) {
 // MemoryUsage returns the memory charged to the cgroup and its
 // descendants, in bytes.
 func (m *SimKernel) MemoryUsage(path string) (int64, error) {
+	if !m.made() {
+		return 0, fmt.Errorf("memory usage of %s: %w", path, errSimKernelNotMade)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n, err := m.lookup("memory usage of", path)

@@ -41,6 +41,9 @@ type pathLister interface{ Paths() []string }
 // has children. To keep what existed of the tree at some moment, take a
 // TreeSnapshot then and remove with RemoveCreated.
 func RemoveTree(m Manager, name string) ([]string, error) {
+	if m == nil {
+		return nil, fmt.Errorf("remove cgroup tree %s: %w", name, ErrNoManager)
+	}
 	if name == "" {
 		return nil, fmt.Errorf("remove cgroup tree: the root cgroup: %w", ErrInvalidPath)
 	}

@@ -44,6 +44,9 @@ func (c Call) String() string {
 // the order of the message's definition, as {name=value ...}; "{}" when
 // none is.
 func LinuxFields(r *runtimeapi.LinuxContainerResources) string {
+	if r == nil {
+		return ""
+	}
 	var parts []string
 	num := func(name string, v int64) {
 		if v != 0 {
@@ -79,6 +82,9 @@ func LinuxFields(r *runtimeapi.LinuxContainerResources) string {
 // SandboxFields is LinuxFields for an UpdatePodSandboxResources request:
 // overhead={...} resources={...}, each when present.
 func SandboxFields(r *runtimeapi.UpdatePodSandboxResourcesRequest) string {
+	if r == nil {
+		return ""
+	}
 	var parts []string
 	if r.Overhead != nil {
 		parts = append(parts, "overhead="+LinuxFields(r.Overhead))

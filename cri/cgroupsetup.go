@@ -89,6 +89,9 @@ func criDriver(d cgroup.Driver) runtimeapi.CgroupDriver {
 // RuntimeConfig reports the runtime's cgroup driver (WithDriver), as
 // containerd 2.x answers it from its runc options (SystemdCgroup).
 func (m *SimContainerd) RuntimeConfig(ctx context.Context) (*runtimeapi.RuntimeConfigResponse, error) {
+	if !m.made() {
+		return nil, errSimNotMade
+	}
 	return &runtimeapi.RuntimeConfigResponse{
 		Linux: &runtimeapi.LinuxRuntimeConfiguration{CgroupDriver: criDriver(m.driver)},
 	}, nil
@@ -96,12 +99,20 @@ func (m *SimContainerd) RuntimeConfig(ctx context.Context) (*runtimeapi.RuntimeC
 
 // CgroupVersion reports the version of the cgroup manager the runtime
 // writes container cgroups through.
-func (m *SimContainerd) CgroupVersion() cgroup.Version { return m.cg.Version() }
+func (m *SimContainerd) CgroupVersion() cgroup.Version {
+	if !m.made() {
+		return 0
+	}
+	return m.cg.Version()
+}
 
 // RuntimeConfig asks the runtime for its configuration (the CRI
 // RuntimeConfig call). A runtime older than the call answers an error
 // wrapping ErrUnimplemented.
 func (r *Remote) RuntimeConfig(ctx context.Context) (*runtimeapi.RuntimeConfigResponse, error) {
+	if r.ready(ctx) != nil {
+		return nil, fmt.Errorf("RuntimeConfig: %w", r.ready(ctx))
+	}
 	ctx, cancel := r.call(ctx, 0)
 	defer cancel()
 	resp, err := r.client.RuntimeConfig(ctx, &runtimeapi.RuntimeConfigRequest{})
@@ -113,6 +124,9 @@ func (r *Remote) RuntimeConfig(ctx context.Context) (*runtimeapi.RuntimeConfigRe
 // the kubelet's --image-service-endpoint defaults to its runtime endpoint),
 // or nil when the runtime does not have it.
 func (r *Remote) ImageStatus(ctx context.Context, image string) (*runtimeapi.Image, error) {
+	if r.ready(ctx) != nil {
+		return nil, fmt.Errorf("ImageStatus: %w", r.ready(ctx))
+	}
 	ctx, cancel := r.call(ctx, 0)
 	defer cancel()
 	resp, err := r.images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: image}})
@@ -125,6 +139,9 @@ func (r *Remote) ImageStatus(ctx context.Context, image string) (*runtimeapi.Ima
 // PullImage makes the runtime pull image (the CRI PullImage call) and
 // returns the image's reference.
 func (r *Remote) PullImage(ctx context.Context, image string) (string, error) {
+	if r.ready(ctx) != nil {
+		return "", fmt.Errorf("PullImage: %w", r.ready(ctx))
+	}
 	ctx, cancel := r.call(ctx, 0)
 	defer cancel()
 	resp, err := r.images.PullImage(ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: image}})

@@ -3,6 +3,7 @@ package cri
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -54,10 +55,23 @@ func NewFaultInjector(rt Runtime) *FaultInjector {
 }
 
 // Unwrap returns the inner runtime.
-func (f *FaultInjector) Unwrap() Runtime { return f.inner }
+func (f *FaultInjector) Unwrap() Runtime {
+	if f == nil {
+		return nil
+	}
+	return f.inner
+}
+
+// wraps reports whether f has a Runtime to pass calls to; without one (nil
+// f, the zero FaultInjector, NewFaultInjector(nil)) every call answers
+// ErrNoRuntime.
+func (f *FaultInjector) wraps() bool { return f != nil && f.inner != nil }
 
 // Inject adds a fault after those already injected.
 func (f *FaultInjector) Inject(fault Fault) {
+	if f == nil {
+		return
+	}
 	if fault.Times <= 0 {
 		fault.Times = 1
 	}
@@ -72,6 +86,9 @@ func (f *FaultInjector) Inject(fault Fault) {
 // Pending returns the faults not yet used up, in injection order, each with
 // Times set to the calls it still fails.
 func (f *FaultInjector) Pending() []Fault {
+	if f == nil {
+		return nil
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := make([]Fault, len(f.faults))
@@ -233,6 +250,9 @@ func (f *FaultInjector) containerCall(ctx context.Context, method, id string) er
 
 // RunPodSandbox fails with a matching fault, else calls the inner runtime.
 func (f *FaultInjector) RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig, runtimeHandler string) (string, error) {
+	if !f.wraps() {
+		return "", fmt.Errorf("RunPodSandbox: %w", ErrNoRuntime)
+	}
 	if err := f.fail("RunPodSandbox", func() target { return podTarget(config.GetLabels(), config.GetMetadata()) }); err != nil {
 		return "", err
 	}
@@ -241,6 +261,9 @@ func (f *FaultInjector) RunPodSandbox(ctx context.Context, config *runtimeapi.Po
 
 // StopPodSandbox fails with a matching fault, else calls the inner runtime.
 func (f *FaultInjector) StopPodSandbox(ctx context.Context, podSandboxID string) error {
+	if !f.wraps() {
+		return fmt.Errorf("StopPodSandbox: %w", ErrNoRuntime)
+	}
 	if err := f.sandboxCall(ctx, "StopPodSandbox", podSandboxID); err != nil {
 		return err
 	}
@@ -249,6 +272,9 @@ func (f *FaultInjector) StopPodSandbox(ctx context.Context, podSandboxID string)
 
 // RemovePodSandbox fails with a matching fault, else calls the inner runtime.
 func (f *FaultInjector) RemovePodSandbox(ctx context.Context, podSandboxID string) error {
+	if !f.wraps() {
+		return fmt.Errorf("RemovePodSandbox: %w", ErrNoRuntime)
+	}
 	if err := f.sandboxCall(ctx, "RemovePodSandbox", podSandboxID); err != nil {
 		return err
 	}
@@ -258,6 +284,9 @@ func (f *FaultInjector) RemovePodSandbox(ctx context.Context, podSandboxID strin
 // ListPodSandbox fails with a matching fault, else calls the inner runtime.
 // It concerns no one sandbox, so only faults without names match it.
 func (f *FaultInjector) ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
+	if !f.wraps() {
+		return nil, fmt.Errorf("ListPodSandbox: %w", ErrNoRuntime)
+	}
 	if err := f.fail("ListPodSandbox", nil); err != nil {
 		return nil, err
 	}
@@ -267,6 +296,9 @@ func (f *FaultInjector) ListPodSandbox(ctx context.Context, filter *runtimeapi.P
 // UpdatePodSandboxResources fails with a matching fault, else calls the
 // inner runtime.
 func (f *FaultInjector) UpdatePodSandboxResources(ctx context.Context, request *runtimeapi.UpdatePodSandboxResourcesRequest) (*runtimeapi.UpdatePodSandboxResourcesResponse, error) {
+	if !f.wraps() {
+		return nil, fmt.Errorf("UpdatePodSandboxResources: %w", ErrNoRuntime)
+	}
 	if err := f.sandboxCall(ctx, "UpdatePodSandboxResources", request.GetPodSandboxId()); err != nil {
 		return nil, err
 	}
@@ -275,6 +307,9 @@ func (f *FaultInjector) UpdatePodSandboxResources(ctx context.Context, request *
 
 // CreateContainer fails with a matching fault, else calls the inner runtime.
 func (f *FaultInjector) CreateContainer(ctx context.Context, podSandboxID string, config *runtimeapi.ContainerConfig, sandboxConfig *runtimeapi.PodSandboxConfig) (string, error) {
+	if !f.wraps() {
+		return "", fmt.Errorf("CreateContainer: %w", ErrNoRuntime)
+	}
 	if err := f.fail("CreateContainer", func() target {
 		return createTarget(ctx, f.inner, podSandboxID, config, sandboxConfig)
 	}); err != nil {
@@ -285,6 +320,9 @@ func (f *FaultInjector) CreateContainer(ctx context.Context, podSandboxID string
 
 // StartContainer fails with a matching fault, else calls the inner runtime.
 func (f *FaultInjector) StartContainer(ctx context.Context, containerID string) error {
+	if !f.wraps() {
+		return fmt.Errorf("StartContainer: %w", ErrNoRuntime)
+	}
 	if err := f.containerCall(ctx, "StartContainer", containerID); err != nil {
 		return err
 	}
@@ -293,6 +331,9 @@ func (f *FaultInjector) StartContainer(ctx context.Context, containerID string) 
 
 // StopContainer fails with a matching fault, else calls the inner runtime.
 func (f *FaultInjector) StopContainer(ctx context.Context, containerID string, timeout int64) error {
+	if !f.wraps() {
+		return fmt.Errorf("StopContainer: %w", ErrNoRuntime)
+	}
 	if err := f.containerCall(ctx, "StopContainer", containerID); err != nil {
 		return err
 	}
@@ -301,6 +342,9 @@ func (f *FaultInjector) StopContainer(ctx context.Context, containerID string, t
 
 // RemoveContainer fails with a matching fault, else calls the inner runtime.
 func (f *FaultInjector) RemoveContainer(ctx context.Context, containerID string) error {
+	if !f.wraps() {
+		return fmt.Errorf("RemoveContainer: %w", ErrNoRuntime)
+	}
 	if err := f.containerCall(ctx, "RemoveContainer", containerID); err != nil {
 		return err
 	}
@@ -310,6 +354,9 @@ func (f *FaultInjector) RemoveContainer(ctx context.Context, containerID string)
 // ListContainers fails with a matching fault, else calls the inner runtime.
 // It concerns no one container, so only faults without names match it.
 func (f *FaultInjector) ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
+	if !f.wraps() {
+		return nil, fmt.Errorf("ListContainers: %w", ErrNoRuntime)
+	}
 	if err := f.fail("ListContainers", nil); err != nil {
 		return nil, err
 	}
@@ -318,6 +365,9 @@ func (f *FaultInjector) ListContainers(ctx context.Context, filter *runtimeapi.C
 
 // ContainerStatus fails with a matching fault, else calls the inner runtime.
 func (f *FaultInjector) ContainerStatus(ctx context.Context, containerID string, verbose bool) (*runtimeapi.ContainerStatusResponse, error) {
+	if !f.wraps() {
+		return nil, fmt.Errorf("ContainerStatus: %w", ErrNoRuntime)
+	}
 	if err := f.containerCall(ctx, "ContainerStatus", containerID); err != nil {
 		return nil, err
 	}
@@ -327,6 +377,9 @@ func (f *FaultInjector) ContainerStatus(ctx context.Context, containerID string,
 // UpdateContainerResources fails with a matching fault, else calls the
 // inner runtime.
 func (f *FaultInjector) UpdateContainerResources(ctx context.Context, containerID string, resources *runtimeapi.ContainerResources) error {
+	if !f.wraps() {
+		return fmt.Errorf("UpdateContainerResources: %w", ErrNoRuntime)
+	}
 	if err := f.containerCall(ctx, "UpdateContainerResources", containerID); err != nil {
 		return err
 	}
@@ -335,6 +388,9 @@ func (f *FaultInjector) UpdateContainerResources(ctx context.Context, containerI
 
 // ContainerStats fails with a matching fault, else calls the inner runtime.
 func (f *FaultInjector) ContainerStats(ctx context.Context, containerID string) (*runtimeapi.ContainerStats, error) {
+	if !f.wraps() {
+		return nil, fmt.Errorf("ContainerStats: %w", ErrNoRuntime)
+	}
 	if err := f.containerCall(ctx, "ContainerStats", containerID); err != nil {
 		return nil, err
 	}
@@ -343,6 +399,9 @@ func (f *FaultInjector) ContainerStats(ctx context.Context, containerID string) 
 
 // ExecSync fails with a matching fault, else calls the inner runtime.
 func (f *FaultInjector) ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) ([]byte, []byte, error) {
+	if !f.wraps() {
+		return nil, nil, fmt.Errorf("ExecSync: %w", ErrNoRuntime)
+	}
 	if err := f.containerCall(ctx, "ExecSync", containerID); err != nil {
 		return nil, nil, err
 	}

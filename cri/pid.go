@@ -12,6 +12,9 @@ import (
 // transcript show that an in-place resize kept the process and a restart
 // replaced it.
 func ContainerPID(ctx context.Context, rt Runtime, containerID string) (int, bool) {
+	if rt == nil {
+		return 0, false
+	}
 	if p, ok := findRuntime[interface{ PID(string) (int, bool) }](rt); ok {
 		return p.PID(containerID)
 	}

@@ -2,6 +2,7 @@ package cri
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -76,11 +77,24 @@ func RecordAtMost(n int) RecorderOption {
 }
 
 // Unwrap returns the inner runtime.
-func (r *Recorder) Unwrap() Runtime { return r.inner }
+func (r *Recorder) Unwrap() Runtime {
+	if r == nil {
+		return nil
+	}
+	return r.inner
+}
+
+// wraps reports whether r has a Runtime to pass calls to; without one (nil
+// r, the zero Recorder, NewRecorder(nil)) every call answers ErrNoRuntime
+// and is not recorded.
+func (r *Recorder) wraps() bool { return r != nil && r.inner != nil }
 
 // Calls returns a copy of the recorded calls kept (the latest, up to the
 // limit), oldest first.
 func (r *Recorder) Calls() []Call {
+	if r == nil {
+		return nil
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	calls := r.calls
@@ -98,6 +112,9 @@ func (r *Recorder) Calls() []Call {
 
 // Reset forgets the recorded calls; the names it learnt stay.
 func (r *Recorder) Reset() {
+	if r == nil {
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls = nil
@@ -162,6 +179,9 @@ func (r *Recorder) containerName(ctx context.Context, id string) recordedName {
 
 // RunPodSandbox calls the inner runtime and records the call.
 func (r *Recorder) RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig, runtimeHandler string) (string, error) {
+	if !r.wraps() {
+		return "", fmt.Errorf("RunPodSandbox: %w", ErrNoRuntime)
+	}
 	id, err := r.inner.RunPodSandbox(ctx, config, runtimeHandler)
 	pod := podKey(podTarget(config.GetLabels(), config.GetMetadata()))
 	r.mu.Lock()
@@ -175,6 +195,9 @@ func (r *Recorder) RunPodSandbox(ctx context.Context, config *runtimeapi.PodSand
 
 // StopPodSandbox calls the inner runtime and records the call.
 func (r *Recorder) StopPodSandbox(ctx context.Context, podSandboxID string) error {
+	if !r.wraps() {
+		return fmt.Errorf("StopPodSandbox: %w", ErrNoRuntime)
+	}
 	pod := r.sandboxPod(ctx, podSandboxID)
 	err := r.inner.StopPodSandbox(ctx, podSandboxID)
 	r.record(Call{Method: "StopPodSandbox", Pod: pod, ID: podSandboxID, Err: err})
@@ -184,6 +207,9 @@ func (r *Recorder) StopPodSandbox(ctx context.Context, podSandboxID string) erro
 // RemovePodSandbox calls the inner runtime and records the call. On success
 // it forgets the names of the sandbox and its containers.
 func (r *Recorder) RemovePodSandbox(ctx context.Context, podSandboxID string) error {
+	if !r.wraps() {
+		return fmt.Errorf("RemovePodSandbox: %w", ErrNoRuntime)
+	}
 	pod := r.sandboxPod(ctx, podSandboxID)
 	err := r.inner.RemovePodSandbox(ctx, podSandboxID)
 	r.mu.Lock()
@@ -202,12 +228,18 @@ func (r *Recorder) RemovePodSandbox(ctx context.Context, podSandboxID string) er
 
 // ListPodSandbox calls the inner runtime; it is not recorded.
 func (r *Recorder) ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
+	if !r.wraps() {
+		return nil, fmt.Errorf("ListPodSandbox: %w", ErrNoRuntime)
+	}
 	return r.inner.ListPodSandbox(ctx, filter)
 }
 
 // UpdatePodSandboxResources calls the inner runtime and records the call
 // with a copy of the request.
 func (r *Recorder) UpdatePodSandboxResources(ctx context.Context, request *runtimeapi.UpdatePodSandboxResourcesRequest) (*runtimeapi.UpdatePodSandboxResourcesResponse, error) {
+	if !r.wraps() {
+		return nil, fmt.Errorf("UpdatePodSandboxResources: %w", ErrNoRuntime)
+	}
 	id := request.GetPodSandboxId()
 	pod := r.sandboxPod(ctx, id)
 	resp, err := r.inner.UpdatePodSandboxResources(ctx, request)
@@ -218,6 +250,9 @@ func (r *Recorder) UpdatePodSandboxResources(ctx context.Context, request *runti
 // CreateContainer calls the inner runtime and records the call with a copy
 // of the config's resources.
 func (r *Recorder) CreateContainer(ctx context.Context, podSandboxID string, config *runtimeapi.ContainerConfig, sandboxConfig *runtimeapi.PodSandboxConfig) (string, error) {
+	if !r.wraps() {
+		return "", fmt.Errorf("CreateContainer: %w", ErrNoRuntime)
+	}
 	t := target{known: true,
 		pod: config.GetLabels()[LabelPodName], namespace: config.GetLabels()[LabelPodNamespace], container: config.GetLabels()[LabelContainerName]}
 	if t.container == "" {
@@ -244,6 +279,9 @@ func (r *Recorder) CreateContainer(ctx context.Context, podSandboxID string, con
 
 // StartContainer calls the inner runtime and records the call.
 func (r *Recorder) StartContainer(ctx context.Context, containerID string) error {
+	if !r.wraps() {
+		return fmt.Errorf("StartContainer: %w", ErrNoRuntime)
+	}
 	n := r.containerName(ctx, containerID)
 	err := r.inner.StartContainer(ctx, containerID)
 	r.record(Call{Method: "StartContainer", Pod: n.pod, Container: n.container, ID: containerID, Err: err})
@@ -252,6 +290,9 @@ func (r *Recorder) StartContainer(ctx context.Context, containerID string) error
 
 // StopContainer calls the inner runtime and records the call.
 func (r *Recorder) StopContainer(ctx context.Context, containerID string, timeout int64) error {
+	if !r.wraps() {
+		return fmt.Errorf("StopContainer: %w", ErrNoRuntime)
+	}
 	n := r.containerName(ctx, containerID)
 	err := r.inner.StopContainer(ctx, containerID, timeout)
 	r.record(Call{Method: "StopContainer", Pod: n.pod, Container: n.container, ID: containerID, Err: err})
@@ -261,6 +302,9 @@ func (r *Recorder) StopContainer(ctx context.Context, containerID string, timeou
 // RemoveContainer calls the inner runtime and records the call. On success
 // it forgets the container's names.
 func (r *Recorder) RemoveContainer(ctx context.Context, containerID string) error {
+	if !r.wraps() {
+		return fmt.Errorf("RemoveContainer: %w", ErrNoRuntime)
+	}
 	n := r.containerName(ctx, containerID)
 	err := r.inner.RemoveContainer(ctx, containerID)
 	r.mu.Lock()
@@ -274,17 +318,26 @@ func (r *Recorder) RemoveContainer(ctx context.Context, containerID string) erro
 
 // ListContainers calls the inner runtime; it is not recorded.
 func (r *Recorder) ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
+	if !r.wraps() {
+		return nil, fmt.Errorf("ListContainers: %w", ErrNoRuntime)
+	}
 	return r.inner.ListContainers(ctx, filter)
 }
 
 // ContainerStatus calls the inner runtime; it is not recorded.
 func (r *Recorder) ContainerStatus(ctx context.Context, containerID string, verbose bool) (*runtimeapi.ContainerStatusResponse, error) {
+	if !r.wraps() {
+		return nil, fmt.Errorf("ContainerStatus: %w", ErrNoRuntime)
+	}
 	return r.inner.ContainerStatus(ctx, containerID, verbose)
 }
 
 // UpdateContainerResources calls the inner runtime and records the call
 // with a copy of the Linux resources sent.
 func (r *Recorder) UpdateContainerResources(ctx context.Context, containerID string, resources *runtimeapi.ContainerResources) error {
+	if !r.wraps() {
+		return fmt.Errorf("UpdateContainerResources: %w", ErrNoRuntime)
+	}
 	n := r.containerName(ctx, containerID)
 	err := r.inner.UpdateContainerResources(ctx, containerID, resources)
 	r.record(Call{Method: "UpdateContainerResources", Pod: n.pod, Container: n.container, ID: containerID,
@@ -294,10 +347,16 @@ func (r *Recorder) UpdateContainerResources(ctx context.Context, containerID str
 
 // ContainerStats calls the inner runtime; it is not recorded.
 func (r *Recorder) ContainerStats(ctx context.Context, containerID string) (*runtimeapi.ContainerStats, error) {
+	if !r.wraps() {
+		return nil, fmt.Errorf("ContainerStats: %w", ErrNoRuntime)
+	}
 	return r.inner.ContainerStats(ctx, containerID)
 }
 
 // ExecSync calls the inner runtime; it is not recorded.
 func (r *Recorder) ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) ([]byte, []byte, error) {
+	if !r.wraps() {
+		return nil, nil, fmt.Errorf("ExecSync: %w", ErrNoRuntime)
+	}
 	return r.inner.ExecSync(ctx, containerID, cmd, timeout)
 }

@@ -108,7 +108,25 @@ func parseEndpoint(endpoint string) (string, error) {
 var ErrInvalidEndpoint = errors.New("invalid CRI endpoint")
 
 // Close closes the connection.
-func (r *Remote) Close() error { return r.conn.Close() }
+func (r *Remote) Close() error {
+	if r == nil || r.conn == nil {
+		return fmt.Errorf("close: %w", ErrNoRuntime)
+	}
+	return r.conn.Close()
+}
+
+// ready says why a call cannot be made: a Remote that NewRemote did not
+// make (nil, or the zero Remote) has no connection, and a nil ctx gives no
+// deadline to derive the call's from (context.WithTimeout panics on it).
+func (r *Remote) ready(ctx context.Context) error {
+	switch {
+	case r == nil || r.client == nil:
+		return ErrNoRuntime
+	case ctx == nil:
+		return ErrNilContext
+	}
+	return nil
+}
 
 // RemoteError is a CRI runtime's gRPC error: the method, the status code and
 // the runtime's own message. Error returns the message alone, as the
@@ -125,10 +143,18 @@ type RemoteError struct {
 }
 
 // Error returns the runtime's message.
-func (e *RemoteError) Error() string { return e.Message }
+func (e *RemoteError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
+	return e.Message
+}
 
 // Is reports whether the code corresponds to target.
 func (e *RemoteError) Is(target error) bool {
+	if e == nil {
+		return false
+	}
 	switch e.Code {
 	case codes.NotFound:
 		return target == ErrNotFound
@@ -146,7 +172,12 @@ func (e *RemoteError) Is(target error) bool {
 
 // GRPCStatus returns the gRPC status, so grpcstatus.FromError and status.Code
 // work on a RemoteError.
-func (e *RemoteError) GRPCStatus() *grpcstatus.Status { return grpcstatus.New(e.Code, e.Message) }
+func (e *RemoteError) GRPCStatus() *grpcstatus.Status {
+	if e == nil {
+		return nil
+	}
+	return grpcstatus.New(e.Code, e.Message)
+}
 
 // wrapErr turns a gRPC call's error into a RemoteError.
 func wrapErr(method string, err error) error {
@@ -166,7 +197,12 @@ type ExitError struct {
 }
 
 // Error says how the command ended.
-func (e *ExitError) Error() string { return fmt.Sprintf("command exited with code %d", e.ExitCode) }
+func (e *ExitError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("command exited with code %d", e.ExitCode)
+}
 
 // call returns a context for one call that waits at most extra beyond the
 // per-call timeout.
@@ -176,6 +212,9 @@ func (r *Remote) call(ctx context.Context, extra time.Duration) (context.Context
 
 // Version returns the runtime's name, version and CRI API version.
 func (r *Remote) Version(ctx context.Context) (*runtimeapi.VersionResponse, error) {
+	if r.ready(ctx) != nil {
+		return nil, fmt.Errorf("Version: %w", r.ready(ctx))
+	}
 	ctx, cancel := r.call(ctx, 0)
 	defer cancel()
 	resp, err := r.client.Version(ctx, &runtimeapi.VersionRequest{})
@@ -184,6 +223,9 @@ func (r *Remote) Version(ctx context.Context) (*runtimeapi.VersionResponse, erro
 
 // RunPodSandbox creates and starts a pod sandbox.
 func (r *Remote) RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig, runtimeHandler string) (string, error) {
+	if r.ready(ctx) != nil {
+		return "", fmt.Errorf("RunPodSandbox: %w", r.ready(ctx))
+	}
 	ctx, cancel := r.call(ctx, 0)
 	defer cancel()
 	resp, err := r.client.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: config, RuntimeHandler: runtimeHandler})
@@ -195,6 +237,9 @@ func (r *Remote) RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandbo
 
 // StopPodSandbox stops a sandbox and its containers.
 func (r *Remote) StopPodSandbox(ctx context.Context, podSandboxID string) error {
+	if r.ready(ctx) != nil {
+		return fmt.Errorf("StopPodSandbox: %w", r.ready(ctx))
+	}
 	ctx, cancel := r.call(ctx, 0)
 	defer cancel()
 	_, err := r.client.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: podSandboxID})
@@ -203,6 +248,9 @@ func (r *Remote) StopPodSandbox(ctx context.Context, podSandboxID string) error 
 
 // RemovePodSandbox removes a sandbox and its containers.
 func (r *Remote) RemovePodSandbox(ctx context.Context, podSandboxID string) error {
+	if r.ready(ctx) != nil {
+		return fmt.Errorf("RemovePodSandbox: %w", r.ready(ctx))
+	}
 	ctx, cancel := r.call(ctx, 0)
 	defer cancel()
 	_, err := r.client.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: podSandboxID})
@@ -211,6 +259,9 @@ func (r *Remote) RemovePodSandbox(ctx context.Context, podSandboxID string) erro
 
 // ListPodSandbox lists the sandboxes that match filter.
 func (r *Remote) ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
+	if r.ready(ctx) != nil {
+		return nil, fmt.Errorf("ListPodSandbox: %w", r.ready(ctx))
+	}
 	ctx, cancel := r.call(ctx, 0)
 	defer cancel()
 	resp, err := r.client.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: filter})
@@ -222,6 +273,9 @@ func (r *Remote) ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSandb
 
 // UpdatePodSandboxResources tells the runtime the pod's new resources.
 func (r *Remote) UpdatePodSandboxResources(ctx context.Context, request *runtimeapi.UpdatePodSandboxResourcesRequest) (*runtimeapi.UpdatePodSandboxResourcesResponse, error) {
+	if r.ready(ctx) != nil {
+		return nil, fmt.Errorf("UpdatePodSandboxResources: %w", r.ready(ctx))
+	}
 	ctx, cancel := r.call(ctx, 0)
 	defer cancel()
 	resp, err := r.client.UpdatePodSandboxResources(ctx, request)
@@ -230,6 +284,9 @@ func (r *Remote) UpdatePodSandboxResources(ctx context.Context, request *runtime
 
 // CreateContainer creates a container in a sandbox.
 func (r *Remote) CreateContainer(ctx context.Context, podSandboxID string, config *runtimeapi.ContainerConfig, sandboxConfig *runtimeapi.PodSandboxConfig) (string, error) {
+	if r.ready(ctx) != nil {
+		return "", fmt.Errorf("CreateContainer: %w", r.ready(ctx))
+	}
 	ctx, cancel := r.call(ctx, 0)
 	defer cancel()
 	resp, err := r.client.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{
@@ -243,6 +300,9 @@ func (r *Remote) CreateContainer(ctx context.Context, podSandboxID string, confi
 
 // StartContainer starts a created container.
 func (r *Remote) StartContainer(ctx context.Context, containerID string) error {
+	if r.ready(ctx) != nil {
+		return fmt.Errorf("StartContainer: %w", r.ready(ctx))
+	}
 	ctx, cancel := r.call(ctx, 0)
 	defer cancel()
 	_, err := r.client.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: containerID})
@@ -252,6 +312,9 @@ func (r *Remote) StartContainer(ctx context.Context, containerID string) error {
 // StopContainer stops a container, giving it timeout seconds before it is
 // killed; the call may take that long on top of the per-call timeout.
 func (r *Remote) StopContainer(ctx context.Context, containerID string, timeout int64) error {
+	if r.ready(ctx) != nil {
+		return fmt.Errorf("StopContainer: %w", r.ready(ctx))
+	}
 	ctx, cancel := r.call(ctx, time.Duration(max(timeout, 0))*time.Second)
 	defer cancel()
 	_, err := r.client.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: containerID, Timeout: timeout})
@@ -260,6 +323,9 @@ func (r *Remote) StopContainer(ctx context.Context, containerID string, timeout 
 
 // RemoveContainer removes a container.
 func (r *Remote) RemoveContainer(ctx context.Context, containerID string) error {
+	if r.ready(ctx) != nil {
+		return fmt.Errorf("RemoveContainer: %w", r.ready(ctx))
+	}
 	ctx, cancel := r.call(ctx, 0)
 	defer cancel()
 	_, err := r.client.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: containerID})
@@ -268,6 +334,9 @@ func (r *Remote) RemoveContainer(ctx context.Context, containerID string) error 
 
 // ListContainers lists the containers that match filter.
 func (r *Remote) ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
+	if r.ready(ctx) != nil {
+		return nil, fmt.Errorf("ListContainers: %w", r.ready(ctx))
+	}
 	ctx, cancel := r.call(ctx, 0)
 	defer cancel()
 	resp, err := r.client.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: filter})
@@ -280,6 +349,9 @@ func (r *Remote) ListContainers(ctx context.Context, filter *runtimeapi.Containe
 // ContainerStatus returns a container's status, with its resources as the
 // runtime reports them.
 func (r *Remote) ContainerStatus(ctx context.Context, containerID string, verbose bool) (*runtimeapi.ContainerStatusResponse, error) {
+	if r.ready(ctx) != nil {
+		return nil, fmt.Errorf("ContainerStatus: %w", r.ready(ctx))
+	}
 	ctx, cancel := r.call(ctx, 0)
 	defer cancel()
 	resp, err := r.client.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: containerID, Verbose: verbose})
@@ -289,6 +361,9 @@ func (r *Remote) ContainerStatus(ctx context.Context, containerID string, verbos
 // UpdateContainerResources sends the container's new resources. The
 // runtime treats zero fields as "leave unchanged", so send them all.
 func (r *Remote) UpdateContainerResources(ctx context.Context, containerID string, resources *runtimeapi.ContainerResources) error {
+	if r.ready(ctx) != nil {
+		return fmt.Errorf("UpdateContainerResources: %w", r.ready(ctx))
+	}
 	ctx, cancel := r.call(ctx, 0)
 	defer cancel()
 	_, err := r.client.UpdateContainerResources(ctx, &runtimeapi.UpdateContainerResourcesRequest{
@@ -301,6 +376,9 @@ func (r *Remote) UpdateContainerResources(ctx context.Context, containerID strin
 
 // ContainerStats returns a container's resource usage.
 func (r *Remote) ContainerStats(ctx context.Context, containerID string) (*runtimeapi.ContainerStats, error) {
+	if r.ready(ctx) != nil {
+		return nil, fmt.Errorf("ContainerStats: %w", r.ready(ctx))
+	}
 	ctx, cancel := r.call(ctx, 0)
 	defer cancel()
 	resp, err := r.client.ContainerStats(ctx, &runtimeapi.ContainerStatsRequest{ContainerId: containerID})
@@ -314,6 +392,9 @@ func (r *Remote) ContainerStats(ctx context.Context, containerID string) (*runti
 // but the per-call timeout) for it. A command that exits non-zero gives its
 // output and an *ExitError.
 func (r *Remote) ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) ([]byte, []byte, error) {
+	if r.ready(ctx) != nil {
+		return nil, nil, fmt.Errorf("ExecSync: %w", r.ready(ctx))
+	}
 	ctx, cancel := r.call(ctx, timeout)
 	defer cancel()
 	secs := int64(timeout / time.Second)

@@ -59,4 +59,12 @@ var (
 	// (gRPC code Unimplemented), as containerd before 2.2 answers
 	// UpdatePodSandboxResources.
 	ErrUnimplemented = errors.New("not implemented by the runtime")
+	// ErrNoRuntime means there is no runtime to call: a FaultInjector or
+	// Recorder that wraps none (given nil, or not made by its
+	// constructor), a Remote that NewRemote did not make, or a nil
+	// Runtime given to a function of this package.
+	ErrNoRuntime = errors.New("no runtime")
+	// ErrNilContext means a call was given a nil context.Context, which a
+	// runtime call needs (a Remote derives the call's deadline from it).
+	ErrNilContext = errors.New("nil context.Context")
 )

@@ -54,11 +54,19 @@ type MemoryLimitError struct {
 
 // Error returns runc's message for the refused limit.
 func (e *MemoryLimitError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
 	return fmt.Sprintf("unable to set memory limit to %d (current usage: %d, peak usage: %d)", e.Limit, e.Usage, e.Peak)
 }
 
 // Unwrap returns the cgroup write's error.
-func (e *MemoryLimitError) Unwrap() error { return e.Err }
+func (e *MemoryLimitError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // CgroupModel is the part of a simulated cgroup hierarchy
 // (cgroup.SimKernel) that lets the runtime charge memory to a container's
@@ -177,11 +185,27 @@ const (
 	defaultClockStart = 1767225600 // 2026-01-01T00:00:00Z
 )
 
+// errSimNotMade is what a SimContainerd that NewSimContainerd did not make
+// (nil, or the zero value, which has no cgroups and no clock) answers every
+// call that has an error result with; the others answer a zero value.
+var errSimNotMade = errors.New("cri: SimContainerd not made by NewSimContainerd")
+
+// made reports whether NewSimContainerd made m: names.byHash is set there and
+// never replaced.
+func (m *SimContainerd) made() bool { return m != nil && m.names.byHash != nil }
+
 // NewSimContainerd returns a simulated runtime that writes container
 // cgroups through cg. If cg is (or wraps) a cgroup model such as
 // *cgroup.SimKernel, the runtime charges memory usage to it and turns its
 // OOM kills into container exits with exit code 137 and reason "OOMKilled".
+// A nil cg stands for a simulated hierarchy of the runtime's own
+// (cgroup.NewSimKernel(cgroup.V2)).
 func NewSimContainerd(cg cgroup.Manager, opts ...SimContainerdOption) *SimContainerd {
+	if cg == nil {
+		// Containers need cgroups to run in: a nil Manager gets a
+		// simulated hierarchy of its own, of the default version.
+		cg = cgroup.NewSimKernel(cgroup.V2)
+	}
 	m := &SimContainerd{
 		cg:      cg,
 		weight:  cgconfig.QuadraticWeight,
@@ -190,7 +214,9 @@ func NewSimContainerd(cg cgroup.Manager, opts ...SimContainerdOption) *SimContai
 		nextPID: firstPID,
 	}
 	for _, o := range opts {
-		o(m)
+		if o != nil {
+			o(m)
+		}
 	}
 	if m.now == nil {
 		var n atomic.Int64
@@ -226,6 +252,9 @@ func findModel(cg cgroup.Manager) CgroupModel {
 // "kubepods-burstable-pod1.slice" is expanded as runc does). The kubelet
 // normally creates the pod cgroup first; creating it again is harmless.
 func (m *SimContainerd) RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig, runtimeHandler string) (string, error) {
+	if !m.made() {
+		return "", errSimNotMade
+	}
 	md := config.GetMetadata()
 	if md == nil {
 		return "", fmt.Errorf("run pod sandbox: sandbox config must include metadata: %w", ErrInvalidArgument)
@@ -321,6 +350,9 @@ func expandSlice(slice string) (string, error) {
 // kubelet-requested stop: exit code 0, reason "Completed") and marks the
 // sandbox NOTREADY. Stopping a stopped sandbox is not an error.
 func (m *SimContainerd) StopPodSandbox(ctx context.Context, podSandboxID string) error {
+	if !m.made() {
+		return errSimNotMade
+	}
 	m.mu.Lock()
 	sb := m.sandboxLocked(podSandboxID)
 	if sb == nil {
@@ -347,6 +379,9 @@ func (m *SimContainerd) StopPodSandbox(ctx context.Context, podSandboxID string)
 // a sandbox that does not exist is not an error (the CRI contract: the call
 // is idempotent).
 func (m *SimContainerd) RemovePodSandbox(ctx context.Context, podSandboxID string) error {
+	if !m.made() {
+		return errSimNotMade
+	}
 	m.mu.Lock()
 	sb := m.sandboxLocked(podSandboxID)
 	if sb == nil {
@@ -387,6 +422,9 @@ func (m *SimContainerd) sandboxContainersLocked(sb *simSandbox) []*simContainer 
 // ListPodSandbox returns the sandboxes that match filter (Id, State,
 // LabelSelector), in creation order.
 func (m *SimContainerd) ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
+	if !m.made() {
+		return nil, errSimNotMade
+	}
 	m.mu.Lock()
 	sbs := m.sandboxes
 	if id := filter.GetId(); id != "" {
@@ -432,6 +470,9 @@ func compareIDs(a, b string) int {
 // recorded. The request is kept as given, as a message sent is never
 // changed by the kubelet: the caller must not change it afterwards.
 func (m *SimContainerd) UpdatePodSandboxResources(ctx context.Context, request *runtimeapi.UpdatePodSandboxResourcesRequest) (*runtimeapi.UpdatePodSandboxResourcesResponse, error) {
+	if !m.made() {
+		return nil, errSimNotMade
+	}
 	if request == nil {
 		return nil, fmt.Errorf("update pod sandbox resources: empty request: %w", ErrInvalidArgument)
 	}
@@ -452,6 +493,9 @@ var emptySandboxResponse = &runtimeapi.UpdatePodSandboxResourcesResponse{}
 // SandboxResources returns a copy of the last UpdatePodSandboxResources
 // request the runtime accepted for the sandbox, or nil if there was none.
 func (m *SimContainerd) SandboxResources(podSandboxID string) *runtimeapi.UpdatePodSandboxResourcesRequest {
+	if !m.made() {
+		return nil
+	}
 	m.mu.Lock()
 	var rec *runtimeapi.UpdatePodSandboxResourcesRequest
 	if sb := m.sandboxLocked(podSandboxID); sb != nil {
@@ -475,6 +519,9 @@ func (m *SimContainerd) SandboxResources(podSandboxID string) *runtimeapi.Update
 // all containers): the caller must not change it afterwards, and the
 // kubelet never does.
 func (m *SimContainerd) CreateContainer(ctx context.Context, podSandboxID string, config *runtimeapi.ContainerConfig, sandboxConfig *runtimeapi.PodSandboxConfig) (string, error) {
+	if !m.made() {
+		return "", errSimNotMade
+	}
 	md := config.GetMetadata()
 	if md == nil {
 		return "", fmt.Errorf("create container in sandbox %q: container config must include metadata: %w", podSandboxID, ErrInvalidArgument)
@@ -567,6 +614,9 @@ func (m *SimContainerd) lookup(op, id string) (*simContainer, error) {
 // process ID and makes it RUNNING. If the cgroup write fails the container
 // exits with exit code 128 and reason "StartError", as in containerd.
 func (m *SimContainerd) StartContainer(ctx context.Context, containerID string) error {
+	if !m.made() {
+		return errSimNotMade
+	}
 	c, err := m.lookup("start container", containerID)
 	if err != nil {
 		return err
@@ -611,6 +661,9 @@ func (m *SimContainerd) StartContainer(ctx context.Context, containerID string) 
 // usage drops to 0. Stopping a container that is not running is not an
 // error, and a CREATED container stays CREATED, as in containerd.
 func (m *SimContainerd) StopContainer(ctx context.Context, containerID string, timeout int64) error {
+	if !m.made() {
+		return errSimNotMade
+	}
 	c, err := m.lookup("stop container", containerID)
 	if err != nil {
 		return err
@@ -664,6 +717,9 @@ func (m *SimContainerd) exitedLocked(c *simContainer, now int64, code int32, rea
 // as if it had ended on its own. An empty reason becomes "Completed" for
 // exit code 0 and "Error" otherwise, as containerd reports them.
 func (m *SimContainerd) Exit(containerID string, exitCode int32, reason string) error {
+	if !m.made() {
+		return errSimNotMade
+	}
 	c, err := m.lookup("exit container", containerID)
 	if err != nil {
 		return err
@@ -715,6 +771,9 @@ func containerIDOf(path string) string {
 // PID returns the process ID of a running container; false if the
 // container does not exist or has no process.
 func (m *SimContainerd) PID(containerID string) (int, bool) {
+	if !m.made() {
+		return 0, false
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := m.containerLocked(containerID)
@@ -729,6 +788,9 @@ func (m *SimContainerd) PID(containerID string) (int, bool) {
 // above the limit) the model may OOM-kill the container, which then exits
 // with "OOMKilled".
 func (m *SimContainerd) SetMemoryUsage(containerID string, bytes int64) error {
+	if !m.made() {
+		return errSimNotMade
+	}
 	if bytes < 0 {
 		return fmt.Errorf("set memory usage of container %q to %d: negative usage: %w", containerID, bytes, ErrInvalidArgument)
 	}
@@ -760,6 +822,9 @@ func (m *SimContainerd) SetMemoryUsage(containerID string, bytes int64) error {
 // containerd does), and deletes its cgroup. Removing a container that does
 // not exist is not an error (the CRI contract: the call is idempotent).
 func (m *SimContainerd) RemoveContainer(ctx context.Context, containerID string) error {
+	if !m.made() {
+		return errSimNotMade
+	}
 	m.mu.Lock()
 	c := m.containerLocked(containerID)
 	m.mu.Unlock()
@@ -802,6 +867,9 @@ func (m *SimContainerd) removeContainer(c *simContainer) error {
 // ListContainers returns the containers that match filter (Id,
 // PodSandboxId, State, LabelSelector), in creation order.
 func (m *SimContainerd) ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
+	if !m.made() {
+		return nil, errSimNotMade
+	}
 	m.mu.Lock()
 	cs := m.containers
 	if id := filter.GetId(); id != "" {
@@ -849,6 +917,9 @@ func (m *SimContainerd) ListContainers(ctx context.Context, filter *runtimeapi.C
 // gRPC client would hold its own copy; an in-process caller shares the
 // simulator's).
 func (m *SimContainerd) ContainerStatus(ctx context.Context, containerID string, verbose bool) (*runtimeapi.ContainerStatusResponse, error) {
+	if !m.made() {
+		return nil, errSimNotMade
+	}
 	m.mu.Lock()
 	c := m.containerLocked(containerID)
 	if c == nil {
@@ -899,6 +970,9 @@ type verboseProcess struct {
 // If the container is not running, the merged spec is only stored; it is
 // applied at start.
 func (m *SimContainerd) UpdateContainerResources(ctx context.Context, containerID string, resources *runtimeapi.ContainerResources) error {
+	if !m.made() {
+		return errSimNotMade
+	}
 	c, err := m.lookup("update container resources", containerID)
 	if err != nil {
 		return err
@@ -1133,6 +1207,9 @@ func holdsAll(have, add map[string]string) bool {
 // ContainerStats reports the container's memory usage from its cgroup
 // (working set and usage alike: the model has no reclaimable memory).
 func (m *SimContainerd) ContainerStats(ctx context.Context, containerID string) (*runtimeapi.ContainerStats, error) {
+	if !m.made() {
+		return nil, errSimNotMade
+	}
 	m.mu.Lock()
 	c := m.containerLocked(containerID)
 	m.mu.Unlock()
@@ -1174,6 +1251,9 @@ var zeroUsage = &runtimeapi.UInt64Value{}
 // decorator; it sets the container's usage as SetMemoryUsage does. Any other
 // command fails with an error wrapping errors.ErrUnsupported.
 func (m *SimContainerd) ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) ([]byte, []byte, error) {
+	if !m.made() {
+		return nil, nil, errSimNotMade
+	}
 	bytes, ok := parseUsageCommand(containerID, cmd)
 	if !ok {
 		if _, err := m.lookup("exec in container", containerID); err != nil {

@@ -40,6 +40,9 @@ type memoryUser interface {
 // (whose files then outlive the pod and must be removed by whoever created
 // them). If the kernel OOM-kills the writer, ExecSync reports the failure.
 func SetMemoryUsage(ctx context.Context, rt Runtime, containerID string, bytes int64) error {
+	if rt == nil {
+		return fmt.Errorf("set memory usage of container %q: %w", containerID, ErrNoRuntime)
+	}
 	if bytes < 0 {
 		return fmt.Errorf("set memory usage of container %q to %d: negative usage: %w", containerID, bytes, ErrInvalidArgument)
 	}

@@ -19,8 +19,13 @@ import (
 // counts (ephemeral containers cannot declare resources). A pod is
 // Guaranteed when every container sets cpu and memory limits and the summed
 // requests equal the summed limits; BestEffort when no cpu or memory request
-// or limit is set anywhere; Burstable otherwise.
+// or limit is set anywhere; Burstable otherwise. A nil pod has no class
+// (""), here and in the other functions of this package, which answer a
+// nil pod or container with the zero value.
 func PodQOSClass(pod *v1.Pod) v1.PodQOSClass {
+	if pod == nil {
+		return "" // no pod, no class
+	}
 	return podQOSClass(pod, true)
 }
 
@@ -31,6 +36,9 @@ func PodQOSClass(pod *v1.Pod) v1.PodQOSClass {
 // spec.resources is present but sets nothing takes its class from its
 // containers, where PodQOSClass makes it BestEffort.
 func PodQOSClassWhenSet(pod *v1.Pod) v1.PodQOSClass {
+	if pod == nil {
+		return ""
+	}
 	return podQOSClass(pod, resourcehelper.IsPodLevelResourcesSet(pod))
 }
 
@@ -39,6 +47,9 @@ func PodQOSClassWhenSet(pod *v1.Pod) v1.PodQOSClass {
 // yet. The kubelet and admission read the class this way, so a resize can
 // never move a pod between QoS cgroups.
 func GetPodQOS(pod *v1.Pod) v1.PodQOSClass {
+	if pod == nil {
+		return ""
+	}
 	if pod.Status.QOSClass != "" {
 		return pod.Status.QOSClass
 	}

@@ -8,7 +8,7 @@ import (
 // IsSidecar reports whether an init container is a sidecar (a restartable
 // init container, restartPolicy Always).
 func IsSidecar(c *v1.Container) bool {
-	return c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
+	return c != nil && c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
 }
 
 // Options changes what PodRequests and PodLimits count.
@@ -28,6 +28,9 @@ type Options struct {
 // the aggregate for the resources it sets (cpu, memory, hugepages) and
 // spec.overhead added.
 func PodRequests(pod *v1.Pod, opts Options) v1.ResourceList {
+	if pod == nil {
+		return nil
+	}
 	return resourcehelper.PodRequests(pod, helperOptions(opts))
 }
 
@@ -37,6 +40,9 @@ func PodRequests(pod *v1.Pod, opts Options) v1.ResourceList {
 // least the aggregate: callers that need "every container declares a
 // limit" check that themselves (see AllContainersHaveLimit).
 func PodLimits(pod *v1.Pod, opts Options) v1.ResourceList {
+	if pod == nil {
+		return nil
+	}
 	return resourcehelper.PodLimits(pod, helperOptions(opts))
 }
 
@@ -51,6 +57,9 @@ func helperOptions(opts Options) resourcehelper.PodResourcesOptions {
 // declares a limit for the resource: the kubelet sets a pod cgroup limit for
 // a Burstable pod only then (or when the pod sets a pod-level one).
 func AllContainersHaveLimit(pod *v1.Pod, name v1.ResourceName) bool {
+	if pod == nil {
+		return false
+	}
 	for i := range pod.Spec.Containers {
 		if q, ok := pod.Spec.Containers[i].Resources.Limits[name]; !ok || q.IsZero() {
 			return false

@@ -37,8 +37,12 @@ const (
 
 // FreezePod freezes p. It returns false, and p stays as it is with the
 // caller, when p holds something a frozen pod could not give back: a time
-// in a location other than UTC and Local.
+// in a location other than UTC and Local; and for a nil p, which holds
+// nothing to freeze.
 func FreezePod(p *v1.Pod) (Pod, bool) {
+	if p == nil {
+		return Pod{}, false
+	}
 	size := p.Size()
 	buf := make([]byte, binary.MaxVarintLen64, binary.MaxVarintLen64+size+64)
 	n := binary.PutUvarint(buf, uint64(size))
@@ -73,12 +77,13 @@ func FreezePod(p *v1.Pod) (Pod, bool) {
 	return Pod{unique.Make(string(compressDict(packed[:0], podDict, buf)))}, true
 }
 
-// Thaw decodes the pod f holds into a new object, which the caller owns.
-// It panics if f holds none, or if the bytes do not decode, which would be
-// a bug in this package: they were encoded by FreezePod.
+// Thaw decodes the pod f holds into a new object, which the caller owns;
+// the zero Pod holds none and thaws to nil. It panics if the bytes do not
+// decode, which would be a bug in this package: they were encoded by
+// FreezePod.
 func (f Pod) Thaw() *v1.Pod {
 	if f.IsZero() {
-		panic("frozen: Thaw of a zero Pod")
+		return nil
 	}
 	data, err := decompressDict(nil, podDict, bytesOf(f.h.Value()))
 	if err != nil {

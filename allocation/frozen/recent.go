@@ -30,6 +30,9 @@ type recentEntry[K comparable] struct {
 
 // Touch records that k is thawed and was used just now.
 func (r *Recent[K]) Touch(k K) {
+	if r == nil {
+		return
+	}
 	if r.hasLast && r.last == k {
 		return
 	}
@@ -43,6 +46,9 @@ func (r *Recent[K]) Touch(k K) {
 
 // Forget records that k is no longer thawed (frozen or dropped).
 func (r *Recent[K]) Forget(k K) {
+	if r == nil {
+		return
+	}
 	if r.hasLast && r.last == k {
 		r.hasLast = false
 	}
@@ -50,13 +56,21 @@ func (r *Recent[K]) Forget(k K) {
 }
 
 // Len is how many objects are thawed.
-func (r *Recent[K]) Len() int { return len(r.used) }
+func (r *Recent[K]) Len() int {
+	if r == nil {
+		return 0
+	}
+	return len(r.used)
+}
 
 // Evict freezes the least recently used objects, oldest first, while more
 // than Limit are thawed. freeze freezes k and returns true, or returns
 // false when k cannot be frozen now (it stays thawed and counts against
-// the limit until a later Evict).
+// the limit until a later Evict). A nil freeze freezes nothing.
 func (r *Recent[K]) Evict(freeze func(k K) bool) {
+	if r == nil || freeze == nil {
+		return
+	}
 	over := len(r.used) - max(r.Limit, 0)
 	if over <= 0 {
 		return

@@ -69,12 +69,13 @@ func appendRequirements(buf []byte, rr *v1.ResourceRequirements) []byte {
 	return buf
 }
 
-// Thaw decodes the record f holds into new maps, which the caller owns.
-// It panics if f holds none, or if the bytes do not decode, which would
-// be a bug in this package.
+// Thaw decodes the record f holds into new maps, which the caller owns;
+// the zero Resources holds none and thaws to the zero PodResources. It
+// panics if the bytes do not decode, which would be a bug in this
+// package.
 func (f Resources) Thaw() allocation.PodResources {
 	if f.IsZero() {
-		panic("frozen: Thaw of a zero Resources")
+		return allocation.PodResources{}
 	}
 	d := decoder{data: bytesOf(f.h.Value())}
 	flags := d.byte()

@@ -40,7 +40,12 @@ func CPUMemoryOf(rl v1.ResourceList) (cm CPUMemory, only bool) {
 }
 
 // Len is how many of the two amounts cm holds.
-func (cm *CPUMemory) Len() int { return count(cm.HasCPU) + count(cm.HasMemory) }
+func (cm *CPUMemory) Len() int {
+	if cm == nil {
+		return 0
+	}
+	return count(cm.HasCPU) + count(cm.HasMemory)
+}
 
 // CPUMemoryKeys is CPUMemoryOf without the amounts, for callers that only
 // ask which of the two rl holds (copying the amounts costs about as much

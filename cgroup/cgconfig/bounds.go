@@ -129,6 +129,9 @@ type AmountError struct {
 
 // Error gives the amount, the bound and why there is one.
 func (e *AmountError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
 	return fmt.Sprintf("%s is more than %s", e.Value, AmountBoundText(e.Resource))
 }
 

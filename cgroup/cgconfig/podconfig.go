@@ -35,6 +35,9 @@ type PodConfigOptions struct {
 // a pod-level one, and the memory limit likewise. BestEffort pods get
 // MinShares only. Requests and limits include spec.overhead.
 func PodConfig(pod *v1.Pod, opts PodConfigOptions) ResourceConfig {
+	if pod == nil {
+		return ResourceConfig{} // no pod, nothing to set
+	}
 	period := opts.CPUPeriod
 	if period == 0 {
 		period = QuotaPeriod

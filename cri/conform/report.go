@@ -102,6 +102,9 @@ type Report struct {
 // Passed reports whether every required check passed, no check failed,
 // nothing was left behind and the run was not interrupted.
 func (r *Report) Passed() bool {
+	if r == nil {
+		return false // no report, nothing passed
+	}
 	if r.Interrupted || r.SetupError != "" || len(r.Left) > 0 {
 		return false
 	}
@@ -115,6 +118,9 @@ func (r *Report) Passed() bool {
 
 // Check returns the check with the given ID, or nil.
 func (r *Report) Check(id int) *CheckResult {
+	if r == nil {
+		return nil
+	}
 	for i := range r.Checks {
 		if r.Checks[i].ID == id {
 			return &r.Checks[i]
@@ -126,6 +132,9 @@ func (r *Report) Check(id int) *CheckResult {
 // WriteText writes the report for people: a header, then per check its
 // status, summary, evidence and the kubelet's reading, then the totals.
 func (r *Report) WriteText(w io.Writer) {
+	if r == nil || w == nil {
+		return
+	}
 	fmt.Fprintf(w, "CRI resize conformance of %s", r.Runtime)
 	if r.APIVersion != "" {
 		fmt.Fprintf(w, " (CRI %s)", r.APIVersion)

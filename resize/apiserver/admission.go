@@ -49,10 +49,20 @@ type ForbiddenError struct {
 }
 
 // Error returns the StatusError's message.
-func (e *ForbiddenError) Error() string { return e.status().Error() }
+func (e *ForbiddenError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
+	return e.status().Error()
+}
 
 // Unwrap returns the StatusError the API server would send.
-func (e *ForbiddenError) Unwrap() error { return e.status() }
+func (e *ForbiddenError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.status()
+}
 
 func (e *ForbiddenError) status() *apierrors.StatusError {
 	st := apierrors.NewForbidden(podsResource, e.Name, e.Err)

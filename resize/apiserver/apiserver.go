@@ -8,12 +8,12 @@ import (
 	"net/http"
 	"slices"
 	"sort"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/mergepatch"
@@ -84,15 +84,28 @@ type InvalidError struct {
 }
 
 // Error returns the StatusError's message.
-func (e *InvalidError) Error() string { return e.status().Error() }
+func (e *InvalidError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
+	return e.status().Error()
+}
 
 // Unwrap returns the StatusError the API server would send.
-func (e *InvalidError) Unwrap() error { return e.status() }
+func (e *InvalidError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.status()
+}
 
 // Is reports ErrAmountTooLarge when one of the errors is an amount beyond
 // resizelet's bounds, so that callers can tell that refusal (which a real
 // API server would not make) from the API server's own.
 func (e *InvalidError) Is(target error) bool {
+	if e == nil {
+		return false
+	}
 	return target == ErrAmountTooLarge && slices.ContainsFunc(e.Errs, isAmountBound)
 }
 
@@ -137,6 +150,9 @@ type PatchError struct {
 
 // Error names the place, when known, and the cause.
 func (e *PatchError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
 	if e.Path == "" {
 		return "invalid resize patch: " + e.cause()
 	}
@@ -152,6 +168,9 @@ func (e *PatchError) cause() string {
 
 // Unwrap returns the decoder's error and the API server's StatusError.
 func (e *PatchError) Unwrap() []error {
+	if e == nil {
+		return nil
+	}
 	if e.Err == nil {
 		return []error{e.apiStatus()}
 	}
@@ -192,9 +211,19 @@ var errEmptyPatch = errors.New("empty patch")
 // validation, which undoes only cpu and memory changes before comparing
 // containers ("only cpu and memory resources are mutable").
 //
-// The patched object is decoded strictly: a field v1.Pod does not have
-// ("resource" for "resources") is a PatchError, as under kubectl's strict
-// field validation, rather than a change silently dropped. PatchError says
+// The patch and the patched object are decoded strictly, as the API
+// server decodes them under fieldValidation=Strict, the directive
+// resizelet emulates (it is what kubectl apply, create, replace and edit
+// send by default, --validate=strict; kubectl patch sends none, and the
+// API server's default, Warn, would only warn of what Strict refuses): a
+// field v1.Pod does not have ("resource" for "resources"), or a key given
+// twice in one object of a JSON patch ({"cpu":"1","cpu":"2"}), is a
+// PatchError, 422 Invalid on the field "patch" with the API server's
+// `strict decoding error: duplicate field
+// "spec.containers[0].resources.requests.cpu"`, rather than a change
+// silently dropped or a value silently overwritten. A patch given as YAML
+// keeps the last of a key's values, as kubectl's conversion of a YAML
+// patch to the JSON it sends does (decodePatch says why). PatchError says
 // which status the API server answers each malformed patch with; a patch
 // larger than MaxRequestBodyBytes is refused with 413.
 //
@@ -227,7 +256,7 @@ func applyStrategicMerge(old *v1.Pod, patch []byte, opts ResizeOptions) (*v1.Pod
 	// The validation below compares against a copy of old: nothing in it
 	// is the stored pod's own.
 	opts.oldStored = false
-	patchMap, err := decodePatch(patch)
+	patchMap, dupErrs, err := decodePatch(patch)
 	if err != nil {
 		return nil, err
 	}
@@ -242,7 +271,7 @@ func applyStrategicMerge(old *v1.Pod, patch []byte, opts ResizeOptions) (*v1.Pod
 		cp.ResourceVersion = current
 		stored = &cp
 	}
-	patched, err := mergePatch(stored, patchMap)
+	patched, err := mergePatch(stored, patchMap, dupErrs)
 	if err != nil {
 		return nil, err
 	}
@@ -288,10 +317,28 @@ func finishResize(oldPod, patched *v1.Pod, opts ResizeOptions) (*v1.Pod, error) 
 // decodePatch reads a patch given as JSON or YAML into a JSON object. JSON
 // is taken as is; anything that is not valid JSON is read as YAML (which
 // also covers YAML flow maps such as `{spec: {...}}`).
-func decodePatch(patch []byte) (map[string]interface{}, error) {
+//
+// JSON is decoded strictly, as the API server decodes a strategic merge
+// patch under fieldValidation=Strict (k8s.io/apiserver
+// pkg/endpoints/handlers/patch.go, strategicPatchObject:
+// kjson.UnmarshalStrict into a map): a key given twice in one object is
+// not an error yet but a strict decoding error, `duplicate field
+// "spec.containers[0].resources.requests.cpu"`, returned in dupErrs for
+// mergePatch to report once the merge and the decoding of its result have
+// not failed for another reason; the map holds the last of the values, as
+// the API server's does.
+//
+// YAML is converted to JSON first (sigs.k8s.io/yaml.YAMLToJSON), which
+// keeps the last of a key's values without an error: that is what kubectl
+// patch does with a YAML patch before it sends it (k8s.io/kubectl
+// pkg/cmd/patch/patch.go, RunPatch: k8s.io/apimachinery/pkg/util/yaml
+// ToJSON), and the API server, which takes a strategic merge patch as JSON
+// only, never sees the duplicate. So a YAML patch with a duplicate key is
+// taken, the last value winning.
+func decodePatch(patch []byte) (m map[string]interface{}, dupErrs []error, err error) {
 	trimmed := bytes.TrimSpace(patch)
 	if len(trimmed) == 0 {
-		return nil, &PatchError{Err: errEmptyPatch}
+		return nil, nil, &PatchError{Err: errEmptyPatch}
 	}
 	data := trimmed
 	if !json.Valid(trimmed) {
@@ -302,9 +349,9 @@ func decodePatch(patch []byte) (map[string]interface{}, error) {
 				// than the YAML one.
 				var v interface{}
 				jsonErr := json.Unmarshal(trimmed, &v)
-				return nil, &PatchError{Err: jsonErr}
+				return nil, nil, &PatchError{Err: jsonErr}
 			}
-			return nil, &PatchError{Err: err}
+			return nil, nil, &PatchError{Err: err}
 		}
 		data = converted
 	}
@@ -312,23 +359,25 @@ func decodePatch(patch []byte) (map[string]interface{}, error) {
 	// that is not an object ("json: cannot unmarshal array into Go value of
 	// type map[string]interface {}"). A null patch decodes to a nil map and,
 	// as on the API server, changes nothing.
-	var m map[string]interface{}
-	if err := utiljson.Unmarshal(data, &m); err != nil {
-		return nil, &PatchError{Err: err}
+	dupErrs, err = kjson.UnmarshalStrict(data, &m)
+	if err != nil {
+		return nil, nil, &PatchError{Err: err}
 	}
 	// resizelet's own refusal, before any value is parsed as a quantity
 	// (MaxExponent says why).
 	if where, err := FindHugeExponent(m, ""); err != nil {
-		return nil, &PatchError{Path: where, Err: err}
+		return nil, nil, &PatchError{Path: where, Err: err}
 	}
-	return m, nil
+	return m, dupErrs, nil
 }
 
 // mergePatch applies the strategic merge patch to the pod, as the API
 // server does: both as JSON maps, with v1.Pod's patch strategies and merge
 // keys, then decoded (case-sensitively, unknown fields refused) back into a
-// v1.Pod.
-func mergePatch(pod *v1.Pod, patch map[string]interface{}) (*v1.Pod, error) {
+// v1.Pod. patchStrictErrs are the strict decoding errors of the patch
+// itself (decodePatch), which the API server reports with those of the
+// result (patch.go, applyPatchToObject).
+func mergePatch(pod *v1.Pod, patch map[string]interface{}, patchStrictErrs []error) (*v1.Pod, error) {
 	data, err := json.Marshal(pod)
 	if err != nil {
 		return nil, fmt.Errorf("apply resize: encode pod %s: %w", pod.Name, err)
@@ -349,24 +398,22 @@ func mergePatch(pod *v1.Pod, patch map[string]interface{}) (*v1.Pod, error) {
 	strictErrs, err := kjson.UnmarshalStrict(out, result, kjson.DisallowUnknownFields)
 	if err != nil {
 		// The API server answers 422 on the field "patch", with the patch
-		// as the value (patch.go, applyPatchToObject). A quantity's own
-		// error does not say where it is; find it in the patch so the
-		// caller learns which value was wrong.
+		// as the value (patch.go, applyPatchToObject), and leaves out the
+		// strict errors, the patch's included. A quantity's own error
+		// does not say where it is; find it in the patch so the caller
+		// learns which value was wrong.
 		status := invalidPatch(fmt.Sprintf("%+v", patch), err.Error())
 		if path, qerr := findBadQuantity(patch); qerr != nil {
 			return nil, &PatchError{Path: path, Err: qerr, status: status}
 		}
 		return nil, &PatchError{Err: err, status: status}
 	}
-	if len(strictErrs) > 0 {
-		// A field the pod does not have is most likely a typo ("limit" for
-		// "limits"); the API server rejects it under kubectl's strict field
-		// validation rather than ignore it.
-		msgs := make([]string, len(strictErrs))
-		for i, e := range strictErrs {
-			msgs[i] = e.Error()
-		}
-		strict := fmt.Errorf("strict decoding error: %s", strings.Join(msgs, ", "))
+	if all := append(patchStrictErrs, strictErrs...); len(all) > 0 {
+		// A key given twice, or a field the pod does not have (most likely
+		// a typo, "limit" for "limits"): the API server rejects them under
+		// fieldValidation=Strict rather than ignore them, the patch's
+		// errors first.
+		strict := runtime.NewStrictDecodingError(all)
 		return nil, &PatchError{Err: strict, status: invalidPatch(fmt.Sprintf("%+v", patch), strict.Error())}
 	}
 	return result, nil

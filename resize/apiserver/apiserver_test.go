@@ -458,7 +458,8 @@ func fuzzPods() []*v1.Pod {
 // FuzzApplyResize feeds arbitrary patches to ApplyResize under each
 // profile. It must never panic, an error must be a PatchError or an
 // InvalidError and leave the old pod as it was, and an accepted resize must
-// keep what the resize subresource may not change.
+// keep what the resize subresource may not change. JSON with a key given
+// twice must be refused (TestDuplicateKeysStrategicMerge).
 func FuzzApplyResize(f *testing.F) {
 	f.Add([]byte(`{"spec":{"containers":[{"name":"c1","resources":{"limits":{"cpu":"300m"}}}]}}`), uint8(2))
 	f.Add([]byte("spec:\n  containers:\n  - name: c2\n    resources:\n      limits:\n        memory: 1Gi\n"), uint8(0))
@@ -466,6 +467,7 @@ func FuzzApplyResize(f *testing.F) {
 	profiles := []profile.Version{profile.V133, profile.V134, profile.V135, profile.V136}
 	f.Fuzz(func(t *testing.T, patch []byte, profile uint8) {
 		o := ResizeOptions{Profile: profiles[int(profile)%len(profiles)]}
+		dup := hasDuplicateKey(patch)
 		for _, old := range fuzzPods() {
 			snapshot := old.DeepCopy()
 			got, err := ApplyResize(old, patch, o)
@@ -482,6 +484,9 @@ func FuzzApplyResize(f *testing.F) {
 					t.Fatalf("a pod came back with error %v", err)
 				}
 				continue
+			}
+			if dup {
+				t.Fatalf("patch %q has a key twice, and was accepted", patch)
 			}
 			if got.Name != old.Name || got.Namespace != old.Namespace || !apiequality.Semantic.DeepEqual(got.Status, old.Status) {
 				t.Fatalf("metadata or status changed by patch %q", patch)

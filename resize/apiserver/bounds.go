@@ -48,6 +48,9 @@ func validateAmount(name v1.ResourceName, q *resource.Quantity, path func() *fie
 // totals). ValidatePod includes them; scenario files check
 // their manifests and patches with it before anything runs.
 func ValidateAmounts(pod *v1.Pod) field.ErrorList {
+	if pod == nil {
+		return nilPodErrors("pod")
+	}
 	return validateAmounts(pod, 0)
 }
 

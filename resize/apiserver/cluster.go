@@ -56,7 +56,14 @@ type Event struct {
 // it, and scenarios and tests create pods without a nodeName); with no
 // registered node, or several, such a pod is unbound, as a pod the
 // scheduler has not placed yet.
+//
+// The zero Cluster is usable: it is an empty cluster with the options'
+// defaults, as NewCluster(ClusterOptions{}) makes, set up on first use. A
+// nil *Cluster answers every call with an error (ErrNilCluster) or, for a
+// method without an error result, a zero value.
 type Cluster struct {
+	// setup sets up a zero Cluster on first use (init).
+	setup   sync.Once
 	mu      sync.Mutex
 	profile profile.Profile
 	// pods are the stored pods. Every regular container of a pod stored
@@ -135,18 +142,42 @@ type ClusterOptions struct {
 	HotPods int
 }
 
+// ErrNilCluster is what a nil *Cluster answers every call that has an
+// error result with: it has no pods to act on.
+var ErrNilCluster = errors.New("apiserver: nil *Cluster (make one with NewCluster, or use a zero Cluster)")
+
 // NewCluster returns an empty cluster.
 func NewCluster(opts ClusterOptions) *Cluster {
+	c := &Cluster{}
+	c.setup.Do(func() { c.configure(opts) })
+	return c
+}
+
+// configure sets up an empty cluster with opts.
+func (c *Cluster) configure(opts ClusterOptions) {
 	limit := opts.EventLimit
 	if limit == 0 {
 		limit = DefaultEventLimit
 	}
-	c := &Cluster{profile: profile.New(opts.Profile, opts.FeatureGates), pods: map[podRef]storedPod{}, uids: map[types.UID]podRef{}, events: eventLog{limit: limit}}
+	c.profile = profile.New(opts.Profile, opts.FeatureGates)
+	c.pods, c.uids = map[podRef]storedPod{}, map[types.UID]podRef{}
+	c.events = eventLog{limit: limit}
 	c.thawed.Limit = opts.HotPods
 	if opts.HotPods == 0 {
 		c.thawed.Limit = DefaultHotPods
 	}
-	return c
+}
+
+// init sets up a zero Cluster as NewCluster(ClusterOptions{}) would, once,
+// and reports whether c is usable (not nil). Every exported method calls
+// it first: sync.Once makes the setup race-free, and costs an atomic load
+// once done.
+func (c *Cluster) init() bool {
+	if c == nil {
+		return false
+	}
+	c.setup.Do(func() { c.configure(ClusterOptions{}) })
+	return true
 }
 
 // get returns the stored pod, decoding it if it is frozen (the decoded
@@ -221,6 +252,9 @@ func withVersion(pod *v1.Pod, rv uint64) *v1.Pod {
 // latest pod write (0 before the first). A watch from it misses nothing
 // written after.
 func (c *Cluster) ResourceVersion() uint64 {
+	if !c.init() {
+		return 0
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.rv
@@ -247,6 +281,9 @@ func (c *Cluster) resizeOptions() ResizeOptions {
 // AlreadyExists. The pod returned is the stored one, shared, as
 // ResizePod's: read it, or DeepCopy it before changing anything in it.
 func (c *Cluster) CreatePod(pod *v1.Pod) (*v1.Pod, error) {
+	if !c.init() {
+		return nil, ErrNilCluster
+	}
 	if pod == nil {
 		return nil, apierrors.NewBadRequest("create pod: nil pod")
 	}
@@ -336,6 +373,9 @@ func (c *Cluster) GetPodVersioned(namespace, name string) (*v1.Pod, error) {
 }
 
 func (c *Cluster) getPod(namespace, name string, versioned bool) (*v1.Pod, error) {
+	if !c.init() {
+		return nil, ErrNilCluster
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	sp, ok := c.pods[podKey(namespace, name)]
@@ -375,6 +415,9 @@ func (c *Cluster) ListPodsVersioned() ([]*v1.Pod, uint64) {
 }
 
 func (c *Cluster) listPods(versioned bool) ([]*v1.Pod, uint64) {
+	if !c.init() {
+		return nil, 0
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	stored := make([]storedPod, 0, len(c.pods))
@@ -435,6 +478,9 @@ func (c *Cluster) DryRunResizePod(namespace, name string, patch []byte) (*v1.Pod
 // never registered ("node %q not found"), as the plugin does when its node
 // lister has no such node.
 func (c *Cluster) RegisterNode(node NodeInfo) {
+	if !c.init() {
+		return
+	}
 	node.Allocatable = node.Allocatable.DeepCopy()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -451,6 +497,9 @@ func (c *Cluster) RegisterNode(node NodeInfo) {
 
 // Node returns the registered node of that name.
 func (c *Cluster) Node(name string) (NodeInfo, bool) {
+	if !c.init() {
+		return NodeInfo{}, false
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := c.registered(name)
@@ -488,6 +537,9 @@ func (c *Cluster) boundNode(p *v1.Pod) (string, *NodeInfo) {
 // validating admission plugins (AdmitResize) and, with store, stores what
 // it returns.
 func (c *Cluster) resize(namespace, name string, store bool, apply func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error)) (*v1.Pod, error) {
+	if !c.init() {
+		return nil, ErrNilCluster
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	key := podKey(namespace, name)
@@ -519,6 +571,9 @@ func (c *Cluster) resize(namespace, name string, store bool, apply func(old *v1.
 // (apierrors.IsNotFound, ErrPodNotFound). Watchers see it Deleted, with
 // the pod as it was and a new resourceVersion.
 func (c *Cluster) DeletePod(namespace, name string) error {
+	if !c.init() {
+		return ErrNilCluster
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	key := podKey(namespace, name)
@@ -547,6 +602,9 @@ func (c *Cluster) DeletePod(namespace, name string) error {
 // it down and deletes it (DeletePod). A pod already marked keeps its
 // marks. It returns the stored pod, shared, as ResizePod does.
 func (c *Cluster) MarkPodDeleted(namespace, name string, now time.Time) (*v1.Pod, error) {
+	if !c.init() {
+		return nil, ErrNilCluster
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	key := podKey(namespace, name)
@@ -590,6 +648,9 @@ func (c *Cluster) MarkPodDeleted(namespace, name string, now time.Time) (*v1.Pod
 // status is kept as given, sharing its slices and pointers with the
 // caller, who must not change them afterwards.
 func (c *Cluster) UpdatePodStatus(namespace, name string, uid types.UID, status v1.PodStatus) error {
+	if !c.init() {
+		return ErrNilCluster
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	key := podKey(namespace, name)
@@ -623,6 +684,9 @@ func (c *Cluster) UpdatePodStatus(namespace, name string, uid types.UID, status 
 // RecordEvent stores an event. Once the cluster holds its event limit, the
 // oldest event is dropped for each new one. Watchers of events see it.
 func (c *Cluster) RecordEvent(e Event) {
+	if !c.init() {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.watchers != nil {
@@ -634,6 +698,9 @@ func (c *Cluster) RecordEvent(e Event) {
 // Events returns the events kept (the latest, up to the event limit) in
 // the order they were recorded, with their messages rendered.
 func (c *Cluster) Events() []Event {
+	if !c.init() {
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out, _ := c.events.since(0)
@@ -643,6 +710,9 @@ func (c *Cluster) Events() []Event {
 // EventCount is how many events were ever recorded: the sequence number
 // the next event will have.
 func (c *Cluster) EventCount() uint64 {
+	if !c.init() {
+		return 0
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.events.next
@@ -652,6 +722,9 @@ func (c *Cluster) EventCount() uint64 {
 // from an earlier EventCount), with their messages rendered; those already
 // dropped from the log are missing, and dropped says how many.
 func (c *Cluster) EventsSince(seq uint64) (events []Event, dropped uint64) {
+	if !c.init() {
+		return nil, 0
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.events.since(seq)

@@ -105,6 +105,9 @@ func (ev WatchEvent) EventV1() *v1.Event {
 // about, and the list's resourceVersion the event count, from which a
 // Watch of events continues.
 func (c *Cluster) EventList(namespace string) *v1.EventList {
+	if !c.init() {
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	list := &v1.EventList{
@@ -122,6 +125,9 @@ func (c *Cluster) EventList(namespace string) *v1.EventList {
 // involvedObject becomes regarding, message note, source deprecatedSource,
 // the timestamps and count their deprecated fields.
 func ToEventsV1(e *v1.Event) *eventsv1.Event {
+	if e == nil {
+		return nil
+	}
 	return &eventsv1.Event{
 		TypeMeta:                 metav1.TypeMeta{Kind: "Event", APIVersion: "events.k8s.io/v1"},
 		ObjectMeta:               *e.ObjectMeta.DeepCopy(),

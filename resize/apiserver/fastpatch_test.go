@@ -13,10 +13,12 @@ import (
 // samePatchOutcome checks that ApplyResize (which reads narrow patches
 // directly) and applyStrategicMerge (apimachinery's strategic merge and
 // decoding, always) agree on a patch for every fuzz pod: the same error
-// text, or byte for byte the same pod. It reports whether the direct
-// reading took the patch.
+// text, or byte for byte the same pod; and both refuse JSON with a key
+// given twice (TestDuplicateKeysStrategicMerge says why). It reports
+// whether the direct reading took the patch.
 func samePatchOutcome(t *testing.T, patch []byte, o ResizeOptions) bool {
 	t.Helper()
+	dup := hasDuplicateKey(patch)
 	for i, old := range fuzzPods() {
 		got, gerr := ApplyResize(old, patch, o)
 		want, werr := applyStrategicMerge(old, patch, o)
@@ -25,6 +27,9 @@ func samePatchOutcome(t *testing.T, patch []byte, o ResizeOptions) bool {
 		}
 		if gerr != nil {
 			continue
+		}
+		if dup {
+			t.Fatalf("pod %d, %s: patch %s has a key twice, and was accepted", i, o.Profile, patch)
 		}
 		a, _ := json.Marshal(got)
 		b, _ := json.Marshal(want)
@@ -177,6 +182,7 @@ func FuzzFastPatch(f *testing.F) {
 	f.Add([]byte(`{"spec":{"containers":[{"name":"c1","resources":{"requests":{"cpu":"300m"},"limits":{"cpu":"600m"}}}]}}`), uint8(2))
 	f.Add([]byte(`{"spec":{"initContainers":[{"resources":{"limits":{"memory":"100000000"}},"name":"s1"}],"resources":{"limits":{"cpu":"2"}}}}`), uint8(4))
 	f.Add([]byte(`{"spec":{"containers":[{"name":"c2","resources":{"limits":{"cpu":" 1 "}}},{"name":"c1","resources":{"requests":{"memory":"1Gi"}}}]}}`), uint8(1))
+	f.Add([]byte(`{"spec":{"containers":[{"name":"c1","resources":{"requests":{"cpu":"300m","cpu":"200m"}}}]}}`), uint8(2))
 	f.Fuzz(func(t *testing.T, patch []byte, version uint8) {
 		versions := profile.Versions()
 		samePatchOutcome(t, patch, ResizeOptions{Profile: versions[int(version)%len(versions)]})

@@ -40,6 +40,9 @@ const msgUID = "must be 1 to 63 lower-case letters, digits and '-', starting and
 // 63 characters (a DNS label; a UUID has 36). That two pods never share a
 // UID is CreatePod's check (ErrUIDTaken), since it needs the other pods.
 func ValidatePodMeta(pod *v1.Pod) field.ErrorList {
+	if pod == nil {
+		return nilPodErrors("pod")
+	}
 	errs := apimachineryvalidation.ValidateObjectMeta(&pod.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	return append(errs, validateUID(pod.UID)...)
 }

@@ -87,8 +87,9 @@ func ValidPatchType(pt types.PatchType) error {
 // the old pod's JSON (defaulted, with kind, apiVersion and
 // metadata.resourceVersion, as the API server encodes its stored object),
 // with the json-patch library the API server uses (gopkg.in/evanphx/
-// json-patch.v4), and the result decoded strictly into a v1.Pod (kubectl's
-// fieldValidation=Strict: a field the pod does not have is refused). Then
+// json-patch.v4), and the result decoded strictly into a v1.Pod (under
+// fieldValidation=Strict, as ApplyResize says: a field the pod does not
+// have, or a key given twice in one object, is refused). Then
 // comes what every patch type gets: the name and namespace must be the
 // pod's, a metadata.resourceVersion the patch set must be the stored one
 // (409 Conflict otherwise), and the resize strategy, defaulting and
@@ -114,6 +115,15 @@ func ValidPatchType(pt types.PatchType) error {
 //   - a result that is not a pod (a bad quantity, a field the pod does not
 //     have, a value of the wrong type): a *PatchError, 422 Invalid on the
 //     field "patch" (apierrors.IsInvalid);
+//   - a key given twice in one object of the patch: the same 422, whose
+//     message is the API server's strict decoding error: for a merge
+//     patch `strict decoding error: duplicate field "spec"`, for a JSON
+//     patch `strict decoding error: json patch duplicate field
+//     "[0].value.cpu"` (and, when the key is in an operation's value,
+//     `duplicate field "spec.containers[0].resources.requests.cpu"` too,
+//     for the patched pod holds it as well); a bad quantity or a value of
+//     the wrong type in the result is reported instead, as the API server
+//     does;
 //   - more than 3 MiB or more than MaxJSONPatchOperations operations: a
 //     *PatchError, 413;
 //   - a patched pod with another name or namespace: a *PatchError on that
@@ -340,12 +350,18 @@ func invalidPatch(value, msg string) *apierrors.StatusError {
 }
 
 // decodePatched decodes the patched JSON into a pod, strictly (unknown
-// fields refused, case-sensitive), as the API server's codec does under
-// fieldValidation=Strict. A value the pod cannot hold is a PatchError
-// whose Path locate finds in the patch, when it can.
+// fields and keys given twice refused, case-sensitive), as the API
+// server's codec does under fieldValidation=Strict (k8s.io/apimachinery
+// pkg/runtime/serializer/json/json.go, Serializer.unmarshal:
+// kjson.UnmarshalStrict with every strict option). A key given twice in a
+// JSON patch's value is in the patched JSON as the patch has it, since
+// the json-patch library copies values without decoding them, so it is
+// reported twice: once in the patch (`json patch duplicate field
+// "[0].value.cpu"`) and once in the pod. A value the pod cannot hold is
+// a PatchError whose Path locate finds in the patch, when it can.
 func decodePatched(patched []byte, patchStrictErrs []error, locate func() (string, error)) (*v1.Pod, error) {
 	pod := &v1.Pod{}
-	strictErrs, err := kjson.UnmarshalStrict(patched, pod, kjson.DisallowUnknownFields)
+	strictErrs, err := kjson.UnmarshalStrict(patched, pod)
 	if err != nil {
 		status := invalidPatch(string(patched), err.Error())
 		if path, qerr := locate(); qerr != nil {

@@ -489,8 +489,10 @@ func TestResourceVersions(t *testing.T) {
 // FuzzApplyResizePatch feeds arbitrary merge and JSON patches (and
 // strategic ones) to ApplyResizePatch under each profile. It must never
 // panic; an error must wrap the StatusError the API server would answer
-// with and leave the old pod as it was; an accepted resize must keep what
-// the resize subresource may not change and pass validation.
+// with and leave the old pod as it was; JSON with a key given twice must
+// be refused, whatever the patch type (the TestDuplicateKeys tests say
+// why); an accepted resize must keep what the resize subresource may not
+// change and pass validation.
 func FuzzApplyResizePatch(f *testing.F) {
 	f.Add([]byte(`[{"op":"replace","path":"/spec/containers/0/resources/limits/cpu","value":"300m"}]`), uint8(1), uint8(2))
 	f.Add([]byte(`{"spec":{"containers":[{"name":"c1","resources":{"limits":{"cpu":"300m"}}}]}}`), uint8(0), uint8(2))
@@ -499,6 +501,7 @@ func FuzzApplyResizePatch(f *testing.F) {
 	f.Fuzz(func(t *testing.T, patch []byte, pt, prof uint8) {
 		o := ResizeOptions{Profile: profiles[int(prof)%len(profiles)]}
 		typ := pts[int(pt)%len(pts)]
+		dup := hasDuplicateKey(patch)
 		for _, old := range fuzzPods() {
 			old.ResourceVersion = "5"
 			snapshot := old.DeepCopy()
@@ -515,6 +518,9 @@ func FuzzApplyResizePatch(f *testing.F) {
 					t.Fatalf("a pod came back with error %v", err)
 				}
 				continue
+			}
+			if dup {
+				t.Fatalf("%s patch %q has a key twice, and was accepted", typ, patch)
 			}
 			if got.Name != old.Name || got.Namespace != old.Namespace || got.UID != old.UID || !apiequality.Semantic.DeepEqual(got.Status, old.Status) {
 				t.Fatalf("metadata or status changed by %s patch %q", typ, patch)

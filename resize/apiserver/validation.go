@@ -71,7 +71,20 @@ const (
 // The QoS class check therefore comes before the removal checks (reference
 // detail 6). Messages that are "alone" replace every other error, as they
 // do in the API server.
+//
+// A nil pod is an error on the argument's name ("newPod: Required value"),
+// as for every validation of this package: there is nothing to validate.
 func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList {
+	if newPod == nil || oldPod == nil {
+		var errs field.ErrorList
+		if newPod == nil {
+			errs = append(errs, nilPod("newPod"))
+		}
+		if oldPod == nil {
+			errs = append(errs, nilPod("oldPod"))
+		}
+		return errs
+	}
 	p := opts.profile()
 	podLevel := hasPodLevelResources(oldPod) || hasPodLevelResources(newPod)
 
@@ -500,6 +513,9 @@ func validatePodLevelResize(newPod, oldPod *v1.Pod, p profile.Profile) field.Err
 // before anything reads them: converted to int64 they are other numbers,
 // and compared they can cost minutes.
 func ValidatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
+	if pod == nil {
+		return nilPodErrors("pod")
+	}
 	if errs := ValidateAmounts(pod); len(errs) > 0 {
 		return errs
 	}
@@ -854,3 +870,12 @@ func validateQuantityValue(name v1.ResourceName, q *resource.Quantity, path func
 	}
 	return errs
 }
+
+// nilPod is the error a validation answers a nil pod with: Required, on
+// the argument's name, since no field of a missing pod can be named.
+func nilPod(arg string) *field.Error {
+	return field.Required(field.NewPath(arg), "a nil *v1.Pod was given")
+}
+
+// nilPodErrors is nilPod as a list, for a validation that has only one pod.
+func nilPodErrors(arg string) field.ErrorList { return field.ErrorList{nilPod(arg)} }

@@ -87,13 +87,35 @@ type Watcher struct {
 	closed bool
 }
 
+// closedWatch is the channel a Watcher that Cluster.Watch did not make (nil,
+// or the zero Watcher) delivers on: closed, so that a reader ranging over
+// it stops at once instead of waiting for ever.
+var closedWatch = func() chan WatchEvent {
+	ch := make(chan WatchEvent)
+	close(ch)
+	return ch
+}()
+
+// errWatcherNotMade is Err's answer for a Watcher that Cluster.Watch did
+// not make: it watches nothing, and its channel is closed.
+var errWatcherNotMade = errors.New("apiserver: Watcher not made by Cluster.Watch")
+
 // ResultChan is the channel the changes arrive on; it is closed when the
-// Watcher stops (Stop, or an overflow: see Err).
-func (w *Watcher) ResultChan() <-chan WatchEvent { return w.ch }
+// Watcher stops (Stop, or an overflow: see Err). A Watcher that
+// Cluster.Watch did not make has a closed channel.
+func (w *Watcher) ResultChan() <-chan WatchEvent {
+	if w == nil || w.ch == nil {
+		return closedWatch
+	}
+	return w.ch
+}
 
 // Stop closes the Watcher: no change is sent after it returns, and the
 // channel is closed. Stop may be called more than once.
 func (w *Watcher) Stop() {
+	if w == nil || w.c == nil {
+		return
+	}
 	w.c.mu.Lock()
 	defer w.c.mu.Unlock()
 	w.c.unwatch(w, nil)
@@ -102,6 +124,9 @@ func (w *Watcher) Stop() {
 // Err says why the channel was closed: nil while open or after Stop,
 // ErrWatchOverflow when the reader fell behind.
 func (w *Watcher) Err() error {
+	if w == nil || w.c == nil {
+		return errWatcherNotMade
+	}
 	w.c.mu.Lock()
 	defer w.c.mu.Unlock()
 	return w.err
@@ -114,6 +139,9 @@ func (w *Watcher) Err() error {
 // too old a 410 (ErrResourceVersionTooOld), one beyond the cluster's a 504
 // ("Too large resource version"), as the API server's watch cache answers.
 func (c *Cluster) Watch(opts WatchOptions) (*Watcher, error) {
+	if !c.init() {
+		return nil, ErrNilCluster
+	}
 	w := &Watcher{c: c, pods: opts.Pods, events: opts.Events, namespace: opts.Namespace}
 	if !w.pods && !w.events {
 		w.pods, w.events = true, true

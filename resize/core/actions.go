@@ -305,6 +305,9 @@ func (a UpdateContainerResources) String() string {
 	return "UpdateContainerResources " + a.Name + " " + FormatLinux(a.Resources.GetLinux())
 }
 func (a WriteAllocated) String() string {
+	if a.AllocationRecord == nil {
+		return "checkpoint allocated <nil>"
+	}
 	return "checkpoint allocated " + string(a.UID) + " " + formatPodResources(a.Resources)
 }
 func (a WriteActuatedContainer) String() string {
@@ -315,10 +318,17 @@ func (a WriteActuated) String() string {
 }
 func (a DeleteCheckpoints) String() string { return "checkpoint delete " + string(a.UID) }
 func (a RecordEvent) String() string {
+	if a.Event == nil {
+		return "event <nil>"
+	}
 	return fmt.Sprintf("event %s %s %s", a.Event.Type, a.Event.Reason, a.Event.Text())
 }
 func (a WriteStatus) String() string {
-	return fmt.Sprintf("status %s/%s phase %s", a.Namespace, a.Name, a.Status.Phase)
+	var phase v1.PodPhase
+	if a.Status != nil {
+		phase = a.Status.Phase
+	}
+	return fmt.Sprintf("status %s/%s phase %s", a.Namespace, a.Name, phase)
 }
 func (a DeletePod) String() string { return "delete pod " + a.Namespace + "/" + a.Name }
 

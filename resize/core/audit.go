@@ -81,6 +81,9 @@ func asActuated(ctr *v1.Container, rec v1.ResourceRequirements, has bool) *v1.Co
 // should hold by its allocation, in admission order. Rejected and
 // finished pods hold nothing to compare.
 func (c *Core) Expectations() []PodExpectation {
+	if !c.made() {
+		return nil
+	}
 	var out []PodExpectation
 	for _, uid := range c.order {
 		ps := c.pods[uid]

@@ -166,7 +166,12 @@ type ConfigError struct {
 }
 
 // Error names the field and the problem.
-func (e *ConfigError) Error() string { return "node config: " + e.Field + ": " + e.Msg }
+func (e *ConfigError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
+	return "node config: " + e.Field + ": " + e.Msg
+}
 
 // ErrInvalidConfig is wrapped by every ConfigError, for errors.Is.
 var ErrInvalidConfig = errors.New("invalid node config")
@@ -175,7 +180,12 @@ var ErrInvalidConfig = errors.New("invalid node config")
 func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
 
 // Unwrap returns the cause, if any.
-func (e *ConfigError) Unwrap() error { return e.Err }
+func (e *ConfigError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // gateName is the form of a Kubernetes feature gate name.
 var gateName = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)

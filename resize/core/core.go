@@ -153,11 +153,29 @@ func New(cfg NodeConfig) (*Core, error) {
 	return c, nil
 }
 
+// ErrNotMade is what a Core that New did not make (nil, or the zero Core,
+// which has no configuration) answers every call that has an error
+// result with; the others answer a zero value.
+var ErrNotMade = errors.New("core: Core not made by New")
+
+// made reports whether New made c: pods is set there and never replaced.
+func (c *Core) made() bool { return c != nil && c.pods != nil }
+
 // Config returns the defaulted configuration the core runs with.
-func (c *Core) Config() NodeConfig { return c.s.cfg }
+func (c *Core) Config() NodeConfig {
+	if !c.made() {
+		return NodeConfig{}
+	}
+	return c.s.cfg
+}
 
 // Profile returns the kubelet version's behaviour with the node's gates.
-func (c *Core) Profile() profile.Profile { return c.s.profile }
+func (c *Core) Profile() profile.Profile {
+	if !c.made() {
+		return profile.Profile{}
+	}
+	return c.s.profile
+}
 
 // setNow moves the core's idea of the time forward; inputs never move it
 // back.
@@ -170,11 +188,19 @@ func (c *Core) setNow(t time.Time) {
 // Quiet reports whether there is nothing to do: no batch in flight, and no
 // work that could start now.
 func (c *Core) Quiet() bool {
+	if !c.made() {
+		return true
+	}
 	return len(c.inflight) == 0 && c.allocHead == len(c.allocTasks) && !c.hasPodWork()
 }
 
 // InFlight reports how many batches are being performed.
-func (c *Core) InFlight() int { return len(c.inflight) }
+func (c *Core) InFlight() int {
+	if !c.made() {
+		return 0
+	}
+	return len(c.inflight)
+}
 
 func (c *Core) hasPodWork() bool {
 	return c.deletes > 0 || c.dirtyCount > 0
@@ -183,6 +209,9 @@ func (c *Core) hasPodWork() bool {
 // NextTimer is the earliest time a timer falls due: the periodic retry of
 // pending resizes or a pod's resync or backoff.
 func (c *Core) NextTimer() time.Time {
+	if !c.made() {
+		return time.Time{}
+	}
 	next := c.retry.Due()
 	if len(c.timers) > 0 && c.timers[0].resyncAt.Before(next) {
 		next = c.timers[0].resyncAt

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
@@ -19,8 +20,15 @@ import (
 //
 // The pod is read, never changed. A pod without status.qosClass is taken
 // to have the class its spec gives it, as the API server would set it.
+//
+// A CRIMessages that NewCRIMessages did not make (nil, or the zero value,
+// which has no configuration) builds nothing: its methods answer
+// ErrNotMade, or a zero value where they have no error result; so does
+// every method given a nil pod.
 type CRIMessages struct {
 	s settings
+	// made is set by NewCRIMessages.
+	made bool
 }
 
 // NewCRIMessages returns the builder for cfg, defaulted and validated as
@@ -30,11 +38,19 @@ func NewCRIMessages(cfg NodeConfig) (*CRIMessages, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &CRIMessages{s: newSettings(cfg)}, nil
+	return &CRIMessages{s: newSettings(cfg), made: true}, nil
 }
 
 // Config returns the defaulted configuration the messages are built for.
-func (m *CRIMessages) Config() NodeConfig { return m.s.cfg }
+func (m *CRIMessages) Config() NodeConfig {
+	if !m.usable() {
+		return NodeConfig{}
+	}
+	return m.s.cfg
+}
+
+// usable reports whether NewCRIMessages made m.
+func (m *CRIMessages) usable() bool { return m != nil && m.made }
 
 // withQOS returns pod, or a shallow copy of it with its QoS class set when
 // the status lacks one: the OOM score the kubelet sends depends on it.
@@ -50,18 +66,27 @@ func withQOS(pod *v1.Pod) *v1.Pod {
 // PodCgroup is the pod's cgroup below the hierarchy root, as the kubelet
 // names it on this node (NodeConfig.PodCgroup).
 func (m *CRIMessages) PodCgroup(pod *v1.Pod) string {
+	if !m.usable() || pod == nil {
+		return ""
+	}
 	return m.s.podCgroupName(withQOS(pod).Status.QOSClass, pod.UID)
 }
 
 // SandboxConfig is the RunPodSandbox config the kubelet sends for pod, with
 // podCgroup (a path below the hierarchy root) as the cgroup parent.
 func (m *CRIMessages) SandboxConfig(pod *v1.Pod, podCgroup string) *runtimeapi.PodSandboxConfig {
+	if !m.usable() || pod == nil {
+		return nil
+	}
 	return m.s.sandboxConfig(withQOS(pod), podCgroup)
 }
 
 // ContainerConfig is the CreateContainer config of the pod's container
 // name at the given restart attempt.
 func (m *CRIMessages) ContainerConfig(pod *v1.Pod, name string, attempt uint32) (*runtimeapi.ContainerConfig, error) {
+	if !m.usable() {
+		return nil, ErrNotMade
+	}
 	c, err := containerNamed(pod, name)
 	if err != nil {
 		return nil, err
@@ -76,6 +101,9 @@ func (m *CRIMessages) ContainerConfig(pod *v1.Pod, name string, attempt uint32) 
 // same message the node's resize sends (resize.go builds it with the same
 // function).
 func (m *CRIMessages) ContainerResources(pod *v1.Pod, name string) (*runtimeapi.LinuxContainerResources, error) {
+	if !m.usable() {
+		return nil, ErrNotMade
+	}
 	c, err := containerNamed(pod, name)
 	if err != nil {
 		return nil, err
@@ -88,6 +116,9 @@ func (m *CRIMessages) ContainerResources(pod *v1.Pod, name string) (*runtimeapi.
 // for (cgconfig.PodConfig): the overhead, and the pod cgroup values minus
 // the overhead.
 func (m *CRIMessages) PodSandboxResources(sandboxID string, pod *v1.Pod) *runtimeapi.UpdatePodSandboxResourcesRequest {
+	if !m.usable() || pod == nil {
+		return nil
+	}
 	rc := cgconfig.PodConfig(pod, m.s.podConfigOptions())
 	return m.s.sandboxResourcesRequest(sandboxID, pod, rc)
 }
@@ -101,6 +132,12 @@ func (m *CRIMessages) PodSandboxResources(sandboxID string, pod *v1.Pod) *runtim
 // check at all (no limit goes down); err is the error it stops the resize
 // with, before any UpdateContainerResources, or nil when it goes on.
 func (m *CRIMessages) MemoryDecreaseCheck(old, pod *v1.Pod, name, containerID string, podUsage int64, stats *runtimeapi.ContainerStats, statsErr error) (checked bool, err error) {
+	if !m.usable() {
+		return false, ErrNotMade
+	}
+	if old == nil {
+		return false, errors.New("memory decrease check: nil old pod")
+	}
 	oc, err := containerNamed(old, name)
 	if err != nil {
 		return false, err
@@ -140,6 +177,9 @@ func (m *CRIMessages) MemoryDecreaseCheck(old, pod *v1.Pod, name, containerID st
 
 // containerNamed finds a container or sidecar of the pod by name.
 func containerNamed(pod *v1.Pod, name string) (*v1.Container, error) {
+	if pod == nil {
+		return nil, fmt.Errorf("container %q: nil pod", name)
+	}
 	if c := findContainer(pod, name); c != nil {
 		return c, nil
 	}

@@ -150,6 +150,9 @@ func (c *Core) deleteRequested(in DeleteRequested) error {
 
 // DeleteError returns why the last teardown of a pod failed, or nil.
 func (c *Core) DeleteError(uid types.UID) error {
+	if !c.made() {
+		return ErrNotMade
+	}
 	if ps := c.pods[uid]; ps != nil {
 		return ps.deleteErr
 	}

@@ -61,6 +61,9 @@ func (r LogRecord) String() string {
 // resizes are pending, since each periodic retry it would jump over logs
 // its decisions.
 func (c *Core) SetLogging(on bool) {
+	if c == nil {
+		return
+	}
 	c.logging = on
 	if !on {
 		c.logs = nil

@@ -42,6 +42,10 @@ type resizeSummary struct {
 // resizeMessage is "<prefix>: <JSON summary of pod's resources>".
 func resizeMessage(pod *v1.Pod, generation int64, errorMsg, prefix string) string {
 	s := resizeSummary{Generation: generation, Error: errorMsg}
+	if pod == nil {
+		// No pod, no containers: the message says so by listing none.
+		pod = &v1.Pod{}
+	}
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		s.InitContainers = append(s.InitContainers, resizeSummaryContainer{Name: c.Name, Resources: c.Resources})

@@ -92,6 +92,9 @@ type metricState struct {
 // metrics before it runs). The driver turns them on only when something
 // records them: off, they cost nothing.
 func (c *Core) RecordMetrics(on bool) {
+	if c == nil {
+		return
+	}
 	if !on {
 		c.metrics = nil
 		return

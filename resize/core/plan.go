@@ -151,6 +151,9 @@ type PodActions struct {
 // Resizing reports whether the actions include a resize (step 7 of
 // SyncPod).
 func (a *PodActions) Resizing() bool {
+	if a == nil {
+		return false
+	}
 	return len(a.UpdateMemory) > 0 || len(a.UpdateCPU) > 0 || a.UpdatePodResources
 }
 

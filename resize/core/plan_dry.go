@@ -18,6 +18,9 @@ var ErrBusy = errors.New("core is not quiet")
 // Clone returns an independent copy of a quiet core, for a dry run: what
 // the copy is told and decides changes nothing in the original.
 func (c *Core) Clone() (*Core, error) {
+	if !c.made() {
+		return nil, ErrNotMade
+	}
 	if !c.Quiet() {
 		return nil, ErrBusy
 	}
@@ -85,6 +88,12 @@ type AdmissionPlan struct {
 // pod as the API server would store it after the resize) on a quiet core,
 // without changing it.
 func (c *Core) PlanAdmission(pod *v1.Pod) (AdmissionPlan, error) {
+	if !c.made() {
+		return AdmissionPlan{}, ErrNotMade
+	}
+	if pod == nil {
+		return AdmissionPlan{}, errors.New("plan admission: nil pod")
+	}
 	clone, err := c.Clone()
 	if err != nil {
 		return AdmissionPlan{}, err

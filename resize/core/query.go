@@ -27,6 +27,9 @@ type PodInfo struct {
 
 // Pod returns what the kubelet knows of a pod, and whether it knows it.
 func (c *Core) Pod(namespace, name string) (PodInfo, bool) {
+	if !c.made() {
+		return PodInfo{}, false
+	}
 	ps := c.hot(c.podByName(namespace, name))
 	if ps == nil {
 		return PodInfo{}, false
@@ -55,6 +58,9 @@ func (c *Core) Pod(namespace, name string) (PodInfo, bool) {
 // Knows reports whether the kubelet knows the pod, without copying
 // anything of it.
 func (c *Core) Knows(namespace, name string) bool {
+	if !c.made() {
+		return false
+	}
 	return c.podByName(namespace, name) != nil
 }
 
@@ -78,6 +84,9 @@ func (c *Core) Stale(pod *v1.Pod) bool {
 // APIPod returns a copy of the pod as the kubelet sees it: the spec the
 // API server last gave it and the status the kubelet last wrote.
 func (c *Core) APIPod(namespace, name string) (*v1.Pod, bool) {
+	if !c.made() {
+		return nil, false
+	}
 	ps := c.hot(c.podByName(namespace, name))
 	if ps == nil {
 		return nil, false
@@ -88,6 +97,9 @@ func (c *Core) APIPod(namespace, name string) (*v1.Pod, bool) {
 // AllocatedTotal is the sum of the admitted, active pods' allocated
 // requests, with overhead: what admission counts as used by them.
 func (c *Core) AllocatedTotal() v1.ResourceList {
+	if !c.made() {
+		return nil
+	}
 	total := v1.ResourceList{}
 	opts := qos.Options{SkipPodLevelResources: !c.s.profile.PodLevelResources()}
 	for _, uid := range c.order {

@@ -14,6 +14,9 @@ import (
 // perform, if there is one it can take now. An input the core cannot take
 // returns an error and changes nothing.
 func (c *Core) Step(in Input) (Ready, error) {
+	if !c.made() {
+		return Ready{}, ErrNotMade
+	}
 	if c.metrics != nil {
 		c.metrics.beginStep()
 	}

@@ -178,6 +178,9 @@ type Counts struct {
 
 // Add adds o to c.
 func (c *Counts) Add(o Counts) {
+	if c == nil {
+		return
+	}
 	c.Points += o.Points
 	c.Converged += o.Converged
 	c.DriftKubelet += o.DriftKubelet
@@ -192,6 +195,9 @@ func (c Counts) OK() bool { return c.DriftResizelet == 0 && c.Stuck == 0 && c.Br
 
 // Counts counts the report's points.
 func (r *Report) Counts() Counts {
+	if r == nil {
+		return Counts{}
+	}
 	var c Counts
 	for _, p := range r.Points {
 		c.Points++
@@ -218,6 +224,12 @@ func (r *Report) Counts() Counts {
 // scenario that does not apply to the backends comes back Skipped. An
 // error means the scenario could not be run at all.
 func Scenario(ctx context.Context, s *scenario.Scenario, opts Options) (*Report, error) {
+	switch {
+	case ctx == nil:
+		return nil, errors.New("explore: nil context.Context")
+	case s == nil:
+		return nil, errors.New("explore: nil *scenario.Scenario")
+	}
 	start := time.Now()
 	if opts.Backends.Deps != nil || opts.Backends.RuntimeCgroups != nil {
 		return nil, errors.New("explore: Options.Backends.Deps and RuntimeCgroups are the explorer's own")

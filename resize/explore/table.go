@@ -21,6 +21,9 @@ func Label(o Outcome, owner Owner) string {
 // kind, the call made, mode, outcome, what disagreed), the baseline of
 // each step, the counts, and the reasons of the kubelet's drifts.
 func (r *Report) WriteTable(w io.Writer) {
+	if r == nil || w == nil {
+		return
+	}
 	onOff := func(b bool) string {
 		if b {
 			return "on"

@@ -38,8 +38,23 @@ type nodeBackend struct {
 // Cluster is the node's cluster, which reads and watches go to.
 func (b *nodeBackend) Cluster() *apiserver.Cluster { return b.cluster }
 
+// check refuses a write the backend cannot make: without a node (ForNode
+// given nil) or with a nil context, which the node would use.
+func (b *nodeBackend) check(ctx context.Context, what string) error {
+	if b.node == nil {
+		return ErrNoBackend
+	}
+	if ctx == nil {
+		return errNilContext(what)
+	}
+	return nil
+}
+
 // CreatePod adds the pod to the node and reads it back.
 func (b *nodeBackend) CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
+	if err := b.check(ctx, "create pod"); err != nil {
+		return nil, err
+	}
 	created, err := b.node.AddPod(ctx, pod)
 	if err != nil {
 		return nil, err
@@ -49,11 +64,17 @@ func (b *nodeBackend) CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, erro
 
 // DeletePod deletes the pod through the node.
 func (b *nodeBackend) DeletePod(ctx context.Context, namespace, name string) error {
+	if err := b.check(ctx, "delete pod"); err != nil {
+		return err
+	}
 	return b.node.DeletePod(ctx, namespace, name)
 }
 
 // ResizePod resizes the pod through the node and reads it back.
 func (b *nodeBackend) ResizePod(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error) {
+	if err := b.check(ctx, "resize pod"); err != nil {
+		return nil, err
+	}
 	if err := b.node.ResizePatch(ctx, namespace, name, pt, patch); err != nil {
 		return nil, err
 	}

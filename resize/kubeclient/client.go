@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -19,8 +20,37 @@ import (
 // New returns a client-go clientset that serves b: pods and events
 // through b (package documentation), everything else from client-go's
 // empty fake clientset. It is safe for concurrent use, as b is.
+//
+// A nil b serves no pods: reads answer as a nil *apiserver.Cluster does
+// (apiserver.ErrNilCluster, or nothing listed) and writes with
+// ErrNoBackend.
 func New(b Backend) kubernetes.Interface {
+	if b == nil {
+		b = noBackend{}
+	}
 	return &clientset{Clientset: fake.NewClientset(), b: b}
+}
+
+// ErrNoBackend is what the clients of New(nil), and a ForNode backend
+// without a node, answer writes with.
+var ErrNoBackend = errors.New("kubeclient: no backend to serve the call (New was given a nil Backend, or ForNode a nil Node)")
+
+// errNilContext answers a call given a nil context, which a client-go
+// call never is: it is the caller's mistake, so a 400.
+func errNilContext(what string) error {
+	return apierrors.NewBadRequest("kubeclient: " + what + ": nil context.Context")
+}
+
+// noBackend is the Backend of New(nil).
+type noBackend struct{}
+
+func (noBackend) Cluster() *apiserver.Cluster { return nil }
+func (noBackend) CreatePod(context.Context, *v1.Pod) (*v1.Pod, error) {
+	return nil, ErrNoBackend
+}
+func (noBackend) DeletePod(context.Context, string, string) error { return ErrNoBackend }
+func (noBackend) ResizePod(context.Context, string, string, types.PatchType, []byte) (*v1.Pod, error) {
+	return nil, ErrNoBackend
 }
 
 // clientset is client-go's fake clientset with the core v1 and

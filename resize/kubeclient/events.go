@@ -24,6 +24,10 @@ import (
 // the selector takes, as core v1 events, and the list's resourceVersion.
 func listEvents(b Backend, ns string, sel selector) ([]v1.Event, string) {
 	all := b.Cluster().EventList(ns)
+	if all == nil {
+		// A nil cluster (New(nil)) keeps no events.
+		return nil, ""
+	}
 	var out []v1.Event
 	for i := range all.Items {
 		e := &all.Items[i]
@@ -37,6 +41,9 @@ func listEvents(b Backend, ns string, sel selector) ([]v1.Event, string) {
 
 // watchEvents watches the cluster's events, each converted by conv.
 func watchEvents(ctx context.Context, b Backend, ns string, opts metav1.ListOptions, sel selector, conv func(*v1.Event) runtime.Object) (watch.Interface, error) {
+	if ctx == nil {
+		return nil, errNilContext("watch events")
+	}
 	w, err := b.Cluster().Watch(apiserver.WatchOptions{Events: true, Namespace: ns, ResourceVersion: opts.ResourceVersion})
 	if err != nil {
 		return nil, statusError(err, "")

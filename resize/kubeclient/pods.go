@@ -68,6 +68,9 @@ func (p *pods) List(ctx context.Context, opts metav1.ListOptions) (*v1.PodList, 
 // Watch watches the pods (apiserver.Cluster.Watch): from resourceVersion
 // "" or "0" with an ADDED per pod first, or from a list's resourceVersion.
 func (p *pods) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	if ctx == nil {
+		return nil, errNilContext("watch pods")
+	}
 	sel, err := parseSelector(opts, podFieldLabel)
 	if err != nil {
 		return nil, err
@@ -171,8 +174,9 @@ func (p *pods) Delete(ctx context.Context, name string, opts metav1.DeleteOption
 // node; the pod returned is read back after the node has handled it. With
 // dryRun the cluster applies the patch without storing it, and the node
 // sees nothing. A patch of the pod itself or of another subresource is
-// 405. The patch is decoded strictly, as under kubectl's
-// fieldValidation=Strict, whatever opts.FieldValidation says.
+// 405. The patch is decoded strictly, as under fieldValidation=Strict
+// (apiserver.ApplyResize says what that refuses), whatever
+// opts.FieldValidation says.
 func (p *pods) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (*v1.Pod, error) {
 	if len(subresources) != 1 || subresources[0] != "resize" {
 		what := "patch"

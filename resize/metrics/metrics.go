@@ -105,6 +105,15 @@ var labelValues = map[string][]string{
 // ErrNilRegisterer is returned by New without a registry.
 var ErrNilRegisterer = errors.New("metrics: nil prometheus.Registerer")
 
+// ErrNotMade is what a Metrics that New did not make (nil, or the zero
+// Metrics, which has no collectors) answers every call that has an error
+// result with. It records nothing: Attach gives a nil *NodeRecorder, whose
+// methods do nothing.
+var ErrNotMade = errors.New("metrics: Metrics not made by New")
+
+// made reports whether New made m: own is set there and never replaced.
+func (m *Metrics) made() bool { return m != nil && m.own != nil }
+
 // Metrics are the kubelet's six resize metrics, registered on the caller's
 // registry. Hand one to every node that records there
 // (resize.Deps.Metrics). It is safe for concurrent use.
@@ -177,7 +186,12 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 
 // Gather returns the six metrics' families, sorted by name: Metrics is a
 // prometheus.Gatherer of them alone.
-func (m *Metrics) Gather() ([]*dto.MetricFamily, error) { return m.own.Gather() }
+func (m *Metrics) Gather() ([]*dto.MetricFamily, error) {
+	if !m.made() {
+		return nil, ErrNotMade
+	}
+	return m.own.Gather()
+}
 
 var _ prometheus.Gatherer = (*Metrics)(nil)
 
@@ -186,6 +200,9 @@ var _ prometheus.Gatherer = (*Metrics)(nil)
 // name; a family without a series, a counter never incremented for
 // instance, is left out).
 func (m *Metrics) WriteText(w io.Writer) error {
+	if w == nil {
+		return errors.New("metrics: write text: nil io.Writer")
+	}
 	families, err := m.Gather()
 	if err != nil {
 		return err
@@ -276,6 +293,10 @@ type NodeRecorder struct {
 	epoch uint64
 }
 
+// made reports whether Metrics.Attach made r: a nil or zero NodeRecorder
+// records nothing.
+func (r *NodeRecorder) made() bool { return r != nil && r.m != nil }
+
 // Attach starts a kubelet's recording on m. key names the node (package
 // resize uses the node's API server and name; any comparable value will
 // do): a kubelet attached with the key of an earlier one is the same node
@@ -286,6 +307,9 @@ type NodeRecorder struct {
 //
 // Attach panics if key is not comparable, as a map key would.
 func (m *Metrics) Attach(key any) *NodeRecorder {
+	if !m.made() {
+		return nil
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.shares[key]
@@ -300,18 +324,27 @@ func (m *Metrics) Attach(key any) *NodeRecorder {
 // RequestedResize counts one requested resize of one value of a container
 // (kubelet_container_requested_resizes_total).
 func (r *NodeRecorder) RequestedResize(resource, requirement, operation string) {
+	if !r.made() {
+		return
+	}
 	r.m.requested.WithLabelValues(resource, requirement, operation).Inc()
 }
 
 // InfeasibleResize counts a resize found Infeasible
 // (kubelet_pod_infeasible_resizes_total).
 func (r *NodeRecorder) InfeasibleResize(reasonDetail string) {
+	if !r.made() {
+		return
+	}
 	r.m.infeasible.WithLabelValues(reasonDetail).Inc()
 }
 
 // DeferredAcceptedResize counts a Deferred resize accepted by a retry
 // with this trigger (kubelet_pod_deferred_accepted_resizes_total).
 func (r *NodeRecorder) DeferredAcceptedResize(trigger string) {
+	if !r.made() {
+		return
+	}
 	r.m.deferred.WithLabelValues(trigger).Inc()
 }
 
@@ -319,6 +352,9 @@ func (r *NodeRecorder) DeferredAcceptedResize(trigger string) {
 // (kubelet_pod_resize_duration_milliseconds): in whole milliseconds,
 // truncated, as the kubelet's float64(time.Since(start).Milliseconds()).
 func (r *NodeRecorder) ResizeDuration(success bool, d time.Duration) {
+	if !r.made() {
+		return
+	}
 	r.m.duration.WithLabelValues(strconv.FormatBool(success)).Observe(float64(d.Milliseconds()))
 }
 
@@ -328,6 +364,9 @@ func (r *NodeRecorder) ResizeDuration(success bool, d time.Duration) {
 // kubelet of the same node has attached since (this one was restarted
 // away).
 func (r *NodeRecorder) SetGauges(g Gauges) bool {
+	if !r.made() {
+		return false
+	}
 	m := r.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -347,6 +386,9 @@ func (r *NodeRecorder) SetGauges(g Gauges) bool {
 
 // Gauges returns this node's share of the gauges.
 func (r *NodeRecorder) Gauges() Gauges {
+	if !r.made() {
+		return Gauges{}
+	}
 	r.m.mu.Lock()
 	defer r.m.mu.Unlock()
 	return r.share.gauges

@@ -28,10 +28,20 @@ type SeriesError struct {
 	Err    error // ErrUnknownMetric or ErrBadSeries
 }
 
-func (e *SeriesError) Error() string { return fmt.Sprintf("series %q: %s", e.Series, e.Msg) }
+func (e *SeriesError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("series %q: %s", e.Series, e.Msg)
+}
 
 // Unwrap returns ErrUnknownMetric or ErrBadSeries.
-func (e *SeriesError) Unwrap() error { return e.Err }
+func (e *SeriesError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // Part is the part of a histogram a series names.
 type Part string

@@ -231,6 +231,9 @@ func formatList(l v1.ResourceList) string {
 
 // String renders the expectation as it would be written.
 func (re *ResourcesExpect) String() string {
+	if re == nil {
+		return "<nil>"
+	}
 	var parts []string
 	if re.Requests != nil {
 		parts = append(parts, "requests: "+formatList(*re.Requests))

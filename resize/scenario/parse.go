@@ -39,6 +39,9 @@ type Error struct {
 // Error reads "FILE: steps[3]: resize.patch: MSG", or "FILE: FIELD: MSG"
 // outside the steps.
 func (e *Error) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
 	var b strings.Builder
 	b.WriteString(e.File)
 	if e.Step >= 0 {

@@ -304,6 +304,12 @@ func Run(ctx context.Context, s *Scenario, opts Options) (*Result, error) {
 // pods. stop ends the run: it removes what a run on real parts left on the
 // host and frees the backends.
 func newRunner(ctx context.Context, s *Scenario, opts Options) (_ *runner, _ func(), err error) {
+	switch {
+	case ctx == nil:
+		return nil, nil, errors.New("scenario: nil context.Context")
+	case s == nil:
+		return nil, nil, errors.New("scenario: nil *Scenario")
+	}
 	var undo []func()
 	stop := func() {
 		for i := len(undo) - 1; i >= 0; i-- {

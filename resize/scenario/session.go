@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/resizelet/resizelet/cgroup"
@@ -21,6 +22,14 @@ type Session struct {
 	stop func()
 }
 
+// errSessionNotMade is what a Session that NewSession did not make (nil,
+// or the zero Session, which runs nothing) answers every call that has an
+// error result with; the others answer a zero value.
+var errSessionNotMade = errors.New("scenario: Session not made by NewSession")
+
+// made reports whether NewSession made se.
+func (se *Session) made() bool { return se != nil && se.r != nil }
+
 // NewSession starts a run of s on the parts opts name: the kubelet is
 // started and the file's pods are added. Errors are Run's.
 func NewSession(ctx context.Context, s *Scenario, opts Options) (*Session, error) {
@@ -36,6 +45,12 @@ func NewSession(ctx context.Context, s *Scenario, opts Options) (*Session, error
 // patch the API server cannot decode). An error of the node's own, such
 // as a failed resize, is not returned: it is the step's outcome (Err).
 func (se *Session) Step(ctx context.Context, i int) error {
+	if !se.made() {
+		return errSessionNotMade
+	}
+	if ctx == nil {
+		return fmt.Errorf("step %d: nil context.Context", i)
+	}
 	r := se.r
 	if i < 0 || i >= len(r.s.Steps) {
 		return fmt.Errorf("step %d: the scenario has %d steps", i, len(r.s.Steps))
@@ -47,12 +62,23 @@ func (se *Session) Step(ctx context.Context, i int) error {
 
 // Err is the node's error of the last action step, which the next expect
 // step's error key would be checked against.
-func (se *Session) Err() error { return se.r.lastErr }
+func (se *Session) Err() error {
+	if !se.made() {
+		return errSessionNotMade
+	}
+	return se.r.lastErr
+}
 
 // Restart stops the kubelet and starts a new one on the same parts (through
 // Options.Deps), as a restartKubelet step does, without writing to the
 // transcript: the state comes back from the checkpoints and the runtime.
 func (se *Session) Restart(ctx context.Context) error {
+	if !se.made() {
+		return errSessionNotMade
+	}
+	if ctx == nil {
+		return errors.New("restart kubelet: nil context.Context")
+	}
 	r := se.r
 	if n := r.currentNode(); n != nil {
 		n.Close()
@@ -67,33 +93,76 @@ func (se *Session) Restart(ctx context.Context) error {
 }
 
 // Node is the current kubelet; nil after a Restart that failed.
-func (se *Session) Node() *resize.Node { return se.r.currentNode() }
+func (se *Session) Node() *resize.Node {
+	if !se.made() {
+		return nil
+	}
+	return se.r.currentNode()
+}
 
 // Cluster is the run's API server.
-func (se *Session) Cluster() *resize.Cluster { return se.r.cluster }
+func (se *Session) Cluster() *resize.Cluster {
+	if !se.made() {
+		return nil
+	}
+	return se.r.cluster
+}
 
 // Config is the node configuration the kubelets are started with.
-func (se *Session) Config() resize.NodeConfig { return se.r.cfg }
+func (se *Session) Config() resize.NodeConfig {
+	if !se.made() {
+		return resize.NodeConfig{}
+	}
+	return se.r.cfg
+}
 
 // Cgroups is the cgroup manager the node and the in-memory runtime write
 // through (below Options.Deps and Options.RuntimeCgroups).
-func (se *Session) Cgroups() cgroup.Manager { return se.r.b.cgroups }
+func (se *Session) Cgroups() cgroup.Manager {
+	if !se.made() {
+		return nil
+	}
+	return se.r.b.cgroups
+}
 
 // Runtime is the runtime the node calls (below Options.Deps).
-func (se *Session) Runtime() cri.Runtime { return se.r.b.runtime }
+func (se *Session) Runtime() cri.Runtime {
+	if !se.made() {
+		return nil
+	}
+	return se.r.b.runtime
+}
 
 // CheckpointDir is the directory of the run's two checkpoint files.
-func (se *Session) CheckpointDir() string { return se.r.deps.CheckpointDir }
+func (se *Session) CheckpointDir() string {
+	if !se.made() {
+		return ""
+	}
+	return se.r.deps.CheckpointDir
+}
 
 // Clock is the run's virtual clock.
-func (se *Session) Clock() *resize.FakeClock { return se.r.clock }
+func (se *Session) Clock() *resize.FakeClock {
+	if !se.made() {
+		return nil
+	}
+	return se.r.clock
+}
 
 // Mismatches are the expectations that did not hold so far.
-func (se *Session) Mismatches() []Mismatch { return se.r.mismatches }
+func (se *Session) Mismatches() []Mismatch {
+	if !se.made() {
+		return nil
+	}
+	return se.r.mismatches
+}
 
 // Close ends the run: on real parts it removes the pods and cgroups the
 // run made, then it frees the backends and the checkpoint directory.
 func (se *Session) Close() {
+	if se == nil {
+		return
+	}
 	if se.stop != nil {
 		se.stop()
 		se.stop = nil
