@@ -32,8 +32,14 @@ type cgroupAt struct {
 	path      string // relative to the hierarchy's root
 }
 
-// Name returns the cgroup the snapshot was taken of.
-func (s *TreeSnapshot) Name() string { return s.name }
+// Name returns the cgroup the snapshot was taken of ("" for a nil
+// snapshot).
+func (s *TreeSnapshot) Name() string {
+	if s == nil {
+		return ""
+	}
+	return s.name
+}
 
 // SnapshotTree takes a TreeSnapshot of the path of the cgroup name in m.
 // It looks through decorators (Unwrap() Manager) and in the hierarchies

@@ -196,13 +196,19 @@ func NewFakeClock(t time.Time) *FakeClock { return &FakeClock{now: t} }
 
 // Now returns the clock's time.
 func (c *FakeClock) Now() time.Time {
+	if c == nil {
+		return time.Time{}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
 }
 
-// Set moves the clock to t.
+// Set moves the clock to t. On a nil clock it does nothing.
 func (c *FakeClock) Set(t time.Time) {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = t

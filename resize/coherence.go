@@ -30,6 +30,9 @@ type MismatchError struct {
 
 // Error names the setting and both sides with their values.
 func (e *MismatchError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
 	return fmt.Sprintf("%s mismatch: %s is %s, but %s is %s", e.Setting, e.Want, e.WantValue, e.Have, e.HaveValue)
 }
 

@@ -29,6 +29,9 @@ type FitError struct {
 
 // Error returns the scheduler's message.
 func (e *FitError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
 	if e.NumAllNodes == 0 {
 		// pkg/scheduler/scheduler.go, ErrNoNodesAvailable.
 		return "no nodes available to schedule pods"

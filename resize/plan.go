@@ -180,6 +180,9 @@ func (d *dryRun) perform(ctx context.Context, b *core.Batch) []core.Result {
 // String renders the plan for people: the outcome, the admission
 // arithmetic, the restarts and why, and the actions in order.
 func (p *Plan) String() string {
+	if p == nil || p.Pod == nil {
+		return "<no plan>"
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "resize %s/%s generation %d: %s", p.Pod.Namespace, p.Pod.Name, p.Pod.Generation, p.Outcome)
 	if p.Message != "" {

@@ -27,6 +27,7 @@ import (
 	"github.com/resizelet/resizelet/cri"
 	"github.com/resizelet/resizelet/cri/conform"
 	"github.com/resizelet/resizelet/qos"
+	"github.com/resizelet/resizelet/resize"
 	"github.com/resizelet/resizelet/resize/apiserver"
 	"github.com/resizelet/resizelet/resize/core"
 	"github.com/resizelet/resizelet/resize/explore"
@@ -40,9 +41,9 @@ import (
 
 // zeroPackages are the packages TestZeroValues holds to answering nil and
 // zero values with an error or a zero value, by directory (relative to
-// this one) and name. The root package resize is not among them: its
-// owner adds its Node, Fleet and Backend to zeroValues and zeroFuncs.
+// this one) and name.
 var zeroPackages = map[string]string{
+	".":                     "resize",
 	"apiserver":             "apiserver",
 	"kubeclient":            "kubeclient",
 	"core":                  "core",
@@ -309,6 +310,32 @@ func zeroValues(t *testing.T) []zeroValue {
 
 	// cri/conform
 	add(zeroOf("conform.Report", &conform.Report{}, (*conform.Report)(nil))...)
+
+	// cgroup's snapshots of a tree
+	snap, err := cgroup.SnapshotTree(cgroup.NewSimKernel(cgroup.V2), "a/b")
+	real("cgroup.TreeSnapshot", "SnapshotTree", snap, err)
+	add(zeroOf("cgroup.TreeSnapshot", &cgroup.TreeSnapshot{}, (*cgroup.TreeSnapshot)(nil))...)
+
+	// resize: a running node, fleet and backend, and ones that are not.
+	// Their methods are called in turn on the same value, Close among
+	// them: what comes after it is answered by a closed one.
+	backend, err := resize.Simulated(resize.NodeConfig{})
+	real("resize.Backend", "Simulated", backend, err)
+	add(zeroOf("resize.Backend", &resize.Backend{}, (*resize.Backend)(nil))...)
+	node, err := resize.NewNode(ctx, resize.NodeConfig{}, resize.Deps{Cluster: resize.NewCluster(resize.ClusterOptions{}),
+		Cgroups: cgroup.NewSimKernel(cgroup.V2), Runtime: cri.NewSimContainerd(nil), CheckpointDir: t.TempDir()})
+	real("resize.Node", "NewNode", node, err)
+	add(zeroOf("resize.Node", &resize.Node{}, (*resize.Node)(nil))...)
+	fleet := resize.NewFleet(resize.FleetOptions{})
+	_, err = fleet.AddNode(ctx, resize.NodeConfig{Name: "n"}, resize.Deps{})
+	real("resize.Fleet", "NewFleet", fleet, err)
+	add(zeroOf("resize.Fleet", &resize.Fleet{}, (*resize.Fleet)(nil))...)
+	add(zeroValue{typ: "resize.FakeClock", what: "NewFakeClock", v: resize.NewFakeClock(time.Unix(0, 0))})
+	add(zeroOf("resize.FakeClock", &resize.FakeClock{}, (*resize.FakeClock)(nil))...)
+	add(zeroOf("resize.Difference", resize.Difference{}, nil)...)
+	add(zeroOf("resize.FitError", &resize.FitError{}, (*resize.FitError)(nil))...)
+	add(zeroOf("resize.MismatchError", &resize.MismatchError{}, (*resize.MismatchError)(nil))...)
+	add(zeroOf("resize.Plan", &resize.Plan{}, (*resize.Plan)(nil))...)
 	return vs
 }
 
@@ -318,6 +345,27 @@ func ptr[T any](v T) *T { return &v }
 // arguments.
 func zeroFuncs() []zeroFunc {
 	return []zeroFunc{
+		// resize
+		{name: "resize.ApplyResize", fn: resize.ApplyResize},
+		{name: "resize.CPUMemory", fn: resize.CPUMemory},
+		{name: "resize.NewCluster", fn: resize.NewCluster},
+		{name: "resize.NewFakeClock", fn: resize.NewFakeClock},
+		{name: "resize.NewFleet", fn: resize.NewFleet},
+		{name: "resize.NewNode", fn: resize.NewNode},
+		{name: "resize.Simulated", fn: resize.Simulated},
+		{name: "resize.HostCgroups", fn: resize.HostCgroups, skip: "opens the host's cgroup filesystem at /sys/fs/cgroup"},
+		{name: "resize.Remote", fn: resize.Remote},
+		{name: "resize.SortDifferences", fn: resize.SortDifferences},
+		{name: "resize.WithCgroupManager", fn: resize.WithCgroupManager},
+		{name: "resize.WithCgroupParent", fn: resize.WithCgroupParent},
+		{name: "resize.WithCgroupRoot", fn: resize.WithCgroupRoot},
+		{name: "resize.WithCgroups", fn: resize.WithCgroups},
+		{name: "resize.WithPullImage", fn: resize.WithPullImage},
+		{name: "resize.WithRemoteOptions", fn: resize.WithRemoteOptions},
+		{name: "resize.WithRuntimeCgroups", fn: resize.WithRuntimeCgroups},
+		{name: "resize.WithSimContainerd", fn: resize.WithSimContainerd},
+		{name: "resize.WithSimKernel", fn: resize.WithSimKernel},
+
 		// resize/apiserver
 		{name: "apiserver.ValidateResize", fn: apiserver.ValidateResize},
 		{name: "apiserver.ValidatePod", fn: apiserver.ValidatePod},
@@ -403,6 +451,8 @@ func zeroFuncs() []zeroFunc {
 		{name: "cgroup.Mounts", fn: cgroup.Mounts, skip: "reads the host's mount table (/proc/self/mountinfo)"},
 		{name: "cgroup.NewFaultInjector", fn: cgroup.NewFaultInjector},
 		{name: "cgroup.RemoveTree", fn: cgroup.RemoveTree},
+		{name: "cgroup.SnapshotTree", fn: cgroup.SnapshotTree},
+		{name: "cgroup.RemoveCreated", fn: cgroup.RemoveCreated},
 		{name: "cgroup.Compare", fn: cgroup.Compare},
 		{name: "cgroup.NewFS", fn: cgroup.NewFS, skip: `opens the host's cgroup filesystem: "" is the working directory, read with the host's mount table`},
 		{name: "cgroup.WithWriteLimit", fn: cgroup.WithWriteLimit},
@@ -412,6 +462,8 @@ func zeroFuncs() []zeroFunc {
 		{name: "cgroup.RecordAtMost", fn: cgroup.RecordAtMost},
 		{name: "cgroup.NewRecorder", fn: cgroup.NewRecorder},
 		// cgroup/cgconfig
+		{name: "cgconfig.RootRelative", fn: cgconfig.RootRelative},
+		{name: "cgconfig.ValidatePath", fn: cgconfig.ValidatePath},
 		{name: "cgconfig.MaxQuantity", fn: cgconfig.MaxQuantity},
 		{name: "cgconfig.AmountFits", fn: cgconfig.AmountFits},
 		{name: "cgconfig.CheckAmount", fn: cgconfig.CheckAmount},

@@ -67,6 +67,9 @@ func (c *Core) Knows(namespace, name string) bool {
 // Has reports whether the kubelet knows the pod of that name with that
 // UID.
 func (c *Core) Has(namespace, name string, uid types.UID) bool {
+	if !c.made() {
+		return false
+	}
 	ps := c.podByName(namespace, name)
 	return ps != nil && ps.uid == uid
 }
@@ -77,6 +80,9 @@ func (c *Core) Has(namespace, name string, uid types.UID) bool {
 // callers hand it the API server's answers concurrently drops such a pod
 // rather than take the pod's spec back to what it was.
 func (c *Core) Stale(pod *v1.Pod) bool {
+	if !c.made() || pod == nil {
+		return false
+	}
 	ps := c.hot(c.podByName(pod.Namespace, pod.Name))
 	return ps != nil && ps.uid == pod.UID && pod.Generation < ps.pod.Generation
 }
