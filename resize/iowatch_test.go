@@ -149,7 +149,7 @@ type watchCgroups struct {
 	w *ioWatch
 }
 
-func (c *watchCgroups) Unwrap() cgroup.Manager { return c.m }
+func (c *watchCgroups) Unwrap() cgroup.Manager  { return c.m }
 func (c *watchCgroups) Version() cgroup.Version { return c.m.Version() }
 
 func (c *watchCgroups) Create(path string) error {

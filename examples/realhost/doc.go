@@ -8,6 +8,9 @@
 //	RESIZELET_CRI_ENDPOINT  unix:///PATH of a CRI runtime (containerd.sh start prints it)
 //	RESIZELET_IMAGE         an image the runtime has whose sleep keeps running
 //	RESIZELET_VM_KERNEL     a vmlinuz for vm.sh (vm.sh kernel DIR prints it)
+//	RESIZELET_LONG          1 runs the real-host runs that take minutes: the
+//	                        crash explorer on real parts, the scenario suite
+//	                        on containerd, and everything in the VM
 //
 // conform_test.go runs resizesim conform (package cri/conform) against the
 // private containerd, interrupts one run and kills another to check that

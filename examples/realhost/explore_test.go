@@ -38,6 +38,7 @@ func exploreArgs(names ...string) []string {
 // explorer reports as the kubelet's gap and, with ReconcilePodCgroups, as a
 // drift that even the fix cannot close while that cgroup exists.
 func TestExploreOnRealCgroupV1(t *testing.T) {
+	longRun(t)
 	needRoot(t)
 	fs, err := cgroup.NewFS("/sys/fs/cgroup")
 	if err != nil || fs.Version() != cgroup.V1 {
@@ -55,6 +56,7 @@ func TestExploreOnRealCgroupV1(t *testing.T) {
 // the resize steps of two scenarios (every replay starts real containers),
 // then one of them with the opt-in fixes on.
 func TestExploreOnContainerd(t *testing.T) {
+	longRun(t)
 	how := "run: eval $(examples/realhost/containerd.sh start /tmp/rl-ctrd | sed 's/^/export /')"
 	endpoint := env(t, "RESIZELET_CRI_ENDPOINT", how)
 	image := env(t, "RESIZELET_IMAGE", how)

@@ -34,6 +34,22 @@ func env(t *testing.T, name, how string) string {
 	return v
 }
 
+// longEnv turns on the real-host runs that take minutes (longRun).
+const longEnv = "RESIZELET_LONG"
+
+// longRun skips a real-host run that takes minutes (the crash explorer on
+// real parts, the scenario suite on a real containerd, the cgroup v2 VM)
+// unless RESIZELET_LONG=1 asks for it, so that go test ./... stays within
+// go test's default timeout on a developer's loaded machine, root or not.
+// In CI, where no real-host test may skip, .ci/run sets it, and a run
+// without it fails.
+func longRun(t *testing.T) {
+	t.Helper()
+	if os.Getenv(longEnv) != "1" {
+		unavailable(t, "a real-host run that takes minutes: set %s=1 to run it", longEnv)
+	}
+}
+
 func needRoot(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {

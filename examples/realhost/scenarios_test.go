@@ -88,6 +88,7 @@ func TestScenariosOnRealCgroupV1(t *testing.T) {
 // transcript: the container keeps its PID on the CPU resize and gets a new
 // one on the memory resize (RestartContainer policy).
 func TestScenariosOnContainerd(t *testing.T) {
+	longRun(t)
 	how := "run: eval $(examples/realhost/containerd.sh start /tmp/rl-ctrd | sed 's/^/export /')"
 	endpoint := env(t, "RESIZELET_CRI_ENDPOINT", how)
 	image := env(t, "RESIZELET_IMAGE", how)

@@ -32,6 +32,7 @@ func buildStatic(t *testing.T, pkg, out string, test bool) {
 // VM cannot run here.
 func vmKernel(t *testing.T) string {
 	t.Helper()
+	longRun(t)
 	kernel := env(t, "RESIZELET_VM_KERNEL", "run: eval $(examples/realhost/vm.sh kernel /tmp/rl-kernel | sed 's/^/export /')")
 	for _, tool := range []string{"qemu-system-x86_64", "go"} {
 		if _, err := exec.LookPath(tool); err != nil {
