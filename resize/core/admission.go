@@ -148,27 +148,45 @@ func (c *Core) resizeRequested(in ResizeRequested) error {
 		return nil
 	}
 	c.recount(ps)
-	if hasResize && !ps.view().Changed() {
-		// A resize reverted to the allocation: HandlePodUpdates
-		// (pkg/kubelet/kubelet.go) finds nothing to allocate
-		// (UpdatePodFromAllocation), clears PodResizePending and neither
-		// queues the pod nor retries; the pod is synced. A Deferred pod
-		// stays queued until the next retry drops it.
-		c.clearPending(ps)
-		c.markDirty(ps)
+	c.markDirty(ps)
+	if c.allocIdle() {
+		c.podUpdated(ps, hasResize, false)
 		return nil
 	}
-	// The push is an allocation task too: a retry in flight rebuilds the
-	// queue when it ends, and must not drop a pod pushed meanwhile. With
-	// no task queued or running it happens now, as it would first.
-	if c.allocIdle() {
-		c.pushPending(ps)
-	} else {
-		c.enqueueAlloc(&pushTask{uid: ps.uid})
-	}
-	c.enqueueRetry(allocation.TriggerPodUpdated)
-	c.markDirty(ps)
+	// An allocation task is queued or running, and its decision for this
+	// pod may be waiting for its checkpoint write: the allocation the
+	// update is to be compared with is known only once it is done. The
+	// kubelet's allocation manager holds its lock across a decision and
+	// its checkpoint (allocationMutex in pkg/kubelet/allocation/
+	// allocation_manager.go), so HandlePodUpdates sees the allocation
+	// before a decision or after it, never in between: the update is taken
+	// after the tasks queued, as an allocation task of its own. (Compared
+	// with the allocation before the write, a resize back to it would be
+	// taken for a revert, and the allocation written next would stand
+	// against the spec with nothing pending.)
+	c.enqueueAlloc(&updateTask{uid: ps.uid, hasResize: hasResize})
 	return nil
+}
+
+// podUpdated is the allocation part of HandlePodUpdates for an admitted
+// pod whose update hasResize says whether it changes the resources: a
+// resize reverted to the allocation only clears PodResizePending (from
+// 1.35: HandlePodUpdates finds nothing to allocate, UpdatePodFromAllocation,
+// and neither queues the pod nor retries; a Deferred pod stays queued until
+// the next retry drops it); otherwise the pod joins the pending-resize
+// queue and every pending resize is retried (pod_updated), right after
+// the allocation task running now when there is one (inTask).
+func (c *Core) podUpdated(ps *podState, hasResize, inTask bool) {
+	if hasResize && !ps.view().Changed() {
+		c.clearPending(ps)
+		return
+	}
+	c.pushPending(ps)
+	if inTask {
+		c.retryNext(allocation.TriggerPodUpdated)
+	} else {
+		c.enqueueRetry(allocation.TriggerPodUpdated)
+	}
 }
 
 // resizeOperations is the answer of recordResizeOperations
@@ -377,20 +395,24 @@ func (c *Core) kubeletOwnsCondition(t v1.PodConditionType) bool {
 	return false
 }
 
-// pushTask queues one pod's pending resize (PushPendingResize).
-type pushTask struct {
+// updateTask is the allocation part of a pod update that came while
+// allocation tasks were queued or running (resizeRequested): podUpdated,
+// once they are done.
+type updateTask struct {
 	opOutput
-	uid types.UID
+	uid       types.UID
+	hasResize bool
 }
 
-func (t *pushTask) advance(c *Core, _ []Action, _ []Result) ([]Action, bool, bool) {
+func (t *updateTask) advance(c *Core, _ []Action, _ []Result) ([]Action, bool, bool) {
 	if ps := c.hot(c.pods[t.uid]); ps != nil && ps.admitted {
-		c.pushPending(ps)
+		c.podUpdated(ps, t.hasResize, true)
+		c.markDirty(ps)
 	}
 	return nil, false, true
 }
 
-func (*pushTask) finish(*Core) {}
+func (*updateTask) finish(*Core) {}
 
 // retryTask is retryPendingResizes: it resets the periodic retry timer
 // (every retry does, whatever its trigger), then re-evaluates every queued

@@ -151,7 +151,7 @@ func TestRetryNextRunsBeforeQueuedTasks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		running, queued := &pushTask{uid: "running"}, &pushTask{uid: "queued"}
+		running, queued := &updateTask{uid: "running"}, &updateTask{uid: "queued"}
 		c.allocTasks = append(make([]op, head), running, queued)
 		c.allocHead = head
 		c.retryNext(allocation.TriggerPodsAdded)

@@ -153,3 +153,57 @@ func TestPodRejected(t *testing.T) {
 		}
 	}
 }
+
+// TestUpdateDuringAllocationWrite: a pod update that comes while the
+// allocation of an earlier resize of the pod waits for its checkpoint
+// write is compared with the allocation once written, as the kubelet's
+// allocation manager, which holds its lock across a decision and its
+// checkpoint, would compare it. A resize back to the allocation before
+// the write used to be taken for a revert: the pod was left with the
+// written allocation against its spec and nothing pending.
+func TestUpdateDuringAllocationWrite(t *testing.T) {
+	w := newWorld(t, NodeConfig{})
+	w.add(testPod("p", resources("100m", "", "100m", "")))
+	resized := func(cpu string, gen int64) *v1.Pod {
+		p, _ := w.c.APIPod("default", "p")
+		p.Spec.Containers[0].Resources = resources(cpu, "", cpu, "")
+		p.Generation = gen
+		return p
+	}
+	rd, err := w.c.Step(ResizeRequested{Pod: resized("250m", 2), Now: w.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var write *Batch
+	for rd.Batch != nil && write == nil {
+		if _, ok := rd.Batch.Actions[0].(WriteAllocated); ok {
+			write = rd.Batch
+			break
+		}
+		if rd, err = w.c.Step(BatchDone{ID: rd.Batch.ID, Results: w.perform(rd.Batch), Now: w.now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if write == nil {
+		t.Fatal("the resize to 250m allocated nothing")
+	}
+	// Back to 100m while 250m is being written.
+	back, err := w.c.Step(ResizeRequested{Pod: resized("100m", 3), Now: w.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []*Batch{write, back.Batch} {
+		for b != nil {
+			rd, err := w.c.Step(BatchDone{ID: b.ID, Results: w.perform(b), Now: w.now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b = rd.Batch
+		}
+	}
+	w.run(Poll{})
+	info, _ := w.c.Pod("default", "p")
+	if got := info.Allocated["c1"].Limits[v1.ResourceCPU]; got.String() != "100m" {
+		t.Fatalf("allocated cpu limit %s, want the spec's 100m", got.String())
+	}
+}
