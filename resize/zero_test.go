@@ -22,6 +22,7 @@ import (
 	"github.com/resizelet/resizelet/allocation"
 	"github.com/resizelet/resizelet/allocation/frozen"
 	"github.com/resizelet/resizelet/allocation/reslist"
+	"github.com/resizelet/resizelet/allocation/state"
 	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/cri"
@@ -54,6 +55,7 @@ var zeroPackages = map[string]string{
 	"scenario/scenariotest": "scenariotest",
 	"../allocation":         "allocation",
 	"../allocation/frozen":  "frozen",
+	"../allocation/state":   "state",
 	"../allocation/reslist": "reslist",
 	"../cgroup":             "cgroup",
 	"../cgroup/cgconfig":    "cgconfig",
@@ -311,6 +313,15 @@ func zeroValues(t *testing.T) []zeroValue {
 	// cri/conform
 	add(zeroOf("conform.Report", &conform.Report{}, (*conform.Report)(nil))...)
 
+	// allocation/state
+	add(zeroValue{typ: "state.Store", what: "NewMemory", v: state.NewMemory()})
+	store, err := state.OpenCheckpoint(ctx, t.TempDir(), state.AllocatedStateFile)
+	real("state.Store", "OpenCheckpoint", store, err)
+	add(zeroOf("state.Store", &state.Store{}, (*state.Store)(nil))...)
+	lock, err := state.LockDir(t.TempDir(), "zero")
+	real("state.DirLock", "LockDir", lock, err)
+	add(zeroOf("state.DirLock", &state.DirLock{}, (*state.DirLock)(nil))...)
+
 	// cgroup's snapshots of a tree
 	snap, err := cgroup.SnapshotTree(cgroup.NewSimKernel(cgroup.V2), "a/b")
 	real("cgroup.TreeSnapshot", "SnapshotTree", snap, err)
@@ -365,6 +376,13 @@ func zeroFuncs() []zeroFunc {
 		{name: "resize.WithRuntimeCgroups", fn: resize.WithRuntimeCgroups},
 		{name: "resize.WithSimContainerd", fn: resize.WithSimContainerd},
 		{name: "resize.WithSimKernel", fn: resize.WithSimKernel},
+
+		// allocation/state
+		{name: "state.NewMemory", fn: state.NewMemory},
+		{name: "state.OpenCheckpoint", fn: state.OpenCheckpoint},
+		{name: "state.LockDir", fn: state.LockDir},
+		{name: "state.WithFormat", fn: state.WithFormat},
+		{name: "state.WithMaxSize", fn: state.WithMaxSize},
 
 		// resize/apiserver
 		{name: "apiserver.ValidateResize", fn: apiserver.ValidateResize},

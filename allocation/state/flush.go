@@ -7,6 +7,9 @@ package state
 // anything. It does nothing for an in-memory store or a file that is up
 // to date, and returns the write's error.
 func (s *Store) Flush() error {
+	if s == nil {
+		return errNilStore
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.persistLocked()

@@ -96,6 +96,9 @@ func heldBy(f *os.File) string {
 // leaves the file, which the next LockDir locks again. Unlocking again
 // does nothing.
 func (l *DirLock) Unlock() error {
+	if l == nil {
+		return errors.New("unlock checkpoint directory: nil DirLock")
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
@@ -116,7 +119,12 @@ func (l *DirLock) Unlock() error {
 }
 
 // Path returns the lock file's path.
-func (l *DirLock) Path() string { return l.path }
+func (l *DirLock) Path() string {
+	if l == nil {
+		return ""
+	}
+	return l.path
+}
 
 // Hold makes holder the store's only holder until release is called, for
 // stores that no directory lock protects (NewMemory): two simulated nodes
@@ -126,6 +134,9 @@ func (l *DirLock) Path() string { return l.path }
 // only the first call releases. A file store can be held too, but what
 // protects its file from other processes is LockDir.
 func (s *Store) Hold(holder string) (release func(), err error) {
+	if s == nil {
+		return nil, errNilStore
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.held {

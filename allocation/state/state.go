@@ -62,9 +62,22 @@ type State interface {
 
 var _ State = (*Store)(nil)
 
+// init makes the records' map of a zero Store, which is an in-memory
+// store that keeps copies of its records. The caller holds s.mu.
+func (s *Store) init() {
+	if s.entries == nil {
+		s.entries = map[types.UID]allocation.PodResources{}
+	}
+}
+
+// errNilStore is the error of a write to a nil *Store.
+var errNilStore = errors.New("state: nil Store")
+
 // Store is one checkpoint: the resources of each pod by UID, kept in memory
 // and, unless the store is in memory only, written to dir/file after every
 // change that alters the file's checksum. It is safe for concurrent use.
+// The zero Store is an empty in-memory store that keeps copies of the
+// records it is given; a nil *Store holds nothing and refuses writes.
 type Store struct {
 	mu      sync.Mutex
 	dir     string // "" keeps the store in memory only
@@ -106,6 +119,9 @@ type Store struct {
 
 // Get returns a copy of the pod's record and whether there is one.
 func (s *Store) Get(uid types.UID) (allocation.PodResources, bool) {
+	if s == nil {
+		return allocation.PodResources{}, false
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, ok := s.entries[uid]
@@ -123,6 +139,9 @@ func (s *Store) Get(uid types.UID) (allocation.PodResources, bool) {
 // given, and must not call the store. It is for hot paths that only read,
 // such as comparing an allocation with a pod spec on every admission.
 func (s *Store) View(uid types.UID, fn func(r allocation.PodResources)) bool {
+	if s == nil {
+		return false
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, ok := s.entries[uid]
@@ -132,7 +151,7 @@ func (s *Store) View(uid types.UID, fn func(r allocation.PodResources)) bool {
 			r = f.Thaw()
 		}
 	}
-	if ok {
+	if ok && fn != nil {
 		fn(r)
 	}
 	return ok
@@ -142,8 +161,12 @@ func (s *Store) View(uid types.UID, fn func(r allocation.PodResources)) bool {
 // the write fails the new record stays in memory and the error is returned,
 // as the v1.35 kubelet does; the next successful write persists it.
 func (s *Store) Set(uid types.UID, r allocation.PodResources) error {
+	if s == nil {
+		return errNilStore
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.init()
 	if s.keepGiven {
 		s.entries[uid] = r
 		delete(s.own, uid)
@@ -158,8 +181,12 @@ func (s *Store) Set(uid types.UID, r allocation.PodResources) error {
 // SetContainer replaces one container's record, creating the pod's record
 // if there is none, and persists the store.
 func (s *Store) SetContainer(uid types.UID, name string, r v1.ResourceRequirements) error {
+	if s == nil {
+		return errNilStore
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.init()
 	if f, ok := s.cold[uid]; ok {
 		// A thawed record is the store's own.
 		s.entries[uid] = f.Thaw()
@@ -204,6 +231,9 @@ func (s *Store) SetContainer(uid types.UID, name string, r v1.ResourceRequiremen
 // file: a deleted pod's record does no harm, and the deletion reaches the
 // disk with the next Set or SetContainer.
 func (s *Store) Delete(uid types.UID) {
+	if s == nil {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.entries, uid)
@@ -248,6 +278,9 @@ func (s *Store) written(uid types.UID) {
 
 // All returns a copy of every record, by pod UID.
 func (s *Store) All() map[types.UID]allocation.PodResources {
+	if s == nil {
+		return nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make(map[types.UID]allocation.PodResources, len(s.entries)+len(s.cold))
@@ -262,6 +295,9 @@ func (s *Store) All() map[types.UID]allocation.PodResources {
 
 // UIDs returns the UIDs of every pod with a record, sorted.
 func (s *Store) UIDs() []types.UID {
+	if s == nil {
+		return nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	uids := make([]types.UID, 0, len(s.entries)+len(s.cold))
@@ -277,6 +313,9 @@ func (s *Store) UIDs() []types.UID {
 
 // Path returns the checkpoint file's path, or "" for an in-memory store.
 func (s *Store) Path() string {
+	if s == nil {
+		return ""
+	}
 	if s.dir == "" {
 		return ""
 	}
