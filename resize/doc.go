@@ -7,7 +7,10 @@
 // cgroup.Manager, a cri.Runtime and the two checkpoints. AddPod, Resize and
 // DeletePod are the events a kubelet reacts to; Advance moves a FakeClock
 // and fires the retry timer (30 s, then 3 min) and pod resyncs; Plan is a
-// dry run of a resize; a kubelet restart is NewNode again on the same Deps.
+// dry run of a resize; a kubelet restart is NewNode again on the same Deps,
+// once Close has stopped the node before it (Close lets the batch in flight
+// finish and does no I/O after it returns; an open node holds its
+// checkpoints, so that no second node runs on them: ErrCheckpointsHeld).
 //
 // The cgroup manager and the runtime come from a Backend (backend.go):
 // Simulated (an in-memory kernel and containerd), HostCgroups (the host's

@@ -62,7 +62,8 @@ type lifecycle struct {
 	// done is closed when the first Close has finished, so that a second
 	// one returns only once the node is really stopped.
 	done chan struct{}
-	// closing is closed, for the hot paths that read it without mu.
+	// closing is closed, as the hot paths (drain, wait) read it without
+	// mu.
 	closing atomic.Bool
 	// release lets go of the node's checkpoints and detaches it from its
 	// Backend; Close calls it once.
