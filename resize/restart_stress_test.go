@@ -416,3 +416,48 @@ func allocatedCPULimit(info PodInfo) *resource.Quantity {
 	q := info.Allocated["c"].Limits[v1.ResourceCPU]
 	return &q
 }
+
+// TestRestartPicksUpWhatTheAPIServerAccepted: what the API server accepted
+// while a node had no kubelet (a resize, a new pod bound to it, a pod
+// marked for deletion) is what the kubelet that starts finds and acts on,
+// as a restarted kubelet does from its informer's first list.
+func TestRestartPicksUpWhatTheAPIServerAccepted(t *testing.T) {
+	ctx := context.Background()
+	f := newTestFleet(t, FleetOptions{}, "a")
+	for _, p := range []string{"resized", "deleted"} {
+		if _, err := f.CreatePod(ctx, podOnNode(p, "500m", "a")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old, _ := f.Node("a")
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The API server alone, while the node's kubelet is down.
+	cluster := f.Cluster()
+	if _, err := cluster.ResizePodPatch("default", "resized", "", []byte(cpuPatch("1"))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cluster.CreatePod(podOnNode("created", "250m", "a")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cluster.MarkPodDeleted("default", "deleted", f.Now()); err != nil {
+		t.Fatal(err)
+	}
+	n, err := f.RestartNode(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, err := n.Pod("default", "resized"); err != nil || allocatedCPULimit(info).String() != "1" {
+		t.Errorf("resized: %+v %v, want 1 CPU allocated", info.Allocated, err)
+	}
+	if p, err := cluster.GetPod("default", "created"); err != nil || p.Status.Phase != v1.PodRunning {
+		t.Errorf("created: %v, want it running", err)
+	}
+	if _, err := cluster.GetPod("default", "deleted"); !errors.Is(err, ErrPodNotFound) {
+		t.Errorf("deleted: %v, want it torn down and gone", err)
+	}
+	if diffs, err := n.Audit(ctx); err != nil || len(diffs) != 0 {
+		t.Errorf("Audit: %v %v", diffs, err)
+	}
+}
