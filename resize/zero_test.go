@@ -463,7 +463,6 @@ func zeroFuncs() []zeroFunc {
 		{name: "reslist.Equal", fn: reslist.Equal},
 		{name: "reslist.Same", fn: reslist.Same},
 		// cgroup
-		{name: "cgroup.NewMemory", fn: cgroup.NewMemory},
 		{name: "cgroup.WithVersion", fn: cgroup.WithVersion},
 		{name: "cgroup.WithV1Mounts", fn: cgroup.WithV1Mounts},
 		{name: "cgroup.Mounts", fn: cgroup.Mounts, skip: "reads the host's mount table (/proc/self/mountinfo)"},
@@ -500,7 +499,6 @@ func zeroFuncs() []zeroFunc {
 		{name: "cri.SetMemoryUsage", fn: cri.SetMemoryUsage},
 		{name: "cri.CgroupDriverOf", fn: cri.CgroupDriverOf},
 		{name: "cri.CgroupVersionOf", fn: cri.CgroupVersionOf},
-		{name: "cri.NewMemory", fn: cri.NewMemory},
 		{name: "cri.NewFaultInjector", fn: cri.NewFaultInjector},
 		{name: "cri.NewRecorder", fn: cri.NewRecorder},
 		{name: "cri.RecordAtMost", fn: cri.RecordAtMost},
