@@ -187,9 +187,6 @@ func zeroValues(t *testing.T) []zeroValue {
 	c, err := core.New(core.NodeConfig{})
 	real("core.Core", "core.New", c, err)
 	add(zeroOf("core.Core", &core.Core{}, (*core.Core)(nil))...)
-	msgs, err := core.NewCRIMessages(core.NodeConfig{})
-	real("core.CRIMessages", "core.NewCRIMessages", msgs, err)
-	add(zeroOf("core.CRIMessages", &core.CRIMessages{}, (*core.CRIMessages)(nil))...)
 	add(zeroOf("core.PodActions", &core.PodActions{}, (*core.PodActions)(nil))...)
 	add(zeroOf("core.ConfigError", &core.ConfigError{}, (*core.ConfigError)(nil))...)
 	for typ, v := range map[string]any{
@@ -408,7 +405,6 @@ func zeroFuncs() []zeroFunc {
 		{name: "core.ResizeCompletedMessage", fn: core.ResizeCompletedMessage},
 		{name: "core.ResizeErrorMessage", fn: core.ResizeErrorMessage},
 		{name: "core.ResizePendingMessage", fn: core.ResizePendingMessage},
-		{name: "core.NewCRIMessages", fn: core.NewCRIMessages},
 		{name: "core.New", fn: core.New},
 		{name: "core.StopsOnFailure", fn: core.StopsOnFailure},
 		{name: "core.Retain", fn: core.Retain},

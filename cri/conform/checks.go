@@ -399,11 +399,7 @@ func (r *run) finishStatus(c *CheckResult) {
 func (r *run) resizeInPlace(ctx context.Context, c *CheckResult, step string, x res, sent *runtimeapi.LinuxContainerResources) bool {
 	ctr := r.ctr
 	if sent == nil {
-		var err error
-		if sent, err = r.msgs.ContainerResources(r.podWith(x), containerName); err != nil {
-			fail(c, "%s: %v", step, err)
-			return false
-		}
+		sent = r.sent(x)
 	}
 	before, err := r.observe(ctx, ctr)
 	if err != nil {
@@ -541,7 +537,7 @@ func (r *run) checkMemory(ctx context.Context, c *CheckResult) {
 	if !ok {
 		return
 	}
-	checked, err := r.msgs.MemoryDecreaseCheck(r.podWith(resMemUp), r.podWith(resMemDown), containerName, r.ctr.id, podUsage, stats, statsErr)
+	checked, err := r.memoryCheck(resMemUp, resMemDown, podUsage, stats, statsErr)
 	switch {
 	case err != nil:
 		fail(c, "the kubelet's usage check would refuse this decrease above usage: %v", err)
@@ -567,11 +563,7 @@ func (r *run) checkZeroUnified(ctx context.Context, c *CheckResult) {
 	zeroOK := c.Status == Pass
 
 	r.step("6: unknown unified key")
-	sent, err := r.msgs.ContainerResources(r.podWith(resUnified), containerName)
-	if err != nil {
-		fail(c, "%v", err)
-		return
-	}
+	sent := r.sent(resUnified)
 	withKey := &runtimeapi.LinuxContainerResources{
 		CpuShares: sent.CpuShares, CpuQuota: sent.CpuQuota, CpuPeriod: sent.CpuPeriod,
 		MemoryLimitInBytes: sent.MemoryLimitInBytes, OomScoreAdj: sent.OomScoreAdj,
@@ -641,7 +633,8 @@ func (r *run) checkZeroUnified(ctx context.Context, c *CheckResult) {
 // checkSandbox is check 5: the kubelet's UpdatePodSandboxResources.
 func (r *run) checkSandbox(ctx context.Context, c *CheckResult) {
 	r.step("5: UpdatePodSandboxResources")
-	req := r.msgs.PodSandboxResources(r.sandboxID, r.podWith(resUnified))
+	pod := r.podWith(resUnified)
+	req := r.msgs.SandboxResources(r.sandboxID, pod, cgconfig.PodConfig(pod, r.msgs.PodConfigOptions()))
 	_, err := r.rt.UpdatePodSandboxResources(ctx, req)
 	took := r.rt.last("UpdatePodSandboxResources").Round(time.Microsecond)
 	sent := fmt.Sprintf("sent resources %s overhead %s", formatStatus(req.Resources), formatStatus(req.Overhead))
@@ -681,7 +674,7 @@ func (r *run) checkBelowUsage(ctx context.Context, c *CheckResult) {
 		return
 	}
 	newLimit := resBelowUsage.memLim << 20
-	checked, kerr := r.msgs.MemoryDecreaseCheck(r.podWith(resUnified), r.podWith(resBelowUsage), containerName, r.ctr.id, podUsage, stats, statsErr)
+	checked, kerr := r.memoryCheck(resUnified, resBelowUsage, podUsage, stats, statsErr)
 	switch {
 	case kerr != nil:
 		evidence(c, "the kubelet's usage check stops this resize before any CRI call: %v", kerr)
@@ -691,11 +684,7 @@ func (r *run) checkBelowUsage(ctx context.Context, c *CheckResult) {
 	if stats.GetMemory().GetUsageBytes() == nil {
 		fail(c, "ContainerStats reports no memory usage_bytes: the kubelet can then never lower a memory limit (\"missing container %q memory usage\")", containerName)
 	}
-	sent, err := r.msgs.ContainerResources(r.podWith(resBelowUsage), containerName)
-	if err != nil {
-		fail(c, "%v", err)
-		return
-	}
+	sent := r.sent(resBelowUsage)
 	before, err := r.observe(ctx, r.ctr)
 	if err != nil {
 		fail(c, "%v", err)

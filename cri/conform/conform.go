@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path"
 	"reflect"
 	"strings"
 	"time"
@@ -19,8 +20,9 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/cri"
-	"github.com/resizelet/resizelet/resize/core"
+	"github.com/resizelet/resizelet/cri/kubeletcri"
 )
 
 // LabelRun is the label every sandbox and container of a run carries,
@@ -78,8 +80,8 @@ type Options struct {
 
 // Run checks the runtime's handling of in-place resize: it creates its own
 // sandbox and container (named with the run's prefix and labelled
-// LabelRun), sends the kubelet's exact messages (package resize/core's
-// CRIMessages), reads back the cgroup files and the runtime's answers, and
+// LabelRun), sends the kubelet's exact messages (package
+// cri/kubeletcri), reads back the cgroup files and the runtime's answers, and
 // removes everything it created at the end, whatever happens, also when
 // ctx ends (a signal): the cleanup runs on a context of its own. The
 // error is for a run that could not start (bad options); a runtime that
@@ -106,15 +108,18 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		opts.OOMWait = 10 * time.Second
 	}
 	version := opts.Cgroups.Version()
-	msgs, err := core.NewCRIMessages(core.NodeConfig{
-		CgroupVersion: version,
-		CgroupRoot:    opts.Prefix,
-		Image:         opts.Image,
-		Command:       command,
+	// The messages of a 1.35 kubelet at its defaults on a node with
+	// 64Gi of memory, which a Burstable container's OOM score is relative
+	// to.
+	msgs := kubeletcri.New(kubeletcri.Settings{
+		CgroupVersion:     version,
+		EnforceCPULimits:  true,
+		CPUPeriod:         cgconfig.QuotaPeriod,
+		PodLevelResources: true,
+		MemoryCapacity:    64 << 30,
+		Image:             opts.Image,
+		Command:           command,
 	})
-	if err != nil {
-		return nil, fmt.Errorf("conform: %w", err)
-	}
 	r := &run{
 		opts: opts,
 		rt:   &timed{inner: opts.Runtime},
@@ -164,7 +169,7 @@ type run struct {
 	opts   Options
 	rt     *timed
 	cg     cgroup.Manager
-	msgs   *core.CRIMessages
+	msgs   kubeletcri.Messages
 	report *Report
 
 	// The run's pod: its cgroup, its sandbox and its container as the
@@ -261,6 +266,31 @@ func (r *run) podWith(x res) *v1.Pod {
 	}
 }
 
+// sent is the kubelet's UpdateContainerResources message for the pod at
+// x.
+func (r *run) sent(x res) *runtimeapi.LinuxContainerResources {
+	pod := r.podWith(x)
+	return r.msgs.ContainerResources(pod, &pod.Spec.Containers[0])
+}
+
+// memoryCheck is the kubelet's usage check before it lowers a memory limit
+// (kubeletcri.MemoryCheck), for a resize of the pod from x to y, on the
+// pod cgroup's usage podUsage and the container's ContainerStats answer.
+// checked is false when the kubelet would not check at all; err is the
+// error it stops the resize with, before any UpdateContainerResources.
+func (r *run) memoryCheck(x, y res, podUsage int64, stats *runtimeapi.ContainerStats, statsErr error) (checked bool, err error) {
+	pod := r.podWith(y)
+	mc, ok := r.msgs.ResizeMemoryCheck(r.podWith(x), pod, func(string) string { return r.ctr.id })
+	if !ok {
+		return false, nil
+	}
+	answers := map[string]*runtimeapi.ContainerStats{}
+	if statsErr == nil {
+		answers[containerName] = stats
+	}
+	return true, mc.Verdict(pod, &podUsage, answers)
+}
+
 // progress reports a line to Options.Progress.
 func (r *run) progress(format string, args ...any) {
 	if r.opts.Progress != nil {
@@ -290,7 +320,7 @@ func (r *run) withRunLabel(labels map[string]string) map[string]string {
 func (r *run) setup(ctx context.Context) error {
 	r.step("setup: RunPodSandbox, CreateContainer, StartContainer")
 	pod := r.podWith(resStart)
-	r.podCgroup = r.msgs.PodCgroup(pod)
+	r.podCgroup = path.Join(r.opts.Prefix, cgconfig.PodCgroupName(pod.Status.QOSClass, pod.UID, cgconfig.DriverCgroupfs))
 	sb := r.msgs.SandboxConfig(pod, r.podCgroup)
 	sb.Labels = r.withRunLabel(sb.Labels)
 	r.sandboxCfg = sb
@@ -313,10 +343,7 @@ func (r *run) setup(ctx context.Context) error {
 // config for the pod at x, at a restart attempt.
 func (r *run) startContainer(ctx context.Context, x res, attempt uint32) (*container, error) {
 	pod := r.podWith(x)
-	cfg, err := r.msgs.ContainerConfig(pod, containerName, attempt)
-	if err != nil {
-		return nil, err
-	}
+	cfg := r.msgs.ContainerConfig(pod, &pod.Spec.Containers[0], attempt)
 	cfg.Labels = r.withRunLabel(cfg.Labels)
 	id, err := r.rt.CreateContainer(ctx, r.sandboxID, cfg, r.sandboxCfg)
 	if err != nil {

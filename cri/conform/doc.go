@@ -1,9 +1,9 @@
 // Package conform checks that a CRI runtime handles in-place pod resize
 // the way a Kubernetes 1.35 kubelet expects, against the runtime's own
 // socket. The CRI conformance suite most runtimes use has no resize test;
-// this package sends what the kubelet sends (built by resize/core's
-// CRIMessages, the code the resize path itself uses) and reads back what
-// the kubelet relies on.
+// this package sends what the kubelet sends (built by package
+// cri/kubeletcri, the code the resize path itself uses) and reads back
+// what the kubelet relies on.
 //
 // Dial connects to an endpoint and refuses, with ErrNotCRI and the reason,
 // one that is not a CRI runtime. Run creates one sandbox and one container

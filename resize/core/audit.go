@@ -109,7 +109,7 @@ func (c *Core) Expectations() []PodExpectation {
 				ce.Cgroup = cgconfig.ContainerCgroupName(ps.podCgroup, rec.id, c.s.cfg.CgroupDriver)
 			}
 			ce.Actuated, ce.HasActuated = ps.actuated.ContainerResources[ctr.Name]
-			ce.Resources = c.s.containerResources(alloc, asActuated(ctr, ce.Actuated, ce.HasActuated))
+			ce.Resources = c.s.cri.ContainerResources(alloc, asActuated(ctr, ce.Actuated, ce.HasActuated))
 			ce.Status = *statusResources(ctr.Resources, true, &runtimeapi.ContainerResources{Linux: ce.Resources}, nil, "")
 			ce.StatusKeepsCPULimit = !c.s.enforceCPULimits
 			pe.Containers = append(pe.Containers, ce)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/resizelet/resizelet/allocation"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
+	"github.com/resizelet/resizelet/cri/kubeletcri"
 	"github.com/resizelet/resizelet/resize/profile"
 )
 
@@ -271,6 +272,8 @@ type settings struct {
 	// CustomCPUCFSQuotaPeriod, else the kernel's default 100000.
 	cpuPeriod uint64
 	admit     allocation.NodeConfig
+	// cri builds the CRI messages the node sends.
+	cri kubeletcri.Messages
 }
 
 func newSettings(cfg NodeConfig) settings {
@@ -294,14 +297,22 @@ func newSettings(cfg NodeConfig) settings {
 		Profile:             p,
 		Messages:            &allocation.MessageCache{},
 	}
+	s.cri = kubeletcri.New(kubeletcri.Settings{
+		CgroupVersion:             cfg.CgroupVersion,
+		EnforceCPULimits:          s.enforceCPULimits,
+		CPUPeriod:                 s.cpuPeriod,
+		PodLevelResources:         p.PodLevelResources(),
+		ContainerMemoryProtection: p.ContainerMemoryProtection(),
+		ResetsContainerMemoryHigh: p.ResetsContainerMemoryHigh(),
+		PodOnlyMemoryCheck:        p.PodOnlyMemoryCheck(),
+		MemoryCapacity:            quantityOf(cfg.Capacity, v1.ResourceMemory).Value(),
+		Image:                     cfg.Image,
+		Command:                   cfg.Command,
+	})
 	return s
 }
 
 // podConfigOptions are the kubelet settings that shape a pod cgroup.
 func (s *settings) podConfigOptions() cgconfig.PodConfigOptions {
-	return cgconfig.PodConfigOptions{
-		EnforceCPULimits:  s.enforceCPULimits,
-		CPUPeriod:         s.cpuPeriod,
-		PodLevelResources: s.profile.PodLevelResources(),
-	}
+	return s.cri.PodConfigOptions()
 }

@@ -5,107 +5,10 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/resize/profile"
 )
-
-// TestLinuxResources pins calculateLinuxResources
-// (kuberuntime_container_linux.go): shares from the request, or from the
-// limit when there is no request; the memory limit when set; with CFS
-// quota on, the quota of the limit (0 for none) and the period.
-func TestLinuxResources(t *testing.T) {
-	q := func(s string) *resource.Quantity {
-		if s == "" {
-			return &resource.Quantity{}
-		}
-		v := resource.MustParse(s)
-		return &v
-	}
-	off := false
-	for _, tc := range []struct {
-		name                       string
-		cfg                        NodeConfig
-		cpuReq, cpuLim, memLim     string
-		shares, quota, period, mem int64
-	}{
-		{name: "request and limit", cpuReq: "250m", cpuLim: "500m", memLim: "128Mi", shares: 256, quota: 50000, period: 100000, mem: 128 << 20},
-		{name: "limit only gives the shares too", cpuLim: "500m", shares: 512, quota: 50000, period: 100000},
-		{name: "nothing: minimum shares, no quota", shares: 2, quota: 0, period: 100000},
-		{name: "a tiny limit gets the minimum quota", cpuReq: "1m", cpuLim: "1m", shares: 2, quota: 1000, period: 100000},
-		{name: "CFS quota off: no quota, no period", cfg: NodeConfig{CPUCFSQuota: &off}, cpuReq: "250m", cpuLim: "500m", shares: 256},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s := newSettings(tc.cfg.WithDefaults())
-			got := s.linuxResources(*q(tc.cpuReq), *q(tc.cpuLim), *q(tc.memLim))
-			if got.CpuShares != tc.shares || got.CpuQuota != tc.quota || got.CpuPeriod != tc.period || got.MemoryLimitInBytes != tc.mem {
-				t.Errorf("got %s, want shares %d quota %d period %d memory %d", FormatLinux(got), tc.shares, tc.quota, tc.period, tc.mem)
-			}
-		})
-	}
-}
-
-// TestOOMScoreAdj pins GetContainerOOMScoreAdjust (pkg/kubelet/qos):
-// Guaranteed -997, BestEffort 1000, Burstable 1000 - 1000*request/capacity
-// kept within [3, 999].
-func TestOOMScoreAdj(t *testing.T) {
-	s := newSettings(NodeConfig{Capacity: v1.ResourceList{v1.ResourceMemory: resource.MustParse("1000Mi")}}.WithDefaults())
-	for _, tc := range []struct {
-		class  v1.PodQOSClass
-		memReq string
-		want   int64
-	}{
-		{v1.PodQOSGuaranteed, "100Mi", -997},
-		{v1.PodQOSBestEffort, "", 1000},
-		{v1.PodQOSBurstable, "100Mi", 900},
-		{v1.PodQOSBurstable, "999Mi", 3},
-		{v1.PodQOSBurstable, "", 999},
-	} {
-		c := &v1.Container{Resources: resources("", tc.memReq, "", "")}
-		pod := &v1.Pod{Status: v1.PodStatus{QOSClass: tc.class}}
-		if got := s.oomScoreAdj(pod, c); got != tc.want {
-			t.Errorf("%s with %q: %d, want %d", tc.class, tc.memReq, got, tc.want)
-		}
-	}
-}
-
-// TestContainerResourcesOnCgroupV2: on cgroup v2 the kubelet asks for
-// memory.oom.group so that the whole container is killed on OOM; on v1 it
-// cannot.
-func TestContainerResourcesOnCgroupV2(t *testing.T) {
-	for _, tc := range []struct {
-		version cgconfig.Version
-		want    string
-	}{{cgconfig.V2, "1"}, {cgconfig.V1, ""}} {
-		s := newSettings(NodeConfig{CgroupVersion: tc.version}.WithDefaults())
-		got := s.containerResources(&v1.Pod{}, &v1.Container{})
-		if got.Unified["memory.oom.group"] != tc.want {
-			t.Errorf("%s: unified = %v, want memory.oom.group %q", tc.version, got.Unified, tc.want)
-		}
-	}
-}
-
-// TestSandboxResourcesRequest pins generateUpdatePodSandboxResourcesRequest:
-// the runtime is sent the overhead and the pod cgroup's values minus the
-// overhead.
-func TestSandboxResourcesRequest(t *testing.T) {
-	s := newSettings(NodeConfig{}.WithDefaults())
-	pod := &v1.Pod{Spec: v1.PodSpec{Overhead: v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m"), v1.ResourceMemory: resource.MustParse("10Mi")}}}
-	shares, quota, period, mem := uint64(1126), int64(110000), uint64(100000), int64(110<<20)
-	req := s.sandboxResourcesRequest("sb", pod, cgconfig.ResourceConfig{CPUShares: &shares, CPUQuota: &quota, CPUPeriod: &period, Memory: &mem})
-	want := &runtimeapi.LinuxContainerResources{CpuShares: 1024, CpuQuota: 100000, CpuPeriod: 100000, MemoryLimitInBytes: 100 << 20}
-	if got := req.GetResources(); FormatLinux(got) != FormatLinux(want) {
-		t.Errorf("resources = %s, want %s", FormatLinux(got), FormatLinux(want))
-	}
-	if got := req.GetOverhead(); got.CpuShares != 102 || got.CpuQuota != 10000 || got.MemoryLimitInBytes != 10<<20 {
-		t.Errorf("overhead = %s", FormatLinux(got))
-	}
-	if req.PodSandboxId != "sb" {
-		t.Errorf("sandbox = %q", req.PodSandboxId)
-	}
-}
 
 // TestReadingOf pins how the pod cgroup's values read back: v2 shares come
 // through the lossy inverse of the weight, v1 keeps the huge unlimited
@@ -191,7 +94,7 @@ func TestContainerUnifiedByVersion(t *testing.T) {
 			s := newSettings(tc.cfg.WithDefaults())
 			pod := &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Resources: resources("100m", "64Mi", "", "128Mi")}}}}
 			pod.Status.QOSClass = v1.PodQOSBurstable
-			got := s.containerResources(pod, &pod.Spec.Containers[0]).Unified
+			got := s.cri.ContainerResources(pod, &pod.Spec.Containers[0]).Unified
 			if !maps.Equal(got, tc.want) {
 				t.Errorf("unified = %v, want %v", got, tc.want)
 			}

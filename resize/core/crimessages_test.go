@@ -9,8 +9,9 @@ import (
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 )
 
-// TestCRIMessagesAreTheNodes holds CRIMessages to what a node running the
-// core sends: the sandbox and container configs of a new pod, the
+// TestCRIMessagesAreTheNodes holds the messages kubeletcri builds from a
+// pod alone, as package cri/conform asks for them, to what a node running
+// the core sends: the sandbox and container configs of a new pod, the
 // UpdateContainerResources message of an in-place resize and the last
 // UpdatePodSandboxResources request, on both cgroup versions.
 func TestCRIMessagesAreTheNodes(t *testing.T) {
@@ -25,23 +26,17 @@ func TestCRIMessagesAreTheNodes(t *testing.T) {
 			}
 			pod := testPod("p", resources("250m", "64Mi", "500m", "128Mi"))
 			w.add(pod)
-			m, err := NewCRIMessages(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := newSettings(cfg.WithDefaults()).cri
+			podCgroup := cfg.WithDefaults().PodCgroup(pod.Status.QOSClass, pod.UID)
 			var sandboxID, containerID string
 			for _, a := range sent {
 				switch a := a.(type) {
 				case RunPodSandbox:
-					if want := m.SandboxConfig(pod, m.PodCgroup(pod)); !proto.Equal(a.Config, want) {
+					if want := m.SandboxConfig(pod, podCgroup); !proto.Equal(a.Config, want) {
 						t.Errorf("sandbox config:\nnode %v\nmessages %v", a.Config, want)
 					}
 				case CreateContainer:
-					want, err := m.ContainerConfig(pod, "c1", 0)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if !proto.Equal(a.Config, want) {
+					if want := m.ContainerConfig(pod, &pod.Spec.Containers[0], 0); !proto.Equal(a.Config, want) {
 						t.Errorf("container config:\nnode %v\nmessages %v", a.Config, want)
 					}
 				}
@@ -52,8 +47,8 @@ func TestCRIMessagesAreTheNodes(t *testing.T) {
 			for id := range w.containers {
 				containerID = id
 			}
-			if m.PodCgroup(pod) != "private/kubepods/burstable/poduid-p" {
-				t.Errorf("PodCgroup = %q", m.PodCgroup(pod))
+			if podCgroup != "private/kubepods/burstable/poduid-p" {
+				t.Errorf("PodCgroup = %q", podCgroup)
 			}
 
 			sent = nil
@@ -75,42 +70,12 @@ func TestCRIMessagesAreTheNodes(t *testing.T) {
 			if len(updates) == 0 || sandbox == nil {
 				t.Fatalf("the resize sent no update (%d) or no sandbox request (%v)", len(updates), sandbox)
 			}
-			want, err := m.ContainerResources(resized, "c1")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if last := updates[len(updates)-1]; !proto.Equal(last, want) {
+			if want, last := m.ContainerResources(resized, &resized.Spec.Containers[0]), updates[len(updates)-1]; !proto.Equal(last, want) {
 				t.Errorf("UpdateContainerResources:\nnode %v\nmessages %v", last, want)
 			}
-			if want := m.PodSandboxResources(sandboxID, resized); !proto.Equal(sandbox, want) {
+			if want := m.SandboxResources(sandboxID, resized, cgconfig.PodConfig(resized, m.PodConfigOptions())); !proto.Equal(sandbox, want) {
 				t.Errorf("UpdatePodSandboxResources:\nnode %v\nmessages %v", sandbox, want)
 			}
 		})
-	}
-}
-
-// TestCRIMessagesMemoryDecreaseCheck: the check CRIMessages offers is the
-// node's, container and pod alike, and does not run on an increase.
-func TestCRIMessagesMemoryDecreaseCheck(t *testing.T) {
-	m, err := NewCRIMessages(NodeConfig{CgroupVersion: cgconfig.V1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := testPod("p", resources("250m", "64Mi", "500m", "96Mi"))
-	lower := testPod("p", resources("250m", "32Mi", "500m", "32Mi"))
-	stats := &runtimeapi.ContainerStats{Memory: &runtimeapi.MemoryUsage{UsageBytes: &runtimeapi.UInt64Value{Value: 40 << 20}}}
-	checked, err := m.MemoryDecreaseCheck(old, lower, "c1", "ctr-1", 41<<20, stats, nil)
-	want := `cannot decrease memory limits: [attempting to set pod memory limit (33554432) below current usage (42991616), attempting to set container "c1" memory limit (33554432) below current usage (42991616)]`
-	if !checked || err == nil || err.Error() != want {
-		t.Errorf("below usage: checked %v, err %v; want %s", checked, err, want)
-	}
-	if checked, err := m.MemoryDecreaseCheck(lower, old, "c1", "ctr-1", 41<<20, stats, nil); checked || err != nil {
-		t.Errorf("increase: checked %v, err %v; want no check", checked, err)
-	}
-	if _, err := m.MemoryDecreaseCheck(old, lower, "nope", "", 0, nil, nil); err == nil {
-		t.Error("an unknown container gave no error")
-	}
-	if _, err := NewCRIMessages(NodeConfig{CgroupDriver: "bogus"}); err == nil {
-		t.Error("an invalid config gave no error")
 	}
 }

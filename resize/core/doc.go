@@ -13,7 +13,7 @@
 // teardown (delete.go) and the kubelet restart (start.go); the rules they
 // apply: the resize write order (resize.go), the container plan
 // (plan.go), the status (status.go), the conditions (conditions.go), the
-// CRI configs (criconfig.go), the event messages (messages.go) and the
+// CRI messages (package cri/kubeletcri), the event messages (messages.go) and the
 // metrics the kubelet records, which Step reports while they are on
 // (metrics.go, RecordMetrics). Files depend one way: step.go on the
 // operations, the operations on the rules and on core.go, pod.go and

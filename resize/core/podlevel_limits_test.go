@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/resizelet/resizelet/allocation"
 	"github.com/resizelet/resizelet/resize/profile"
@@ -33,26 +32,11 @@ func TestContainerResourcesPodLevelLimits(t *testing.T) {
 			s := newSettings(NodeConfig{Profile: profile.V135, FeatureGates: map[string]bool{profile.GatePodLevelResources: tc.gate}}.WithDefaults())
 			pod := &v1.Pod{Spec: v1.PodSpec{Resources: &podLevel, Containers: []v1.Container{{Name: "c", Resources: tc.own}}}}
 			pod.Status.QOSClass = v1.PodQOSBurstable
-			got := s.containerResources(pod, &pod.Spec.Containers[0])
+			got := s.cri.ContainerResources(pod, &pod.Spec.Containers[0])
 			if got.CpuQuota != tc.quota || got.CpuShares != tc.shares || got.MemoryLimitInBytes != tc.memory {
 				t.Errorf("got %s, want quota %d shares %d memory %d", FormatLinux(got), tc.quota, tc.shares, tc.memory)
 			}
 		})
-	}
-}
-
-// TestCalculateLinuxResourcesExplicitZeroRequest pins
-// calculateLinuxResources: shares come from the limit only when the cpu
-// request is absent (nil); an explicit zero request gives the minimum.
-func TestCalculateLinuxResourcesExplicitZeroRequest(t *testing.T) {
-	s := newSettings(NodeConfig{}.WithDefaults())
-	limit := resource.MustParse("500m")
-	if got := s.calculateLinuxResources(nil, limit, resource.Quantity{}).CpuShares; got != 512 {
-		t.Errorf("no request: shares %d, want 512", got)
-	}
-	zero := resource.MustParse("0")
-	if got := s.calculateLinuxResources(&zero, limit, resource.Quantity{}).CpuShares; got != 2 {
-		t.Errorf("explicit zero request: shares %d, want 2", got)
 	}
 }
 

@@ -82,7 +82,7 @@ func (o *syncOp) reconcileWrites(c *Core, ps *podState, done []Action, res []Res
 	}
 	return []Action{
 		SetCgroup{Path: ps.podCgroup, Values: diff},
-		UpdatePodSandboxResources{Request: s.sandboxResourcesRequest(ps.sandboxID, o.alloc, current)},
+		UpdatePodSandboxResources{Request: s.cri.SandboxResources(ps.sandboxID, o.alloc, current)},
 	}
 }
 

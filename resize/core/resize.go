@@ -1,9 +1,7 @@
 package core
 
 import (
-	"fmt"
 	"maps"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/resizelet/resizelet/allocation"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
+	"github.com/resizelet/resizelet/cri/kubeletcri"
 )
 
 // PodCgroupReading is a pod cgroup's current configuration in the
@@ -131,18 +130,18 @@ func (s *settings) appendResizeWritesFor(out []Action, t ResizeTarget, desired c
 		write := SetCgroup{Path: t.PodCgroup, Values: rc.Values(s.cfg.CgroupVersion, cgconfig.LinearWeight)}
 		if !sandboxFirst {
 			out = append(out, write,
-				UpdatePodSandboxResources{Request: s.sandboxResourcesRequest(t.SandboxID, t.Pod, current)})
+				UpdatePodSandboxResources{Request: s.cri.SandboxResources(t.SandboxID, t.Pod, current)})
 			return
 		}
 		// doPodResizeAction's setPodCgroupConfig from 1.36: the runtime
 		// first (a refusal rejects the resize), then the write, and the
 		// runtime told the previous totals again if the write fails.
 		out = append(out,
-			UpdatePodSandboxResources{Request: s.sandboxResourcesRequest(t.SandboxID, t.Pod, current), RejectsResize: true, Resource: name},
+			UpdatePodSandboxResources{Request: s.cri.SandboxResources(t.SandboxID, t.Pod, current), RejectsResize: true, Resource: name},
 			write)
 		if rollbacks != nil {
 			*rollbacks = append(*rollbacks, sandboxRollback{index: len(out) - 1, action: UpdatePodSandboxResources{
-				Request: s.sandboxResourcesRequest(t.SandboxID, t.Pod, previous), Resource: name,
+				Request: s.cri.SandboxResources(t.SandboxID, t.Pod, previous), Resource: name,
 			}})
 		}
 	}
@@ -176,7 +175,7 @@ func (s *settings) appendResizeWritesFor(out []Action, t ResizeTarget, desired c
 				cr  runtimeapi.ContainerResources
 				lcr runtimeapi.LinuxContainerResources
 			})
-			s.fillContainerResources(&msg.lcr, t.Pod, &sent)
+			s.cri.FillContainerResources(&msg.lcr, t.Pod, &sent)
 			msg.cr.Linux = &msg.lcr
 			out = append(out,
 				UpdateContainerResources{Name: u.Name, ID: u.ID, Resources: &msg.cr},
@@ -318,28 +317,11 @@ func requirementsOf(v ContainerValues) v1.ResourceRequirements {
 }
 
 // memoryCheck is the usage check before a memory limit goes down
-// (validateMemoryResizeAction, kuberuntime_manager.go): whether it runs and
-// what it needs to read.
-type memoryCheck struct {
-	// podLimit is the desired pod limit when the pod's is checked.
-	podLimit *int64
-	// containers are the containers whose limit is added or lowered, in
-	// the pod's order, with their new limit and runtime ID ("" when the
-	// container has none).
-	containers []checkedContainer
-	// podOnly is the 1.33 form: the pod only, with its own message.
-	podOnly bool
-}
+// (kubeletcri.MemoryCheck), with the reads it needs as actions.
+type memoryCheck struct{ kubeletcri.MemoryCheck }
 
-type checkedContainer struct {
-	name, id string
-	limit    int64
-}
-
-// planMemoryCheck decides the check. From 1.34 it looks at the pod when
-// its limit goes down and at each container whose limit is added or
-// lowered; 1.33 looks at the pod whenever it has a limit. ok is false when
-// nothing needs checking.
+// planMemoryCheck decides the check (kubeletcri.PlanMemoryCheck). ok is
+// false when nothing needs checking.
 func (s *settings) planMemoryCheck(pod *v1.Pod, cur PodCgroupReading, a PodActions, ids containerRecords) (memoryCheck, bool) {
 	return s.planMemoryCheckFor(pod, cgconfig.PodConfig(pod, s.podConfigOptions()), cur, a, ids)
 }
@@ -347,28 +329,14 @@ func (s *settings) planMemoryCheck(pod *v1.Pod, cur PodCgroupReading, a PodActio
 // planMemoryCheckFor is planMemoryCheck with desired, the pod cgroup config
 // of pod (cgconfig.PodConfig), already computed.
 func (s *settings) planMemoryCheckFor(pod *v1.Pod, desired cgconfig.ResourceConfig, cur PodCgroupReading, a PodActions, ids containerRecords) (memoryCheck, bool) {
-	if s.profile.PodOnlyMemoryCheck() {
-		if desired.Memory == nil {
-			return memoryCheck{}, false
-		}
-		return memoryCheck{podLimit: desired.Memory, podOnly: true}, true
-	}
-	var mc memoryCheck
-	if desired.Memory != nil && *desired.Memory < cur.Memory {
-		mc.podLimit = desired.Memory
-	}
-	decreasing := map[string]int64{}
+	lowered := map[string]int64{}
 	for _, u := range a.UpdateMemory {
 		if u.Desired.MemoryLimit != 0 && (u.Current.MemoryLimit == 0 || u.Desired.MemoryLimit < u.Current.MemoryLimit) {
-			decreasing[u.Name] = u.Desired.MemoryLimit
+			lowered[u.Name] = u.Desired.MemoryLimit
 		}
 	}
-	for c := range allContainers(pod) {
-		if limit, ok := decreasing[c.Name]; ok {
-			mc.containers = append(mc.containers, checkedContainer{name: c.Name, id: ids.id(c.Name), limit: limit})
-		}
-	}
-	return mc, mc.podLimit != nil || len(mc.containers) > 0
+	mc, ok := s.cri.PlanMemoryCheck(pod, desired.Memory, cur.Memory, lowered, ids.id)
+	return memoryCheck{mc}, ok
 }
 
 // reads are the actions the check needs: the pod's usage, then each
@@ -380,60 +348,26 @@ func (mc memoryCheck) reads(podCgroup string) []Action {
 // appendReads appends reads to out.
 func (mc memoryCheck) appendReads(out []Action, podCgroup string) []Action {
 	out = append(out, ReadMemoryUsage{Path: podCgroup})
-	for _, c := range mc.containers {
-		if c.id != "" {
-			out = append(out, ReadContainerStats{Name: c.name, ID: c.id})
+	for _, c := range mc.Containers {
+		if c.ID != "" {
+			out = append(out, ReadContainerStats{Name: c.Name, ID: c.ID})
 		}
 	}
 	return out
 }
 
 // verdict judges the reads' results and returns the kubelet's error, or
-// nil. The container message prints the pod's usage, not the container's,
-// as the kubelet does.
+// nil.
 func (mc memoryCheck) verdict(pod *v1.Pod, done []Action, res []Result) error {
-	_, usage, ok := resultOf[ReadMemoryUsage](done, res)
-	if !ok || usage.Err != nil {
-		return fmt.Errorf("unable to read memory usage for pod %q", formatPod(pod))
+	var usage *int64
+	if _, r, ok := resultOf[ReadMemoryUsage](done, res); ok && r.Err == nil {
+		usage = &r.Usage
 	}
-	podUsage := usage.Usage
-	if mc.podOnly {
-		if podUsage >= *mc.podLimit {
-			return fmt.Errorf("aborting attempt to set pod memory limit less than current memory usage for pod %s", pod.Name)
-		}
-		return nil
-	}
-	stats := map[string]Result{}
+	stats := map[string]*runtimeapi.ContainerStats{}
 	for i := range done {
-		if r, ok := done[i].(ReadContainerStats); ok {
-			stats[r.Name] = res[i]
+		if r, ok := done[i].(ReadContainerStats); ok && res[i].Err == nil {
+			stats[r.Name] = res[i].Stats
 		}
 	}
-	var errs []string
-	if mc.podLimit != nil && podUsage >= *mc.podLimit {
-		errs = append(errs, fmt.Sprintf("attempting to set pod memory limit (%d) below current usage (%d)", *mc.podLimit, podUsage))
-	}
-	for _, c := range mc.containers {
-		r, ok := stats[c.name]
-		if !ok || r.Err != nil || r.Stats.GetMemory().GetUsageBytes() == nil {
-			errs = append(errs, fmt.Sprintf("missing container %q memory usage", c.name))
-			continue
-		}
-		if int64(r.Stats.GetMemory().GetUsageBytes().GetValue()) >= c.limit {
-			errs = append(errs, fmt.Sprintf("attempting to set container %q memory limit (%d) below current usage (%d)", c.name, c.limit, podUsage))
-		}
-	}
-	if len(errs) == 0 {
-		return nil
-	}
-	return fmt.Errorf("cannot decrease memory limits: %s", aggregate(errs))
-}
-
-// aggregate formats errors as apimachinery's utilerrors.NewAggregate does:
-// one error as itself, several as "[a, b]".
-func aggregate(errs []string) string {
-	if len(errs) == 1 {
-		return errs[0]
-	}
-	return "[" + strings.Join(errs, ", ") + "]"
+	return mc.Verdict(pod, usage, stats)
 }

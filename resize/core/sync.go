@@ -185,7 +185,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 		}
 		if ps.sandboxID == "" {
 			o.newSandbox = true
-			acts = append(acts, RunPodSandbox{Pod: ps.pod.Namespace + "/" + ps.pod.Name, Config: s.sandboxConfig(o.alloc, ps.podCgroup)})
+			acts = append(acts, RunPodSandbox{Pod: ps.pod.Namespace + "/" + ps.pod.Name, Config: s.cri.SandboxConfig(o.alloc, ps.podCgroup)})
 		}
 		acts = o.appendStatusReads(acts, ps)
 		o.scratch = acts
@@ -386,8 +386,8 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			o.phase = syncCreated
 			return []Action{CreateContainer{
 				Name: name, SandboxID: ps.sandboxID,
-				Config:        s.containerConfig(o.alloc, ctr, o.attempt),
-				SandboxConfig: s.sandboxConfig(o.alloc, ps.podCgroup),
+				Config:        s.cri.ContainerConfig(o.alloc, ctr, o.attempt),
+				SandboxConfig: s.cri.SandboxConfig(o.alloc, ps.podCgroup),
 			}}
 		}
 		o.phase = syncFinalRead

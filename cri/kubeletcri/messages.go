@@ -1,4 +1,4 @@
-package core
+package kubeletcri
 
 import (
 	"fmt"
@@ -13,15 +13,57 @@ import (
 	"github.com/resizelet/resizelet/qos"
 )
 
+// Settings are the node settings the messages depend on. The caller
+// derives them from its node configuration, so that this package needs
+// none of its own.
+type Settings struct {
+	// CgroupVersion decides whether containers get unified settings
+	// (cgroup v2).
+	CgroupVersion cgconfig.Version
+	// EnforceCPULimits is --cpu-cfs-quota: with it, limits become a CFS
+	// quota for CPUPeriod, the CFS period in microseconds.
+	EnforceCPULimits bool
+	CPUPeriod        uint64
+	// PodLevelResources is the PodLevelResources feature: pod-level
+	// limits count for containers without their own.
+	PodLevelResources bool
+	// ContainerMemoryProtection and ResetsContainerMemoryHigh are 1.37's
+	// MemoryQoS unified settings, with and without the feature.
+	ContainerMemoryProtection bool
+	ResetsContainerMemoryHigh bool
+	// PodOnlyMemoryCheck is 1.33's memory check: the pod only.
+	PodOnlyMemoryCheck bool
+	// MemoryCapacity is the node's memory in bytes, which a Burstable
+	// container's OOM score is relative to.
+	MemoryCapacity int64
+	// Image and Command, when set, replace every container's image, and
+	// its command and arguments.
+	Image   string
+	Command []string
+}
+
+// Messages builds the messages for one node's Settings. The zero Messages
+// builds them for the zero Settings. Pods are read, never changed; their
+// status.qosClass decides the OOM score. Messages it hands out share
+// read-only parts (the unified maps, the empty overhead), so they must
+// not be changed either.
+type Messages struct {
+	s Settings
+}
+
+// New returns the builder for s.
+func New(s Settings) Messages { return Messages{s: s} }
+
 // OOM score adjustments the kubelet gives containers (pkg/kubelet/qos).
 const (
 	guaranteedOOMScoreAdj = -997
 	bestEffortOOMScoreAdj = 1000
 )
 
-// sandboxConfig is the CRI config the kubelet sends for a pod: host
-// network, so no CNI is needed, and the pod cgroup as the cgroup parent.
-func (s *settings) sandboxConfig(pod *v1.Pod, podCgroup string) *runtimeapi.PodSandboxConfig {
+// SandboxConfig is the RunPodSandbox config for pod: host network, so no
+// CNI is needed, and podCgroup (a path below the hierarchy root) as the
+// cgroup parent.
+func (m *Messages) SandboxConfig(pod *v1.Pod, podCgroup string) *runtimeapi.PodSandboxConfig {
 	return &runtimeapi.PodSandboxConfig{
 		Metadata: &runtimeapi.PodSandboxMetadata{Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID)},
 		Labels: map[string]string{
@@ -34,29 +76,29 @@ func (s *settings) sandboxConfig(pod *v1.Pod, podCgroup string) *runtimeapi.PodS
 			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
 				NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_NODE},
 			},
-			Overhead:  s.overheadResources(pod),
-			Resources: s.podResources(pod),
+			Overhead:  m.overheadResources(pod),
+			Resources: m.podResources(pod),
 		},
 	}
 }
 
 // podResources are the pod's requests and limits without overhead, in CRI
 // terms, for the sandbox config.
-func (s *settings) podResources(pod *v1.Pod) *runtimeapi.LinuxContainerResources {
-	opts := qos.Options{ExcludeOverhead: true, SkipPodLevelResources: !s.profile.PodLevelResources()}
+func (m *Messages) podResources(pod *v1.Pod) *runtimeapi.LinuxContainerResources {
+	opts := qos.Options{ExcludeOverhead: true, SkipPodLevelResources: !m.s.PodLevelResources}
 	reqs, limits := qos.PodRequests(pod, opts), qos.PodLimits(pod, opts)
-	return s.calculateLinuxResources(requestOf(reqs), limits[v1.ResourceCPU], limits[v1.ResourceMemory])
+	return m.calculateLinuxResources(requestOf(reqs), limits[v1.ResourceCPU], limits[v1.ResourceMemory])
 }
 
-// containerConfig is the CRI config for one container of the allocated
-// pod, with the node's image and command overrides.
-func (s *settings) containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32) *runtimeapi.ContainerConfig {
+// ContainerConfig is the CreateContainer config of the pod's container c
+// at a restart attempt, with the settings' image and command overrides.
+func (m *Messages) ContainerConfig(pod *v1.Pod, c *v1.Container, attempt uint32) *runtimeapi.ContainerConfig {
 	image, command, args := c.Image, c.Command, c.Args
-	if s.cfg.Image != "" {
-		image = s.cfg.Image
+	if m.s.Image != "" {
+		image = m.s.Image
 	}
-	if len(s.cfg.Command) > 0 {
-		command, args = s.cfg.Command, nil
+	if len(m.s.Command) > 0 {
+		command, args = m.s.Command, nil
 	}
 	return &runtimeapi.ContainerConfig{
 		Metadata: &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: attempt},
@@ -70,29 +112,28 @@ func (s *settings) containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32)
 			crilabels.ContainerName: c.Name,
 		},
 		Annotations: map[string]string{"io.kubernetes.container.restartCount": fmt.Sprint(attempt)},
-		Linux:       &runtimeapi.LinuxContainerConfig{Resources: s.containerResources(pod, c)},
+		Linux:       &runtimeapi.LinuxContainerConfig{Resources: m.ContainerResources(pod, c)},
 	}
 }
 
-// containerResources is generateLinuxContainerResources: the cpu and
-// memory fields of calculateLinuxResources, with the pod-level limits for
-// those the container lacks when pod-level resources count and are set
-// (getCPULimit, getMemoryLimit), the OOM score, and on cgroup v2
-// memory.oom.group so the whole container is killed on OOM, with from 1.37
-// the MemoryQoS settings (profile.Profile.ContainerMemoryProtection and
-// ResetsContainerMemoryHigh).
-func (s *settings) containerResources(pod *v1.Pod, c *v1.Container) *runtimeapi.LinuxContainerResources {
+// ContainerResources is generateLinuxContainerResources, the message of
+// UpdateContainerResources: the cpu and memory fields of
+// calculateLinuxResources, with the pod-level limits for those the
+// container lacks when pod-level resources count and are set (getCPULimit,
+// getMemoryLimit), the OOM score, and on cgroup v2 memory.oom.group so the
+// whole container is killed on OOM, with from 1.37 the MemoryQoS settings.
+func (m *Messages) ContainerResources(pod *v1.Pod, c *v1.Container) *runtimeapi.LinuxContainerResources {
 	lcr := new(runtimeapi.LinuxContainerResources)
-	s.fillContainerResources(lcr, pod, c)
+	m.FillContainerResources(lcr, pod, c)
 	return lcr
 }
 
-// fillContainerResources is containerResources into a message the caller
-// allocated (zero), so that it may share an allocation with the message
+// FillContainerResources is ContainerResources into a zero message the
+// caller allocated, so that it may share an allocation with the message
 // that holds it.
-func (s *settings) fillContainerResources(lcr *runtimeapi.LinuxContainerResources, pod *v1.Pod, c *v1.Container) {
+func (m *Messages) FillContainerResources(lcr *runtimeapi.LinuxContainerResources, pod *v1.Pod, c *v1.Container) {
 	cpuLimit, memoryLimit := c.Resources.Limits[v1.ResourceCPU], c.Resources.Limits[v1.ResourceMemory]
-	if s.profile.PodLevelResources() && resourcehelper.IsPodLevelResourcesSet(pod) {
+	if m.s.PodLevelResources && resourcehelper.IsPodLevelResourcesSet(pod) {
 		// getCPULimit and getMemoryLimit (kuberuntime_container_linux.go):
 		// a container without a limit of its own gets the pod's, which
 		// may be none.
@@ -103,13 +144,13 @@ func (s *settings) fillContainerResources(lcr *runtimeapi.LinuxContainerResource
 			memoryLimit = pod.Spec.Resources.Limits[v1.ResourceMemory]
 		}
 	}
-	s.fillLinuxResources(lcr, requestOf(c.Resources.Requests), cpuLimit, memoryLimit)
-	lcr.OomScoreAdj = s.oomScoreAdj(pod, c)
-	if s.cfg.CgroupVersion == cgconfig.V2 {
+	m.fillLinuxResources(lcr, requestOf(c.Resources.Requests), cpuLimit, memoryLimit)
+	lcr.OomScoreAdj = m.oomScoreAdj(pod, c)
+	if m.s.CgroupVersion == cgconfig.V2 {
 		switch {
-		case s.profile.ContainerMemoryProtection():
+		case m.s.ContainerMemoryProtection:
 			lcr.Unified = oomGroupMemoryProtection
-		case s.profile.ResetsContainerMemoryHigh():
+		case m.s.ResetsContainerMemoryHigh:
 			lcr.Unified = oomGroupMemoryHighMax
 		default:
 			lcr.Unified = oomGroup
@@ -119,7 +160,7 @@ func (s *settings) fillContainerResources(lcr *runtimeapi.LinuxContainerResource
 
 // oomGroup is the unified setting the kubelet sends with every container
 // on cgroup v2 (its SingleProcessOOMKill off): the container is killed as
-// a whole. Actions are never changed once handed out, so every message
+// a whole. Messages are never changed once handed out, so every message
 // shares this one map.
 var oomGroup = map[string]string{"memory.oom.group": "1"}
 
@@ -131,18 +172,6 @@ var oomGroupMemoryProtection = map[string]string{"memory.oom.group": "1", "memor
 // oomGroupMemoryHighMax is oomGroup with the memory.high reset 1.37 sends
 // when MemoryQoS is off.
 var oomGroupMemoryHighMax = map[string]string{"memory.oom.group": "1", "memory.high": "max"}
-
-// linuxResources is calculateLinuxResources with a zero cpuRequest taken
-// as no request: shares from the request (or the limit when there is no
-// request), the memory limit when set, and with CFS quota on, the quota
-// for the limit (0 for none) and the period. An absent quantity is the
-// zero Quantity.
-func (s *settings) linuxResources(cpuRequest, cpuLimit, memoryLimit resource.Quantity) *runtimeapi.LinuxContainerResources {
-	if cpuRequest.IsZero() {
-		return s.calculateLinuxResources(nil, cpuLimit, memoryLimit)
-	}
-	return s.calculateLinuxResources(&cpuRequest, cpuLimit, memoryLimit)
-}
 
 // requestOf is the cpu request of list, nil when the list has none: an
 // explicit "0" is a request (generateLinuxContainerResources and
@@ -161,59 +190,60 @@ func requestOf(list v1.ResourceList) *resource.Quantity {
 // explicit zero one (the minimum shares); the memory limit when set; and
 // with CFS quota on, the quota for the limit (0 for none) and the period.
 // An absent limit is the zero Quantity.
-func (s *settings) calculateLinuxResources(cpuRequest *resource.Quantity, cpuLimit, memoryLimit resource.Quantity) *runtimeapi.LinuxContainerResources {
+func (m *Messages) calculateLinuxResources(cpuRequest *resource.Quantity, cpuLimit, memoryLimit resource.Quantity) *runtimeapi.LinuxContainerResources {
 	lcr := new(runtimeapi.LinuxContainerResources)
-	s.fillLinuxResources(lcr, cpuRequest, cpuLimit, memoryLimit)
+	m.fillLinuxResources(lcr, cpuRequest, cpuLimit, memoryLimit)
 	return lcr
 }
 
 // fillLinuxResources is calculateLinuxResources into a zero message the
 // caller allocated.
-func (s *settings) fillLinuxResources(lcr *runtimeapi.LinuxContainerResources, cpuRequest *resource.Quantity, cpuLimit, memoryLimit resource.Quantity) {
+func (m *Messages) fillLinuxResources(lcr *runtimeapi.LinuxContainerResources, cpuRequest *resource.Quantity, cpuLimit, memoryLimit resource.Quantity) {
 	if cpuRequest == nil {
 		lcr.CpuShares = int64(cgconfig.MilliCPUToShares(cpuLimit.MilliValue()))
 	} else {
 		lcr.CpuShares = int64(cgconfig.MilliCPUToShares(cpuRequest.MilliValue()))
 	}
-	if m := memoryLimit.Value(); m != 0 {
-		lcr.MemoryLimitInBytes = m
+	if v := memoryLimit.Value(); v != 0 {
+		lcr.MemoryLimitInBytes = v
 	}
-	if s.enforceCPULimits {
-		period := int64(s.cpuPeriod)
+	if m.s.EnforceCPULimits {
+		period := int64(m.s.CPUPeriod)
 		lcr.CpuQuota = cgconfig.MilliCPUToQuota(cpuLimit.MilliValue(), period)
 		lcr.CpuPeriod = period
 	}
 }
 
-// noOverhead is the overhead of a pod without one. Messages the core
-// hands out are never changed, so they all share it.
+// noOverhead is the overhead of a pod without one, shared by every
+// message.
 var noOverhead = &runtimeapi.LinuxContainerResources{}
 
 // overheadResources is convertOverheadToLinuxResources: the overhead
 // treated as guaranteed (requests == limits).
-func (s *settings) overheadResources(pod *v1.Pod) *runtimeapi.LinuxContainerResources {
+func (m *Messages) overheadResources(pod *v1.Pod) *runtimeapi.LinuxContainerResources {
 	if pod.Spec.Overhead == nil {
 		return noOverhead
 	}
 	// convertOverheadToLinuxResources passes Overhead.Cpu(), never nil:
 	// the request is always there, zero or not.
 	cpu := pod.Spec.Overhead[v1.ResourceCPU]
-	return s.calculateLinuxResources(&cpu, cpu, pod.Spec.Overhead[v1.ResourceMemory])
+	return m.calculateLinuxResources(&cpu, cpu, pod.Spec.Overhead[v1.ResourceMemory])
 }
 
 // oomScoreAdj is GetContainerOOMScoreAdjust.
-func (s *settings) oomScoreAdj(pod *v1.Pod, c *v1.Container) int64 {
+func (m *Messages) oomScoreAdj(pod *v1.Pod, c *v1.Container) int64 {
 	switch pod.Status.QOSClass {
 	case v1.PodQOSGuaranteed:
 		return guaranteedOOMScoreAdj
 	case v1.PodQOSBestEffort:
 		return bestEffortOOMScoreAdj
 	}
-	capacity := quantityOf(s.cfg.Capacity, v1.ResourceMemory).Value()
+	capacity := m.s.MemoryCapacity
 	if capacity <= 0 {
 		return 1000 + guaranteedOOMScoreAdj
 	}
-	adj := 1000 - (1000*quantityOf(c.Resources.Requests, v1.ResourceMemory).Value())/capacity
+	request := c.Resources.Requests[v1.ResourceMemory]
+	adj := 1000 - (1000*request.Value())/capacity
 	if adj < 1000+guaranteedOOMScoreAdj {
 		return 1000 + guaranteedOOMScoreAdj
 	}
@@ -223,9 +253,10 @@ func (s *settings) oomScoreAdj(pod *v1.Pod, c *v1.Container) int64 {
 	return adj
 }
 
-// sandboxResourcesRequest is generateUpdatePodSandboxResourcesRequest: the
-// overhead, and the pod cgroup values minus the overhead.
-func (s *settings) sandboxResourcesRequest(sandboxID string, pod *v1.Pod, rc cgconfig.ResourceConfig) *runtimeapi.UpdatePodSandboxResourcesRequest {
+// SandboxResources is generateUpdatePodSandboxResourcesRequest: for a pod
+// cgroup that holds rc, the overhead, and the pod cgroup values minus the
+// overhead.
+func (m *Messages) SandboxResources(sandboxID string, pod *v1.Pod, rc cgconfig.ResourceConfig) *runtimeapi.UpdatePodSandboxResourcesRequest {
 	if cpu, ok := pod.Spec.Overhead[v1.ResourceCPU]; ok {
 		if rc.CPUPeriod != nil && rc.CPUQuota != nil {
 			q := *rc.CPUQuota - cgconfig.MilliCPUToQuota(cpu.MilliValue(), int64(*rc.CPUPeriod))
@@ -237,9 +268,9 @@ func (s *settings) sandboxResourcesRequest(sandboxID string, pod *v1.Pod, rc cgc
 		}
 	}
 	if mem, ok := pod.Spec.Overhead[v1.ResourceMemory]; ok && rc.Memory != nil {
-		if m, ok := mem.AsInt64(); ok {
-			v := *rc.Memory - m
-			rc.Memory = &v
+		if v, ok := mem.AsInt64(); ok {
+			left := *rc.Memory - v
+			rc.Memory = &left
 		}
 	}
 	// The request and its resources are one allocation.
@@ -261,7 +292,17 @@ func (s *settings) sandboxResourcesRequest(sandboxID string, pod *v1.Pod, rc cgc
 		lcr.MemoryLimitInBytes = *rc.Memory
 	}
 	msg.req.PodSandboxId = sandboxID
-	msg.req.Overhead = s.overheadResources(pod)
+	msg.req.Overhead = m.overheadResources(pod)
 	msg.req.Resources = lcr
 	return &msg.req
+}
+
+// PodConfigOptions are the settings that shape a pod cgroup
+// (cgconfig.PodConfig).
+func (m *Messages) PodConfigOptions() cgconfig.PodConfigOptions {
+	return cgconfig.PodConfigOptions{
+		EnforceCPULimits:  m.s.EnforceCPULimits,
+		CPUPeriod:         m.s.CPUPeriod,
+		PodLevelResources: m.s.PodLevelResources,
+	}
 }
