@@ -12,7 +12,8 @@
 // finish and does no I/O after it returns; an open node holds its
 // checkpoints, so that no second node runs on them: ErrCheckpointsHeld).
 //
-// The cgroup manager and the runtime come from a Backend (backend.go):
+// The cgroup manager and the runtime come from a Backend (backend.go; its
+// Close in backend_cleanup.go):
 // Simulated (an in-memory kernel and containerd), HostCgroups (the host's
 // real cgroups with the in-memory containerd) or Remote (a real CRI
 // runtime and the host's cgroups), each coherent with the NodeConfig it
@@ -35,6 +36,12 @@
 // checkpoint write. NodeConfig.Profile selects the kubelet version to
 // behave as (Profile133 to Profile137; package profile says how they
 // differ).
+//
+// Node's methods sit in files named for what they do: node.go builds it
+// (NewNode), pods.go adds and deletes pods, resize.go takes resize
+// requests, advance.go moves time (Sync, Advance, Tick), step.go feeds the
+// core and drains its batches, perform.go carries a batch out and
+// lifecycle.go stops the node (Close).
 //
 // # Metrics
 //

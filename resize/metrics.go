@@ -36,17 +36,6 @@ func (n *Node) attachMetrics(m *metrics.Metrics) {
 	n.core.RecordMetrics(true)
 }
 
-// coreStep is the core's Step, with n.mu held, recording the metrics the
-// step reports before the lock is let go (they are valid until the next
-// Step).
-func (n *Node) coreStep(in core.Input) (core.Ready, error) {
-	rd, err := n.core.Step(in)
-	if rd.Metrics != nil {
-		n.record(rd.Metrics)
-	}
-	return rd, err
-}
-
 // record hands a step's metrics to the recorder.
 func (n *Node) record(m *core.Metrics) {
 	for i := range m.Events {
