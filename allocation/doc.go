@@ -8,7 +8,8 @@
 // pod, it returns the kubelet's Decision (Admitted, Deferred or
 // Infeasible, with the exact message) in the kubelet's order of checks.
 // AdmitPod decides a new pod the same way the predicate admission handler
-// does, and ResourcesFit is that handler's resource check, shared by both.
+// does, and ResourcesFit (fit.go) is that handler's resource check, shared
+// by both.
 //
 // The rest supports the core around those decisions:
 //   - PodResources is what a checkpoint holds for a pod; the checkpoints
