@@ -29,13 +29,13 @@ const (
 	simDefaultHostMemory = 64 << 30
 )
 
-// simErrMissing is the error for a cgroup that does not exist: ErrNotExist
+// errSimMissing is the error for a cgroup that does not exist: ErrNotExist
 // for callers of this package, ENOENT as the kernel would say it.
-var simErrMissing = fmt.Errorf("%w (%w)", ErrNotExist, syscall.ENOENT)
+var errSimMissing = fmt.Errorf("%w (%w)", ErrNotExist, syscall.ENOENT)
 
-// simErrNoFile is the error for a file the cgroup does not have, such as a
+// errSimNoFile is the error for a file the cgroup does not have, such as a
 // cgroup v1 file on a v2 hierarchy.
-var simErrNoFile = fmt.Errorf("%w (%w)", ErrNotSupported, syscall.ENOENT)
+var errSimNoFile = fmt.Errorf("%w (%w)", ErrNotSupported, syscall.ENOENT)
 
 // SimKernel is a simulated Linux kernel cgroup hierarchy, held in memory,
 // that implements Manager the way the kernel would answer: it shows each
@@ -531,7 +531,7 @@ func (m *SimKernel) lookup(op, path string) (*simNode, error) {
 	if err := simCheckPath(path); err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	return nil, fmt.Errorf("%s %s: %w", op, path, simErrMissing)
+	return nil, fmt.Errorf("%s %s: %w", op, path, errSimMissing)
 }
 
 // Get reads the cgroup's CPU and memory values back from its files. On v1
@@ -1089,7 +1089,7 @@ func (m *SimKernel) ReadFile(path, file string) (string, error) {
 	}
 	f, ok := simFileNamed(m.version, file)
 	if !ok {
-		return "", fmt.Errorf("read %s/%s: %w", path, file, simErrNoFile)
+		return "", fmt.Errorf("read %s/%s: %w", path, file, errSimNoFile)
 	}
 	return fileText(n, f), nil
 }

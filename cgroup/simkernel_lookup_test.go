@@ -16,7 +16,7 @@ func lookupValidatingFirst(m *SimKernel, op, path string) (*simNode, error) {
 	}
 	n, ok := m.nodes[path]
 	if !ok {
-		return nil, fmt.Errorf("%s %s: %w", op, path, simErrMissing)
+		return nil, fmt.Errorf("%s %s: %w", op, path, errSimMissing)
 	}
 	return n, nil
 }

@@ -42,23 +42,6 @@ func orcWithDriver(d cgroup.Driver) orcSimContainerdOption {
 	return func(m *orcSimContainerd) { m.driver = d }
 }
 
-// orcWithClock sets the source of the timestamps the runtime reports
-// (createdAt, startedAt, finishedAt, stats). The default is a deterministic
-// clock that starts at 2026-01-01T00:00:00Z and moves one second a reading,
-// so that the same calls give the same statuses.
-func orcWithClock(now func() time.Time) orcSimContainerdOption {
-	return func(m *orcSimContainerd) { m.now = now }
-}
-
-// orcWithCgroupModel sets the cgroup model through which the runtime charges
-// memory to containers and learns of OOM kills. By default
-// orcNewSimContainerd finds it in the cgroup.Manager itself, or in the
-// managers it wraps through an Unwrap() cgroup.Manager method; pass it here
-// when the Manager is wrapped by a decorator without Unwrap.
-func orcWithCgroupModel(model CgroupModel) orcSimContainerdOption {
-	return func(m *orcSimContainerd) { m.model = model }
-}
-
 // orcWithSwapController tells the runtime that the host has a swap controller
 // (memory.memsw.* on v1, memory.swap.max on v2). containerd then stores a
 // swap limit equal to the memory limit when a request sets a memory limit

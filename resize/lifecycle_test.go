@@ -166,8 +166,7 @@ func TestNilContextIsAnError(t *testing.T) {
 		if name == "Pod" {
 			continue // takes no context
 		}
-		//lint:ignore SA1012 a nil context is what the test gives
-		if err := call(nil); !errors.Is(err, ErrInvalidArgument) { //nolint:staticcheck
+		if err := call(nil); !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("%s with a nil context: %v, want an error matching ErrInvalidArgument", name, err)
 		}
 	}

@@ -10,20 +10,15 @@ import (
 	"github.com/resizelet/resizelet/resize/core"
 )
 
-// perform carries out a batch in order and returns one result per action
+// performInto carries out a batch in order and returns one result per action
 // performed. It stops after the first failed action that stops its batch
 // (core.StopsOnFailure), unless the batch says KeepGoing. Once ctx is done
 // the actions on the node's cgroups and runtime fail with its error
 // without being tried; the kubelet's own records (checkpoints, events,
 // status) are still kept, so that the checkpoints hold what the core
-// believes they hold. It holds no lock.
-func (n *Node) perform(ctx context.Context, b *core.Batch) []core.Result {
-	return n.performInto(ctx, b, nil)
-}
-
-// performInto is perform appending the results to buf, which a caller
-// reuses from batch to batch (the core keeps nothing of a BatchDone's
-// slice).
+// believes they hold. It holds no lock. The results are appended to
+// buf[:0]: a caller reuses buf from batch to batch (the core keeps nothing
+// of a BatchDone's slice).
 func (n *Node) performInto(ctx context.Context, b *core.Batch, buf []core.Result) []core.Result {
 	results := buf[:0]
 	changed := false

@@ -178,7 +178,7 @@ func TestVPAUpdaterFlow(t *testing.T) {
 	if len(k8sio.Items) != 1 || k8sio.Items[0].Regarding.UID != patched.UID || !strings.HasPrefix(k8sio.Items[0].Note, "Pod resize completed") {
 		t.Errorf("events.k8s.io/v1 ResizeCompleted of web-1: %+v", k8sio.Items)
 	}
-	found, err := w.client.CoreV1().Events("default").Search(scheme.Scheme, patched)
+	found, err := w.client.CoreV1().Events("default").SearchWithContext(context.Background(), scheme.Scheme, patched)
 	if err != nil || len(found.Items) != len(events.Items) {
 		t.Errorf("Search found %d events (%v), want the %d of web-1", len(found.Items), err, len(events.Items))
 	}

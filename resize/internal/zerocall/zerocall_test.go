@@ -24,7 +24,6 @@ func (s *sample) Sum(base int, more ...int) int {
 	}
 	return base
 }
-func (s *sample) unexported() {}
 
 // TestMethods: a nil receiver's dereference panics and is reported with
 // its method; a nil channel that is waited on blocks and is reported; a
