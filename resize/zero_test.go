@@ -27,6 +27,7 @@ import (
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/cri"
 	"github.com/resizelet/resizelet/cri/conform"
+	"github.com/resizelet/resizelet/cri/kubeletcri"
 	"github.com/resizelet/resizelet/qos"
 	"github.com/resizelet/resizelet/resize"
 	"github.com/resizelet/resizelet/resize/apiserver"
@@ -62,6 +63,7 @@ var zeroPackages = map[string]string{
 	"../cri":                "cri",
 	"../cri/conform":        "conform",
 	"../cri/crilabels":      "crilabels",
+	"../cri/kubeletcri":     "kubeletcri",
 	"../qos":                "qos",
 }
 
@@ -310,6 +312,12 @@ func zeroValues(t *testing.T) []zeroValue {
 	// cri/conform
 	add(zeroOf("conform.Report", &conform.Report{}, (*conform.Report)(nil))...)
 
+	// cri/kubeletcri
+	msgs := kubeletcri.New(kubeletcri.Settings{})
+	add(zeroValue{typ: "kubeletcri.Messages", what: "New", v: &msgs})
+	add(zeroOf("kubeletcri.Messages", &kubeletcri.Messages{}, (*kubeletcri.Messages)(nil))...)
+	add(zeroOf("kubeletcri.MemoryCheck", kubeletcri.MemoryCheck{}, nil)...)
+
 	// allocation/state
 	add(zeroValue{typ: "state.Store", what: "NewMemory", v: state.NewMemory()})
 	store, err := state.OpenCheckpoint(ctx, t.TempDir(), state.AllocatedStateFile)
@@ -514,6 +522,8 @@ func zeroFuncs() []zeroFunc {
 		// cri/conform
 		{name: "conform.Dial", fn: conform.Dial, skip: "dials the CRI endpoint, a socket on the host"},
 		{name: "conform.Run", fn: conform.Run, skip: "dials the CRI endpoint and creates containers and cgroups on the host"},
+		// cri/kubeletcri
+		{name: "kubeletcri.New", fn: kubeletcri.New},
 		// qos
 		{name: "qos.PodQOSClass", fn: qos.PodQOSClass},
 		{name: "qos.PodQOSClassWhenSet", fn: qos.PodQOSClassWhenSet},

@@ -1,6 +1,7 @@
 package kubeletcri
 
 import (
+	"errors"
 	"fmt"
 	"iter"
 	"strings"
@@ -37,10 +38,14 @@ type CheckedContainer struct {
 // PlanMemoryCheck decides the check for a resize of pod whose pod cgroup
 // memory limit goes from current to desired (nil: none), and in which the
 // containers named in lowered get a limit they lacked or a lower one; id
-// gives a container's runtime ID. From 1.34 the check looks at the pod
+// gives a container's runtime ID (none: ""). From 1.34 the check looks at the pod
 // when its limit goes down and at each such container; 1.33 looks at the
-// pod whenever it has a limit. ok is false when nothing needs checking.
+// pod whenever it has a limit. ok is false when nothing needs checking,
+// and for a nil Messages or pod.
 func (m *Messages) PlanMemoryCheck(pod *v1.Pod, desired *int64, current int64, lowered map[string]int64, id func(name string) string) (mc MemoryCheck, ok bool) {
+	if m == nil || pod == nil {
+		return MemoryCheck{}, false
+	}
 	if m.s.PodOnlyMemoryCheck {
 		if desired == nil {
 			return MemoryCheck{}, false
@@ -53,7 +58,11 @@ func (m *Messages) PlanMemoryCheck(pod *v1.Pod, desired *int64, current int64, l
 	if len(lowered) > 0 {
 		for c := range containers(pod) {
 			if limit, ok := lowered[c.Name]; ok {
-				mc.Containers = append(mc.Containers, CheckedContainer{Name: c.Name, ID: id(c.Name), Limit: limit})
+				cc := CheckedContainer{Name: c.Name, Limit: limit}
+				if id != nil {
+					cc.ID = id(c.Name)
+				}
+				mc.Containers = append(mc.Containers, cc)
 			}
 		}
 	}
@@ -64,6 +73,9 @@ func (m *Messages) PlanMemoryCheck(pod *v1.Pod, desired *int64, current int64, l
 // the pod cgroup as the kubelet set it for old and every container whose
 // memory limit pod adds or lowers; id gives a container's runtime ID.
 func (m *Messages) ResizeMemoryCheck(old, pod *v1.Pod, id func(name string) string) (MemoryCheck, bool) {
+	if m == nil || old == nil || pod == nil {
+		return MemoryCheck{}, false
+	}
 	opts := m.PodConfigOptions()
 	// Without a limit the pod cgroup reads back as unlimited, in the
 	// version's own terms.
@@ -92,8 +104,11 @@ func (m *Messages) ResizeMemoryCheck(old, pod *v1.Pod, id func(name string) stri
 // is the pod cgroup's memory usage (nil when it could not be read) and
 // stats the ContainerStats answers by container name (a failed read is
 // absent). The container message prints the pod's usage, not the
-// container's, as the kubelet does.
+// container's, as the kubelet does. A nil pod is an error.
 func (mc MemoryCheck) Verdict(pod *v1.Pod, usage *int64, stats map[string]*runtimeapi.ContainerStats) error {
+	if pod == nil {
+		return errors.New("memory check: nil pod")
+	}
 	if usage == nil {
 		return fmt.Errorf("unable to read memory usage for pod %q", fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID))
 	}

@@ -43,7 +43,8 @@ type Settings struct {
 }
 
 // Messages builds the messages for one node's Settings. The zero Messages
-// builds them for the zero Settings. Pods are read, never changed; their
+// builds them for the zero Settings; a nil one, or a nil pod or container,
+// builds nothing (nil). Pods are read, never changed; their
 // status.qosClass decides the OOM score. Messages it hands out share
 // read-only parts (the unified maps, the empty overhead), so they must
 // not be changed either.
@@ -64,6 +65,9 @@ const (
 // CNI is needed, and podCgroup (a path below the hierarchy root) as the
 // cgroup parent.
 func (m *Messages) SandboxConfig(pod *v1.Pod, podCgroup string) *runtimeapi.PodSandboxConfig {
+	if m == nil || pod == nil {
+		return nil
+	}
 	return &runtimeapi.PodSandboxConfig{
 		Metadata: &runtimeapi.PodSandboxMetadata{Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID)},
 		Labels: map[string]string{
@@ -93,6 +97,9 @@ func (m *Messages) podResources(pod *v1.Pod) *runtimeapi.LinuxContainerResources
 // ContainerConfig is the CreateContainer config of the pod's container c
 // at a restart attempt, with the settings' image and command overrides.
 func (m *Messages) ContainerConfig(pod *v1.Pod, c *v1.Container, attempt uint32) *runtimeapi.ContainerConfig {
+	if m == nil || pod == nil || c == nil {
+		return nil
+	}
 	image, command, args := c.Image, c.Command, c.Args
 	if m.s.Image != "" {
 		image = m.s.Image
@@ -123,6 +130,9 @@ func (m *Messages) ContainerConfig(pod *v1.Pod, c *v1.Container, attempt uint32)
 // getMemoryLimit), the OOM score, and on cgroup v2 memory.oom.group so the
 // whole container is killed on OOM, with from 1.37 the MemoryQoS settings.
 func (m *Messages) ContainerResources(pod *v1.Pod, c *v1.Container) *runtimeapi.LinuxContainerResources {
+	if m == nil || pod == nil || c == nil {
+		return nil
+	}
 	lcr := new(runtimeapi.LinuxContainerResources)
 	m.FillContainerResources(lcr, pod, c)
 	return lcr
@@ -132,6 +142,9 @@ func (m *Messages) ContainerResources(pod *v1.Pod, c *v1.Container) *runtimeapi.
 // caller allocated, so that it may share an allocation with the message
 // that holds it.
 func (m *Messages) FillContainerResources(lcr *runtimeapi.LinuxContainerResources, pod *v1.Pod, c *v1.Container) {
+	if m == nil || lcr == nil || pod == nil || c == nil {
+		return
+	}
 	cpuLimit, memoryLimit := c.Resources.Limits[v1.ResourceCPU], c.Resources.Limits[v1.ResourceMemory]
 	if m.s.PodLevelResources && resourcehelper.IsPodLevelResourcesSet(pod) {
 		// getCPULimit and getMemoryLimit (kuberuntime_container_linux.go):
@@ -257,6 +270,9 @@ func (m *Messages) oomScoreAdj(pod *v1.Pod, c *v1.Container) int64 {
 // cgroup that holds rc, the overhead, and the pod cgroup values minus the
 // overhead.
 func (m *Messages) SandboxResources(sandboxID string, pod *v1.Pod, rc cgconfig.ResourceConfig) *runtimeapi.UpdatePodSandboxResourcesRequest {
+	if m == nil || pod == nil {
+		return nil
+	}
 	if cpu, ok := pod.Spec.Overhead[v1.ResourceCPU]; ok {
 		if rc.CPUPeriod != nil && rc.CPUQuota != nil {
 			q := *rc.CPUQuota - cgconfig.MilliCPUToQuota(cpu.MilliValue(), int64(*rc.CPUPeriod))
@@ -300,6 +316,9 @@ func (m *Messages) SandboxResources(sandboxID string, pod *v1.Pod, rc cgconfig.R
 // PodConfigOptions are the settings that shape a pod cgroup
 // (cgconfig.PodConfig).
 func (m *Messages) PodConfigOptions() cgconfig.PodConfigOptions {
+	if m == nil {
+		return cgconfig.PodConfigOptions{}
+	}
 	return cgconfig.PodConfigOptions{
 		EnforceCPULimits:  m.s.EnforceCPULimits,
 		CPUPeriod:         m.s.CPUPeriod,
