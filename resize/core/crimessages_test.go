@@ -1,12 +1,15 @@
 package core
 
 import (
+	"maps"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
+	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
+	"github.com/resizelet/resizelet/resize/profile"
 )
 
 // TestCRIMessagesAreTheNodes holds the messages kubeletcri builds from a
@@ -75,6 +78,40 @@ func TestCRIMessagesAreTheNodes(t *testing.T) {
 			}
 			if want := m.SandboxResources(sandboxID, resized, cgconfig.PodConfig(resized, m.PodConfigOptions())); !proto.Equal(sandbox, want) {
 				t.Errorf("UpdatePodSandboxResources:\nnode %v\nmessages %v", sandbox, want)
+			}
+		})
+	}
+}
+
+// TestContainerUnifiedByVersion pins the unified settings of a container's
+// resources (generateLinuxContainerResources in
+// pkg/kubelet/kuberuntime/kuberuntime_container_linux.go): memory.oom.group
+// on cgroup v2 in every version; from 1.37 with MemoryQoS on (its default)
+// memory.min and memory.low of "0" under the default reservation policy
+// None, and no memory.high without a throttling factor; with MemoryQoS off
+// on 1.37, memory.high "max"; nothing on cgroup v1.
+func TestContainerUnifiedByVersion(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  NodeConfig
+		want map[string]string
+	}{
+		{"1.35", NodeConfig{Profile: profile.V135}, map[string]string{"memory.oom.group": "1"}},
+		{"1.36", NodeConfig{Profile: profile.V136}, map[string]string{"memory.oom.group": "1"}},
+		{"1.36 MemoryQoS gate on is not reproduced", NodeConfig{Profile: profile.V136, FeatureGates: map[string]bool{profile.GateMemoryQoS: true}},
+			map[string]string{"memory.oom.group": "1"}},
+		{"1.37", NodeConfig{Profile: profile.V137}, map[string]string{"memory.oom.group": "1", "memory.min": "0", "memory.low": "0"}},
+		{"1.37 MemoryQoS off", NodeConfig{Profile: profile.V137, FeatureGates: map[string]bool{profile.GateMemoryQoS: false}},
+			map[string]string{"memory.oom.group": "1", "memory.high": "max"}},
+		{"1.37 cgroup v1", NodeConfig{Profile: profile.V137, CgroupVersion: cgconfig.V1}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSettings(tc.cfg.WithDefaults())
+			pod := &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Resources: resources("100m", "64Mi", "", "128Mi")}}}}
+			pod.Status.QOSClass = v1.PodQOSBurstable
+			got := s.cri.ContainerResources(pod, &pod.Spec.Containers[0]).Unified
+			if !maps.Equal(got, tc.want) {
+				t.Errorf("unified = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -288,3 +288,26 @@ func TestActuatedPodLevelPerResource(t *testing.T) {
 		t.Errorf("the record given was changed: memory request %s", q.String())
 	}
 }
+
+// TestReadingOf pins how the pod cgroup's values read back: v2 shares come
+// through the lossy inverse of the weight, v1 keeps the huge unlimited
+// memory value, and missing files read as unlimited at the default period.
+func TestReadingOf(t *testing.T) {
+	w, quota, mem := uint64(28), int64(70000), cgconfig.Unlimited
+	for _, tc := range []struct {
+		name    string
+		version cgconfig.Version
+		values  cgconfig.Values
+		want    PodCgroupReading
+	}{
+		{"v2", cgconfig.V2, cgconfig.Values{CPUWeight: &w, CPUQuota: &quota, MemoryLimit: &mem},
+			PodCgroupReading{Memory: -1, Quota: 70000, Period: 100000, Shares: 709}}, // 27*262142/9999 + 2
+		{"v1 unlimited memory", cgconfig.V1, cgconfig.Values{MemoryLimit: &mem},
+			PodCgroupReading{Memory: cgconfig.V1UnlimitedMemory, Quota: -1, Period: 100000}},
+		{"nothing", cgconfig.V2, cgconfig.Values{}, PodCgroupReading{Memory: -1, Quota: -1, Period: 100000}},
+	} {
+		if got := readingOf(tc.values, tc.version); got != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -88,3 +88,38 @@ func TestStatusResources(t *testing.T) {
 		})
 	}
 }
+
+// TestPodPhase pins the phase the status reports from the regular
+// containers and the restart policy.
+func TestPodPhase(t *testing.T) {
+	running := v1.ContainerStatus{State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}
+	exited := func(code int32) v1.ContainerStatus {
+		return v1.ContainerStatus{State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: code}}}
+	}
+	waiting := v1.ContainerStatus{State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{}}}
+	for _, tc := range []struct {
+		name     string
+		policy   v1.RestartPolicy
+		statuses []v1.ContainerStatus
+		want     v1.PodPhase
+	}{
+		{"one running", v1.RestartPolicyNever, []v1.ContainerStatus{running, exited(1)}, v1.PodRunning},
+		{"none yet", v1.RestartPolicyAlways, nil, v1.PodPending},
+		{"waiting", v1.RestartPolicyAlways, []v1.ContainerStatus{waiting}, v1.PodPending},
+		{"exited, will restart", v1.RestartPolicyAlways, []v1.ContainerStatus{exited(0)}, v1.PodRunning},
+		{"all succeeded", v1.RestartPolicyNever, []v1.ContainerStatus{exited(0), exited(0)}, v1.PodSucceeded},
+		{"one failed", v1.RestartPolicyNever, []v1.ContainerStatus{exited(0), exited(2)}, v1.PodFailed},
+		{"failed under OnFailure restarts", v1.RestartPolicyOnFailure, []v1.ContainerStatus{exited(2)}, v1.PodRunning},
+	} {
+		running := 0
+		for _, s := range tc.statuses {
+			if s.State.Running != nil {
+				running++
+			}
+		}
+		pod := &v1.Pod{Spec: v1.PodSpec{RestartPolicy: tc.policy}}
+		if got := podPhase(pod, tc.statuses, running); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
