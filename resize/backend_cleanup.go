@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/resizelet/resizelet/cgroup"
@@ -181,61 +180,4 @@ func nonNil(errs []error) []error {
 		}
 	}
 	return out
-}
-
-// labelledRuntime is the runtime a Remote backend gives the node: every
-// sandbox and container it creates carries LabelBackend with the
-// backend's value, and the lists it returns hold only those, as if the
-// runtime served this node alone. The configs are copied before the label
-// is added: the node's messages are shared and never changed.
-type labelledRuntime struct {
-	cri.Runtime
-	value string
-}
-
-// Unwrap returns the runtime below, so that cri's helpers reach its
-// RuntimeConfig and ContainerPID its verbose status.
-func (l *labelledRuntime) Unwrap() cri.Runtime { return l.Runtime }
-
-// withLabel returns labels and LabelBackend, in a new map.
-func (l *labelledRuntime) withLabel(labels map[string]string) map[string]string {
-	out := make(map[string]string, len(labels)+1)
-	for k, v := range labels {
-		out[k] = v
-	}
-	out[LabelBackend] = l.value
-	return out
-}
-
-// RunPodSandbox runs the sandbox with the label.
-func (l *labelledRuntime) RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig, runtimeHandler string) (string, error) {
-	if config != nil {
-		config = proto.Clone(config).(*runtimeapi.PodSandboxConfig)
-		config.Labels = l.withLabel(config.Labels)
-	}
-	return l.Runtime.RunPodSandbox(ctx, config, runtimeHandler)
-}
-
-// CreateContainer creates the container with the label.
-func (l *labelledRuntime) CreateContainer(ctx context.Context, podSandboxID string, config *runtimeapi.ContainerConfig, sandboxConfig *runtimeapi.PodSandboxConfig) (string, error) {
-	if config != nil {
-		config = proto.Clone(config).(*runtimeapi.ContainerConfig)
-		config.Labels = l.withLabel(config.Labels)
-	}
-	return l.Runtime.CreateContainer(ctx, podSandboxID, config, sandboxConfig)
-}
-
-// ListPodSandbox lists the labelled sandboxes that match filter.
-func (l *labelledRuntime) ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
-	f := &runtimeapi.PodSandboxFilter{Id: filter.GetId(), State: filter.GetState(), LabelSelector: l.withLabel(filter.GetLabelSelector())}
-	return l.Runtime.ListPodSandbox(ctx, f)
-}
-
-// ListContainers lists the labelled containers that match filter.
-func (l *labelledRuntime) ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
-	f := &runtimeapi.ContainerFilter{
-		Id: filter.GetId(), State: filter.GetState(), PodSandboxId: filter.GetPodSandboxId(),
-		LabelSelector: l.withLabel(filter.GetLabelSelector()),
-	}
-	return l.Runtime.ListContainers(ctx, f)
 }
