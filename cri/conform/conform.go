@@ -107,6 +107,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if opts.OOMWait <= 0 {
 		opts.OOMWait = 10 * time.Second
 	}
+	// The prefix is the private cgroup parent too: one the cgroup
+	// managers would refuse is refused here, before anything is created.
+	if _, err := cgconfig.RootRelative(opts.Prefix); err != nil {
+		return nil, fmt.Errorf("conform: Options.Prefix: %w", err)
+	}
 	version := opts.Cgroups.Version()
 	// The messages of a 1.35 kubelet at its defaults on a node with
 	// 64Gi of memory, which a Burstable container's OOM score is relative

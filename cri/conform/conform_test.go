@@ -452,10 +452,11 @@ func TestSweepRemovesDeadRuns(t *testing.T) {
 	}
 }
 
-// TestRunNeedsOptions: the options a run cannot do without are named.
+// TestRunNeedsOptions: the options a run cannot do without are named, and
+// a prefix no cgroup manager would take is refused.
 func TestRunNeedsOptions(t *testing.T) {
 	rt, k := newQuirky(cgroup.V1)
-	for _, opts := range []Options{{Cgroups: k, Image: "x"}, {Runtime: rt, Image: "x"}, {Runtime: rt, Cgroups: k}} {
+	for _, opts := range []Options{{Cgroups: k, Image: "x"}, {Runtime: rt, Image: "x"}, {Runtime: rt, Cgroups: k}, {Runtime: rt, Cgroups: k, Image: "x", Prefix: "a/../b"}} {
 		if _, err := Run(context.Background(), opts); err == nil {
 			t.Errorf("Run(%+v) gave no error", opts)
 		}
