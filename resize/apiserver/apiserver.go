@@ -10,7 +10,6 @@ import (
 	"sort"
 
 	v1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -47,14 +46,6 @@ type ResizeOptions struct {
 	// pod's resourceVersion, which the pods a Cluster stores do not carry
 	// themselves: a patch sees it and may only repeat it.
 	resourceVersion uint64
-	// oldStored, set by a Cluster's resize, says that the old pod is one
-	// the Cluster stores (or an equal decoding of it), which passed
-	// ValidatePod under these options (Cluster says why). ValidateResize
-	// then leaves out the per-container checks of the regular containers
-	// the new pod keeps as they were (keptContainers). The paths that
-	// validate against another old pod (a defaulted copy, the strategic
-	// merge's) clear it.
-	oldStored bool
 }
 
 // profile is the version's behaviour with the options' gates.
@@ -231,11 +222,13 @@ var errEmptyPatch = errors.New("empty patch")
 // stores defaulted pods, so an undefaulted old would otherwise look changed
 // by any patch.
 //
-// A patch that only sets requests and limits of containers the pod has
-// (the common case, readResizePatch) is applied without the JSON round
-// trip, with the same result. The pod returned then shares with old the
-// parts the resize did not change, as the API server's objects are shared:
-// read it, or DeepCopy it before changing anything in it.
+// A patch of the narrow form (readNarrowPatch: requests and limits of
+// containers the pod has, the common case) is decoded straight into the
+// edit instead of going through the strategic merge; every other is merged
+// as the API server merges it and read back into the same edit. Both end
+// in applyEdit. The pod returned shares with old the parts the resize did
+// not change, as the API server's objects are shared: read it, or
+// DeepCopy it before changing anything in it.
 func ApplyResize(old *v1.Pod, patch []byte, opts ResizeOptions) (*v1.Pod, error) {
 	if old == nil {
 		return nil, errors.New("apply resize: nil pod")
@@ -243,19 +236,18 @@ func ApplyResize(old *v1.Pod, patch []byte, opts ResizeOptions) (*v1.Pod, error)
 	if len(patch) > MaxRequestBodyBytes {
 		return nil, bodyTooLarge(len(patch))
 	}
-	if e, ok := readResizePatch(patch); ok && inPlace(old.Spec.Containers, e.containers) && inPlace(old.Spec.InitContainers, e.initContainers) {
-		return resizeInPlace(old, &e, opts)
+	if cs, inits, pod, ok := readNarrowPatch(patch); ok {
+		if e, ok := editOfSets(old, cs, inits, pod); ok {
+			return applyEdit(old, &e, opts)
+		}
 	}
 	return applyStrategicMerge(old, patch, opts)
 }
 
 // applyStrategicMerge is ApplyResize the general way, as the API server
 // goes: the old pod and the patch as JSON maps, the strategic merge, the
-// strict decoding of the result, then finishResize.
+// strict decoding of the result, then the edit the result stands for.
 func applyStrategicMerge(old *v1.Pod, patch []byte, opts ResizeOptions) (*v1.Pod, error) {
-	// The validation below compares against a copy of old: nothing in it
-	// is the stored pod's own.
-	opts.oldStored = false
 	patchMap, dupErrs, err := decodePatch(patch)
 	if err != nil {
 		return nil, err
@@ -278,40 +270,8 @@ func applyStrategicMerge(old *v1.Pod, patch []byte, opts ResizeOptions) (*v1.Pod
 	if err := checkPatchedMeta(patched, oldPod, current); err != nil {
 		return nil, err
 	}
-	return finishResize(oldPod, patched, opts)
-}
-
-// finishResize is what the resize subresource does with the patched pod:
-// v1 defaulting, the resize strategy, the generation, validation against
-// the (defaulted) old pod.
-func finishResize(oldPod, patched *v1.Pod, opts ResizeOptions) (*v1.Pod, error) {
-	DefaultPod(patched)
-
-	newPod := resizeStrategy(patched, oldPod, opts)
-	if opts.profile().DefaultsPodLevelResources() {
-		// The 1.37 resize strategy's PrepareForUpdate: a patch that drops
-		// spec.resources keeps the old ones, and pod-level resources are
-		// defaulted again.
-		if newPod.Spec.Resources == nil && oldPod.Spec.Resources != nil {
-			newPod.Spec.Resources = oldPod.Spec.Resources
-		}
-		if newPod.Spec.Resources != nil {
-			newPod.Spec.Resources = newPod.Spec.Resources.DeepCopy()
-			defaultPodLevelResources(newPod)
-		}
-	}
-	if errs := ValidateAmounts(newPod); len(errs) > 0 {
-		// Refused before the comparison below, which would read the
-		// amounts (see ValidatePod); ValidateResize gives the errors.
-		return nil, &InvalidError{Name: oldPod.Name, Errs: ValidateResize(newPod, oldPod, opts)}
-	}
-	if !apiequality.Semantic.DeepEqual(newPod.Spec, oldPod.Spec) {
-		newPod.Generation = oldPod.Generation + 1
-	}
-	if errs := ValidateResize(newPod, oldPod, opts); len(errs) > 0 {
-		return nil, &InvalidError{Name: oldPod.Name, Errs: errs}
-	}
-	return newPod, nil
+	e := editOfPatched(patched, oldPod)
+	return applyEdit(oldPod, &e, opts)
 }
 
 // decodePatch reads a patch given as JSON or YAML into a JSON object. JSON
@@ -516,50 +476,4 @@ func checkQuantity(v interface{}) error {
 	}
 	var q resource.Quantity
 	return q.UnmarshalJSON(data)
-}
-
-// resizeStrategy keeps from the patched pod only what the resize
-// subresource may change, as the API server's resize strategy does: the
-// result is old with each container's and init container's resources and
-// resizePolicy taken from patched (and spec.resources when pod-level resize
-// is on). When the patch added, removed, renamed or reordered containers the
-// patched pod is returned whole, for validation to reject.
-func resizeStrategy(patched, old *v1.Pod, opts ResizeOptions) *v1.Pod {
-	containers, ok := mergeResizeFields(patched.Spec.Containers, old.Spec.Containers)
-	if !ok {
-		return patched
-	}
-	initContainers, ok := mergeResizeFields(patched.Spec.InitContainers, old.Spec.InitContainers)
-	if !ok {
-		return patched
-	}
-	out := old.DeepCopy()
-	out.Spec.Containers = containers
-	out.Spec.InitContainers = initContainers
-	if opts.profile().PodLevelResize() {
-		out.Spec.Resources = patched.Spec.Resources
-	}
-	return out
-}
-
-// mergeResizeFields returns a copy of old with resources and resizePolicy
-// taken from the container at the same index in patched, or false when the
-// lists do not hold the same names in the same order.
-func mergeResizeFields(patched, old []v1.Container) ([]v1.Container, bool) {
-	if len(patched) != len(old) {
-		return nil, false
-	}
-	if len(old) == 0 {
-		return nil, true
-	}
-	out := make([]v1.Container, len(old))
-	for i := range old {
-		if patched[i].Name != old[i].Name {
-			return nil, false
-		}
-		out[i] = *old[i].DeepCopy()
-		out[i].Resources = patched[i].Resources
-		out[i].ResizePolicy = patched[i].ResizePolicy
-	}
-	return out, true
 }

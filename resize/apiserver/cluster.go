@@ -66,19 +66,7 @@ type Cluster struct {
 	setup   sync.Once
 	mu      sync.Mutex
 	profile profile.Profile
-	// pods are the stored pods. Every regular container of a pod stored
-	// here passed ValidatePod's checks of one container (its amount
-	// bounds and validateContainerCommon, with the pod's restartPolicy),
-	// which depend on no option. The four writers: CreatePod runs
-	// ValidatePod on the whole pod; the resize subresource stores only a
-	// pod ValidateResize accepted, which checks every container of the new
-	// pod but those keptContainers finds unchanged from the stored one
-	// (under the same restartPolicy), valid by this same invariant, or
-	// changed only in amounts vettedResources proves would pass them;
-	// UpdatePodStatus and MarkPodDeleted keep the stored spec. A frozen
-	// pod decodes to an equal one. A resize relies on it
-	// (ResizeOptions.oldStored): a new method that stores a pod must
-	// validate it as CreatePod does.
+	// pods are the stored pods.
 	pods map[podRef]storedPod
 	// created numbers the pods in the order they were created (ListPods
 	// sorts by it).
@@ -550,7 +538,6 @@ func (c *Cluster) resize(namespace, name string, store bool, apply func(old *v1.
 	old := c.decoded(key, sp)
 	opts := c.resizeOptions()
 	opts.resourceVersion = sp.rv
-	opts.oldStored = true // the invariant of Cluster.pods
 	updated, err := apply(old, opts)
 	if err != nil {
 		return nil, err

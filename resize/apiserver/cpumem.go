@@ -15,24 +15,6 @@ import (
 // that does not matter, both paths give the same results
 // (TestCPUMemoryFastPathsMatchTheWalks, FuzzCPUMemoryFastPaths).
 
-// editCPUMemory sets the amounts the edits set, in order (a later edit of
-// the same resource wins), and reports whether they name nothing but cpu
-// and memory; when they name another resource it reports false, and cm is
-// then partly edited.
-func editCPUMemory(cm *reslist.CPUMemory, edits []quantityEdit) bool {
-	for i := range edits {
-		switch edits[i].name {
-		case v1.ResourceCPU:
-			cm.CPU, cm.HasCPU = edits[i].q, true
-		case v1.ResourceMemory:
-			cm.Memory, cm.HasMemory = edits[i].q, true
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 // onlyCPUMemory reports whether list holds nothing but cpu and memory.
 func onlyCPUMemory(list v1.ResourceList) bool {
 	_, _, only := reslist.CPUMemoryKeys(list)

@@ -125,52 +125,6 @@ func checkCPUMemoryFastPaths(t *testing.T, a, b v1.ResourceList) {
 	if got, want := limitWithoutRequest(&rr), limitWithoutRequestWalk(&rr); got != want {
 		fail("limitWithoutRequest", got, want)
 	}
-
-	// editedList with b's resources as edits, against the walk it had.
-	var edits []quantityEdit
-	for _, e := range sortedEntriesWalk(b, nil) {
-		edits = append(edits, quantityEdit{e.name, e.q})
-	}
-	// A later edit of the same resource wins.
-	twice := append(slices.Clone(edits), quantityEdit{v1.ResourceCPU, resource.MustParse("7")})
-	for _, edits := range [][]quantityEdit{edits, twice} {
-		want := make(v1.ResourceList, len(a)+len(edits))
-		for name, q := range a {
-			want[name] = q
-		}
-		for _, e := range edits {
-			want[e.name] = e.q
-		}
-		if got := editedList(a, edits); !reflect.DeepEqual(got, want) {
-			fail("editedList", got, want)
-		}
-	}
-
-	// The running sums, against adding a walk of each list.
-	var fast, walk totals
-	fast.add(&rr)
-	for name, q := range rr.Requests {
-		walk.amount(name, q, false)
-	}
-	for name, q := range rr.Limits {
-		walk.amount(name, q, true)
-	}
-	sums := func(t *totals) []total {
-		out := slices.Clone(append(t.fixed[:t.n:t.n], t.more...))
-		slices.SortFunc(out, func(x, y total) int {
-			if c := strings.Compare(string(x.name), string(y.name)); c != 0 || x.limits == y.limits {
-				return c
-			}
-			if x.limits {
-				return 1
-			}
-			return -1
-		})
-		return out
-	}
-	if got, want := sums(&fast), sums(&walk); !reflect.DeepEqual(got, want) {
-		fail("totals", got, want)
-	}
 }
 
 // TestCPUMemoryFastPathsMatchTheWalks: on random pairs of lists, every
@@ -219,23 +173,3 @@ func FuzzCPUMemoryFastPaths(f *testing.F) {
 	})
 }
 
-// TestSameMap: sameMap tells the very same map from an equal copy, and a
-// nil map from an empty one.
-func TestSameMap(t *testing.T) {
-	a := v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")}
-	b := a
-	for _, c := range []struct {
-		a, b v1.ResourceList
-		want bool
-	}{
-		{a, b, true},
-		{a, a.DeepCopy(), false},
-		{nil, nil, true},
-		{nil, v1.ResourceList{}, false},
-		{a, nil, false},
-	} {
-		if got := sameMap(c.a, c.b); got != c.want {
-			t.Errorf("sameMap(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
-		}
-	}
-}

@@ -1,10 +1,7 @@
 package apiserver
 
 import (
-	"bytes"
 	"reflect"
-	"slices"
-	"unsafe"
 
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -25,59 +22,6 @@ var (
 	specInitContainersField = fieldIndex(reflect.TypeFor[v1.PodSpec](), "InitContainers")
 	specResourcesField      = fieldIndex(reflect.TypeFor[v1.PodSpec](), "Resources")
 )
-
-// The byte ranges of the two types outside the fields the comparisons
-// leave out, found once (sameBytes).
-var (
-	containerOutsideResources = outsideFields(reflect.TypeFor[v1.Container](), containerResourcesField)
-	wholeContainer            = outsideFields(reflect.TypeFor[v1.Container]())
-	specOutsideContainers     = outsideFields(reflect.TypeFor[v1.PodSpec](), specContainersField, specInitContainersField, specResourcesField)
-)
-
-// byteRange is a span of a struct's memory: [from, to).
-type byteRange struct{ from, to uintptr }
-
-// outsideFields returns the spans of t's memory that the fields at skip
-// (indexes in t) do not cover.
-func outsideFields(t reflect.Type, skip ...int) []byteRange {
-	skip = slices.Sorted(slices.Values(skip))
-	var out []byteRange
-	from := uintptr(0)
-	for _, i := range skip {
-		f := t.Field(i)
-		if f.Offset > from {
-			out = append(out, byteRange{from, f.Offset})
-		}
-		from = f.Offset + f.Type.Size()
-	}
-	if from < t.Size() {
-		out = append(out, byteRange{from, t.Size()})
-	}
-	return out
-}
-
-// sameBytes reports whether *a and *b hold the same bytes in every span
-// of spans. Equal bytes mean identical fields: the same strings, numbers
-// and booleans, and slices, maps and pointers to the same memory (neither
-// type has a float or an interface field, whose equal bits could still
-// differ semantically). Different bytes (a padding byte included) prove
-// nothing: the callers go on to the field-by-field comparison. It reads
-// the structs' memory as bytes and writes nothing, which is what makes it
-// safe beside the garbage collector.
-func sameBytes[T any](a, b *T, spans []byteRange) bool {
-	if a == b {
-		return true
-	}
-	size := unsafe.Sizeof(*a)
-	ab := unsafe.Slice((*byte)(unsafe.Pointer(a)), size)
-	bb := unsafe.Slice((*byte)(unsafe.Pointer(b)), size)
-	for _, r := range spans {
-		if !bytes.Equal(ab[r.from:r.to], bb[r.from:r.to]) {
-			return false
-		}
-	}
-	return true
-}
 
 func fieldIndex(t reflect.Type, name string) int {
 	f, ok := t.FieldByName(name)
@@ -140,7 +84,7 @@ func isSkipped(i int, skip []int) bool {
 // equalOutsideResources reports whether two containers are semantically
 // equal in everything but their resources.
 func equalOutsideResources(c, o *v1.Container) bool {
-	if sameBytes(c, o, containerOutsideResources) || identical(reflect.ValueOf(c).Elem(), reflect.ValueOf(o).Elem(), containerResourcesField) {
+	if identical(reflect.ValueOf(c).Elem(), reflect.ValueOf(o).Elem(), containerResourcesField) {
 		return true
 	}
 	cc, oc := *c, *o
@@ -155,7 +99,7 @@ func specEqualOutsideContainers(a, b *v1.PodSpec, skipResources bool) bool {
 	if !skipResources && !podResourcesEqual(a.Resources, b.Resources) {
 		return false
 	}
-	if sameBytes(a, b, specOutsideContainers) || identical(reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem(), specContainersField, specInitContainersField, specResourcesField) {
+	if identical(reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem(), specContainersField, specInitContainersField, specResourcesField) {
 		return true
 	}
 	ac, bc := *a, *b
@@ -172,19 +116,4 @@ func podResourcesEqual(a, b *v1.ResourceRequirements) bool {
 		return a == b
 	}
 	return requirementsEqual(a, b)
-}
-
-// sameResourceLists reports whether a and b hold the very same request
-// map and the very same limit map (a nil map is the same only as a nil
-// one), as a container the resize did not touch shares them with the old
-// pod's. Comparisons of a list with itself then need no walk: nothing is
-// missing, and every amount equals itself.
-func sameResourceLists(a, b *v1.ResourceRequirements) bool {
-	return sameMap(a.Requests, b.Requests) && sameMap(a.Limits, b.Limits)
-}
-
-// sameMap reports whether a and b are the same map (both nil included). A
-// map value is a pointer to the map's header.
-func sameMap(a, b v1.ResourceList) bool {
-	return *(*unsafe.Pointer)(unsafe.Pointer(&a)) == *(*unsafe.Pointer)(unsafe.Pointer(&b))
 }

@@ -175,7 +175,8 @@ func ApplyResizePatch(old *v1.Pod, pt types.PatchType, patch []byte, opts Resize
 	if err := checkPatchedMeta(result, oldPod, current); err != nil {
 		return nil, err
 	}
-	return finishResize(oldPod, result, opts)
+	e := editOfPatched(result, oldPod)
+	return applyEdit(oldPod, &e, opts)
 }
 
 // bodyTooLarge is the API server's 413 for a request body beyond

@@ -124,11 +124,12 @@ func memoryQuantity(bytes int64) resource.Quantity {
 	return *resource.NewQuantity(bytes, resource.DecimalSI)
 }
 
-// ApplyResizeRequest is ApplyResize for a typed request: the same
-// defaulting, strategy, generation and validation, with the request
-// applied to the pod directly instead of through JSON. It gives the pod
-// and the errors ApplyResize gives for req.Patch() (the same JSON, the
-// same semantics); old is never modified.
+// ApplyResizeRequest is ApplyResize for a typed request: the request is
+// the edit (applyEdit, as every path ends), without JSON. It gives the pod
+// and the errors ApplyResize gives for req.Patch() (the same semantics);
+// a request that names a container old does not have, or names them out
+// of old's order, goes through req.Patch() itself, since the strategic
+// merge then adds or reorders containers. old is never modified.
 //
 // The pod it returns shares with old the parts the resize did not change,
 // as the API server's objects are shared: read it, or DeepCopy it before
@@ -137,15 +138,47 @@ func ApplyResizeRequest(old *v1.Pod, req ResizeRequest, opts ResizeOptions) (*v1
 	if old == nil {
 		return nil, errors.New("apply resize: nil pod")
 	}
-	// Room for the edits of a request of up to four containers with cpu
-	// and memory each, so that a typical one allocates nothing for them.
-	var quantities [8]quantityEdit
-	var containers [4]containerEdit
-	e := editOfRequest(&req, quantities[:0], containers[:0])
-	if !inPlace(old.Spec.Containers, e.containers) || !inPlace(old.Spec.InitContainers, e.initContainers) {
-		// A new container, or a new order: the strategic merge decides
-		// what the pod becomes, and validation refuses it.
-		return ApplyResize(old, req.Patch(), opts)
+	var pod *containerSet
+	if req.PodLevel != nil {
+		p := requestSet(req.PodLevel)
+		pod = &p
 	}
-	return resizeInPlace(old, &e, opts)
+	if e, ok := editOfSets(old, requestSets(req.Containers), requestSets(req.InitContainers), pod); ok {
+		return applyEdit(old, &e, opts)
+	}
+	return ApplyResize(old, req.Patch(), opts)
+}
+
+func requestSets(cs []ContainerResize) []containerSet {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]containerSet, len(cs))
+	for i := range cs {
+		out[i] = requestSet(&cs[i])
+	}
+	return out
+}
+
+// requestSet is the sets of one container's resize, with the quantities
+// its patch's strings would parse to.
+func requestSet(c *ContainerResize) containerSet {
+	s := containerSet{name: c.Name}
+	s.requests, s.setRequests = amountSets(c.Requests)
+	s.limits, s.setLimits = amountSets(c.Limits)
+	return s
+}
+
+func amountSets(a Amounts) ([]amountSet, bool) {
+	if !a.HasCPU && !a.HasMemory {
+		return nil, false
+	}
+	out := make([]amountSet, 0, 2)
+	if a.HasCPU {
+		out = append(out, amountSet{name: v1.ResourceCPU, q: cpuQuantity(a.MilliCPU)})
+	}
+	if a.HasMemory {
+		out = append(out, amountSet{name: v1.ResourceMemory, q: memoryQuantity(a.Memory)})
+	}
+	return out, true
 }

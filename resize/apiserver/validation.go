@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/resizelet/resizelet/allocation/reslist"
-	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/qos"
 	"github.com/resizelet/resizelet/resize/profile"
 )
@@ -98,13 +97,9 @@ func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList 
 		return field.ErrorList{field.Forbidden(field.NewPath(""), msgWindowsPod)}
 	}
 
-	// The regular containers the new pod keeps from a stored old pod, or
-	// changes only in cpu and memory amounts that cannot fail, need not
-	// pass the checks of one container again (keptContainers).
-	kept := keptContainers(newPod, oldPod, opts)
 	// Amounts beyond resizelet's bounds are refused alone (ValidatePod),
 	// before the QoS class and the comparisons below read them.
-	if errs := validateAmounts(newPod, kept); len(errs) > 0 {
+	if errs := ValidateAmounts(newPod); len(errs) > 0 {
 		return errs
 	}
 	// A pod that already has a RestartContainer policy on a non-sidecar
@@ -112,7 +107,7 @@ func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList 
 	// NonSidecarInitContainer in pkg/api/pod/util.go).
 	specOpts := opts
 	specOpts.allowInitRestartContainer = initRestartContainer(oldPod)
-	allErrs := validatePod(newPod, specOpts, kept)
+	allErrs := validatePod(newPod, specOpts)
 	if oldQOSClass(oldPod) != computeQOS(newPod, p) {
 		// The API server reports the pod's current (status) class as the
 		// bad value, as an Invalid error rather than a Forbidden one.
@@ -255,11 +250,6 @@ func validateContainerOrder(newPod, oldPod *v1.Pod) field.ErrorList {
 // resizePolicy is RestartContainer. list and index say where the container
 // is (spec.<list>[index].resources).
 func validateContainerResize(newC, oldC *v1.Container, list string, index int, p profile.Profile) field.ErrorList {
-	if sameResourceLists(&newC.Resources, &oldC.Resources) {
-		// A container the resize left alone: nothing was removed, and
-		// the memory limit is what it was.
-		return nil
-	}
 	var errs field.ErrorList
 	path := func() *field.Path { return field.NewPath("spec", list).Index(index).Child("resources") }
 	if resourcesRemoved(newC.Resources.Requests, oldC.Resources.Requests) {
@@ -336,10 +326,6 @@ func resourcesRemovedWalk(newList, oldList v1.ResourceList) bool {
 // equalAfterUndo reports whether c, with its cpu and memory changes undone
 // as the API server undoes them, equals o.
 func equalAfterUndo(c, o *v1.Container, p profile.Profile) bool {
-	if sameResourceLists(&c.Resources, &o.Resources) {
-		// The undo gives o's lists back, whatever they hold.
-		return len(o.Resources.Claims) == 0 && equalOutsideResources(c, o)
-	}
 	return len(o.Resources.Claims) == 0 &&
 		listEqualAfterUndo(c.Resources.Limits, o.Resources.Limits, p) &&
 		listEqualAfterUndo(c.Resources.Requests, o.Resources.Requests, p) &&
@@ -519,80 +505,12 @@ func ValidatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 	if errs := ValidateAmounts(pod); len(errs) > 0 {
 		return errs
 	}
-	return validatePod(pod, opts, 0)
-}
-
-// keptSet is a set of indexes of a pod's regular containers (the first
-// 64; a container beyond is never in it).
-type keptSet uint64
-
-func (k keptSet) has(i int) bool { return i < 64 && k&(1<<i) != 0 }
-
-// keptContainers returns the regular containers of newPod whose checks of
-// one container (their amount bounds and validateContainerCommon) need
-// not run again: with opts.oldStored, old is a stored pod, whose regular
-// containers all passed them (see Cluster.pods). Those checks depend on
-// no option, only on the container and the pod's restartPolicy, so with
-// the restartPolicy unchanged:
-//   - a container of newPod that is byte for byte old's at the same index
-//     (the same strings, maps and slices: the resize left it alone, and
-//     nothing is changed in place) gets the same answer, no error;
-//   - one that is so in all but its resources has a name and a
-//     resizePolicy that passed already, and when vettedResources proves
-//     its requests and limits fine, nothing is left for the checks to find.
-//
-// The amounts of both still count in the pod's totals. A container that
-// is neither is left to the full checks, which give the errors in their
-// order. Without oldStored the set is empty.
-func keptContainers(newPod, oldPod *v1.Pod, opts ResizeOptions) keptSet {
-	if !opts.oldStored || newPod.Spec.RestartPolicy != oldPod.Spec.RestartPolicy {
-		return 0
-	}
-	var k keptSet
-	for i := range min(len(newPod.Spec.Containers), len(oldPod.Spec.Containers), 64) {
-		c, old := &newPod.Spec.Containers[i], &oldPod.Spec.Containers[i]
-		switch {
-		case sameBytes(c, old, wholeContainer):
-		case sameBytes(c, old, containerOutsideResources) && vettedResources(&c.Resources):
-		default:
-			continue
-		}
-		k |= 1 << i
-	}
-	return k
-}
-
-// vettedResources reports whether the requests and limits of r hold
-// nothing but cpu and memory, every amount is neither negative nor beyond
-// resizelet's bounds, and no request is above its limit: then neither
-// validateAmounts (before the totals) nor validateResourceRequirements
-// finds a fault with them. cpu and memory are standard, native resource
-// names that may be overcommitted, so the name, integer and
-// equal-to-limit checks have nothing to say about them; claims are read
-// by neither.
-func vettedResources(r *v1.ResourceRequirements) bool {
-	req, onlyReq := reslist.CPUMemoryOf(r.Requests)
-	lim, onlyLim := reslist.CPUMemoryOf(r.Limits)
-	if !onlyReq || !onlyLim {
-		return false
-	}
-	fine := func(name v1.ResourceName, q *resource.Quantity, has bool) bool {
-		return !has || q.Sign() >= 0 && cgconfig.AmountFits(name, *q)
-	}
-	if !fine(v1.ResourceCPU, &req.CPU, req.HasCPU) || !fine(v1.ResourceMemory, &req.Memory, req.HasMemory) ||
-		!fine(v1.ResourceCPU, &lim.CPU, lim.HasCPU) || !fine(v1.ResourceMemory, &lim.Memory, lim.HasMemory) {
-		return false
-	}
-	if req.HasCPU && lim.HasCPU && req.CPU.Cmp(lim.CPU) > 0 {
-		return false
-	}
-	return !(req.HasMemory && lim.HasMemory && req.Memory.Cmp(lim.Memory) > 0)
+	return validatePod(pod, opts)
 }
 
 // validatePod is ValidatePod for a pod whose amounts are within the
-// bounds, without the checks of one container for the regular containers
-// in kept (keptContainers).
-func validatePod(pod *v1.Pod, opts ResizeOptions, kept keptSet) field.ErrorList {
+// bounds.
+func validatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 	var errs field.ErrorList
 	if pod.Name == "" {
 		errs = append(errs, field.Required(field.NewPath("metadata", "name"), "name or generateName is required"))
@@ -611,9 +529,7 @@ func validatePod(pod *v1.Pod, opts ResizeOptions, kept keptSet) field.ErrorList 
 	}
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
-		if !kept.has(i) {
-			errs = append(errs, validateContainerCommon(c, "containers", i, never)...)
-		}
+		errs = append(errs, validateContainerCommon(c, "containers", i, never)...)
 		if taken(c.Name) {
 			errs = append(errs, field.Duplicate(containerPath("containers", i).Child("name"), c.Name))
 		} else {
@@ -805,7 +721,7 @@ func validateResourceRequirements(r *v1.ResourceRequirements, list string, index
 		}
 		return containerPath(list, index).Child("resources")
 	}
-	// Room as in validateAmounts.
+	// Room as in ValidateAmounts.
 	var buf [4]resourceEntry
 	for _, e := range sortedEntries(r.Limits, buf[:]) {
 		name, q := e.name, e.q
