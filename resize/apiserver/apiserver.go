@@ -236,8 +236,11 @@ func ApplyResize(old *v1.Pod, patch []byte, opts ResizeOptions) (*v1.Pod, error)
 	if len(patch) > MaxRequestBodyBytes {
 		return nil, bodyTooLarge(len(patch))
 	}
-	if cs, inits, pod, ok := readNarrowPatch(patch); ok {
-		if e, ok := editOfSets(old, cs, inits, pod); ok {
+	// Room for the sets and edits of a typical patch on the stack.
+	var sets [4]containerSet
+	var edits [4]containerEdit
+	if cs, inits, pod, ok := readNarrowPatch(patch, sets[:0]); ok {
+		if e, ok := editOfSets(old, cs, inits, pod, edits[:0]); ok {
 			return applyEdit(old, &e, opts)
 		}
 	}

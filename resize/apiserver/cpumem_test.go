@@ -172,4 +172,3 @@ func FuzzCPUMemoryFastPaths(f *testing.F) {
 		checkCPUMemoryFastPaths(t, fuzzList(a), fuzzList(b))
 	})
 }
-

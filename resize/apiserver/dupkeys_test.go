@@ -132,7 +132,7 @@ func TestDuplicateKeysStrategicMerge(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			checkDupKeyCase(t, StrategicMergePatch, tc)
-			if _, _, _, direct := readNarrowPatch([]byte(tc.patch)); direct {
+			if _, _, _, direct := readNarrowPatch([]byte(tc.patch), nil); direct {
 				t.Errorf("the narrow reading took a patch with a key given twice")
 			}
 			samePatchOutcome(t, []byte(tc.patch), ResizeOptions{})

@@ -78,22 +78,21 @@ func applyEdit(old *v1.Pod, e *resizeEdit, opts ResizeOptions) (*v1.Pod, error) 
 		oldPod = old.DeepCopy()
 		DefaultPod(oldPod)
 	}
-	newPod, changed := editedPod(oldPod, e, opts)
+	newPod := editedPod(oldPod, e, opts)
 	if errs := ValidateResize(newPod, oldPod, opts); len(errs) > 0 {
 		return nil, &InvalidError{Name: oldPod.Name, Errs: errs}
 	}
 	// The generation is compared after validation, which refuses the
 	// amounts whose comparison could take minutes (ValidatePod says more)
 	// and reads nothing the generation changes.
-	if changed(newPod) {
+	if specChanged(newPod, oldPod, e) {
 		newPod.Generation = oldPod.Generation + 1
 	}
 	return newPod, nil
 }
 
-// editedPod builds the new pod of an edit, and a function that reports
-// whether its spec differs from oldPod's.
-func editedPod(oldPod *v1.Pod, e *resizeEdit, opts ResizeOptions) (*v1.Pod, func(*v1.Pod) bool) {
+// editedPod builds the new pod of an edit.
+func editedPod(oldPod *v1.Pod, e *resizeEdit, opts ResizeOptions) *v1.Pod {
 	p := opts.profile()
 	newPod := new(v1.Pod)
 	if e.patched != nil {
@@ -132,14 +131,18 @@ func editedPod(oldPod *v1.Pod, e *resizeEdit, opts ResizeOptions) (*v1.Pod, func
 			defaultPodLevelResources(newPod)
 		}
 	}
+	return newPod
+}
+
+// specChanged reports whether the edited pod's spec differs from the old
+// pod's: in what the edit changes, or anywhere for a pod taken whole.
+func specChanged(newPod, oldPod *v1.Pod, e *resizeEdit) bool {
 	if e.patched != nil {
-		return newPod, func(n *v1.Pod) bool { return !apiequality.Semantic.DeepEqual(n.Spec, oldPod.Spec) }
+		return !apiequality.Semantic.DeepEqual(newPod.Spec, oldPod.Spec)
 	}
-	return newPod, func(n *v1.Pod) bool {
-		return containersChanged(n.Spec.Containers, oldPod.Spec.Containers) ||
-			containersChanged(n.Spec.InitContainers, oldPod.Spec.InitContainers) ||
-			!podResourcesEqual(n.Spec.Resources, oldPod.Spec.Resources)
-	}
+	return containersChanged(newPod.Spec.Containers, oldPod.Spec.Containers) ||
+		containersChanged(newPod.Spec.InitContainers, oldPod.Spec.InitContainers) ||
+		!podResourcesEqual(newPod.Spec.Resources, oldPod.Spec.Resources)
 }
 
 // containersChanged reports whether a container of list differs from

@@ -37,7 +37,7 @@ func samePatchOutcome(t *testing.T, patch []byte, o ResizeOptions) bool {
 			t.Fatalf("pod %d, %s, patch %s:\n ApplyResize:    %s\n strategic merge: %s", i, o.Profile, patch, a, b)
 		}
 	}
-	_, _, _, direct := readNarrowPatch(patch)
+	_, _, _, direct := readNarrowPatch(patch, nil)
 	return direct
 }
 

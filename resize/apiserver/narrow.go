@@ -11,16 +11,16 @@ import (
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 )
 
-// Most resize patches say nothing but new requests and limits of named
-// containers:
+// Most resize patches say nothing but new cpu and memory requests and
+// limits of named containers:
 //
 //	{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"300m"}}}]}}
 //
 // narrowPatch is that form as a type: a patch that decodes strictly into
-// it (no other field, no key twice, names matched case-sensitively) is
-// read as an edit directly, without the JSON round trip of the pod and
-// the strategic merge. Strict decoding is what tells a patch of this form
-// from one that only looks like it.
+// it (no other field, no key twice, names matched case-sensitively, as
+// the API server decodes) is read as an edit directly, without the JSON
+// round trip of the pod and the strategic merge. The strict decoding is
+// what tells a patch of this form from one that only looks like it.
 type narrowPatch struct {
 	Spec struct {
 		Containers     []narrowContainer `json:"containers"`
@@ -35,33 +35,42 @@ type narrowContainer struct {
 }
 
 type narrowResources struct {
-	Requests map[v1.ResourceName]string `json:"requests"`
-	Limits   map[v1.ResourceName]string `json:"limits"`
+	Requests *narrowAmounts `json:"requests"`
+	Limits   *narrowAmounts `json:"limits"`
 }
 
-// amountSet sets one resource of a requests or limits list.
-type amountSet struct {
-	name v1.ResourceName
-	q    resource.Quantity
+type narrowAmounts struct {
+	CPU    *string `json:"cpu"`
+	Memory *string `json:"memory"`
 }
 
-// containerSet is what a narrow resize sets on one container (or, with an
-// empty name, on spec.resources): the amounts to set in its requests and
-// in its limits, a list left alone when its flag is false.
+// amounts are the cpu and memory amounts a resize sets in one list.
+type amounts struct {
+	cpu, memory       resource.Quantity
+	hasCPU, hasMemory bool
+}
+
+func (a *amounts) set() bool { return a.hasCPU || a.hasMemory }
+
+// containerSet is what a narrow resize sets on one container (or on
+// spec.resources): its name and the amounts of its requests and limits.
 type containerSet struct {
-	name                   string
-	requests, limits       []amountSet
-	setRequests, setLimits bool
+	name             string
+	requests, limits amounts
 }
 
 // readNarrowPatch decodes a strategic merge patch of the narrow form into
 // the sets of containers, init containers and the pod level, or reports
-// false for any other patch, which takes the general path: another field,
-// a "$patch" or "$setElementOrder" directive, a null anywhere (in a
-// strategic merge it deletes, which the form cannot say), a number where
-// a quantity string belongs, an empty list or object, a key given twice,
-// a quantity that does not parse or is beyond resizelet's bounds, YAML.
-func readNarrowPatch(patch []byte) (cs, inits []containerSet, pod *containerSet, ok bool) {
+// false for any other patch, which takes the general path: another field
+// or resource, a "$patch" or "$setElementOrder" directive, a null
+// anywhere (in a strategic merge it deletes, which the form cannot say),
+// a number where a quantity string belongs, an empty list or object, a
+// key given twice, a quantity that does not parse or is beyond
+// resizelet's bounds, YAML.
+//
+// The sets are appended to buf, whose room the caller may give on its
+// stack.
+func readNarrowPatch(patch []byte, buf []containerSet) (cs, inits []containerSet, pod *containerSet, ok bool) {
 	if bytes.Contains(patch, []byte("null")) {
 		return nil, nil, nil, false
 	}
@@ -74,10 +83,10 @@ func readNarrowPatch(patch []byte) (cs, inits []containerSet, pod *containerSet,
 	if s.Containers == nil && s.InitContainers == nil && s.Resources == nil {
 		return nil, nil, nil, false
 	}
-	if cs, ok = narrowSets(s.Containers); !ok {
+	if cs, ok = narrowSets(buf[:0], s.Containers); !ok {
 		return nil, nil, nil, false
 	}
-	if inits, ok = narrowSets(s.InitContainers); !ok {
+	if inits, ok = narrowSets(cs[len(cs):len(cs):len(cs)], s.InitContainers); !ok {
 		return nil, nil, nil, false
 	}
 	if s.Resources != nil {
@@ -92,17 +101,13 @@ func readNarrowPatch(patch []byte) (cs, inits []containerSet, pod *containerSet,
 
 // narrowSets turns a decoded container list into sets; a list given but
 // empty, or a container without a name, is not of the narrow form.
-func narrowSets(list []narrowContainer) ([]containerSet, bool) {
+func narrowSets(out []containerSet, list []narrowContainer) ([]containerSet, bool) {
 	if list != nil && len(list) == 0 {
 		return nil, false
 	}
-	out := make([]containerSet, 0, len(list))
 	for i := range list {
-		if list[i].Name == "" {
-			return nil, false
-		}
 		s, ok := narrowSet(list[i].Name, &list[i].Resources)
-		if !ok {
+		if !ok || s.name == "" {
 			return nil, false
 		}
 		out = append(out, s)
@@ -113,40 +118,44 @@ func narrowSets(list []narrowContainer) ([]containerSet, bool) {
 // narrowSet parses one container's quantities as the pod's decoder does
 // (Quantity.UnmarshalJSON trims the white space around the string).
 func narrowSet(name string, r *narrowResources) (containerSet, bool) {
-	if r.Requests == nil && r.Limits == nil {
-		return containerSet{}, false
-	}
-	s := containerSet{name: name, setRequests: r.Requests != nil, setLimits: r.Limits != nil}
-	var ok bool
-	if s.requests, ok = parseAmounts(r.Requests); !ok {
-		return containerSet{}, false
-	}
-	if s.limits, ok = parseAmounts(r.Limits); !ok {
-		return containerSet{}, false
-	}
-	return s, true
+	s := containerSet{name: name}
+	okReq := parseAmounts(r.Requests, &s.requests)
+	okLim := parseAmounts(r.Limits, &s.limits)
+	return s, okReq && okLim && (s.requests.set() || s.limits.set())
 }
 
-func parseAmounts(m map[v1.ResourceName]string) ([]amountSet, bool) {
-	if m != nil && len(m) == 0 {
-		return nil, false
+// parseAmounts parses what n gives into a; an object given but empty is
+// not of the narrow form.
+func parseAmounts(n *narrowAmounts, a *amounts) bool {
+	if n == nil {
+		return true
 	}
-	out := make([]amountSet, 0, len(m))
-	for name, text := range m {
-		// Amounts beyond resizelet's bounds (and exponents too large to
-		// parse) take the general way, which refuses them before
-		// comparing.
-		text = strings.TrimSpace(text)
-		if CheckExponent(text) != nil {
-			return nil, false
+	var ok bool
+	if n.CPU != nil {
+		if a.cpu, ok = parseAmount(v1.ResourceCPU, *n.CPU); !ok {
+			return false
 		}
-		q, err := resource.ParseQuantity(text)
-		if err != nil || !cgconfig.AmountFits(name, q) {
-			return nil, false
-		}
-		out = append(out, amountSet{name: name, q: q})
+		a.hasCPU = true
 	}
-	return out, true
+	if n.Memory != nil {
+		if a.memory, ok = parseAmount(v1.ResourceMemory, *n.Memory); !ok {
+			return false
+		}
+		a.hasMemory = true
+	}
+	return a.set()
+}
+
+// parseAmount parses a quantity string. Amounts beyond resizelet's bounds
+// (and exponents too large to parse) are not taken: the general way
+// refuses them before comparing.
+func parseAmount(name v1.ResourceName, text string) (resource.Quantity, bool) {
+	text = strings.TrimSpace(text)
+	if CheckExponent(text) != nil {
+		return resource.Quantity{}, false
+	}
+	q, err := resource.ParseQuantity(text)
+	return q, err == nil && cgconfig.AmountFits(name, q)
 }
 
 // editOfSets turns sets into the edit of old, or reports false when the
@@ -155,13 +164,17 @@ func parseAmounts(m map[v1.ResourceName]string) ([]amountSet, bool) {
 // order or given twice (the merge follows the patch's order), or a list
 // of old's with a name twice (the merge patches the first; the general
 // path gives what it does, see TestDuplicateContainerNames).
-func editOfSets(old *v1.Pod, cs, inits []containerSet, pod *containerSet) (resizeEdit, bool) {
+//
+// The edits are appended to buf, whose room the caller may give on its
+// stack.
+func editOfSets(old *v1.Pod, cs, inits []containerSet, pod *containerSet, buf []containerEdit) (resizeEdit, bool) {
 	var e resizeEdit
 	var ok bool
-	if e.containers, ok = setEdits(old.Spec.Containers, cs); !ok {
+	if e.containers, ok = setEdits(buf[:0], old.Spec.Containers, cs); !ok {
 		return e, false
 	}
-	if e.initContainers, ok = setEdits(old.Spec.InitContainers, inits); !ok {
+	n := len(e.containers)
+	if e.initContainers, ok = setEdits(e.containers[n:n:n], old.Spec.InitContainers, inits); !ok {
 		return e, false
 	}
 	if pod != nil {
@@ -175,7 +188,7 @@ func editOfSets(old *v1.Pod, cs, inits []containerSet, pod *containerSet) (resiz
 	return e, true
 }
 
-func setEdits(list []v1.Container, sets []containerSet) ([]containerEdit, bool) {
+func setEdits(out []containerEdit, list []v1.Container, sets []containerSet) ([]containerEdit, bool) {
 	if len(sets) == 0 {
 		return nil, true
 	}
@@ -186,7 +199,6 @@ func setEdits(list []v1.Container, sets []containerSet) ([]containerEdit, bool) 
 			}
 		}
 	}
-	out := make([]containerEdit, 0, len(sets))
 	last := -1
 	for i := range sets {
 		idx := containerIndex(list, sets[i].name)
@@ -213,22 +225,25 @@ func containerIndex(list []v1.Container, name string) int {
 // setRequirements returns rr with the amounts of s set: a list s sets is
 // a new map (the old one is shared, never changed).
 func setRequirements(rr v1.ResourceRequirements, s *containerSet) v1.ResourceRequirements {
-	if s.setRequests {
-		rr.Requests = setList(rr.Requests, s.requests)
+	if s.requests.set() {
+		rr.Requests = setList(rr.Requests, &s.requests)
 	}
-	if s.setLimits {
-		rr.Limits = setList(rr.Limits, s.limits)
+	if s.limits.set() {
+		rr.Limits = setList(rr.Limits, &s.limits)
 	}
 	return rr
 }
 
-func setList(list v1.ResourceList, sets []amountSet) v1.ResourceList {
-	out := make(v1.ResourceList, len(list)+len(sets))
+func setList(list v1.ResourceList, a *amounts) v1.ResourceList {
+	out := make(v1.ResourceList, len(list)+2)
 	for name, q := range list {
 		out[name] = q
 	}
-	for _, s := range sets {
-		out[s.name] = s.q
+	if a.hasCPU {
+		out[v1.ResourceCPU] = a.cpu
+	}
+	if a.hasMemory {
+		out[v1.ResourceMemory] = a.memory
 	}
 	return out
 }

@@ -143,19 +143,20 @@ func ApplyResizeRequest(old *v1.Pod, req ResizeRequest, opts ResizeOptions) (*v1
 		p := requestSet(req.PodLevel)
 		pod = &p
 	}
-	if e, ok := editOfSets(old, requestSets(req.Containers), requestSets(req.InitContainers), pod); ok {
+	// Room for the sets of a typical request on the stack.
+	var buf [4]containerSet
+	cs := requestSets(buf[:0], req.Containers)
+	inits := requestSets(cs[len(cs):len(cs):len(cs)], req.InitContainers)
+	var edits [4]containerEdit
+	if e, ok := editOfSets(old, cs, inits, pod, edits[:0]); ok {
 		return applyEdit(old, &e, opts)
 	}
 	return ApplyResize(old, req.Patch(), opts)
 }
 
-func requestSets(cs []ContainerResize) []containerSet {
-	if len(cs) == 0 {
-		return nil
-	}
-	out := make([]containerSet, len(cs))
+func requestSets(out []containerSet, cs []ContainerResize) []containerSet {
 	for i := range cs {
-		out[i] = requestSet(&cs[i])
+		out = append(out, requestSet(&cs[i]))
 	}
 	return out
 }
@@ -163,22 +164,16 @@ func requestSets(cs []ContainerResize) []containerSet {
 // requestSet is the sets of one container's resize, with the quantities
 // its patch's strings would parse to.
 func requestSet(c *ContainerResize) containerSet {
-	s := containerSet{name: c.Name}
-	s.requests, s.setRequests = amountSets(c.Requests)
-	s.limits, s.setLimits = amountSets(c.Limits)
-	return s
+	return containerSet{name: c.Name, requests: requestAmounts(c.Requests), limits: requestAmounts(c.Limits)}
 }
 
-func amountSets(a Amounts) ([]amountSet, bool) {
-	if !a.HasCPU && !a.HasMemory {
-		return nil, false
-	}
-	out := make([]amountSet, 0, 2)
+func requestAmounts(a Amounts) amounts {
+	out := amounts{hasCPU: a.HasCPU, hasMemory: a.HasMemory}
 	if a.HasCPU {
-		out = append(out, amountSet{name: v1.ResourceCPU, q: cpuQuantity(a.MilliCPU)})
+		out.cpu = cpuQuantity(a.MilliCPU)
 	}
 	if a.HasMemory {
-		out = append(out, amountSet{name: v1.ResourceMemory, q: memoryQuantity(a.Memory)})
+		out.memory = memoryQuantity(a.Memory)
 	}
-	return out, true
+	return out
 }
