@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
-	"sort"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -244,37 +245,25 @@ func ApplyResize(old *v1.Pod, patch []byte, opts ResizeOptions) (*v1.Pod, error)
 			return applyEdit(old, &e, opts)
 		}
 	}
-	return applyStrategicMerge(old, patch, opts)
+	return applyPatch(old, StrategicMergePatch, patch, opts)
 }
 
-// applyStrategicMerge is ApplyResize the general way, as the API server
-// goes: the old pod and the patch as JSON maps, the strategic merge, the
-// strict decoding of the result, then the edit the result stands for.
-func applyStrategicMerge(old *v1.Pod, patch []byte, opts ResizeOptions) (*v1.Pod, error) {
+// strategicPatched applies a strategic merge patch to the stored pod
+// (oldPod with the resourceVersion current), as the API server's
+// strategicPatcher does: the pod and the patch as JSON maps, the merge,
+// the strict decoding of the result.
+func strategicPatched(oldPod *v1.Pod, current string, patch []byte) (*v1.Pod, error) {
 	patchMap, dupErrs, err := decodePatch(patch)
 	if err != nil {
 		return nil, err
 	}
-	oldPod := old.DeepCopy()
-	DefaultPod(oldPod)
-
-	current := currentResourceVersion(old, opts)
 	stored := oldPod
 	if current != oldPod.ResourceVersion {
-		// The patch applies to the stored pod with its resourceVersion.
 		cp := *oldPod
 		cp.ResourceVersion = current
 		stored = &cp
 	}
-	patched, err := mergePatch(stored, patchMap, dupErrs)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkPatchedMeta(patched, oldPod, current); err != nil {
-		return nil, err
-	}
-	e := editOfPatched(patched, oldPod)
-	return applyEdit(oldPod, &e, opts)
+	return mergePatch(stored, patchMap, dupErrs)
 }
 
 // decodePatch reads a patch given as JSON or YAML into a JSON object. JSON
@@ -328,7 +317,7 @@ func decodePatch(patch []byte) (m map[string]interface{}, dupErrs []error, err e
 	}
 	// resizelet's own refusal, before any value is parsed as a quantity
 	// (MaxExponent says why).
-	if where, err := FindHugeExponent(m, ""); err != nil {
+	if where, err := findAmount(m, hugeAmount); err != nil {
 		return nil, nil, &PatchError{Path: where, Err: err}
 	}
 	return m, dupErrs, nil
@@ -366,7 +355,7 @@ func mergePatch(pod *v1.Pod, patch map[string]interface{}, patchStrictErrs []err
 		// does not say where it is; find it in the patch so the caller
 		// learns which value was wrong.
 		status := invalidPatch(fmt.Sprintf("%+v", patch), err.Error())
-		if path, qerr := findBadQuantity(patch); qerr != nil {
+		if path, qerr := findAmount(patch, checkQuantity); qerr != nil {
 			return nil, &PatchError{Path: path, Err: qerr, status: status}
 		}
 		return nil, &PatchError{Err: err, status: status}
@@ -421,53 +410,55 @@ func strategicMergeStatus(err error) *apierrors.StatusError {
 // string values must parse as quantities.
 var quantityMaps = map[string]bool{"requests": true, "limits": true, "overhead": true}
 
-// findBadQuantity walks a patch for the first value in a resource list that
-// is not a valid quantity, in a stable order (keys sorted), and returns its
-// path in the field-path notation of validation errors. List indexes in the
-// path are positions in the patch.
-func findBadQuantity(patch map[string]interface{}) (string, error) {
-	keys := make([]string, 0, len(patch))
-	for k := range patch {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if p, err := findBadQuantityIn(patch[k], field.NewPath(k), quantityMaps[k]); err != nil {
+// findAmount walks a patch for the first value in a resource list
+// (requests, limits, overhead) that check refuses, in a stable order
+// (keys sorted), and returns its path in the field-path notation of
+// validation errors, with check's error. List indexes in the path are
+// positions in the patch. Only values in resource lists are amounts: a
+// container named "1e1001" is a name, as the API server reads it.
+func findAmount(patch map[string]interface{}, check func(interface{}) error) (string, error) {
+	for _, k := range slices.Sorted(maps.Keys(patch)) {
+		if p, err := findAmountIn(patch[k], field.NewPath(k), quantityMaps[k], check); err != nil {
 			return p, err
 		}
 	}
 	return "", nil
 }
 
-// findBadQuantityIn is findBadQuantity below path, for a value that is a
-// resource list itself when inList.
-func findBadQuantityIn(v interface{}, path *field.Path, inList bool) (string, error) {
+// findAmountIn is findAmount below path, for a value that is a resource
+// list itself when inList.
+func findAmountIn(v interface{}, path *field.Path, inList bool, check func(interface{}) error) (string, error) {
 	switch t := v.(type) {
 	case map[string]interface{}:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(t)) {
 			if inList {
-				if err := checkQuantity(t[k]); err != nil {
+				if err := check(t[k]); err != nil {
 					return path.Key(k).String(), err
 				}
 				continue
 			}
-			if p, err := findBadQuantityIn(t[k], path.Child(k), quantityMaps[k]); err != nil {
+			if p, err := findAmountIn(t[k], path.Child(k), quantityMaps[k], check); err != nil {
 				return p, err
 			}
 		}
 	case []interface{}:
 		for i := range t {
-			if p, err := findBadQuantityIn(t[i], path.Index(i), false); err != nil {
+			if p, err := findAmountIn(t[i], path.Index(i), false, check); err != nil {
 				return p, err
 			}
 		}
 	}
 	return "", nil
+}
+
+// hugeAmount refuses an amount whose exponent is beyond MaxExponent
+// (CheckExponent), before anything parses it. Only strings can hold one:
+// a patch's numbers are decoded as int64 or float64, which have none.
+func hugeAmount(v interface{}) error {
+	if s, ok := v.(string); ok {
+		return CheckExponent(strings.TrimSpace(s))
+	}
+	return nil
 }
 
 // checkQuantity decodes a patch value as a quantity the way the pod's

@@ -135,7 +135,8 @@ func TestDuplicateKeysStrategicMerge(t *testing.T) {
 			if _, _, _, direct := readNarrowPatch([]byte(tc.patch), nil); direct {
 				t.Errorf("the narrow reading took a patch with a key given twice")
 			}
-			samePatchOutcome(t, []byte(tc.patch), ResizeOptions{})
+			old, patch := dupKeyPod(), []byte(tc.patch)
+			sameAsAPIServer(t, tc.name, old, StrategicMergePatch, patch, ResizeOptions{}, func() (*v1.Pod, error) { return ApplyResize(old, patch, ResizeOptions{}) })
 		})
 	}
 	// A Cluster answers the same and stores nothing.

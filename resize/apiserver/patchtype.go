@@ -136,47 +136,79 @@ func ApplyResizePatch(old *v1.Pod, pt types.PatchType, patch []byte, opts Resize
 	if err := ValidPatchType(pt); err != nil {
 		return nil, err
 	}
-	switch pt {
-	case "", StrategicMergePatch:
+	if pt == "" || pt == StrategicMergePatch {
 		return ApplyResize(old, patch, opts)
 	}
+	return applyPatch(old, pt, patch, opts)
+}
+
+// applyPatch is the general path of every patch type: the patch applied
+// as the API server applies it (patchedPod), and the patched pod read
+// back as the edit it stands for.
+func applyPatch(old *v1.Pod, pt types.PatchType, patch []byte, opts ResizeOptions) (*v1.Pod, error) {
+	oldPod, patched, err := patchedPod(old, pt, patch, opts)
+	if err != nil {
+		return nil, err
+	}
+	e := editOfPatched(patched, oldPod)
+	return applyEdit(oldPod, &e, opts)
+}
+
+// patchedPod applies a patch of type pt to old as the API server does,
+// with apimachinery and the json-patch library: to old defaulted (which
+// it returns as oldPod, a copy), with the stored resourceVersion; then the
+// strict decoding of the result and the checks of its metadata
+// (checkPatchedMeta). A strategic merge patch goes through JSON maps
+// (mergePatch), a JSON merge or JSON patch through the pod's JSON.
+func patchedPod(old *v1.Pod, pt types.PatchType, patch []byte, opts ResizeOptions) (oldPod, patched *v1.Pod, err error) {
 	if old == nil {
-		return nil, errors.New("apply resize: nil pod")
+		return nil, nil, errors.New("apply resize: nil pod")
 	}
 	if len(patch) > MaxRequestBodyBytes {
-		return nil, bodyTooLarge(len(patch))
+		return nil, nil, bodyTooLarge(len(patch))
 	}
-	oldPod := old.DeepCopy()
+	oldPod = old.DeepCopy()
 	DefaultPod(oldPod)
 	current := currentResourceVersion(old, opts)
+	switch pt {
+	case MergePatch, JSONPatch:
+		patched, err = jsonPatched(oldPod, current, pt, patch)
+	default:
+		patched, err = strategicPatched(oldPod, current, patch)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkPatchedMeta(patched, oldPod, current); err != nil {
+		return nil, nil, err
+	}
+	return oldPod, patched, nil
+}
+
+// jsonPatched applies a JSON merge patch or a JSON patch to the stored pod
+// (oldPod with the resourceVersion current), as the API server's
+// jsonPatcher does, and decodes the result.
+func jsonPatched(oldPod *v1.Pod, current string, pt types.PatchType, patch []byte) (*v1.Pod, error) {
 	doc, err := encodeStored(oldPod, current)
 	if err != nil {
 		return nil, err
 	}
-	var patched []byte
+	var out []byte
 	var strictErrs []error
 	var locate func() (string, error)
 	if pt == JSONPatch {
 		var ops []jsonPatchOp
-		patched, ops, strictErrs, err = applyJSONPatch(doc, patch)
-		locate = func() (string, error) { return findBadQuantityInOps(ops) }
+		out, ops, strictErrs, err = applyJSONPatch(doc, patch)
+		locate = func() (string, error) { return findAmountInOps(ops, checkQuantity) }
 	} else {
 		var m map[string]interface{}
-		patched, m, strictErrs, err = applyMergePatch(doc, patch)
-		locate = func() (string, error) { return findBadQuantity(m) }
+		out, m, strictErrs, err = applyMergePatch(doc, patch)
+		locate = func() (string, error) { return findAmount(m, checkQuantity) }
 	}
 	if err != nil {
 		return nil, err
 	}
-	result, err := decodePatched(patched, strictErrs, locate)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkPatchedMeta(result, oldPod, current); err != nil {
-		return nil, err
-	}
-	e := editOfPatched(result, oldPod)
-	return applyEdit(oldPod, &e, opts)
+	return decodePatched(out, strictErrs, locate)
 }
 
 // bodyTooLarge is the API server's 413 for a request body beyond
@@ -240,10 +272,8 @@ func applyJSONPatch(doc, patch []byte) ([]byte, []jsonPatchOp, []error, error) {
 	}
 	// resizelet's own refusal, before any value is parsed as a quantity
 	// (MaxExponent says why).
-	for i, op := range ops {
-		if where, err := FindHugeExponent(op.Value, fmt.Sprintf("[%d].value", i)); err != nil {
-			return nil, nil, nil, &PatchError{Path: where, Err: err}
-		}
+	if where, err := findAmountInOps(ops, hugeAmount); err != nil {
+		return nil, nil, nil, &PatchError{Path: where, Err: err}
 	}
 	decoded, err := jsonpatch.DecodePatch(patch)
 	if err != nil {
@@ -308,7 +338,7 @@ func applyMergePatch(doc, patch []byte) ([]byte, map[string]interface{}, []error
 	}
 	// resizelet's own refusal, before any value is parsed as a quantity
 	// (MaxExponent says why).
-	if where, err := FindHugeExponent(m, ""); err != nil {
+	if where, err := findAmount(m, hugeAmount); err != nil {
 		return nil, nil, nil, &PatchError{Path: where, Err: err}
 	}
 	patched, err := recovering(func() ([]byte, error) { return jsonpatch.MergePatch(doc, patch) })
@@ -419,25 +449,24 @@ func checkPatchedMeta(patched, stored *v1.Pod, storedVersion string) error {
 	return nil
 }
 
-// findBadQuantityInOps finds the first operation value that is not a
-// valid quantity where the operation puts it in a resource list (its path
-// ends in /requests/NAME, /limits/NAME or /overhead/NAME, or its value is
-// an object holding such lists), and returns its place as
-// "[i].value...".
-func findBadQuantityInOps(ops []jsonPatchOp) (string, error) {
+// findAmountInOps finds the first operation value that check refuses
+// where the operation puts it in a resource list (its path ends in
+// /requests/NAME, /limits/NAME or /overhead/NAME, or its value is an
+// object holding such lists), and returns its place as "[i].value...".
+func findAmountInOps(ops []jsonPatchOp, check func(interface{}) error) (string, error) {
 	for i, op := range ops {
 		segments := strings.Split(op.Path, "/")
 		at := field.NewPath(fmt.Sprintf("[%d].value", i))
 		inList := false
 		if n := len(segments); n >= 2 && quantityMaps[segments[n-2]] {
-			if err := checkQuantity(op.Value); err != nil {
+			if err := check(op.Value); err != nil {
 				return at.String(), err
 			}
 			continue
 		} else if n >= 1 {
 			inList = quantityMaps[segments[n-1]]
 		}
-		if p, err := findBadQuantityIn(op.Value, at, inList); err != nil {
+		if p, err := findAmountIn(op.Value, at, inList, check); err != nil {
 			return p, err
 		}
 	}
