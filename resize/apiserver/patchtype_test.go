@@ -114,7 +114,6 @@ func mapsKeys(l v1.ResourceList) func(func(string) bool) {
 	}
 }
 
-
 // randomChange changes cpu and memory requests and limits of random
 // containers to random amounts, some of which validation refuses (a QoS
 // class change, a memory limit decrease without RestartContainer).
