@@ -47,8 +47,12 @@ var benchPaths = []struct {
 	{"typed", func(old *v1.Pod) (*v1.Pod, error) { return ApplyResizeRequest(old, benchRequest, ResizeOptions{}) }},
 	{"narrow", func(old *v1.Pod) (*v1.Pod, error) { return ApplyResize(old, benchPatch, ResizeOptions{}) }},
 	{"strategic", func(old *v1.Pod) (*v1.Pod, error) { return ApplyResize(old, benchStrategic, ResizeOptions{}) }},
-	{"merge", func(old *v1.Pod) (*v1.Pod, error) { return ApplyResizePatch(old, MergePatch, benchMerge, ResizeOptions{}) }},
-	{"json", func(old *v1.Pod) (*v1.Pod, error) { return ApplyResizePatch(old, JSONPatch, benchJSON, ResizeOptions{}) }},
+	{"merge", func(old *v1.Pod) (*v1.Pod, error) {
+		return ApplyResizePatch(old, MergePatch, benchMerge, ResizeOptions{})
+	}},
+	{"json", func(old *v1.Pod) (*v1.Pod, error) {
+		return ApplyResizePatch(old, JSONPatch, benchJSON, ResizeOptions{})
+	}},
 }
 
 // BenchmarkResizePatch is the API server's part of a resize, as the

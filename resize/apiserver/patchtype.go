@@ -472,27 +472,3 @@ func findAmountInOps(ops []jsonPatchOp, check func(interface{}) error) (string, 
 	}
 	return "", nil
 }
-
-// ResizePodPatch is ResizePod for a patch of type pt ("" is a strategic
-// merge patch; ApplyResizePatch says how each is applied and what it
-// answers). The patch type is checked before the pod is looked up, as the
-// API server does. The pod returned is the stored one, shared, as
-// ResizePod's.
-func (c *Cluster) ResizePodPatch(namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error) {
-	if err := ValidPatchType(pt); err != nil {
-		return nil, err
-	}
-	return c.resize(namespace, name, true, func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error) {
-		return ApplyResizePatch(old, pt, patch, o)
-	})
-}
-
-// DryRunResizePodPatch is DryRunResizePod for a patch of type pt.
-func (c *Cluster) DryRunResizePodPatch(namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error) {
-	if err := ValidPatchType(pt); err != nil {
-		return nil, err
-	}
-	return c.resize(namespace, name, false, func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error) {
-		return ApplyResizePatch(old, pt, patch, o)
-	})
-}
