@@ -181,55 +181,34 @@ func (e *PatchError) apiStatus() *apierrors.StatusError {
 var errEmptyPatch = errors.New("empty patch")
 
 // ApplyResize is the pod resize subresource. It applies patch (a strategic
-// merge patch for v1.Pod, as JSON or YAML) to old, keeps from the result only
-// what /resize may change, applies v1 defaulting, validates the result
-// against old (ValidateResize) and bumps metadata.generation when the spec
-// changed. It returns the new pod, or a *PatchError for a malformed patch, or
-// an *InvalidError when validation fails; old is never modified.
+// merge patch for v1.Pod, as JSON or YAML) to old (defaulted, as the API
+// server stores only defaulted pods), keeps from the result only what
+// /resize may change, applies v1 defaulting, validates the result against
+// old (ValidateResize) and bumps metadata.generation when the spec changed.
+// It returns the new pod, or a *PatchError for a malformed patch, or an
+// *InvalidError when validation fails; old is never modified.
 //
 // What /resize keeps is what the API server's resize strategy keeps
 // (pkg/registry/core/pod/strategy.go, dropNonResizeUpdates): the resources
 // and resizePolicy of each container and init container, and spec.resources
-// when InPlacePodLevelResourcesVerticalScaling is on. Every other change in
-// the patch (metadata, status, other spec fields, ephemeral containers) is
-// dropped silently, as the strategy does, except what the API server checks
-// before the strategy runs: a metadata.name or metadata.namespace other than
-// the pod's is refused with 400 Bad Request, and a metadata.resourceVersion
-// other than the stored pod's (old's, or the Cluster's) with 409 Conflict
-// (ErrConflict), as an update with a stale resourceVersion is; both are
-// PatchErrors on that field. A patch that adds, removes,
-// renames or reorders containers is kept as is instead, so that validation
-// reports it. A changed resizePolicy is kept by the strategy but refused by
-// validation, which undoes only cpu and memory changes before comparing
-// containers ("only cpu and memory resources are mutable").
+// when InPlacePodLevelResourcesVerticalScaling is on. Every other change is
+// dropped silently, except what the API server checks before the strategy
+// runs (checkPatchedMeta): another name or namespace (400), a stale
+// metadata.resourceVersion (409, ErrConflict). A patch that adds, removes,
+// renames or reorders containers is kept whole, for validation to refuse.
 //
-// The patch and the patched object are decoded strictly, as the API
-// server decodes them under fieldValidation=Strict, the directive
-// resizelet emulates (it is what kubectl apply, create, replace and edit
-// send by default, --validate=strict; kubectl patch sends none, and the
-// API server's default, Warn, would only warn of what Strict refuses): a
-// field v1.Pod does not have ("resource" for "resources"), or a key given
-// twice in one object of a JSON patch ({"cpu":"1","cpu":"2"}), is a
-// PatchError, 422 Invalid on the field "patch" with the API server's
-// `strict decoding error: duplicate field
-// "spec.containers[0].resources.requests.cpu"`, rather than a change
-// silently dropped or a value silently overwritten. A patch given as YAML
-// keeps the last of a key's values, as kubectl's conversion of a YAML
-// patch to the JSON it sends does (decodePatch says why). PatchError says
-// which status the API server answers each malformed patch with; a patch
-// larger than MaxRequestBodyBytes is refused with 413.
+// The patch and the patched object are decoded strictly, as under
+// fieldValidation=Strict (what kubectl apply, create, replace and edit
+// send): an unknown field or a key given twice is a PatchError, 422 on the
+// field "patch", rather than a change silently dropped. A YAML patch keeps
+// the last of a key's values, as kubectl's conversion of it does
+// (decodePatch). A patch larger than MaxRequestBodyBytes is refused (413).
 //
-// old is defaulted (a copy of it) before use: the API server only ever
-// stores defaulted pods, so an undefaulted old would otherwise look changed
-// by any patch.
-//
-// A patch of the narrow form (readNarrowPatch: requests and limits of
-// containers the pod has, the common case) is decoded straight into the
-// edit instead of going through the strategic merge; every other is merged
-// as the API server merges it and read back into the same edit. Both end
-// in applyEdit. The pod returned shares with old the parts the resize did
-// not change, as the API server's objects are shared: read it, or
-// DeepCopy it before changing anything in it.
+// A patch of the narrow form (readNarrowPatch) is decoded straight into
+// the edit; any other is merged as the API server merges it and read back
+// into the same edit (applyPatch). Both end in applyEdit. The pod returned
+// shares with old the parts the resize did not change, as the API server's
+// objects are shared: read it, or DeepCopy it before changing anything.
 func ApplyResize(old *v1.Pod, patch []byte, opts ResizeOptions) (*v1.Pod, error) {
 	if old == nil {
 		return nil, errors.New("apply resize: nil pod")
@@ -266,27 +245,15 @@ func strategicPatched(oldPod *v1.Pod, current string, patch []byte) (*v1.Pod, er
 	return mergePatch(stored, patchMap, dupErrs)
 }
 
-// decodePatch reads a patch given as JSON or YAML into a JSON object. JSON
-// is taken as is; anything that is not valid JSON is read as YAML (which
-// also covers YAML flow maps such as `{spec: {...}}`).
-//
+// decodePatch reads a patch given as JSON or YAML into a JSON object.
 // JSON is decoded strictly, as the API server decodes a strategic merge
-// patch under fieldValidation=Strict (k8s.io/apiserver
-// pkg/endpoints/handlers/patch.go, strategicPatchObject:
-// kjson.UnmarshalStrict into a map): a key given twice in one object is
-// not an error yet but a strict decoding error, `duplicate field
-// "spec.containers[0].resources.requests.cpu"`, returned in dupErrs for
-// mergePatch to report once the merge and the decoding of its result have
-// not failed for another reason; the map holds the last of the values, as
-// the API server's does.
-//
-// YAML is converted to JSON first (sigs.k8s.io/yaml.YAMLToJSON), which
-// keeps the last of a key's values without an error: that is what kubectl
-// patch does with a YAML patch before it sends it (k8s.io/kubectl
-// pkg/cmd/patch/patch.go, RunPatch: k8s.io/apimachinery/pkg/util/yaml
-// ToJSON), and the API server, which takes a strategic merge patch as JSON
-// only, never sees the duplicate. So a YAML patch with a duplicate key is
-// taken, the last value winning.
+// patch (k8s.io/apiserver pkg/endpoints/handlers/patch.go,
+// strategicPatchObject): a key given twice is returned in dupErrs, for
+// mergePatch to report once nothing else failed, the map holding the last
+// value. Anything that is not valid JSON is read as YAML and converted
+// with sigs.k8s.io/yaml, which keeps the last of a key's values, as kubectl
+// patch does before it sends (k8s.io/kubectl pkg/cmd/patch/patch.go): the
+// API server, which takes JSON only, never sees the duplicate.
 func decodePatch(patch []byte) (m map[string]interface{}, dupErrs []error, err error) {
 	trimmed := bytes.TrimSpace(patch)
 	if len(trimmed) == 0 {

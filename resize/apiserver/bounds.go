@@ -1,9 +1,7 @@
 package apiserver
 
 import (
-	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -239,32 +237,3 @@ func CheckExponent(text string) error {
 
 // errHugeExponent is the cause CheckExponent reports.
 var errHugeExponent = fmt.Errorf("an exponent beyond ±%d is not allowed (no amount needs one, and parsing or comparing it as a quantity takes minutes)", MaxExponent)
-
-// FindHugeExponent walks a decoded JSON value (maps, lists, strings and
-// json.Numbers) and returns the key path (below path, "a.b[0].c") and the
-// error of the first string or number CheckExponent refuses.
-func FindHugeExponent(v any, path string) (string, error) {
-	switch v := v.(type) {
-	case map[string]any:
-		for _, k := range slices.Sorted(maps.Keys(v)) {
-			p := k
-			if path != "" {
-				p = path + "." + k
-			}
-			if where, err := FindHugeExponent(v[k], p); err != nil {
-				return where, err
-			}
-		}
-	case []any:
-		for i, e := range v {
-			if where, err := FindHugeExponent(e, fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return where, err
-			}
-		}
-	case json.Number:
-		return path, CheckExponent(string(v))
-	case string:
-		return path, CheckExponent(strings.TrimSpace(v))
-	}
-	return path, nil
-}

@@ -77,13 +77,13 @@ func similarList(r *rand.Rand, list v1.ResourceList) v1.ResourceList {
 	return out
 }
 
-// checkCPUMemoryFastPaths checks every function with a cpu and memory
-// fast path against the walk it stands in for, on the lists a and b.
-func checkCPUMemoryFastPaths(t *testing.T, a, b v1.ResourceList) {
+// checkResources checks resources and the reslist answers it relies on
+// against the list a itself.
+func checkResources(t *testing.T, a v1.ResourceList) {
 	t.Helper()
 	fail := func(what string, got, want any) {
 		t.Helper()
-		t.Fatalf("%s of %v, %v: fast path %v, walk %v", what, a, b, got, want)
+		t.Fatalf("%s of %v: got %v, want %v", what, a, got, want)
 	}
 
 	cm, only := reslist.CPUMemoryOf(a)
@@ -105,31 +105,34 @@ func checkCPUMemoryFastPaths(t *testing.T, a, b v1.ResourceList) {
 		}
 	}
 
-	var buf1, buf2 [8]resourceEntry
-	if got, want := sortedEntries(a, buf1[:0]), sortedEntriesWalk(a, buf2[:0]); !reflect.DeepEqual(slices.Clip(got), slices.Clip(want)) {
-		fail("sortedEntries", got, want)
+	// resources yields every entry of the list once, cpu before memory
+	// when the list holds nothing else, and nothing more.
+	got := v1.ResourceList{}
+	var order []v1.ResourceName
+	for name, q := range resources(a) {
+		if _, twice := got[name]; twice {
+			fail("resources yields twice", name, a)
+		}
+		got[name] = q
+		order = append(order, name)
 	}
-	if got, want := resourcesRemoved(a, b), resourcesRemovedWalk(a, b); got != want {
-		fail("resourcesRemoved", got, want)
+	if len(got) != len(a) || !reflect.DeepEqual(got, a) && len(a) > 0 {
+		fail("resources", got, a)
 	}
-	if got, want := otherResourcesEqual(a, b), otherResourcesEqualWalk(a, b); got != want {
-		fail("otherResourcesEqual", got, want)
+	if only && !slices.IsSorted(order) {
+		fail("resources order", order, "sorted")
 	}
-	if got, want := listsEqual(a, b), listsEqualWalk(a, b); got != want {
-		fail("listsEqual", got, want)
-	}
-	if got, want := listInSerialForm(a), listInSerialFormWalk(a); got != want {
-		fail("listInSerialForm", got, want)
-	}
-	rr := v1.ResourceRequirements{Requests: a, Limits: b}
-	if got, want := limitWithoutRequest(&rr), limitWithoutRequestWalk(&rr); got != want {
-		fail("limitWithoutRequest", got, want)
+	var buf [8]resourceEntry
+	entries := sortedEntries(a, buf[:0])
+	if len(entries) != len(a) || !slices.IsSortedFunc(entries, func(x, y resourceEntry) int { return strings.Compare(string(x.name), string(y.name)) }) {
+		fail("sortedEntries", entries, a)
 	}
 }
 
-// TestCPUMemoryFastPathsMatchTheWalks: on random pairs of lists, every
-// cpu and memory fast path gives what the walk it stands in for gives.
-func TestCPUMemoryFastPathsMatchTheWalks(t *testing.T) {
+// TestResourcesYieldsTheList: on random lists, resources (the one walk
+// of resource lists, with its cpu and memory fast path) yields what the
+// map holds, and the CPUMemoryOf answers it relies on are right.
+func TestResourcesYieldsTheList(t *testing.T) {
 	r := rand.New(rand.NewSource(20260101))
 	for i := 0; i < 20000; i++ {
 		a := randomList(r)
@@ -137,8 +140,8 @@ func TestCPUMemoryFastPathsMatchTheWalks(t *testing.T) {
 		if r.Intn(4) == 0 {
 			b = randomList(r)
 		}
-		checkCPUMemoryFastPaths(t, a, b)
-		checkCPUMemoryFastPaths(t, b, a)
+		checkResources(t, a)
+		checkResources(t, b)
 	}
 }
 
@@ -162,13 +165,14 @@ func fuzzList(s string) v1.ResourceList {
 	return list
 }
 
-// FuzzCPUMemoryFastPaths holds every cpu and memory fast path to its walk
-// on fuzzed pairs of lists ("name=quantity,...", "-" for a nil list).
-func FuzzCPUMemoryFastPaths(f *testing.F) {
+// FuzzResourcesYieldsTheList holds resources to the map on fuzzed lists
+// ("name=quantity,...", "-" for a nil list).
+func FuzzResourcesYieldsTheList(f *testing.F) {
 	f.Add("cpu=200m,memory=128Mi", "cpu=300m,memory=192Mi")
 	f.Add("cpu=1", "cpu=1,example.com/gpu=1")
 	f.Add("-", "memory=1Gi")
 	f.Fuzz(func(t *testing.T, a, b string) {
-		checkCPUMemoryFastPaths(t, fuzzList(a), fuzzList(b))
+		checkResources(t, fuzzList(a))
+		checkResources(t, fuzzList(b))
 	})
 }

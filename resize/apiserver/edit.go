@@ -7,8 +7,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
-
-	"github.com/resizelet/resizelet/allocation/reslist"
 )
 
 // resizeEdit is a resize as one typed edit of a pod, whichever way it came
@@ -202,15 +200,7 @@ func serialForm(q *resource.Quantity) bool {
 // listInSerialForm reports whether every quantity of list is in serial
 // form.
 func listInSerialForm(list v1.ResourceList) bool {
-	if cm, only := reslist.CPUMemoryOf(list); only {
-		return (!cm.HasCPU || serialForm(&cm.CPU)) && (!cm.HasMemory || serialForm(&cm.Memory))
-	}
-	return listInSerialFormWalk(list)
-}
-
-// listInSerialFormWalk is listInSerialForm for any list, by a walk.
-func listInSerialFormWalk(list v1.ResourceList) bool {
-	for _, q := range list {
+	for _, q := range resources(list) {
 		if !serialForm(&q) {
 			return false
 		}
@@ -265,18 +255,8 @@ func needsDefaulting(p *v1.Pod) bool {
 
 // limitWithoutRequest reports whether rr has a limit without its request.
 func limitWithoutRequest(rr *v1.ResourceRequirements) bool {
-	if hasCPU, hasMemory, only := reslist.CPUMemoryKeys(rr.Limits); only {
-		return hasCPU && !hasResource(rr.Requests, v1.ResourceCPU) ||
-			hasMemory && !hasResource(rr.Requests, v1.ResourceMemory)
-	}
-	return limitWithoutRequestWalk(rr)
-}
-
-// limitWithoutRequestWalk is limitWithoutRequest for any lists, by a
-// walk of the limits.
-func limitWithoutRequestWalk(rr *v1.ResourceRequirements) bool {
-	for name := range rr.Limits {
-		if _, ok := rr.Requests[name]; !ok {
+	for name := range resources(rr.Limits) {
+		if !hasResource(rr.Requests, name) {
 			return true
 		}
 	}

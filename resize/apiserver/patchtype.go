@@ -85,53 +85,20 @@ func ValidPatchType(pt types.PatchType) error {
 // A JSON merge patch or a JSON patch is applied as the API server applies
 // it (k8s.io/apiserver pkg/endpoints/handlers/patch.go, jsonPatcher): to
 // the old pod's JSON (defaulted, with kind, apiVersion and
-// metadata.resourceVersion, as the API server encodes its stored object),
-// with the json-patch library the API server uses (gopkg.in/evanphx/
-// json-patch.v4), and the result decoded strictly into a v1.Pod (under
-// fieldValidation=Strict, as ApplyResize says: a field the pod does not
-// have, or a key given twice in one object, is refused). Then
-// comes what every patch type gets: the name and namespace must be the
-// pod's, a metadata.resourceVersion the patch set must be the stored one
-// (409 Conflict otherwise), and the resize strategy, defaulting and
-// validation of ApplyResize. Both take JSON only (their content types say
-// so); ApplyResize also reads YAML.
+// metadata.resourceVersion), with the json-patch library the API server
+// uses, and the result decoded strictly into a v1.Pod; then come the
+// checks, strategy, defaulting and validation of ApplyResize. A merge patch
+// replaces lists whole: one of spec.containers must name every container,
+// in order, with its full resources and resizePolicy.
 //
-// Note what a JSON merge patch means for lists: a list in the patch
-// replaces the pod's whole list, so a merge patch of spec.containers must
-// name every container, in order, each with its full resources and
-// resizePolicy (a container without resizePolicy gets the default,
-// which validation refuses as a change when the pod had another).
-//
-// Errors are the API server's (each wraps the *apierrors.StatusError it
-// answers with):
-//   - a patch that cannot be read (not JSON, a merge patch that is not an
-//     object, a JSON patch that is not a list of operations, an operation
-//     with a field it does not have): a *PatchError, 400 Bad Request
-//     (apierrors.IsBadRequest);
-//   - a JSON patch operation that does not apply (a failed "test", a path
-//     the pod does not have, an unknown op): a *PatchError whose Path is
-//     the operation ("[1]"), 422 with the API server's words "the server
-//     rejected our request due to an error in our request";
-//   - a result that is not a pod (a bad quantity, a field the pod does not
-//     have, a value of the wrong type): a *PatchError, 422 Invalid on the
-//     field "patch" (apierrors.IsInvalid);
-//   - a key given twice in one object of the patch: the same 422, whose
-//     message is the API server's strict decoding error: for a merge
-//     patch `strict decoding error: duplicate field "spec"`, for a JSON
-//     patch `strict decoding error: json patch duplicate field
-//     "[0].value.cpu"` (and, when the key is in an operation's value,
-//     `duplicate field "spec.containers[0].resources.requests.cpu"` too,
-//     for the patched pod holds it as well); a bad quantity or a value of
-//     the wrong type in the result is reported instead, as the API server
-//     does;
-//   - more than 3 MiB or more than MaxJSONPatchOperations operations: a
-//     *PatchError, 413;
-//   - a patched pod with another name or namespace: a *PatchError on that
-//     field, 400; a resourceVersion that is not the stored one: a
-//     *PatchError on metadata.resourceVersion, 409 Conflict (ErrConflict);
-//     one that is not a number: the same, 500;
-//   - validation: an *InvalidError (422), as ApplyResize;
-//   - a patch type the API server does not take: 415 (ValidPatchType).
+// Errors are the API server's, each wrapping the *apierrors.StatusError it
+// answers with: a patch that cannot be read, 400; a JSON patch operation
+// that does not apply, 422 with the operation as the PatchError's Path
+// ("[1]"); a result that is not a pod or a key given twice, 422 Invalid on
+// the field "patch" (`strict decoding error: json patch duplicate field
+// "[0].value.cpu"`); more than 3 MiB or MaxJSONPatchOperations operations,
+// 413; metadata as ApplyResize says; validation, an *InvalidError; a patch
+// type the API server does not take, 415 (ValidPatchType).
 func ApplyResizePatch(old *v1.Pod, pt types.PatchType, patch []byte, opts ResizeOptions) (*v1.Pod, error) {
 	if err := ValidPatchType(pt); err != nil {
 		return nil, err

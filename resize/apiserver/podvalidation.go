@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/resizelet/resizelet/allocation/reslist"
 	"github.com/resizelet/resizelet/qos"
 	"github.com/resizelet/resizelet/resize/profile"
 )
@@ -215,32 +214,15 @@ type resourceEntry struct {
 }
 
 // sortedEntries returns the list's resources with their amounts, in name
-// order, in buf when they fit. A list of nothing but cpu and memory is
-// read with two lookups (cpu sorts first); any other is walked and sorted
-// (sortedEntriesWalk).
+// order, in buf when they fit.
 func sortedEntries(list v1.ResourceList, buf []resourceEntry) []resourceEntry {
-	cm, only := reslist.CPUMemoryOf(list)
-	if !only {
-		return sortedEntriesWalk(list, buf)
-	}
 	out := buf[:0]
-	if cm.HasCPU {
-		out = append(out, resourceEntry{v1.ResourceCPU, cm.CPU})
-	}
-	if cm.HasMemory {
-		out = append(out, resourceEntry{v1.ResourceMemory, cm.Memory})
-	}
-	return out
-}
-
-// sortedEntriesWalk is sortedEntries for any list: a walk of the map,
-// sorted by name.
-func sortedEntriesWalk(list v1.ResourceList, buf []resourceEntry) []resourceEntry {
-	out := buf[:0]
-	for name, q := range list {
+	for name, q := range resources(list) {
 		out = append(out, resourceEntry{name, q})
 	}
-	slices.SortFunc(out, func(a, b resourceEntry) int { return strings.Compare(string(a.name), string(b.name)) })
+	if len(out) > 2 || !onlyCPUMemory(list) {
+		slices.SortFunc(out, func(a, b resourceEntry) int { return strings.Compare(string(a.name), string(b.name)) })
+	}
 	return out
 }
 

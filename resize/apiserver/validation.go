@@ -3,10 +3,8 @@ package apiserver
 import (
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/resizelet/resizelet/allocation/reslist"
 	"github.com/resizelet/resizelet/qos"
 	"github.com/resizelet/resizelet/resize/profile"
 )
@@ -285,21 +283,8 @@ func resourcesRemoved(newList, oldList v1.ResourceList) bool {
 	if len(oldList) > len(newList) {
 		return true
 	}
-	if hasCPU, hasMemory, only := reslist.CPUMemoryKeys(oldList); only {
-		return hasCPU && !hasResource(newList, v1.ResourceCPU) ||
-			hasMemory && !hasResource(newList, v1.ResourceMemory)
-	}
-	return resourcesRemovedWalk(newList, oldList)
-}
-
-// resourcesRemovedWalk is resourcesRemoved for any lists, by a walk of
-// oldList.
-func resourcesRemovedWalk(newList, oldList v1.ResourceList) bool {
-	if len(oldList) > len(newList) {
-		return true
-	}
-	for name := range oldList {
-		if _, ok := newList[name]; !ok {
+	for name := range resources(oldList) {
+		if !hasResource(newList, name) {
 			return true
 		}
 	}
@@ -361,15 +346,8 @@ func isCPUOrMemory(name v1.ResourceName) bool {
 // other than cpu and memory, in equal amounts.
 func otherResourcesEqual(a, b v1.ResourceList) bool {
 	if onlyCPUMemory(a) && onlyCPUMemory(b) {
-		// Neither holds another resource.
 		return true
 	}
-	return otherResourcesEqualWalk(a, b)
-}
-
-// otherResourcesEqualWalk is otherResourcesEqual for any lists, by walks
-// of both.
-func otherResourcesEqualWalk(a, b v1.ResourceList) bool {
 	na, nb := 0, 0
 	for name, q := range a {
 		if isCPUOrMemory(name) {
@@ -394,27 +372,7 @@ func listsEqual(a, b v1.ResourceList) bool {
 	if len(a) != len(b) {
 		return false
 	}
-	if ca, only := reslist.CPUMemoryOf(a); only {
-		// b has as many resources as a: if it has a's, it has no other.
-		return (!ca.HasCPU || quantityIn(b, v1.ResourceCPU, &ca.CPU)) &&
-			(!ca.HasMemory || quantityIn(b, v1.ResourceMemory, &ca.Memory))
-	}
-	return listsEqualWalk(a, b)
-}
-
-// quantityIn reports whether list holds the resource in an amount equal
-// to q.
-func quantityIn(list v1.ResourceList, name v1.ResourceName, q *resource.Quantity) bool {
-	lq, ok := list[name]
-	return ok && q.Cmp(lq) == 0
-}
-
-// listsEqualWalk is listsEqual for any lists, by a walk of a.
-func listsEqualWalk(a, b v1.ResourceList) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for name, q := range a {
+	for name, q := range resources(a) {
 		if bq, ok := b[name]; !ok || q.Cmp(bq) != 0 {
 			return false
 		}
