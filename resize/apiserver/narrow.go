@@ -23,9 +23,9 @@ import (
 // what tells a patch of this form from one that only looks like it.
 type narrowPatch struct {
 	Spec struct {
-		Containers     []narrowContainer `json:"containers"`
-		InitContainers []narrowContainer `json:"initContainers"`
-		Resources      *narrowResources  `json:"resources"`
+		Containers     []narrowContainer `json:"containers,omitempty"`
+		InitContainers []narrowContainer `json:"initContainers,omitempty"`
+		Resources      *narrowResources  `json:"resources,omitempty"`
 	} `json:"spec"`
 }
 
@@ -35,13 +35,13 @@ type narrowContainer struct {
 }
 
 type narrowResources struct {
-	Requests *narrowAmounts `json:"requests"`
-	Limits   *narrowAmounts `json:"limits"`
+	Requests *narrowAmounts `json:"requests,omitempty"`
+	Limits   *narrowAmounts `json:"limits,omitempty"`
 }
 
 type narrowAmounts struct {
-	CPU    *string `json:"cpu"`
-	Memory *string `json:"memory"`
+	CPU    *string `json:"cpu,omitempty"`
+	Memory *string `json:"memory,omitempty"`
 }
 
 // amounts are the cpu and memory amounts a resize sets in one list.

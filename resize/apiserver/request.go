@@ -1,8 +1,8 @@
 package apiserver
 
 import (
+	"encoding/json"
 	"errors"
-	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -44,69 +44,50 @@ type ResizeRequest struct {
 }
 
 // Patch returns the strategic merge patch the request means, for logs and
-// for the differential tests that hold the two paths equal.
+// for the differential tests that hold the two paths equal: the request
+// in the narrow form (narrowPatch), as JSON.
 func (r ResizeRequest) Patch() []byte {
-	var b []byte
-	b = append(b, `{"spec":{`...)
-	sep := false
-	list := func(key string, cs []ContainerResize) {
-		if len(cs) == 0 {
-			return
+	var p narrowPatch
+	list := func(cs []ContainerResize) []narrowContainer {
+		var out []narrowContainer
+		for _, c := range cs {
+			out = append(out, narrowContainer{Name: c.Name, Resources: patchResources(c)})
 		}
-		if sep {
-			b = append(b, ',')
-		}
-		sep = true
-		b = append(b, `"`+key+`":[`...)
-		for i, c := range cs {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = fmt.Appendf(b, `{"name":%q,"resources":`, c.Name)
-			b = appendResources(b, c)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
+		return out
 	}
-	list("containers", r.Containers)
-	list("initContainers", r.InitContainers)
+	p.Spec.Containers, p.Spec.InitContainers = list(r.Containers), list(r.InitContainers)
 	if r.PodLevel != nil {
-		if sep {
-			b = append(b, ',')
-		}
-		b = append(b, `"resources":`...)
-		b = appendResources(b, *r.PodLevel)
+		rr := patchResources(*r.PodLevel)
+		p.Spec.Resources = &rr
 	}
-	return append(b, "}}"...)
+	b, err := json.Marshal(p)
+	if err != nil {
+		panic("apiserver: a resize request does not marshal: " + err.Error())
+	}
+	return b
 }
 
-func appendResources(b []byte, c ContainerResize) []byte {
-	b = append(b, '{')
-	side := func(key string, a Amounts, comma bool) bool {
+// patchResources writes a container's amounts as a patch's strings: cpu
+// in millicores, memory in bytes with binary suffixes where exact, as
+// resource.Quantity prints them.
+func patchResources(c ContainerResize) narrowResources {
+	amounts := func(a Amounts) *narrowAmounts {
 		if !a.HasCPU && !a.HasMemory {
-			return comma
+			return nil
 		}
-		if comma {
-			b = append(b, ',')
-		}
-		b = append(b, `"`+key+`":{`...)
+		out := &narrowAmounts{}
 		if a.HasCPU {
 			q := cpuQuantity(a.MilliCPU)
-			b = fmt.Appendf(b, `"cpu":%q`, q.String())
+			s := q.String()
+			out.CPU = &s
 		}
 		if a.HasMemory {
-			if a.HasCPU {
-				b = append(b, ',')
-			}
-			q := resource.NewQuantity(a.Memory, resource.BinarySI)
-			b = fmt.Appendf(b, `"memory":%q`, q.String())
+			s := resource.NewQuantity(a.Memory, resource.BinarySI).String()
+			out.Memory = &s
 		}
-		b = append(b, '}')
-		return true
+		return out
 	}
-	comma := side("requests", c.Requests, false)
-	side("limits", c.Limits, comma)
-	return append(b, '}')
+	return narrowResources{Requests: amounts(c.Requests), Limits: amounts(c.Limits)}
 }
 
 func cpuQuantity(milli int64) resource.Quantity {
