@@ -2,6 +2,8 @@ package apiserver
 
 import (
 	"reflect"
+	"slices"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -15,34 +17,47 @@ import (
 // goes to apiequality.Semantic.DeepEqual, so the answers are the deep
 // comparison's.
 
-// Field indexes the comparisons leave out, found once.
+// The fields the comparisons look at, found once: a container's but its
+// resources, a spec's but its containers, init containers and resources.
 var (
-	containerResourcesField = fieldIndex(reflect.TypeFor[v1.Container](), "Resources")
-	specContainersField     = fieldIndex(reflect.TypeFor[v1.PodSpec](), "Containers")
-	specInitContainersField = fieldIndex(reflect.TypeFor[v1.PodSpec](), "InitContainers")
-	specResourcesField      = fieldIndex(reflect.TypeFor[v1.PodSpec](), "Resources")
+	containerFields = fieldsBut(reflect.TypeFor[v1.Container](), "Resources")
+	specFields      = fieldsBut(reflect.TypeFor[v1.PodSpec](), "Containers", "InitContainers", "Resources")
 )
 
-func fieldIndex(t reflect.Type, name string) int {
-	f, ok := t.FieldByName(name)
-	if !ok {
-		panic("apiserver: " + t.String() + " has no field " + name)
+// fieldsBut returns the indexes of t's fields but the named ones, each of
+// which t must have.
+func fieldsBut(t reflect.Type, names ...string) []int {
+	var out []int
+	for i := range t.NumField() {
+		if !slices.Contains(names, t.Field(i).Name) {
+			out = append(out, i)
+		}
 	}
-	return f.Index[0]
+	if len(out) != t.NumField()-len(names) {
+		panic("apiserver: " + t.String() + " lacks a field of " + strings.Join(names, ", "))
+	}
+	return out
+}
+
+// identicalFields reports whether the structs a and b are identical in
+// the fields at the indexes.
+func identicalFields(a, b reflect.Value, fields []int) bool {
+	for _, i := range fields {
+		if !identical(a.Field(i), b.Field(i)) {
+			return false
+		}
+	}
+	return true
 }
 
 // identical reports whether a and b, two values of one type, hold the
-// same thing in every field but the skipped ones (by index, for a
-// struct): equal strings, numbers and booleans, and slices, maps and
+// same thing: equal strings, numbers and booleans, and slices, maps and
 // pointers that refer to the same memory with the same length. Identical
 // values are semantically equal; values that are not may still be.
-func identical(a, b reflect.Value, skip ...int) bool {
+func identical(a, b reflect.Value) bool {
 	switch a.Kind() {
 	case reflect.Struct:
 		for i, n := 0, a.NumField(); i < n; i++ {
-			if isSkipped(i, skip) {
-				continue
-			}
 			if !identical(a.Field(i), b.Field(i)) {
 				return false
 			}
@@ -72,19 +87,10 @@ func identical(a, b reflect.Value, skip ...int) bool {
 	return false
 }
 
-func isSkipped(i int, skip []int) bool {
-	for _, s := range skip {
-		if s == i {
-			return true
-		}
-	}
-	return false
-}
-
 // equalOutsideResources reports whether two containers are semantically
 // equal in everything but their resources.
 func equalOutsideResources(c, o *v1.Container) bool {
-	if identical(reflect.ValueOf(c).Elem(), reflect.ValueOf(o).Elem(), containerResourcesField) {
+	if identicalFields(reflect.ValueOf(c).Elem(), reflect.ValueOf(o).Elem(), containerFields) {
 		return true
 	}
 	cc, oc := *c, *o
@@ -99,7 +105,7 @@ func specEqualOutsideContainers(a, b *v1.PodSpec, skipResources bool) bool {
 	if !skipResources && !podResourcesEqual(a.Resources, b.Resources) {
 		return false
 	}
-	if identical(reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem(), specContainersField, specInitContainersField, specResourcesField) {
+	if identicalFields(reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem(), specFields) {
 		return true
 	}
 	ac, bc := *a, *b
