@@ -77,7 +77,7 @@ func applyEdit(old *v1.Pod, e *resizeEdit, opts ResizeOptions) (*v1.Pod, error) 
 		DefaultPod(oldPod)
 	}
 	newPod := editedPod(oldPod, e, opts)
-	if errs := ValidateResize(newPod, oldPod, opts); len(errs) > 0 {
+	if errs := validateResize(newPod, oldPod, opts, e.patched == nil); len(errs) > 0 {
 		return nil, &InvalidError{Name: oldPod.Name, Errs: errs}
 	}
 	// The generation is compared after validation, which refuses the
@@ -164,12 +164,15 @@ func containersChanged(list, old []v1.Container) bool {
 // list itself when that changes nothing, else a new list whose containers
 // share everything else with list's.
 func editedContainers(list []v1.Container, edits []containerEdit) []v1.Container {
-	if len(edits) == 0 && !slices.ContainsFunc(list, notSerial) {
+	serial := !slices.ContainsFunc(list, notSerial)
+	if len(edits) == 0 && serial {
 		return list
 	}
 	out := slices.Clone(list)
 	for i := range out {
-		out[i].Resources = serializedRequirements(out[i].Resources)
+		if !serial {
+			out[i].Resources = serializedRequirements(out[i].Resources)
+		}
 	}
 	for _, e := range edits {
 		c := &out[e.index]

@@ -88,8 +88,14 @@ func identical(a, b reflect.Value) bool {
 }
 
 // equalOutsideResources reports whether two containers are semantically
-// equal in everything but their resources.
-func equalOutsideResources(c, o *v1.Container) bool {
+// equal in everything but their resources. With edited (validateResize),
+// c is a copy of o with resources and resizePolicy set by applyEdit, so
+// only resizePolicy can differ (slices.Equal is its semantic equality: a
+// nil list equals an empty one).
+func equalOutsideResources(c, o *v1.Container, edited bool) bool {
+	if edited {
+		return slices.Equal(c.ResizePolicy, o.ResizePolicy)
+	}
 	if identicalFields(reflect.ValueOf(c).Elem(), reflect.ValueOf(o).Elem(), containerFields) {
 		return true
 	}
@@ -101,9 +107,15 @@ func equalOutsideResources(c, o *v1.Container) bool {
 // specEqualOutsideContainers reports whether two pod specs are
 // semantically equal in everything but their containers and init
 // containers, and but spec.resources when skipResources is set.
-func specEqualOutsideContainers(a, b *v1.PodSpec, skipResources bool) bool {
+//
+// With edited (validateResize), a is b with its containers and resources
+// set by applyEdit, the rest shared, so equal.
+func specEqualOutsideContainers(a, b *v1.PodSpec, skipResources, edited bool) bool {
 	if !skipResources && !podResourcesEqual(a.Resources, b.Resources) {
 		return false
+	}
+	if edited {
+		return true
 	}
 	if identicalFields(reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem(), specFields) {
 		return true

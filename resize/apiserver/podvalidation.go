@@ -220,7 +220,8 @@ func sortedEntries(list v1.ResourceList, buf []resourceEntry) []resourceEntry {
 	for name, q := range resources(list) {
 		out = append(out, resourceEntry{name, q})
 	}
-	if len(out) > 2 || !onlyCPUMemory(list) {
+	// A list of nothing but cpu and memory comes sorted.
+	if len(out) > 1 && (len(out) > 2 || out[0].name > out[1].name) {
 		slices.SortFunc(out, func(a, b resourceEntry) int { return strings.Compare(string(a.name), string(b.name)) })
 	}
 	return out

@@ -67,6 +67,15 @@ const (
 // A nil pod is an error on the argument's name ("newPod: Required value"),
 // as for every validation of this package: there is nothing to validate.
 func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList {
+	return validateResize(newPod, oldPod, opts, false)
+}
+
+// validateResize is ValidateResize, told with edited that applyEdit built
+// newPod from oldPod (an edit of resources and resizePolicy only, every
+// path's case): the comparisons outside those fields then have their
+// answer by construction (equalOutsideResources says how), and the
+// checks of values run as for any pod.
+func validateResize(newPod, oldPod *v1.Pod, opts ResizeOptions, edited bool) field.ErrorList {
 	if newPod == nil || oldPod == nil {
 		var errs field.ErrorList
 		if newPod == nil {
@@ -140,21 +149,21 @@ func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList 
 	}
 
 	for i := range newPod.Spec.Containers {
-		if !equalAfterUndo(&newPod.Spec.Containers[i], &oldPod.Spec.Containers[i], p) {
+		if !equalAfterUndo(&newPod.Spec.Containers[i], &oldPod.Spec.Containers[i], p, edited) {
 			allErrs = append(allErrs, field.Forbidden(field.NewPath("spec"), msgOnlyCPUMemory))
 		}
 	}
 	for i := range newPod.Spec.InitContainers {
 		c, o := &newPod.Spec.InitContainers[i], &oldPod.Spec.InitContainers[i]
 		if qos.IsSidecar(c) || initResizable {
-			if !equalAfterUndo(c, o, p) {
+			if !equalAfterUndo(c, o, p, edited) {
 				if p.InitResizeErrorPerContainer() {
 					allErrs = append(allErrs, field.Forbidden(field.NewPath("spec", "initContainers").Index(i), msgOnlyCPUMemoryInit))
 				} else {
 					allErrs = append(allErrs, field.Forbidden(field.NewPath("spec"), msgOnlyCPUMemorySide))
 				}
 			}
-			if p.InitRestartContainerPolicyForbidden() && !qos.IsSidecar(c) && !containersEqual(c, o) {
+			if p.InitRestartContainerPolicyForbidden() && !qos.IsSidecar(c) && !containersEqual(c, o, edited) {
 				// One error per RestartContainer policy, as
 				// ValidatePodResize (1.36) gives them.
 				for _, rp := range c.ResizePolicy {
@@ -163,7 +172,7 @@ func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList 
 					}
 				}
 			}
-		} else if !containersEqual(c, o) {
+		} else if !containersEqual(c, o, edited) {
 			allErrs = append(allErrs, field.Forbidden(field.NewPath("spec"), msgInitImmutable))
 		}
 	}
@@ -173,7 +182,7 @@ func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList 
 	// Every container compared equal (after its undo), and so did the
 	// pod-level resources if they were checked: what is left of the
 	// API server's final comparison is the rest of the spec.
-	if !specEqualOutsideContainers(&newPod.Spec, &oldPod.Spec, podLevelChecked) {
+	if !specEqualOutsideContainers(&newPod.Spec, &oldPod.Spec, podLevelChecked, edited) {
 		allErrs = append(allErrs, field.Forbidden(field.NewPath("spec"), msgOnlyCPUMemory))
 	}
 	return allErrs
@@ -305,11 +314,11 @@ func resourcesRemoved(newList, oldList v1.ResourceList) bool {
 
 // equalAfterUndo reports whether c, with its cpu and memory changes undone
 // as the API server undoes them, equals o.
-func equalAfterUndo(c, o *v1.Container, p profile.Profile) bool {
+func equalAfterUndo(c, o *v1.Container, p profile.Profile, edited bool) bool {
 	return len(o.Resources.Claims) == 0 &&
 		listEqualAfterUndo(c.Resources.Limits, o.Resources.Limits, p) &&
 		listEqualAfterUndo(c.Resources.Requests, o.Resources.Requests, p) &&
-		equalOutsideResources(c, o)
+		equalOutsideResources(c, o, edited)
 }
 
 // listEqualAfterUndo reports whether list with cpu and memory taken from
@@ -394,8 +403,8 @@ func requirementsEqual(a, b *v1.ResourceRequirements) bool {
 }
 
 // containersEqual is semantic equality of containers.
-func containersEqual(c, o *v1.Container) bool {
-	return requirementsEqual(&c.Resources, &o.Resources) && equalOutsideResources(c, o)
+func containersEqual(c, o *v1.Container, edited bool) bool {
+	return requirementsEqual(&c.Resources, &o.Resources) && equalOutsideResources(c, o, edited)
 }
 
 // validatePodLevelResize checks a change of spec.resources when pod-level
