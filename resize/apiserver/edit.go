@@ -138,20 +138,18 @@ func specChanged(newPod, oldPod *v1.Pod, e *resizeEdit) bool {
 	if e.patched != nil {
 		return !apiequality.Semantic.DeepEqual(newPod.Spec, oldPod.Spec)
 	}
-	return containersChanged(newPod.Spec.Containers, oldPod.Spec.Containers) ||
-		containersChanged(newPod.Spec.InitContainers, oldPod.Spec.InitContainers) ||
+	return containersChanged(newPod.Spec.Containers, oldPod.Spec.Containers, e.containers) ||
+		containersChanged(newPod.Spec.InitContainers, oldPod.Spec.InitContainers, e.initContainers) ||
 		!podResourcesEqual(newPod.Spec.Resources, oldPod.Spec.Resources)
 }
 
-// containersChanged reports whether a container of list differs from
-// old's at its index in resources or resizePolicy, the two things an edit
-// changes.
-func containersChanged(list, old []v1.Container) bool {
-	if len(list) > 0 && len(old) > 0 && &list[0] == &old[0] {
-		return false
-	}
-	for i := range list {
-		if !requirementsEqual(&list[i].Resources, &old[i].Resources) || !slices.Equal(list[i].ResizePolicy, old[i].ResizePolicy) {
+// containersChanged reports whether an edited container of list differs
+// from old's at its index in resources or resizePolicy, the two things an
+// edit changes (the others keep old's amounts, at most re-parsed).
+func containersChanged(list, old []v1.Container, edits []containerEdit) bool {
+	for _, e := range edits {
+		c, o := &list[e.index], &old[e.index]
+		if !requirementsEqual(&c.Resources, &o.Resources) || !slices.Equal(c.ResizePolicy, o.ResizePolicy) {
 			return true
 		}
 	}
