@@ -13,9 +13,8 @@ import (
 	"github.com/resizelet/resizelet/allocation/reslist"
 )
 
-// fastPathNames are the resource names the differential tests draw from:
-// cpu and memory, which the fast paths read directly, and names they must
-// leave to the walks.
+// fastPathNames are the resource names the tests draw from: cpu and
+// memory, which resources reads directly, and names it must range over.
 var fastPathNames = []v1.ResourceName{
 	v1.ResourceCPU, v1.ResourceMemory, v1.ResourceCPU, v1.ResourceMemory,
 	v1.ResourceEphemeralStorage, "hugepages-2Mi", "example.com/gpu", "pods",
