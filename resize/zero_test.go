@@ -399,7 +399,6 @@ func zeroFuncs() []zeroFunc {
 		{name: "apiserver.ApplyResizePatch", fn: apiserver.ApplyResizePatch},
 		{name: "apiserver.ValidateAmounts", fn: apiserver.ValidateAmounts},
 		{name: "apiserver.CheckExponent", fn: apiserver.CheckExponent},
-		{name: "apiserver.FindHugeExponent", fn: apiserver.FindHugeExponent},
 		{name: "apiserver.DefaultPod", fn: apiserver.DefaultPod},
 		{name: "apiserver.ToEventsV1", fn: apiserver.ToEventsV1},
 		{name: "apiserver.AdmitResize", fn: apiserver.AdmitResize},

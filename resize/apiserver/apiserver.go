@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
-	"sort"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -47,14 +47,6 @@ type ResizeOptions struct {
 	// pod's resourceVersion, which the pods a Cluster stores do not carry
 	// themselves: a patch sees it and may only repeat it.
 	resourceVersion uint64
-	// oldStored, set by a Cluster's resize, says that the old pod is one
-	// the Cluster stores (or an equal decoding of it), which passed
-	// ValidatePod under these options (Cluster says why). ValidateResize
-	// then leaves out the per-container checks of the regular containers
-	// the new pod keeps as they were (keptContainers). The paths that
-	// validate against another old pod (a defaulted copy, the strategic
-	// merge's) clear it.
-	oldStored bool
 }
 
 // profile is the version's behaviour with the options' gates.
@@ -189,53 +181,34 @@ func (e *PatchError) apiStatus() *apierrors.StatusError {
 var errEmptyPatch = errors.New("empty patch")
 
 // ApplyResize is the pod resize subresource. It applies patch (a strategic
-// merge patch for v1.Pod, as JSON or YAML) to old, keeps from the result only
-// what /resize may change, applies v1 defaulting, validates the result
-// against old (ValidateResize) and bumps metadata.generation when the spec
-// changed. It returns the new pod, or a *PatchError for a malformed patch, or
-// an *InvalidError when validation fails; old is never modified.
+// merge patch for v1.Pod, as JSON or YAML) to old (defaulted, as the API
+// server stores only defaulted pods), keeps from the result only what
+// /resize may change, applies v1 defaulting, validates the result against
+// old (ValidateResize) and bumps metadata.generation when the spec changed.
+// It returns the new pod, or a *PatchError for a malformed patch, or an
+// *InvalidError when validation fails; old is never modified.
 //
 // What /resize keeps is what the API server's resize strategy keeps
 // (pkg/registry/core/pod/strategy.go, dropNonResizeUpdates): the resources
 // and resizePolicy of each container and init container, and spec.resources
-// when InPlacePodLevelResourcesVerticalScaling is on. Every other change in
-// the patch (metadata, status, other spec fields, ephemeral containers) is
-// dropped silently, as the strategy does, except what the API server checks
-// before the strategy runs: a metadata.name or metadata.namespace other than
-// the pod's is refused with 400 Bad Request, and a metadata.resourceVersion
-// other than the stored pod's (old's, or the Cluster's) with 409 Conflict
-// (ErrConflict), as an update with a stale resourceVersion is; both are
-// PatchErrors on that field. A patch that adds, removes,
-// renames or reorders containers is kept as is instead, so that validation
-// reports it. A changed resizePolicy is kept by the strategy but refused by
-// validation, which undoes only cpu and memory changes before comparing
-// containers ("only cpu and memory resources are mutable").
+// when InPlacePodLevelResourcesVerticalScaling is on. Every other change is
+// dropped silently, except what the API server checks before the strategy
+// runs (checkPatchedMeta): another name or namespace (400), a stale
+// metadata.resourceVersion (409, ErrConflict). A patch that adds, removes,
+// renames or reorders containers is kept whole, for validation to refuse.
 //
-// The patch and the patched object are decoded strictly, as the API
-// server decodes them under fieldValidation=Strict, the directive
-// resizelet emulates (it is what kubectl apply, create, replace and edit
-// send by default, --validate=strict; kubectl patch sends none, and the
-// API server's default, Warn, would only warn of what Strict refuses): a
-// field v1.Pod does not have ("resource" for "resources"), or a key given
-// twice in one object of a JSON patch ({"cpu":"1","cpu":"2"}), is a
-// PatchError, 422 Invalid on the field "patch" with the API server's
-// `strict decoding error: duplicate field
-// "spec.containers[0].resources.requests.cpu"`, rather than a change
-// silently dropped or a value silently overwritten. A patch given as YAML
-// keeps the last of a key's values, as kubectl's conversion of a YAML
-// patch to the JSON it sends does (decodePatch says why). PatchError says
-// which status the API server answers each malformed patch with; a patch
-// larger than MaxRequestBodyBytes is refused with 413.
+// The patch and the patched object are decoded strictly, as under
+// fieldValidation=Strict (what kubectl apply, create, replace and edit
+// send): an unknown field or a key given twice is a PatchError, 422 on the
+// field "patch", rather than a change silently dropped. A YAML patch keeps
+// the last of a key's values, as kubectl's conversion of it does
+// (decodePatch). A patch larger than MaxRequestBodyBytes is refused (413).
 //
-// old is defaulted (a copy of it) before use: the API server only ever
-// stores defaulted pods, so an undefaulted old would otherwise look changed
-// by any patch.
-//
-// A patch that only sets requests and limits of containers the pod has
-// (the common case, readResizePatch) is applied without the JSON round
-// trip, with the same result. The pod returned then shares with old the
-// parts the resize did not change, as the API server's objects are shared:
-// read it, or DeepCopy it before changing anything in it.
+// A patch of the narrow form (readNarrowPatch) is decoded straight into
+// the edit; any other is merged as the API server merges it and read back
+// into the same edit (applyPatch). Both end in applyEdit. The pod returned
+// shares with old the parts the resize did not change, as the API server's
+// objects are shared: read it, or DeepCopy it before changing anything.
 func ApplyResize(old *v1.Pod, patch []byte, opts ResizeOptions) (*v1.Pod, error) {
 	if old == nil {
 		return nil, errors.New("apply resize: nil pod")
@@ -243,98 +216,44 @@ func ApplyResize(old *v1.Pod, patch []byte, opts ResizeOptions) (*v1.Pod, error)
 	if len(patch) > MaxRequestBodyBytes {
 		return nil, bodyTooLarge(len(patch))
 	}
-	if e, ok := readResizePatch(patch); ok && inPlace(old.Spec.Containers, e.containers) && inPlace(old.Spec.InitContainers, e.initContainers) {
-		return resizeInPlace(old, &e, opts)
+	// Room for the sets and edits of a typical patch on the stack.
+	var sets [4]containerSet
+	var edits [4]containerEdit
+	if cs, inits, pod, ok := readNarrowPatch(patch, sets[:0]); ok {
+		if e, ok := editOfSets(old, cs, inits, pod, edits[:0]); ok {
+			return applyEdit(old, &e, opts)
+		}
 	}
-	return applyStrategicMerge(old, patch, opts)
+	return applyPatch(old, StrategicMergePatch, patch, opts)
 }
 
-// applyStrategicMerge is ApplyResize the general way, as the API server
-// goes: the old pod and the patch as JSON maps, the strategic merge, the
-// strict decoding of the result, then finishResize.
-func applyStrategicMerge(old *v1.Pod, patch []byte, opts ResizeOptions) (*v1.Pod, error) {
-	// The validation below compares against a copy of old: nothing in it
-	// is the stored pod's own.
-	opts.oldStored = false
+// strategicPatched applies a strategic merge patch to the stored pod
+// (oldPod with the resourceVersion current), as the API server's
+// strategicPatcher does: the pod and the patch as JSON maps, the merge,
+// the strict decoding of the result.
+func strategicPatched(oldPod *v1.Pod, current string, patch []byte) (*v1.Pod, error) {
 	patchMap, dupErrs, err := decodePatch(patch)
 	if err != nil {
 		return nil, err
 	}
-	oldPod := old.DeepCopy()
-	DefaultPod(oldPod)
-
-	current := currentResourceVersion(old, opts)
 	stored := oldPod
 	if current != oldPod.ResourceVersion {
-		// The patch applies to the stored pod with its resourceVersion.
 		cp := *oldPod
 		cp.ResourceVersion = current
 		stored = &cp
 	}
-	patched, err := mergePatch(stored, patchMap, dupErrs)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkPatchedMeta(patched, oldPod, current); err != nil {
-		return nil, err
-	}
-	return finishResize(oldPod, patched, opts)
+	return mergePatch(stored, patchMap, dupErrs)
 }
 
-// finishResize is what the resize subresource does with the patched pod:
-// v1 defaulting, the resize strategy, the generation, validation against
-// the (defaulted) old pod.
-func finishResize(oldPod, patched *v1.Pod, opts ResizeOptions) (*v1.Pod, error) {
-	DefaultPod(patched)
-
-	newPod := resizeStrategy(patched, oldPod, opts)
-	if opts.profile().DefaultsPodLevelResources() {
-		// The 1.37 resize strategy's PrepareForUpdate: a patch that drops
-		// spec.resources keeps the old ones, and pod-level resources are
-		// defaulted again.
-		if newPod.Spec.Resources == nil && oldPod.Spec.Resources != nil {
-			newPod.Spec.Resources = oldPod.Spec.Resources
-		}
-		if newPod.Spec.Resources != nil {
-			newPod.Spec.Resources = newPod.Spec.Resources.DeepCopy()
-			defaultPodLevelResources(newPod)
-		}
-	}
-	if errs := ValidateAmounts(newPod); len(errs) > 0 {
-		// Refused before the comparison below, which would read the
-		// amounts (see ValidatePod); ValidateResize gives the errors.
-		return nil, &InvalidError{Name: oldPod.Name, Errs: ValidateResize(newPod, oldPod, opts)}
-	}
-	if !apiequality.Semantic.DeepEqual(newPod.Spec, oldPod.Spec) {
-		newPod.Generation = oldPod.Generation + 1
-	}
-	if errs := ValidateResize(newPod, oldPod, opts); len(errs) > 0 {
-		return nil, &InvalidError{Name: oldPod.Name, Errs: errs}
-	}
-	return newPod, nil
-}
-
-// decodePatch reads a patch given as JSON or YAML into a JSON object. JSON
-// is taken as is; anything that is not valid JSON is read as YAML (which
-// also covers YAML flow maps such as `{spec: {...}}`).
-//
+// decodePatch reads a patch given as JSON or YAML into a JSON object.
 // JSON is decoded strictly, as the API server decodes a strategic merge
-// patch under fieldValidation=Strict (k8s.io/apiserver
-// pkg/endpoints/handlers/patch.go, strategicPatchObject:
-// kjson.UnmarshalStrict into a map): a key given twice in one object is
-// not an error yet but a strict decoding error, `duplicate field
-// "spec.containers[0].resources.requests.cpu"`, returned in dupErrs for
-// mergePatch to report once the merge and the decoding of its result have
-// not failed for another reason; the map holds the last of the values, as
-// the API server's does.
-//
-// YAML is converted to JSON first (sigs.k8s.io/yaml.YAMLToJSON), which
-// keeps the last of a key's values without an error: that is what kubectl
-// patch does with a YAML patch before it sends it (k8s.io/kubectl
-// pkg/cmd/patch/patch.go, RunPatch: k8s.io/apimachinery/pkg/util/yaml
-// ToJSON), and the API server, which takes a strategic merge patch as JSON
-// only, never sees the duplicate. So a YAML patch with a duplicate key is
-// taken, the last value winning.
+// patch (k8s.io/apiserver pkg/endpoints/handlers/patch.go,
+// strategicPatchObject): a key given twice is returned in dupErrs, for
+// mergePatch to report once nothing else failed, the map holding the last
+// value. Anything that is not valid JSON is read as YAML and converted
+// with sigs.k8s.io/yaml, which keeps the last of a key's values, as kubectl
+// patch does before it sends (k8s.io/kubectl pkg/cmd/patch/patch.go): the
+// API server, which takes JSON only, never sees the duplicate.
 func decodePatch(patch []byte) (m map[string]interface{}, dupErrs []error, err error) {
 	trimmed := bytes.TrimSpace(patch)
 	if len(trimmed) == 0 {
@@ -365,7 +284,7 @@ func decodePatch(patch []byte) (m map[string]interface{}, dupErrs []error, err e
 	}
 	// resizelet's own refusal, before any value is parsed as a quantity
 	// (MaxExponent says why).
-	if where, err := FindHugeExponent(m, ""); err != nil {
+	if where, err := findAmount(m, hugeAmount); err != nil {
 		return nil, nil, &PatchError{Path: where, Err: err}
 	}
 	return m, dupErrs, nil
@@ -403,7 +322,7 @@ func mergePatch(pod *v1.Pod, patch map[string]interface{}, patchStrictErrs []err
 		// does not say where it is; find it in the patch so the caller
 		// learns which value was wrong.
 		status := invalidPatch(fmt.Sprintf("%+v", patch), err.Error())
-		if path, qerr := findBadQuantity(patch); qerr != nil {
+		if path, qerr := findAmount(patch, checkQuantity); qerr != nil {
 			return nil, &PatchError{Path: path, Err: qerr, status: status}
 		}
 		return nil, &PatchError{Err: err, status: status}
@@ -458,53 +377,55 @@ func strategicMergeStatus(err error) *apierrors.StatusError {
 // string values must parse as quantities.
 var quantityMaps = map[string]bool{"requests": true, "limits": true, "overhead": true}
 
-// findBadQuantity walks a patch for the first value in a resource list that
-// is not a valid quantity, in a stable order (keys sorted), and returns its
-// path in the field-path notation of validation errors. List indexes in the
-// path are positions in the patch.
-func findBadQuantity(patch map[string]interface{}) (string, error) {
-	keys := make([]string, 0, len(patch))
-	for k := range patch {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if p, err := findBadQuantityIn(patch[k], field.NewPath(k), quantityMaps[k]); err != nil {
+// findAmount walks a patch for the first value in a resource list
+// (requests, limits, overhead) that check refuses, in a stable order
+// (keys sorted), and returns its path in the field-path notation of
+// validation errors, with check's error. List indexes in the path are
+// positions in the patch. Only values in resource lists are amounts: a
+// container named "1e1001" is a name, as the API server reads it.
+func findAmount(patch map[string]interface{}, check func(interface{}) error) (string, error) {
+	for _, k := range slices.Sorted(maps.Keys(patch)) {
+		if p, err := findAmountIn(patch[k], field.NewPath(k), quantityMaps[k], check); err != nil {
 			return p, err
 		}
 	}
 	return "", nil
 }
 
-// findBadQuantityIn is findBadQuantity below path, for a value that is a
-// resource list itself when inList.
-func findBadQuantityIn(v interface{}, path *field.Path, inList bool) (string, error) {
+// findAmountIn is findAmount below path, for a value that is a resource
+// list itself when inList.
+func findAmountIn(v interface{}, path *field.Path, inList bool, check func(interface{}) error) (string, error) {
 	switch t := v.(type) {
 	case map[string]interface{}:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(t)) {
 			if inList {
-				if err := checkQuantity(t[k]); err != nil {
+				if err := check(t[k]); err != nil {
 					return path.Key(k).String(), err
 				}
 				continue
 			}
-			if p, err := findBadQuantityIn(t[k], path.Child(k), quantityMaps[k]); err != nil {
+			if p, err := findAmountIn(t[k], path.Child(k), quantityMaps[k], check); err != nil {
 				return p, err
 			}
 		}
 	case []interface{}:
 		for i := range t {
-			if p, err := findBadQuantityIn(t[i], path.Index(i), false); err != nil {
+			if p, err := findAmountIn(t[i], path.Index(i), false, check); err != nil {
 				return p, err
 			}
 		}
 	}
 	return "", nil
+}
+
+// hugeAmount refuses an amount whose exponent is beyond MaxExponent
+// (CheckExponent), before anything parses it. Only strings can hold one:
+// a patch's numbers are decoded as int64 or float64, which have none.
+func hugeAmount(v interface{}) error {
+	if s, ok := v.(string); ok {
+		return CheckExponent(strings.TrimSpace(s))
+	}
+	return nil
 }
 
 // checkQuantity decodes a patch value as a quantity the way the pod's
@@ -516,50 +437,4 @@ func checkQuantity(v interface{}) error {
 	}
 	var q resource.Quantity
 	return q.UnmarshalJSON(data)
-}
-
-// resizeStrategy keeps from the patched pod only what the resize
-// subresource may change, as the API server's resize strategy does: the
-// result is old with each container's and init container's resources and
-// resizePolicy taken from patched (and spec.resources when pod-level resize
-// is on). When the patch added, removed, renamed or reordered containers the
-// patched pod is returned whole, for validation to reject.
-func resizeStrategy(patched, old *v1.Pod, opts ResizeOptions) *v1.Pod {
-	containers, ok := mergeResizeFields(patched.Spec.Containers, old.Spec.Containers)
-	if !ok {
-		return patched
-	}
-	initContainers, ok := mergeResizeFields(patched.Spec.InitContainers, old.Spec.InitContainers)
-	if !ok {
-		return patched
-	}
-	out := old.DeepCopy()
-	out.Spec.Containers = containers
-	out.Spec.InitContainers = initContainers
-	if opts.profile().PodLevelResize() {
-		out.Spec.Resources = patched.Spec.Resources
-	}
-	return out
-}
-
-// mergeResizeFields returns a copy of old with resources and resizePolicy
-// taken from the container at the same index in patched, or false when the
-// lists do not hold the same names in the same order.
-func mergeResizeFields(patched, old []v1.Container) ([]v1.Container, bool) {
-	if len(patched) != len(old) {
-		return nil, false
-	}
-	if len(old) == 0 {
-		return nil, true
-	}
-	out := make([]v1.Container, len(old))
-	for i := range old {
-		if patched[i].Name != old[i].Name {
-			return nil, false
-		}
-		out[i] = *old[i].DeepCopy()
-		out[i].Resources = patched[i].Resources
-		out[i].ResizePolicy = patched[i].ResizePolicy
-	}
-	return out, true
 }

@@ -27,40 +27,75 @@ func runningPod() *v1.Pod {
 	return p
 }
 
-// The benchmark's resize: cpu 200m/400m to 300m/600m.
+// The benchmark's resize, cpu 200m/400m to 300m/600m, in every form the
+// resize subresource takes.
 var (
-	benchPatch   = []byte(`{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"300m"},"limits":{"cpu":"600m"}}}]}}`)
 	benchRequest = ResizeRequest{Containers: []ContainerResize{{Name: "app", Requests: Amounts{MilliCPU: 300, HasCPU: true}, Limits: Amounts{MilliCPU: 600, HasCPU: true}}}}
+	benchPatch   = []byte(`{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"300m"},"limits":{"cpu":"600m"}}}]}}`)
+	// benchStrategic is outside the narrow form (the directive kubectl
+	// apply sends), so it takes the strategic merge.
+	benchStrategic = []byte(`{"spec":{"$setElementOrder/containers":[{"name":"app"}],"containers":[{"name":"app","resources":{"requests":{"cpu":"300m"},"limits":{"cpu":"600m"}}}]}}`)
+	benchMerge     = []byte(`{"spec":{"containers":[{"name":"app","image":"pause","resources":{"requests":{"cpu":"300m","memory":"128Mi"},"limits":{"cpu":"600m","memory":"256Mi"}}}]}}`)
+	benchJSON      = []byte(`[{"op":"replace","path":"/spec/containers/0/resources/requests/cpu","value":"300m"},{"op":"replace","path":"/spec/containers/0/resources/limits/cpu","value":"600m"}]`)
 )
 
-// BenchmarkApplyResize is the API server's part of a resize, as the
-// kubelet's figures measure it: the strategic merge patch of a running
-// one-container pod's resize, defaulting, and the resize validation.
-func BenchmarkApplyResize(b *testing.B) {
-	old := runningPod()
-	o := ResizeOptions{}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := ApplyResize(old, benchPatch, o); err != nil {
-			b.Fatal(err)
-		}
+// benchPaths are the ways of BenchmarkResizePatch, each the same resize.
+var benchPaths = []struct {
+	name  string
+	apply func(old *v1.Pod) (*v1.Pod, error)
+}{
+	{"typed", func(old *v1.Pod) (*v1.Pod, error) { return ApplyResizeRequest(old, benchRequest, ResizeOptions{}) }},
+	{"narrow", func(old *v1.Pod) (*v1.Pod, error) { return ApplyResize(old, benchPatch, ResizeOptions{}) }},
+	{"strategic", func(old *v1.Pod) (*v1.Pod, error) { return ApplyResize(old, benchStrategic, ResizeOptions{}) }},
+	{"merge", func(old *v1.Pod) (*v1.Pod, error) {
+		return ApplyResizePatch(old, MergePatch, benchMerge, ResizeOptions{})
+	}},
+	{"json", func(old *v1.Pod) (*v1.Pod, error) {
+		return ApplyResizePatch(old, JSONPatch, benchJSON, ResizeOptions{})
+	}},
+}
+
+// BenchmarkResizePatch is the API server's part of a resize, as the
+// performance reference measures it (README, Performance): the resize of
+// the running one-container pod, with defaulting and validation, by each
+// path: a typed request, a patch of the narrow form, a strategic merge
+// patch outside it, a JSON merge patch and a JSON patch.
+func BenchmarkResizePatch(b *testing.B) {
+	for _, p := range benchPaths {
+		b.Run("path="+p.name, func(b *testing.B) {
+			old := runningPod()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := p.apply(old); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
-// BenchmarkApplyResizeRequest is the same resize as a typed request.
-func BenchmarkApplyResizeRequest(b *testing.B) {
-	old := runningPod()
-	o := ResizeOptions{}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := ApplyResizeRequest(old, benchRequest, o); err != nil {
-			b.Fatal(err)
+// TestBenchPathsResizeAlike: every path of BenchmarkResizePatch gives the
+// same pod, with the new cpu amounts, so the benchmark compares like with
+// like.
+func TestBenchPathsResizeAlike(t *testing.T) {
+	var first *v1.Pod
+	for _, p := range benchPaths {
+		got, err := p.apply(runningPod())
+		if err != nil {
+			t.Fatalf("path %s: %v", p.name, err)
+		}
+		if q := got.Spec.Containers[0].Resources.Limits[v1.ResourceCPU]; q.MilliValue() != 600 {
+			t.Fatalf("path %s: cpu limit %s, want 600m", p.name, q.String())
+		}
+		if first == nil {
+			first = got
+		} else if a, b := mustJSON(got), mustJSON(first); string(a) != string(b) {
+			t.Fatalf("path %s gives\n%s\npath %s gives\n%s", p.name, a, benchPaths[0].name, b)
 		}
 	}
-}
-
-// TestBenchRequestIsBenchPatch: the two benchmarks resize alike.
-func TestBenchRequestIsBenchPatch(t *testing.T) {
+	if _, _, _, ok := readNarrowPatch(benchStrategic, nil); ok {
+		t.Fatal("the strategic path's patch is of the narrow form")
+	}
 	if got := string(benchRequest.Patch()); got != string(benchPatch) {
 		t.Fatalf("benchRequest.Patch() = %s, want %s", got, benchPatch)
 	}

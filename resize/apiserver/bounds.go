@@ -1,9 +1,7 @@
 package apiserver
 
 import (
-	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/resizelet/resizelet/allocation/reslist"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 )
 
@@ -51,18 +48,10 @@ func ValidateAmounts(pod *v1.Pod) field.ErrorList {
 	if pod == nil {
 		return nilPodErrors("pod")
 	}
-	return validateAmounts(pod, 0)
-}
-
-// validateAmounts is ValidateAmounts without the bounds of each amount of
-// the regular containers in kept (keptContainers); their amounts still
-// count in the pod's totals.
-//
-// The totals (see totals) are summed in the same walk as the amounts are
-// checked, from the amounts within the bounds: they are reported only
-// when every amount is within them, so once one is not, nothing more is
-// added.
-func validateAmounts(pod *v1.Pod, kept keptSet) field.ErrorList {
+	// The totals (see totals) are summed in the same walk as the amounts
+	// are checked, from the amounts within the bounds: they are reported
+	// only when every amount is within them, so once one is not, nothing
+	// more is added.
 	var errs field.ErrorList
 	var t totals
 	// each checks the amounts of a list of requests (limits false) or
@@ -98,10 +87,6 @@ func validateAmounts(pod *v1.Pod, kept keptSet) field.ErrorList {
 		cs   []v1.Container
 	}{{"containers", pod.Spec.Containers}, {"initContainers", pod.Spec.InitContainers}} {
 		for i := range l.cs {
-			if l.name == "containers" && kept.has(i) {
-				t.add(&l.cs[i].Resources)
-				continue
-			}
 			side(&l.cs[i].Resources, func() *field.Path { return containerPath(l.name, i).Child("resources") })
 		}
 	}
@@ -164,30 +149,6 @@ type totals struct {
 	// anyOver says whether a sum went beyond the bound (errors has
 	// nothing to look for otherwise).
 	anyOver bool
-}
-
-func (t *totals) add(r *v1.ResourceRequirements) {
-	t.addList(r.Requests, false)
-	t.addList(r.Limits, true)
-}
-
-// addList adds the amounts of a list of requests or limits. The order
-// they come in does not matter (each sum only grows, and over sorts what
-// it reports), so a list of nothing but cpu and memory is read with two
-// lookups instead of a walk.
-func (t *totals) addList(list v1.ResourceList, limits bool) {
-	if cm, only := reslist.CPUMemoryOf(list); only {
-		if cm.HasCPU {
-			t.amount(v1.ResourceCPU, cm.CPU, limits)
-		}
-		if cm.HasMemory {
-			t.amount(v1.ResourceMemory, cm.Memory, limits)
-		}
-		return
-	}
-	for name, q := range list {
-		t.amount(name, q, limits)
-	}
 }
 
 // entry returns the running sum of the resource's requests or limits.
@@ -276,32 +237,3 @@ func CheckExponent(text string) error {
 
 // errHugeExponent is the cause CheckExponent reports.
 var errHugeExponent = fmt.Errorf("an exponent beyond ±%d is not allowed (no amount needs one, and parsing or comparing it as a quantity takes minutes)", MaxExponent)
-
-// FindHugeExponent walks a decoded JSON value (maps, lists, strings and
-// json.Numbers) and returns the key path (below path, "a.b[0].c") and the
-// error of the first string or number CheckExponent refuses.
-func FindHugeExponent(v any, path string) (string, error) {
-	switch v := v.(type) {
-	case map[string]any:
-		for _, k := range slices.Sorted(maps.Keys(v)) {
-			p := k
-			if path != "" {
-				p = path + "." + k
-			}
-			if where, err := FindHugeExponent(v[k], p); err != nil {
-				return where, err
-			}
-		}
-	case []any:
-		for i, e := range v {
-			if where, err := FindHugeExponent(e, fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return where, err
-			}
-		}
-	case json.Number:
-		return path, CheckExponent(string(v))
-	case string:
-		return path, CheckExponent(strings.TrimSpace(v))
-	}
-	return path, nil
-}

@@ -23,27 +23,6 @@ import (
 // ErrPodNotFound is returned for a pod name the cluster does not know.
 var ErrPodNotFound = errors.New("pod not found")
 
-// Event is one Kubernetes event a component emitted about a pod.
-type Event struct {
-	Time      time.Time
-	Namespace string
-	Pod       string
-	Type      string // v1.EventTypeNormal or v1.EventTypeWarning
-	Reason    string
-	Message   string
-	Source    string // the reporting component, "kubelet", as kubectl describe shows it under From
-	Host      string // the node the component runs on
-	// Lazy, when set and Message is empty, renders the message when the
-	// event is read (Events): for messages costly to format and often
-	// never read, such as the resize events' JSON.
-	Lazy fmt.Stringer
-	// UID is the pod's UID, for V1's involvedObject. The cluster's log
-	// does not keep it, so that a node's events cost no more memory
-	// (Events and EventsSince leave it empty); watches and EventList fill
-	// it from the pod, as the kubelet's recorder takes it from the pod.
-	UID types.UID
-}
-
 // Cluster is the API server side of the pods of one or more nodes: the pod
 // objects with their spec, generation and status, the events about them,
 // and the nodes that kubelets registered. It outlives kubelet restarts. Its
@@ -66,19 +45,7 @@ type Cluster struct {
 	setup   sync.Once
 	mu      sync.Mutex
 	profile profile.Profile
-	// pods are the stored pods. Every regular container of a pod stored
-	// here passed ValidatePod's checks of one container (its amount
-	// bounds and validateContainerCommon, with the pod's restartPolicy),
-	// which depend on no option. The four writers: CreatePod runs
-	// ValidatePod on the whole pod; the resize subresource stores only a
-	// pod ValidateResize accepted, which checks every container of the new
-	// pod but those keptContainers finds unchanged from the stored one
-	// (under the same restartPolicy), valid by this same invariant, or
-	// changed only in amounts vettedResources proves would pass them;
-	// UpdatePodStatus and MarkPodDeleted keep the stored spec. A frozen
-	// pod decodes to an equal one. A resize relies on it
-	// (ResizeOptions.oldStored): a new method that stores a pod must
-	// validate it as CreatePod does.
+	// pods are the stored pods.
 	pods map[podRef]storedPod
 	// created numbers the pods in the order they were created (ListPods
 	// sorts by it).
@@ -432,141 +399,6 @@ func (c *Cluster) listPods(versioned bool) ([]*v1.Pod, uint64) {
 	return out, c.rv
 }
 
-// ResizePod applies a resize through the resize subresource. On success
-// the stored pod has the new spec (and a bumped generation if the spec
-// changed) and a new resourceVersion; on error nothing changes. A pod the
-// cluster does not have is the API server's 404 (apierrors.IsNotFound,
-// ErrPodNotFound); the patch's own errors are ApplyResize's.
-//
-// The pod returned is the stored one, shared: read it, or DeepCopy it
-// before changing anything in it. The cluster never changes a stored pod
-// in place (an update stores a new one), so it stays as returned. Stored
-// pods carry no resourceVersion (GetPodVersioned's copies do).
-func (c *Cluster) ResizePod(namespace, name string, patch []byte) (*v1.Pod, error) {
-	return c.resize(namespace, name, true, func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error) {
-		return ApplyResize(old, patch, o)
-	})
-}
-
-// ResizePodRequest applies a typed resize as ResizePod applies its patch
-// (ApplyResizeRequest). On error nothing changes. The pod returned is the
-// stored one, shared, as ResizePod's.
-func (c *Cluster) ResizePodRequest(namespace, name string, req ResizeRequest) (*v1.Pod, error) {
-	return c.resize(namespace, name, true, func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error) {
-		return ApplyResizeRequest(old, req, o)
-	})
-}
-
-// DryRunResizePod applies a resize as ResizePod does and returns the pod
-// it would store, without storing it (the API server's dry run). The pod
-// shares what the resize did not change with the stored one: read it, or
-// DeepCopy it before changing anything in it.
-func (c *Cluster) DryRunResizePod(namespace, name string, patch []byte) (*v1.Pod, error) {
-	return c.resize(namespace, name, false, func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error) {
-		return ApplyResize(old, patch, o)
-	})
-}
-
-// RegisterNode records a node, as a kubelet registers its Node object: the
-// admission plugins that read the node (the PodResizeValidator from 1.36,
-// AdmitResize) check a resize against the node the pod is bound to.
-// Nodes are kept by name; registering a name again replaces that node (a
-// restarted kubelet registers anew). A pod without spec.nodeName counts as
-// bound to the only registered node while there is exactly one, and as
-// unbound otherwise (see Cluster); those plugins let every resize of an
-// unbound pod through, and refuse one of a pod bound to a node that was
-// never registered ("node %q not found"), as the plugin does when its node
-// lister has no such node.
-func (c *Cluster) RegisterNode(node NodeInfo) {
-	if !c.init() {
-		return
-	}
-	node.Allocatable = node.Allocatable.DeepCopy()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch {
-	case c.node == nil || c.node.Name == node.Name:
-		c.node = &node
-	default:
-		if c.others == nil {
-			c.others = map[string]*NodeInfo{}
-		}
-		c.others[node.Name] = &node
-	}
-}
-
-// Node returns the registered node of that name.
-func (c *Cluster) Node(name string) (NodeInfo, bool) {
-	if !c.init() {
-		return NodeInfo{}, false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := c.registered(name)
-	if n == nil {
-		return NodeInfo{}, false
-	}
-	out := *n
-	out.Allocatable = n.Allocatable.DeepCopy()
-	return out, true
-}
-
-// registered returns the registered node of that name, nil if none. The
-// caller holds c.mu.
-func (c *Cluster) registered(name string) *NodeInfo {
-	if c.node != nil && c.node.Name == name {
-		return c.node
-	}
-	return c.others[name]
-}
-
-// boundNode returns the name of the node p is bound to ("" when it is
-// unbound) and that node as registered (nil when no node of that name
-// registered). The caller holds c.mu.
-func (c *Cluster) boundNode(p *v1.Pod) (string, *NodeInfo) {
-	if name := p.Spec.NodeName; name != "" {
-		return name, c.registered(name)
-	}
-	if c.node != nil && len(c.others) == 0 {
-		return c.node.Name, c.node
-	}
-	return "", nil
-}
-
-// resize runs apply on the stored pod under the cluster's lock, then the
-// validating admission plugins (AdmitResize) and, with store, stores what
-// it returns.
-func (c *Cluster) resize(namespace, name string, store bool, apply func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error)) (*v1.Pod, error) {
-	if !c.init() {
-		return nil, ErrNilCluster
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	key := podKey(namespace, name)
-	sp, ok := c.pods[key]
-	if !ok {
-		return nil, podNotFound(name)
-	}
-	old := c.decoded(key, sp)
-	opts := c.resizeOptions()
-	opts.resourceVersion = sp.rv
-	opts.oldStored = true // the invariant of Cluster.pods
-	updated, err := apply(old, opts)
-	if err != nil {
-		return nil, err
-	}
-	// The resize strategy keeps spec.nodeName, so the old pod and the
-	// updated one are bound to the same node.
-	bound, node := c.boundNode(updated)
-	if err := admitResize(old, updated, bound, node, opts); err != nil {
-		return nil, err
-	}
-	if store {
-		c.replace(key, sp, updated)
-	}
-	return updated, nil
-}
-
 // DeletePod removes the pod, or answers the API server's 404
 // (apierrors.IsNotFound, ErrPodNotFound). Watchers see it Deleted, with
 // the pod as it was and a new resourceVersion.
@@ -679,53 +511,4 @@ func (c *Cluster) UpdatePodStatus(namespace, name string, uid types.UID, status 
 	updated := &v1.Pod{TypeMeta: p.TypeMeta, ObjectMeta: p.ObjectMeta, Spec: p.Spec, Status: status}
 	c.replace(key, sp, updated)
 	return nil
-}
-
-// RecordEvent stores an event. Once the cluster holds its event limit, the
-// oldest event is dropped for each new one. Watchers of events see it.
-func (c *Cluster) RecordEvent(e Event) {
-	if !c.init() {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.watchers != nil {
-		c.notifyEvent(e, c.events.next)
-	}
-	c.events.add(e)
-}
-
-// Events returns the events kept (the latest, up to the event limit) in
-// the order they were recorded, with their messages rendered.
-func (c *Cluster) Events() []Event {
-	if !c.init() {
-		return nil
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out, _ := c.events.since(0)
-	return out
-}
-
-// EventCount is how many events were ever recorded: the sequence number
-// the next event will have.
-func (c *Cluster) EventCount() uint64 {
-	if !c.init() {
-		return 0
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.events.next
-}
-
-// EventsSince returns the events recorded since the first seq events (seq
-// from an earlier EventCount), with their messages rendered; those already
-// dropped from the log are missing, and dropped says how many.
-func (c *Cluster) EventsSince(seq uint64) (events []Event, dropped uint64) {
-	if !c.init() {
-		return nil, 0
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.events.since(seq)
 }

@@ -1,36 +1,39 @@
 package apiserver
 
 import (
+	"iter"
+
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/resizelet/resizelet/allocation/reslist"
 )
 
-// Almost every resource list a resize reads holds cpu, memory or both and
-// nothing else. Ranging over a map starts an iterator with a random seed,
-// which costs more than the two direct lookups that, in that case, find
-// everything the list holds (reslist.CPUMemoryOf); the functions that walk
-// lists have a fast path for it. A list holding anything else still takes
-// the walk, and since the walks visit names in sorted order or in an order
-// that does not matter, both paths give the same results
-// (TestCPUMemoryFastPathsMatchTheWalks, FuzzCPUMemoryFastPaths).
-
-// editCPUMemory sets the amounts the edits set, in order (a later edit of
-// the same resource wins), and reports whether they name nothing but cpu
-// and memory; when they name another resource it reports false, and cm is
-// then partly edited.
-func editCPUMemory(cm *reslist.CPUMemory, edits []quantityEdit) bool {
-	for i := range edits {
-		switch edits[i].name {
-		case v1.ResourceCPU:
-			cm.CPU, cm.HasCPU = edits[i].q, true
-		case v1.ResourceMemory:
-			cm.Memory, cm.HasMemory = edits[i].q, true
-		default:
-			return false
+// resources yields the resources of list with their amounts. Almost every
+// list a resize reads holds cpu, memory or both and nothing else: such a
+// list is read with two lookups (reslist.CPUMemoryOf), cpu first, so in
+// name order, since ranging over a map starts an iterator with a random
+// seed, which costs more. Any other list is ranged over, in no order.
+// Every walk of a resource list in this package goes through it
+// (TestResourcesYieldsTheList holds it to the map).
+func resources(list v1.ResourceList) iter.Seq2[v1.ResourceName, resource.Quantity] {
+	return func(yield func(v1.ResourceName, resource.Quantity) bool) {
+		cm, only := reslist.CPUMemoryOf(list)
+		if !only {
+			for name, q := range list {
+				if !yield(name, q) {
+					return
+				}
+			}
+			return
+		}
+		if cm.HasCPU && !yield(v1.ResourceCPU, cm.CPU) {
+			return
+		}
+		if cm.HasMemory {
+			yield(v1.ResourceMemory, cm.Memory)
 		}
 	}
-	return true
 }
 
 // onlyCPUMemory reports whether list holds nothing but cpu and memory.

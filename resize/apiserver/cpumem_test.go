@@ -13,9 +13,8 @@ import (
 	"github.com/resizelet/resizelet/allocation/reslist"
 )
 
-// fastPathNames are the resource names the differential tests draw from:
-// cpu and memory, which the fast paths read directly, and names they must
-// leave to the walks.
+// fastPathNames are the resource names the tests draw from: cpu and
+// memory, which resources reads directly, and names it must range over.
 var fastPathNames = []v1.ResourceName{
 	v1.ResourceCPU, v1.ResourceMemory, v1.ResourceCPU, v1.ResourceMemory,
 	v1.ResourceEphemeralStorage, "hugepages-2Mi", "example.com/gpu", "pods",
@@ -77,13 +76,13 @@ func similarList(r *rand.Rand, list v1.ResourceList) v1.ResourceList {
 	return out
 }
 
-// checkCPUMemoryFastPaths checks every function with a cpu and memory
-// fast path against the walk it stands in for, on the lists a and b.
-func checkCPUMemoryFastPaths(t *testing.T, a, b v1.ResourceList) {
+// checkResources checks resources and the reslist answers it relies on
+// against the list a itself.
+func checkResources(t *testing.T, a v1.ResourceList) {
 	t.Helper()
 	fail := func(what string, got, want any) {
 		t.Helper()
-		t.Fatalf("%s of %v, %v: fast path %v, walk %v", what, a, b, got, want)
+		t.Fatalf("%s of %v: got %v, want %v", what, a, got, want)
 	}
 
 	cm, only := reslist.CPUMemoryOf(a)
@@ -105,77 +104,34 @@ func checkCPUMemoryFastPaths(t *testing.T, a, b v1.ResourceList) {
 		}
 	}
 
-	var buf1, buf2 [8]resourceEntry
-	if got, want := sortedEntries(a, buf1[:0]), sortedEntriesWalk(a, buf2[:0]); !reflect.DeepEqual(slices.Clip(got), slices.Clip(want)) {
-		fail("sortedEntries", got, want)
-	}
-	if got, want := resourcesRemoved(a, b), resourcesRemovedWalk(a, b); got != want {
-		fail("resourcesRemoved", got, want)
-	}
-	if got, want := otherResourcesEqual(a, b), otherResourcesEqualWalk(a, b); got != want {
-		fail("otherResourcesEqual", got, want)
-	}
-	if got, want := listsEqual(a, b), listsEqualWalk(a, b); got != want {
-		fail("listsEqual", got, want)
-	}
-	if got, want := listInSerialForm(a), listInSerialFormWalk(a); got != want {
-		fail("listInSerialForm", got, want)
-	}
-	rr := v1.ResourceRequirements{Requests: a, Limits: b}
-	if got, want := limitWithoutRequest(&rr), limitWithoutRequestWalk(&rr); got != want {
-		fail("limitWithoutRequest", got, want)
-	}
-
-	// editedList with b's resources as edits, against the walk it had.
-	var edits []quantityEdit
-	for _, e := range sortedEntriesWalk(b, nil) {
-		edits = append(edits, quantityEdit{e.name, e.q})
-	}
-	// A later edit of the same resource wins.
-	twice := append(slices.Clone(edits), quantityEdit{v1.ResourceCPU, resource.MustParse("7")})
-	for _, edits := range [][]quantityEdit{edits, twice} {
-		want := make(v1.ResourceList, len(a)+len(edits))
-		for name, q := range a {
-			want[name] = q
+	// resources yields every entry of the list once, cpu before memory
+	// when the list holds nothing else, and nothing more.
+	got := v1.ResourceList{}
+	var order []v1.ResourceName
+	for name, q := range resources(a) {
+		if _, twice := got[name]; twice {
+			fail("resources yields twice", name, a)
 		}
-		for _, e := range edits {
-			want[e.name] = e.q
-		}
-		if got := editedList(a, edits); !reflect.DeepEqual(got, want) {
-			fail("editedList", got, want)
-		}
+		got[name] = q
+		order = append(order, name)
 	}
-
-	// The running sums, against adding a walk of each list.
-	var fast, walk totals
-	fast.add(&rr)
-	for name, q := range rr.Requests {
-		walk.amount(name, q, false)
+	if len(got) != len(a) || !reflect.DeepEqual(got, a) && len(a) > 0 {
+		fail("resources", got, a)
 	}
-	for name, q := range rr.Limits {
-		walk.amount(name, q, true)
+	if only && !slices.IsSorted(order) {
+		fail("resources order", order, "sorted")
 	}
-	sums := func(t *totals) []total {
-		out := slices.Clone(append(t.fixed[:t.n:t.n], t.more...))
-		slices.SortFunc(out, func(x, y total) int {
-			if c := strings.Compare(string(x.name), string(y.name)); c != 0 || x.limits == y.limits {
-				return c
-			}
-			if x.limits {
-				return 1
-			}
-			return -1
-		})
-		return out
-	}
-	if got, want := sums(&fast), sums(&walk); !reflect.DeepEqual(got, want) {
-		fail("totals", got, want)
+	var buf [8]resourceEntry
+	entries := sortedEntries(a, buf[:0])
+	if len(entries) != len(a) || !slices.IsSortedFunc(entries, func(x, y resourceEntry) int { return strings.Compare(string(x.name), string(y.name)) }) {
+		fail("sortedEntries", entries, a)
 	}
 }
 
-// TestCPUMemoryFastPathsMatchTheWalks: on random pairs of lists, every
-// cpu and memory fast path gives what the walk it stands in for gives.
-func TestCPUMemoryFastPathsMatchTheWalks(t *testing.T) {
+// TestResourcesYieldsTheList: on random lists, resources (the one walk
+// of resource lists, with its cpu and memory fast path) yields what the
+// map holds, and the CPUMemoryOf answers it relies on are right.
+func TestResourcesYieldsTheList(t *testing.T) {
 	r := rand.New(rand.NewSource(20260101))
 	for i := 0; i < 20000; i++ {
 		a := randomList(r)
@@ -183,8 +139,8 @@ func TestCPUMemoryFastPathsMatchTheWalks(t *testing.T) {
 		if r.Intn(4) == 0 {
 			b = randomList(r)
 		}
-		checkCPUMemoryFastPaths(t, a, b)
-		checkCPUMemoryFastPaths(t, b, a)
+		checkResources(t, a)
+		checkResources(t, b)
 	}
 }
 
@@ -208,34 +164,14 @@ func fuzzList(s string) v1.ResourceList {
 	return list
 }
 
-// FuzzCPUMemoryFastPaths holds every cpu and memory fast path to its walk
-// on fuzzed pairs of lists ("name=quantity,...", "-" for a nil list).
-func FuzzCPUMemoryFastPaths(f *testing.F) {
+// FuzzResourcesYieldsTheList holds resources to the map on fuzzed lists
+// ("name=quantity,...", "-" for a nil list).
+func FuzzResourcesYieldsTheList(f *testing.F) {
 	f.Add("cpu=200m,memory=128Mi", "cpu=300m,memory=192Mi")
 	f.Add("cpu=1", "cpu=1,example.com/gpu=1")
 	f.Add("-", "memory=1Gi")
 	f.Fuzz(func(t *testing.T, a, b string) {
-		checkCPUMemoryFastPaths(t, fuzzList(a), fuzzList(b))
+		checkResources(t, fuzzList(a))
+		checkResources(t, fuzzList(b))
 	})
-}
-
-// TestSameMap: sameMap tells the very same map from an equal copy, and a
-// nil map from an empty one.
-func TestSameMap(t *testing.T) {
-	a := v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")}
-	b := a
-	for _, c := range []struct {
-		a, b v1.ResourceList
-		want bool
-	}{
-		{a, b, true},
-		{a, a.DeepCopy(), false},
-		{nil, nil, true},
-		{nil, v1.ResourceList{}, false},
-		{a, nil, false},
-	} {
-		if got := sameMap(c.a, c.b); got != c.want {
-			t.Errorf("sameMap(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
-		}
-	}
 }

@@ -26,11 +26,17 @@
 // the pods of any number of nodes, each pod bound to the node its
 // spec.nodeName names).
 //
-// Objects are shared and never changed in place: a resize builds the new
-// pod from the old one, sharing what it does not change (edit.go); a
-// patch that only sets requests and limits of named containers is read
-// directly (fastpatch.go) instead of going through the strategic merge,
-// with the same result. The differential tests (fastpatch_test.go,
-// request_test.go, validation_diff_test.go) hold the fast ways to the
-// general ones.
+// Where to start reading the resize path: every resize becomes one typed
+// edit of the pod (resizeEdit, edit.go), applied by one function,
+// applyEdit, which shares what the edit does not change, defaults,
+// validates and bumps the generation. ApplyResizeRequest makes the edit
+// from the typed request; ApplyResize decodes a patch of the narrow form
+// (cpu and memory requests and limits of named containers, narrow.go)
+// strictly into it; every other patch, of any type, is applied with
+// apimachinery as the API server applies it (patchedPod, patchtype.go)
+// and the patched pod read back into the same edit (editOfPatched).
+// Validation (validation.go, podvalidation.go, bounds.go) is the same
+// on every path. Objects are shared and never changed in place. The
+// differential tests (differential_test.go) hold every path, on random
+// old pods and patches, to an oracle written the way the API server is.
 package apiserver

@@ -89,9 +89,9 @@ func checkDupKeyCase(t *testing.T, pt types.PatchType, tc dupKeyCase) {
 // patch map as the value and runtime.NewStrictDecodingError's text. A
 // merge error or a value the pod cannot hold wins over them.
 //
-// Each patch is also held to the general path (samePatchOutcome): the
-// narrow reading of fastpatch.go refuses a key given twice and leaves it
-// to the strategic merge. A YAML patch is resizelet's own form, converted
+// Each patch is also held to the API server's way (sameAsAPIServer): the
+// narrow reading (readNarrowPatch) refuses a key given twice and leaves
+// it to the strategic merge. A YAML patch is resizelet's own form, converted
 // as kubectl patch converts it (k8s.io/kubectl pkg/cmd/patch/patch.go,
 // RunPatch: yaml.ToJSON, which keeps the last value): the last value wins.
 func TestDuplicateKeysStrategicMerge(t *testing.T) {
@@ -132,10 +132,11 @@ func TestDuplicateKeysStrategicMerge(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			checkDupKeyCase(t, StrategicMergePatch, tc)
-			if _, direct := readResizePatch([]byte(tc.patch)); direct {
+			if _, _, _, direct := readNarrowPatch([]byte(tc.patch), nil); direct {
 				t.Errorf("the narrow reading took a patch with a key given twice")
 			}
-			samePatchOutcome(t, []byte(tc.patch), ResizeOptions{})
+			old, patch := dupKeyPod(), []byte(tc.patch)
+			sameAsAPIServer(t, tc.name, old, StrategicMergePatch, patch, ResizeOptions{}, func() (*v1.Pod, error) { return ApplyResize(old, patch, ResizeOptions{}) })
 		})
 	}
 	// A Cluster answers the same and stores nothing.

@@ -5,198 +5,177 @@ import (
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
-
-	"github.com/resizelet/resizelet/allocation/reslist"
 )
 
-// quantityEdit sets one resource in a requests or limits list.
-type quantityEdit struct {
-	name v1.ResourceName
-	q    resource.Quantity
-}
-
-// containerEdit is what a resize sets on one container (or, for the pod
-// level, on spec.resources): its requests and limits edits are the ranges
-// [reqStart, reqEnd) and [limStart, limEnd) of podEdit.quantities, applied
-// in order (a later edit of the same resource wins, as the later of two
-// equal keys does in a JSON object).
-type containerEdit struct {
-	name               string
-	reqStart, reqEnd   int
-	limStart, limEnd   int
-	hasReqs, hasLimits bool
-}
-
-// podEdit is a resize as edits, whichever way it came (a typed request or
-// a strategic merge patch simple enough to read directly): the containers'
-// and init containers' edits in request order, and the pod level's.
-type podEdit struct {
+// resizeEdit is a resize as one typed edit of a pod, whichever way it came
+// (a ResizeRequest, a narrow strategic merge patch, or any patch applied
+// by apimachinery and read back): the new resources and resizePolicy of
+// some containers and init containers (by index in the old pod), and the
+// new pod-level resources. applyEdit applies it. What /resize may change
+// is exactly what it holds (the resize strategy's dropNonResizeUpdates).
+type resizeEdit struct {
 	containers     []containerEdit
 	initContainers []containerEdit
-	podLevel       *containerEdit
-	quantities     []quantityEdit
+	// podLevel is the new spec.resources when setPodLevel is true (nil
+	// then removes them, which validation refuses).
+	podLevel    *v1.ResourceRequirements
+	setPodLevel bool
+	// patched, when set, is a patched pod whose containers or init
+	// containers are not the old pod's names in the old pod's order: the
+	// strategy keeps it whole, for validation to refuse.
+	patched *v1.Pod
 }
 
-// requests returns the request edits of e.
-func (p *podEdit) requests(e *containerEdit) []quantityEdit { return p.quantities[e.reqStart:e.reqEnd] }
-
-// limits returns the limit edits of e.
-func (p *podEdit) limits(e *containerEdit) []quantityEdit { return p.quantities[e.limStart:e.limEnd] }
-
-// editOfRequest turns a typed request into edits, with the quantities its
-// patch's strings would parse to. The edits are appended to quantities and
-// containers (empty slices whose room the caller provides, on its stack for
-// a typical request, so that the edits cost no allocation); a request that
-// needs more room than they have gets new arrays.
-func editOfRequest(req *ResizeRequest, quantities []quantityEdit, containers []containerEdit) podEdit {
-	n := 0
-	count := func(cs []ContainerResize) {
-		for i := range cs {
-			n += amountsLen(cs[i].Requests) + amountsLen(cs[i].Limits)
-		}
-	}
-	count(req.Containers)
-	count(req.InitContainers)
-	if req.PodLevel != nil {
-		n += amountsLen(req.PodLevel.Requests) + amountsLen(req.PodLevel.Limits)
-	}
-	// The edits are built in local slices, not through a *podEdit: an
-	// append stored through a pointer would move the caller's room to
-	// the heap.
-	qs := slices.Grow(quantities[:0], n)
-	var e podEdit
-	if k := len(req.Containers) + len(req.InitContainers); k > 0 {
-		all := slices.Grow(containers[:0], k)
-		var ce containerEdit
-		for i := range req.Containers {
-			ce, qs = addResize(qs, &req.Containers[i])
-			all = append(all, ce)
-		}
-		e.containers = all[:len(req.Containers):len(req.Containers)]
-		for i := range req.InitContainers {
-			ce, qs = addResize(qs, &req.InitContainers[i])
-			all = append(all, ce)
-		}
-		e.initContainers = all[len(req.Containers):]
-	}
-	if req.PodLevel != nil {
-		var pl containerEdit
-		pl, qs = addResize(qs, req.PodLevel)
-		e.podLevel = &pl
-	}
-	e.quantities = qs
-	return e
+// containerEdit is the new resources and resizePolicy of the container
+// at index of its list.
+type containerEdit struct {
+	index        int
+	resources    v1.ResourceRequirements
+	resizePolicy []v1.ContainerResizePolicy
 }
 
-func amountsLen(a Amounts) int {
-	n := 0
-	if a.HasCPU {
-		n++
+// editOfPatched is the edit a patched pod (already decoded, its metadata
+// checked) stands for: every container's resources and resizePolicy, and
+// spec.resources, as the resize strategy takes them from the patched pod.
+func editOfPatched(patched, old *v1.Pod) resizeEdit {
+	if !sameNames(patched.Spec.Containers, old.Spec.Containers) || !sameNames(patched.Spec.InitContainers, old.Spec.InitContainers) {
+		return resizeEdit{patched: patched}
 	}
-	if a.HasMemory {
-		n++
-	}
-	return n
-}
-
-// addResize appends the quantities of one container's resize to qs, and
-// returns its edit (whose ranges index qs) and qs.
-func addResize(qs []quantityEdit, c *ContainerResize) (containerEdit, []quantityEdit) {
-	e := containerEdit{name: c.Name}
-	e.reqStart = len(qs)
-	qs = appendAmounts(qs, c.Requests)
-	e.reqEnd = len(qs)
-	e.limStart = e.reqEnd
-	qs = appendAmounts(qs, c.Limits)
-	e.limEnd = len(qs)
-	e.hasReqs = e.reqEnd > e.reqStart
-	e.hasLimits = e.limEnd > e.limStart
-	return e, qs
-}
-
-func appendAmounts(qs []quantityEdit, a Amounts) []quantityEdit {
-	if a.HasCPU {
-		qs = append(qs, quantityEdit{name: v1.ResourceCPU, q: cpuQuantity(a.MilliCPU)})
-	}
-	if a.HasMemory {
-		qs = append(qs, quantityEdit{name: v1.ResourceMemory, q: memoryQuantity(a.Memory)})
-	}
-	return qs
-}
-
-// inPlace reports whether the edits name only containers the list has, in
-// the list's order (each name at its first appearance): then the strategic
-// merge keeps the list's order and adds nothing, and the edits can be
-// applied in place. Anything else (a new name, a new order) goes the
-// general way, for validation to refuse.
-func inPlace(list []v1.Container, edits []containerEdit) bool {
-	last := -1
-	for i := range edits {
-		idx := containerIndex(list, edits[i].name)
-		if idx < 0 {
-			return false
+	all := func(list []v1.Container) []containerEdit {
+		out := make([]containerEdit, len(list))
+		for i := range list {
+			out[i] = containerEdit{index: i, resources: list[i].Resources, resizePolicy: list[i].ResizePolicy}
 		}
-		if idx < last && !seenBefore(edits[:i], edits[i].name) {
-			return false
-		}
-		if idx > last {
-			last = idx
-		}
+		return out
 	}
-	return true
+	return resizeEdit{
+		containers:     all(patched.Spec.Containers),
+		initContainers: all(patched.Spec.InitContainers),
+		podLevel:       patched.Spec.Resources,
+		setPodLevel:    true,
+	}
 }
 
-func containerIndex(list []v1.Container, name string) int {
-	for i := range list {
-		if list[i].Name == name {
-			return i
-		}
-	}
-	return -1
+// sameNames reports whether two container lists hold the same names in
+// the same order.
+func sameNames(a, b []v1.Container) bool {
+	return slices.EqualFunc(a, b, func(x, y v1.Container) bool { return x.Name == y.Name })
 }
 
-func seenBefore(edits []containerEdit, name string) bool {
-	for i := range edits {
-		if edits[i].name == name {
+// applyEdit is the resize subresource once the patch is read: the edit
+// applied to old (defaulted, when it needs it), v1 defaulting of what
+// changed, the strategy's pod-level defaulting (1.37), the generation and
+// ValidateResize. The new pod shares with old everything the edit does
+// not change; neither is changed in place. Every path of ApplyResize,
+// ApplyResizePatch and ApplyResizeRequest ends here.
+func applyEdit(old *v1.Pod, e *resizeEdit, opts ResizeOptions) (*v1.Pod, error) {
+	oldPod := old
+	if needsDefaulting(old) {
+		oldPod = old.DeepCopy()
+		DefaultPod(oldPod)
+	}
+	newPod := editedPod(oldPod, e, opts)
+	if errs := validateResize(newPod, oldPod, opts, e.patched == nil); len(errs) > 0 {
+		return nil, &InvalidError{Name: oldPod.Name, Errs: errs}
+	}
+	// The generation is compared after validation, which refuses the
+	// amounts whose comparison could take minutes (ValidatePod says more)
+	// and reads nothing the generation changes.
+	if specChanged(newPod, oldPod, e) {
+		newPod.Generation = oldPod.Generation + 1
+	}
+	return newPod, nil
+}
+
+// editedPod builds the new pod of an edit.
+func editedPod(oldPod *v1.Pod, e *resizeEdit, opts ResizeOptions) *v1.Pod {
+	p := opts.profile()
+	newPod := new(v1.Pod)
+	if e.patched != nil {
+		*newPod = *e.patched
+		DefaultPod(newPod)
+	} else {
+		*newPod = *oldPod
+		newPod.Spec.Containers = editedContainers(oldPod.Spec.Containers, e.containers)
+		newPod.Spec.InitContainers = editedContainers(oldPod.Spec.InitContainers, e.initContainers)
+		if p.PodLevelResize() {
+			// The strategy takes spec.resources from the patched pod, which
+			// came through JSON and v1 defaulting.
+			r := oldPod.Spec.Resources
+			if e.setPodLevel {
+				r = e.podLevel
+			}
+			newPod.Spec.Resources = nil
+			if r != nil {
+				newPod.Spec.Resources = &v1.ResourceRequirements{Requests: serialized(r.Requests), Limits: serialized(r.Limits), Claims: r.Claims}
+				if len(r.Limits) > 0 {
+					newPod.Spec.Resources.Requests = maps.Clone(newPod.Spec.Resources.Requests)
+					defaultPodLevelRequests(newPod)
+				}
+			}
+		}
+	}
+	if p.DefaultsPodLevelResources() {
+		// The 1.37 resize strategy's PrepareForUpdate: a patch that drops
+		// spec.resources keeps the old ones, and pod-level resources are
+		// defaulted again.
+		if newPod.Spec.Resources == nil {
+			newPod.Spec.Resources = oldPod.Spec.Resources
+		}
+		if newPod.Spec.Resources != nil {
+			newPod.Spec.Resources = newPod.Spec.Resources.DeepCopy()
+			defaultPodLevelResources(newPod)
+		}
+	}
+	return newPod
+}
+
+// specChanged reports whether the edited pod's spec differs from the old
+// pod's: in what the edit changes, or anywhere for a pod taken whole.
+func specChanged(newPod, oldPod *v1.Pod, e *resizeEdit) bool {
+	if e.patched != nil {
+		return !apiequality.Semantic.DeepEqual(newPod.Spec, oldPod.Spec)
+	}
+	return containersChanged(newPod.Spec.Containers, oldPod.Spec.Containers, e.containers) ||
+		containersChanged(newPod.Spec.InitContainers, oldPod.Spec.InitContainers, e.initContainers) ||
+		!podResourcesEqual(newPod.Spec.Resources, oldPod.Spec.Resources)
+}
+
+// containersChanged reports whether an edited container of list differs
+// from old's at its index in resources or resizePolicy, the two things an
+// edit changes (the others keep old's amounts, at most re-parsed).
+func containersChanged(list, old []v1.Container, edits []containerEdit) bool {
+	for _, e := range edits {
+		c, o := &list[e.index], &old[e.index]
+		if !requirementsEqual(&c.Resources, &o.Resources) || !slices.Equal(c.ResizePolicy, o.ResizePolicy) {
 			return true
 		}
 	}
 	return false
 }
 
-// editedRequirements returns rr with the edits applied: a list the edit
-// touches is a new map (the old one is shared, never changed), a list it
-// does not touch stays the old map.
-func editedRequirements(rr v1.ResourceRequirements, p *podEdit, e *containerEdit) v1.ResourceRequirements {
-	if e.hasReqs {
-		rr.Requests = editedList(rr.Requests, p.requests(e))
+// editedContainers returns list with the edits applied, requests
+// defaulted from limits, and every container's resources as they come
+// back from JSON (the strategy takes them all from the patched pod):
+// list itself when that changes nothing, else a new list whose containers
+// share everything else with list's.
+func editedContainers(list []v1.Container, edits []containerEdit) []v1.Container {
+	serial := !slices.ContainsFunc(list, notSerial)
+	if len(edits) == 0 && serial {
+		return list
 	}
-	if e.hasLimits {
-		rr.Limits = editedList(rr.Limits, p.limits(e))
-	}
-	return rr
-}
-
-func editedList(list v1.ResourceList, edits []quantityEdit) v1.ResourceList {
-	if cm, only := reslist.CPUMemoryOf(list); only && editCPUMemory(&cm, edits) {
-		// The list and the edits hold nothing but cpu and memory: the new
-		// list gets each one's final amount, inserted once.
-		out := make(v1.ResourceList, cm.Len())
-		if cm.HasCPU {
-			out[v1.ResourceCPU] = cm.CPU
+	out := slices.Clone(list)
+	for i := range out {
+		if !serial {
+			out[i].Resources = serializedRequirements(out[i].Resources)
 		}
-		if cm.HasMemory {
-			out[v1.ResourceMemory] = cm.Memory
-		}
-		return out
 	}
-	out := make(v1.ResourceList, len(list)+len(edits))
-	for name, q := range list {
-		out[name] = q
-	}
-	for i := range edits {
-		out[edits[i].name] = edits[i].q
+	for _, e := range edits {
+		c := &out[e.index]
+		c.Resources = defaultedRequests(serializedRequirements(e.resources))
+		c.ResizePolicy = e.resizePolicy
 	}
 	return out
 }
@@ -222,20 +201,18 @@ func serialForm(q *resource.Quantity) bool {
 // listInSerialForm reports whether every quantity of list is in serial
 // form.
 func listInSerialForm(list v1.ResourceList) bool {
-	if cm, only := reslist.CPUMemoryOf(list); only {
-		return (!cm.HasCPU || serialForm(&cm.CPU)) && (!cm.HasMemory || serialForm(&cm.Memory))
-	}
-	return listInSerialFormWalk(list)
-}
-
-// listInSerialFormWalk is listInSerialForm for any list, by a walk.
-func listInSerialFormWalk(list v1.ResourceList) bool {
-	for _, q := range list {
+	for _, q := range resources(list) {
 		if !serialForm(&q) {
 			return false
 		}
 	}
 	return true
+}
+
+// notSerial reports whether a container's requests or limits hold a
+// quantity JSON would change.
+func notSerial(c v1.Container) bool {
+	return !listInSerialForm(c.Resources.Requests) || !listInSerialForm(c.Resources.Limits)
 }
 
 // serialized returns list as JSON would give it back: list itself when
@@ -247,16 +224,11 @@ func serialized(list v1.ResourceList) v1.ResourceList {
 	}
 	out := make(v1.ResourceList, len(list))
 	for name, q := range list {
-		if serialForm(&q) {
-			out[name] = q
-			continue
+		if !serialForm(&q) {
+			// A printed quantity always parses.
+			q = resource.MustParse(q.String())
 		}
-		parsed, err := resource.ParseQuantity(q.String())
-		if err != nil {
-			// A printed quantity always parses; keep it if not.
-			parsed = q
-		}
-		out[name] = parsed
+		out[name] = q
 	}
 	return out
 }
@@ -266,71 +238,6 @@ func serializedRequirements(rr v1.ResourceRequirements) v1.ResourceRequirements 
 	rr.Requests = serialized(rr.Requests)
 	rr.Limits = serialized(rr.Limits)
 	return rr
-}
-
-// resizeInPlace is the resize subresource for edits that inPlace accepts,
-// without JSON: what the strategic merge patch, the decoding, v1
-// defaulting, the resize strategy and the validation give, built from old
-// directly. The new pod shares with old (a defaulted copy of it, if old
-// needs defaulting) everything the resize does not change; neither is
-// changed in place.
-func resizeInPlace(old *v1.Pod, e *podEdit, opts ResizeOptions) (*v1.Pod, error) {
-	oldPod := old
-	if needsDefaulting(old) {
-		oldPod = old.DeepCopy()
-		DefaultPod(oldPod)
-		// Validation compares against the defaulted copy, which is not
-		// what was stored.
-		opts.oldStored = false
-	}
-	newPod := new(v1.Pod)
-	*newPod = *oldPod
-	// The patched pod came through JSON, and the strategy takes every
-	// container's resources from it: they are in serial form there.
-	var changed bool
-	newPod.Spec.Containers, changed = resizedContainers(oldPod.Spec.Containers, e, e.containers)
-	var initChanged bool
-	newPod.Spec.InitContainers, initChanged = resizedContainers(oldPod.Spec.InitContainers, e, e.initContainers)
-	changed = changed || initChanged
-	// The strategy keeps spec.resources from the patched pod only when
-	// pod-level resize is on; the patched pod's are defaulted first.
-	if opts.profile().PodLevelResize() {
-		if r := oldPod.Spec.Resources; r != nil || e.podLevel != nil {
-			nr := &v1.ResourceRequirements{}
-			if r != nil {
-				*nr = serializedRequirements(*r)
-			}
-			if e.podLevel != nil {
-				*nr = editedRequirements(*nr, e, e.podLevel)
-			}
-			newPod.Spec.Resources = nr
-			if len(nr.Limits) > 0 {
-				// Defaulting may add requests: to a copy of the map.
-				nr.Requests = maps.Clone(nr.Requests)
-				defaultPodLevelRequests(newPod)
-			}
-			if !podResourcesEqual(nr, r) {
-				changed = true
-			}
-		}
-	}
-	if r := newPod.Spec.Resources; r != nil && opts.profile().DefaultsPodLevelResources() {
-		// The 1.37 resize strategy defaults pod-level resources again
-		// (finishResize says more).
-		nr := r.DeepCopy()
-		newPod.Spec.Resources = nr
-		defaultPodLevelResources(newPod)
-		if !podResourcesEqual(nr, oldPod.Spec.Resources) {
-			changed = true
-		}
-	}
-	if changed {
-		newPod.Generation = oldPod.Generation + 1
-	}
-	if errs := ValidateResize(newPod, oldPod, opts); len(errs) > 0 {
-		return nil, &InvalidError{Name: oldPod.Name, Errs: errs}
-	}
-	return newPod, nil
 }
 
 // needsDefaulting reports whether DefaultPod could change the pod: no
@@ -343,75 +250,18 @@ func needsDefaulting(p *v1.Pod) bool {
 	if r := p.Spec.Resources; r != nil && len(r.Limits) > 0 {
 		return true
 	}
-	return limitsWithoutRequests(p.Spec.Containers) || limitsWithoutRequests(p.Spec.InitContainers)
-}
-
-func limitsWithoutRequests(list []v1.Container) bool {
-	for i := range list {
-		if limitWithoutRequest(&list[i].Resources) {
-			return true
-		}
-	}
-	return false
+	lacks := func(c v1.Container) bool { return limitWithoutRequest(&c.Resources) }
+	return slices.ContainsFunc(p.Spec.Containers, lacks) || slices.ContainsFunc(p.Spec.InitContainers, lacks)
 }
 
 // limitWithoutRequest reports whether rr has a limit without its request.
 func limitWithoutRequest(rr *v1.ResourceRequirements) bool {
-	if hasCPU, hasMemory, only := reslist.CPUMemoryKeys(rr.Limits); only {
-		return hasCPU && !hasResource(rr.Requests, v1.ResourceCPU) ||
-			hasMemory && !hasResource(rr.Requests, v1.ResourceMemory)
-	}
-	return limitWithoutRequestWalk(rr)
-}
-
-// limitWithoutRequestWalk is limitWithoutRequest for any lists, by a
-// walk of the limits.
-func limitWithoutRequestWalk(rr *v1.ResourceRequirements) bool {
-	for name := range rr.Limits {
-		if _, ok := rr.Requests[name]; !ok {
+	for name := range resources(rr.Limits) {
+		if !hasResource(rr.Requests, name) {
 			return true
 		}
 	}
 	return false
-}
-
-// resizedContainers returns list with the edits applied and each
-// container's resources in serial form, and whether a container's
-// resources changed. list itself comes back when there is nothing to do;
-// otherwise a new list whose containers share everything but the edited
-// lists with list's.
-func resizedContainers(list []v1.Container, p *podEdit, edits []containerEdit) ([]v1.Container, bool) {
-	serial := true
-	for i := range list {
-		if !listInSerialForm(list[i].Resources.Requests) || !listInSerialForm(list[i].Resources.Limits) {
-			serial = false
-			break
-		}
-	}
-	if len(edits) == 0 && serial {
-		return list, false
-	}
-	out := make([]v1.Container, len(list))
-	copy(out, list)
-	if !serial {
-		for i := range out {
-			out[i].Resources = serializedRequirements(out[i].Resources)
-		}
-	}
-	for i := range edits {
-		idx := containerIndex(out, edits[i].name)
-		out[idx].Resources = editedRequirements(out[idx].Resources, p, &edits[i])
-	}
-	// Defaulting comes after the whole patch, once per container.
-	changed := false
-	for i := range edits {
-		idx := containerIndex(out, edits[i].name)
-		out[idx].Resources = defaultedRequests(out[idx].Resources)
-		if !requirementsEqual(&out[idx].Resources, &list[idx].Resources) {
-			changed = true
-		}
-	}
-	return out, changed
 }
 
 // defaultedRequests is defaultRequestsFromLimits without changing rr's

@@ -87,17 +87,6 @@ func uidConflict(namespace, name string, want, got string) error {
 	return &statusError{StatusError: apierrors.NewConflict(podsResource, name, cause), sentinel: ErrPodNotFound}
 }
 
-// unparsableResourceVersion is the API server's answer to a patch that
-// sets metadata.resourceVersion to something that is not a number: the
-// storage's versioner fails to parse it (k8s.io/apiserver
-// pkg/storage/api_object_versioner.go, ObjectResourceVersion, a bare
-// strconv error), and an error that is not an API status goes back as a
-// 500 with no reason (pkg/endpoints/handlers/responsewriters/status.go,
-// ErrorToAPIStatus).
-func unparsableResourceVersion(err error) error {
-	return &statusError{StatusError: internalStatus(err)}
-}
-
 // internalStatus is the 500 the API server answers with for an error that
 // is not an API status (k8s.io/apiserver
 // pkg/endpoints/handlers/responsewriters/status.go, ErrorToAPIStatus): the

@@ -4,7 +4,30 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
 )
+
+// Event is one Kubernetes event a component emitted about a pod.
+type Event struct {
+	Time      time.Time
+	Namespace string
+	Pod       string
+	Type      string // v1.EventTypeNormal or v1.EventTypeWarning
+	Reason    string
+	Message   string
+	Source    string // the reporting component, "kubelet", as kubectl describe shows it under From
+	Host      string // the node the component runs on
+	// Lazy, when set and Message is empty, renders the message when the
+	// event is read (Events): for messages costly to format and often
+	// never read, such as the resize events' JSON.
+	Lazy fmt.Stringer
+	// UID is the pod's UID, for V1's involvedObject. The cluster's log
+	// does not keep it, so that a node's events cost no more memory
+	// (Events and EventsSince leave it empty); watches and EventList fill
+	// it from the pod, as the kubelet's recorder takes it from the pod.
+	UID types.UID
+}
 
 // eventLog keeps the latest events in a ring of limit records (every
 // event when limit is not positive), in a compact form: an event's type,
@@ -138,4 +161,53 @@ func (r *eventRecord) event() Event {
 		e.Message = e.Lazy.String()
 	}
 	return e
+}
+
+// RecordEvent stores an event. Once the cluster holds its event limit, the
+// oldest event is dropped for each new one. Watchers of events see it.
+func (c *Cluster) RecordEvent(e Event) {
+	if !c.init() {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.watchers != nil {
+		c.notifyEvent(e, c.events.next)
+	}
+	c.events.add(e)
+}
+
+// Events returns the events kept (the latest, up to the event limit) in
+// the order they were recorded, with their messages rendered.
+func (c *Cluster) Events() []Event {
+	if !c.init() {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out, _ := c.events.since(0)
+	return out
+}
+
+// EventCount is how many events were ever recorded: the sequence number
+// the next event will have.
+func (c *Cluster) EventCount() uint64 {
+	if !c.init() {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.events.next
+}
+
+// EventsSince returns the events recorded since the first seq events (seq
+// from an earlier EventCount), with their messages rendered; those already
+// dropped from the log are missing, and dropped says how many.
+func (c *Cluster) EventsSince(seq uint64) (events []Event, dropped uint64) {
+	if !c.init() {
+		return nil, 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.events.since(seq)
 }

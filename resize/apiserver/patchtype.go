@@ -85,97 +85,97 @@ func ValidPatchType(pt types.PatchType) error {
 // A JSON merge patch or a JSON patch is applied as the API server applies
 // it (k8s.io/apiserver pkg/endpoints/handlers/patch.go, jsonPatcher): to
 // the old pod's JSON (defaulted, with kind, apiVersion and
-// metadata.resourceVersion, as the API server encodes its stored object),
-// with the json-patch library the API server uses (gopkg.in/evanphx/
-// json-patch.v4), and the result decoded strictly into a v1.Pod (under
-// fieldValidation=Strict, as ApplyResize says: a field the pod does not
-// have, or a key given twice in one object, is refused). Then
-// comes what every patch type gets: the name and namespace must be the
-// pod's, a metadata.resourceVersion the patch set must be the stored one
-// (409 Conflict otherwise), and the resize strategy, defaulting and
-// validation of ApplyResize. Both take JSON only (their content types say
-// so); ApplyResize also reads YAML.
+// metadata.resourceVersion), with the json-patch library the API server
+// uses, and the result decoded strictly into a v1.Pod; then come the
+// checks, strategy, defaulting and validation of ApplyResize. A merge patch
+// replaces lists whole: one of spec.containers must name every container,
+// in order, with its full resources and resizePolicy.
 //
-// Note what a JSON merge patch means for lists: a list in the patch
-// replaces the pod's whole list, so a merge patch of spec.containers must
-// name every container, in order, each with its full resources and
-// resizePolicy (a container without resizePolicy gets the default,
-// which validation refuses as a change when the pod had another).
-//
-// Errors are the API server's (each wraps the *apierrors.StatusError it
-// answers with):
-//   - a patch that cannot be read (not JSON, a merge patch that is not an
-//     object, a JSON patch that is not a list of operations, an operation
-//     with a field it does not have): a *PatchError, 400 Bad Request
-//     (apierrors.IsBadRequest);
-//   - a JSON patch operation that does not apply (a failed "test", a path
-//     the pod does not have, an unknown op): a *PatchError whose Path is
-//     the operation ("[1]"), 422 with the API server's words "the server
-//     rejected our request due to an error in our request";
-//   - a result that is not a pod (a bad quantity, a field the pod does not
-//     have, a value of the wrong type): a *PatchError, 422 Invalid on the
-//     field "patch" (apierrors.IsInvalid);
-//   - a key given twice in one object of the patch: the same 422, whose
-//     message is the API server's strict decoding error: for a merge
-//     patch `strict decoding error: duplicate field "spec"`, for a JSON
-//     patch `strict decoding error: json patch duplicate field
-//     "[0].value.cpu"` (and, when the key is in an operation's value,
-//     `duplicate field "spec.containers[0].resources.requests.cpu"` too,
-//     for the patched pod holds it as well); a bad quantity or a value of
-//     the wrong type in the result is reported instead, as the API server
-//     does;
-//   - more than 3 MiB or more than MaxJSONPatchOperations operations: a
-//     *PatchError, 413;
-//   - a patched pod with another name or namespace: a *PatchError on that
-//     field, 400; a resourceVersion that is not the stored one: a
-//     *PatchError on metadata.resourceVersion, 409 Conflict (ErrConflict);
-//     one that is not a number: the same, 500;
-//   - validation: an *InvalidError (422), as ApplyResize;
-//   - a patch type the API server does not take: 415 (ValidPatchType).
+// Errors are the API server's, each wrapping the *apierrors.StatusError it
+// answers with: a patch that cannot be read, 400; a JSON patch operation
+// that does not apply, 422 with the operation as the PatchError's Path
+// ("[1]"); a result that is not a pod or a key given twice, 422 Invalid on
+// the field "patch" (`strict decoding error: json patch duplicate field
+// "[0].value.cpu"`); more than 3 MiB or MaxJSONPatchOperations operations,
+// 413; metadata as ApplyResize says; validation, an *InvalidError; a patch
+// type the API server does not take, 415 (ValidPatchType).
 func ApplyResizePatch(old *v1.Pod, pt types.PatchType, patch []byte, opts ResizeOptions) (*v1.Pod, error) {
 	if err := ValidPatchType(pt); err != nil {
 		return nil, err
 	}
-	switch pt {
-	case "", StrategicMergePatch:
+	if pt == "" || pt == StrategicMergePatch {
 		return ApplyResize(old, patch, opts)
 	}
+	return applyPatch(old, pt, patch, opts)
+}
+
+// applyPatch is the general path of every patch type: the patch applied
+// as the API server applies it (patchedPod), and the patched pod read
+// back as the edit it stands for.
+func applyPatch(old *v1.Pod, pt types.PatchType, patch []byte, opts ResizeOptions) (*v1.Pod, error) {
+	oldPod, patched, err := patchedPod(old, pt, patch, opts)
+	if err != nil {
+		return nil, err
+	}
+	e := editOfPatched(patched, oldPod)
+	return applyEdit(oldPod, &e, opts)
+}
+
+// patchedPod applies a patch of type pt to old as the API server does,
+// with apimachinery and the json-patch library: to old defaulted (which
+// it returns as oldPod, a copy), with the stored resourceVersion; then the
+// strict decoding of the result and the checks of its metadata
+// (checkPatchedMeta). A strategic merge patch goes through JSON maps
+// (mergePatch), a JSON merge or JSON patch through the pod's JSON.
+func patchedPod(old *v1.Pod, pt types.PatchType, patch []byte, opts ResizeOptions) (oldPod, patched *v1.Pod, err error) {
 	if old == nil {
-		return nil, errors.New("apply resize: nil pod")
+		return nil, nil, errors.New("apply resize: nil pod")
 	}
 	if len(patch) > MaxRequestBodyBytes {
-		return nil, bodyTooLarge(len(patch))
+		return nil, nil, bodyTooLarge(len(patch))
 	}
-	oldPod := old.DeepCopy()
+	oldPod = old.DeepCopy()
 	DefaultPod(oldPod)
 	current := currentResourceVersion(old, opts)
+	switch pt {
+	case MergePatch, JSONPatch:
+		patched, err = jsonPatched(oldPod, current, pt, patch)
+	default:
+		patched, err = strategicPatched(oldPod, current, patch)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkPatchedMeta(patched, oldPod, current); err != nil {
+		return nil, nil, err
+	}
+	return oldPod, patched, nil
+}
+
+// jsonPatched applies a JSON merge patch or a JSON patch to the stored pod
+// (oldPod with the resourceVersion current), as the API server's
+// jsonPatcher does, and decodes the result.
+func jsonPatched(oldPod *v1.Pod, current string, pt types.PatchType, patch []byte) (*v1.Pod, error) {
 	doc, err := encodeStored(oldPod, current)
 	if err != nil {
 		return nil, err
 	}
-	var patched []byte
+	var out []byte
 	var strictErrs []error
 	var locate func() (string, error)
 	if pt == JSONPatch {
 		var ops []jsonPatchOp
-		patched, ops, strictErrs, err = applyJSONPatch(doc, patch)
-		locate = func() (string, error) { return findBadQuantityInOps(ops) }
+		out, ops, strictErrs, err = applyJSONPatch(doc, patch)
+		locate = func() (string, error) { return findAmountInOps(ops, checkQuantity) }
 	} else {
 		var m map[string]interface{}
-		patched, m, strictErrs, err = applyMergePatch(doc, patch)
-		locate = func() (string, error) { return findBadQuantity(m) }
+		out, m, strictErrs, err = applyMergePatch(doc, patch)
+		locate = func() (string, error) { return findAmount(m, checkQuantity) }
 	}
 	if err != nil {
 		return nil, err
 	}
-	result, err := decodePatched(patched, strictErrs, locate)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkPatchedMeta(result, oldPod, current); err != nil {
-		return nil, err
-	}
-	return finishResize(oldPod, result, opts)
+	return decodePatched(out, strictErrs, locate)
 }
 
 // bodyTooLarge is the API server's 413 for a request body beyond
@@ -239,10 +239,8 @@ func applyJSONPatch(doc, patch []byte) ([]byte, []jsonPatchOp, []error, error) {
 	}
 	// resizelet's own refusal, before any value is parsed as a quantity
 	// (MaxExponent says why).
-	for i, op := range ops {
-		if where, err := FindHugeExponent(op.Value, fmt.Sprintf("[%d].value", i)); err != nil {
-			return nil, nil, nil, &PatchError{Path: where, Err: err}
-		}
+	if where, err := findAmountInOps(ops, hugeAmount); err != nil {
+		return nil, nil, nil, &PatchError{Path: where, Err: err}
 	}
 	decoded, err := jsonpatch.DecodePatch(patch)
 	if err != nil {
@@ -307,7 +305,7 @@ func applyMergePatch(doc, patch []byte) ([]byte, map[string]interface{}, []error
 	}
 	// resizelet's own refusal, before any value is parsed as a quantity
 	// (MaxExponent says why).
-	if where, err := FindHugeExponent(m, ""); err != nil {
+	if where, err := findAmount(m, hugeAmount); err != nil {
 		return nil, nil, nil, &PatchError{Path: where, Err: err}
 	}
 	patched, err := recovering(func() ([]byte, error) { return jsonpatch.MergePatch(doc, patch) })
@@ -418,51 +416,26 @@ func checkPatchedMeta(patched, stored *v1.Pod, storedVersion string) error {
 	return nil
 }
 
-// findBadQuantityInOps finds the first operation value that is not a
-// valid quantity where the operation puts it in a resource list (its path
-// ends in /requests/NAME, /limits/NAME or /overhead/NAME, or its value is
-// an object holding such lists), and returns its place as
-// "[i].value...".
-func findBadQuantityInOps(ops []jsonPatchOp) (string, error) {
+// findAmountInOps finds the first operation value that check refuses
+// where the operation puts it in a resource list (its path ends in
+// /requests/NAME, /limits/NAME or /overhead/NAME, or its value is an
+// object holding such lists), and returns its place as "[i].value...".
+func findAmountInOps(ops []jsonPatchOp, check func(interface{}) error) (string, error) {
 	for i, op := range ops {
 		segments := strings.Split(op.Path, "/")
 		at := field.NewPath(fmt.Sprintf("[%d].value", i))
 		inList := false
 		if n := len(segments); n >= 2 && quantityMaps[segments[n-2]] {
-			if err := checkQuantity(op.Value); err != nil {
+			if err := check(op.Value); err != nil {
 				return at.String(), err
 			}
 			continue
 		} else if n >= 1 {
 			inList = quantityMaps[segments[n-1]]
 		}
-		if p, err := findBadQuantityIn(op.Value, at, inList); err != nil {
+		if p, err := findAmountIn(op.Value, at, inList, check); err != nil {
 			return p, err
 		}
 	}
 	return "", nil
-}
-
-// ResizePodPatch is ResizePod for a patch of type pt ("" is a strategic
-// merge patch; ApplyResizePatch says how each is applied and what it
-// answers). The patch type is checked before the pod is looked up, as the
-// API server does. The pod returned is the stored one, shared, as
-// ResizePod's.
-func (c *Cluster) ResizePodPatch(namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error) {
-	if err := ValidPatchType(pt); err != nil {
-		return nil, err
-	}
-	return c.resize(namespace, name, true, func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error) {
-		return ApplyResizePatch(old, pt, patch, o)
-	})
-}
-
-// DryRunResizePodPatch is DryRunResizePod for a patch of type pt.
-func (c *Cluster) DryRunResizePodPatch(namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error) {
-	if err := ValidPatchType(pt); err != nil {
-		return nil, err
-	}
-	return c.resize(namespace, name, false, func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error) {
-		return ApplyResizePatch(old, pt, patch, o)
-	})
 }

@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -113,14 +112,6 @@ func mapsKeys(l v1.ResourceList) func(func(string) bool) {
 			}
 		}
 	}
-}
-
-func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return b
 }
 
 // randomChange changes cpu and memory requests and limits of random

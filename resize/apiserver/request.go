@@ -1,8 +1,8 @@
 package apiserver
 
 import (
+	"encoding/json"
 	"errors"
-	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -44,69 +44,50 @@ type ResizeRequest struct {
 }
 
 // Patch returns the strategic merge patch the request means, for logs and
-// for the differential tests that hold the two paths equal.
+// for the differential tests that hold the two paths equal: the request
+// in the narrow form (narrowPatch), as JSON.
 func (r ResizeRequest) Patch() []byte {
-	var b []byte
-	b = append(b, `{"spec":{`...)
-	sep := false
-	list := func(key string, cs []ContainerResize) {
-		if len(cs) == 0 {
-			return
+	var p narrowPatch
+	list := func(cs []ContainerResize) []narrowContainer {
+		var out []narrowContainer
+		for _, c := range cs {
+			out = append(out, narrowContainer{Name: c.Name, Resources: patchResources(c)})
 		}
-		if sep {
-			b = append(b, ',')
-		}
-		sep = true
-		b = append(b, `"`+key+`":[`...)
-		for i, c := range cs {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = fmt.Appendf(b, `{"name":%q,"resources":`, c.Name)
-			b = appendResources(b, c)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
+		return out
 	}
-	list("containers", r.Containers)
-	list("initContainers", r.InitContainers)
+	p.Spec.Containers, p.Spec.InitContainers = list(r.Containers), list(r.InitContainers)
 	if r.PodLevel != nil {
-		if sep {
-			b = append(b, ',')
-		}
-		b = append(b, `"resources":`...)
-		b = appendResources(b, *r.PodLevel)
+		rr := patchResources(*r.PodLevel)
+		p.Spec.Resources = &rr
 	}
-	return append(b, "}}"...)
+	b, err := json.Marshal(p)
+	if err != nil {
+		panic("apiserver: a resize request does not marshal: " + err.Error())
+	}
+	return b
 }
 
-func appendResources(b []byte, c ContainerResize) []byte {
-	b = append(b, '{')
-	side := func(key string, a Amounts, comma bool) bool {
+// patchResources writes a container's amounts as a patch's strings: cpu
+// in millicores, memory in bytes with binary suffixes where exact, as
+// resource.Quantity prints them.
+func patchResources(c ContainerResize) narrowResources {
+	amounts := func(a Amounts) *narrowAmounts {
 		if !a.HasCPU && !a.HasMemory {
-			return comma
+			return nil
 		}
-		if comma {
-			b = append(b, ',')
-		}
-		b = append(b, `"`+key+`":{`...)
+		out := &narrowAmounts{}
 		if a.HasCPU {
 			q := cpuQuantity(a.MilliCPU)
-			b = fmt.Appendf(b, `"cpu":%q`, q.String())
+			s := q.String()
+			out.CPU = &s
 		}
 		if a.HasMemory {
-			if a.HasCPU {
-				b = append(b, ',')
-			}
-			q := resource.NewQuantity(a.Memory, resource.BinarySI)
-			b = fmt.Appendf(b, `"memory":%q`, q.String())
+			s := resource.NewQuantity(a.Memory, resource.BinarySI).String()
+			out.Memory = &s
 		}
-		b = append(b, '}')
-		return true
+		return out
 	}
-	comma := side("requests", c.Requests, false)
-	side("limits", c.Limits, comma)
-	return append(b, '}')
+	return narrowResources{Requests: amounts(c.Requests), Limits: amounts(c.Limits)}
 }
 
 func cpuQuantity(milli int64) resource.Quantity {
@@ -124,11 +105,12 @@ func memoryQuantity(bytes int64) resource.Quantity {
 	return *resource.NewQuantity(bytes, resource.DecimalSI)
 }
 
-// ApplyResizeRequest is ApplyResize for a typed request: the same
-// defaulting, strategy, generation and validation, with the request
-// applied to the pod directly instead of through JSON. It gives the pod
-// and the errors ApplyResize gives for req.Patch() (the same JSON, the
-// same semantics); old is never modified.
+// ApplyResizeRequest is ApplyResize for a typed request: the request is
+// the edit (applyEdit, as every path ends), without JSON. It gives the pod
+// and the errors ApplyResize gives for req.Patch() (the same semantics);
+// a request that names a container old does not have, or names them out
+// of old's order, goes through req.Patch() itself, since the strategic
+// merge then adds or reorders containers. old is never modified.
 //
 // The pod it returns shares with old the parts the resize did not change,
 // as the API server's objects are shared: read it, or DeepCopy it before
@@ -137,15 +119,42 @@ func ApplyResizeRequest(old *v1.Pod, req ResizeRequest, opts ResizeOptions) (*v1
 	if old == nil {
 		return nil, errors.New("apply resize: nil pod")
 	}
-	// Room for the edits of a request of up to four containers with cpu
-	// and memory each, so that a typical one allocates nothing for them.
-	var quantities [8]quantityEdit
-	var containers [4]containerEdit
-	e := editOfRequest(&req, quantities[:0], containers[:0])
-	if !inPlace(old.Spec.Containers, e.containers) || !inPlace(old.Spec.InitContainers, e.initContainers) {
-		// A new container, or a new order: the strategic merge decides
-		// what the pod becomes, and validation refuses it.
-		return ApplyResize(old, req.Patch(), opts)
+	var pod *containerSet
+	if req.PodLevel != nil {
+		p := requestSet(req.PodLevel)
+		pod = &p
 	}
-	return resizeInPlace(old, &e, opts)
+	// Room for the sets of a typical request on the stack.
+	var buf [4]containerSet
+	cs := requestSets(buf[:0], req.Containers)
+	inits := requestSets(cs[len(cs):len(cs):len(cs)], req.InitContainers)
+	var edits [4]containerEdit
+	if e, ok := editOfSets(old, cs, inits, pod, edits[:0]); ok {
+		return applyEdit(old, &e, opts)
+	}
+	return ApplyResize(old, req.Patch(), opts)
+}
+
+func requestSets(out []containerSet, cs []ContainerResize) []containerSet {
+	for i := range cs {
+		out = append(out, requestSet(&cs[i]))
+	}
+	return out
+}
+
+// requestSet is the sets of one container's resize, with the quantities
+// its patch's strings would parse to.
+func requestSet(c *ContainerResize) containerSet {
+	return containerSet{name: c.Name, requests: requestAmounts(c.Requests), limits: requestAmounts(c.Limits)}
+}
+
+func requestAmounts(a Amounts) amounts {
+	out := amounts{hasCPU: a.HasCPU, hasMemory: a.HasMemory}
+	if a.HasCPU {
+		out.cpu = cpuQuantity(a.MilliCPU)
+	}
+	if a.HasMemory {
+		out.memory = memoryQuantity(a.Memory)
+	}
+	return out
 }

@@ -1,18 +1,10 @@
 package apiserver
 
 import (
-	"fmt"
-	"slices"
-	"strings"
-
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/resizelet/resizelet/allocation/reslist"
-	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/qos"
 	"github.com/resizelet/resizelet/resize/profile"
 )
@@ -75,6 +67,15 @@ const (
 // A nil pod is an error on the argument's name ("newPod: Required value"),
 // as for every validation of this package: there is nothing to validate.
 func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList {
+	return validateResize(newPod, oldPod, opts, false)
+}
+
+// validateResize is ValidateResize, told with edited that applyEdit built
+// newPod from oldPod (an edit of resources and resizePolicy only, every
+// path's case): the comparisons outside those fields then have their
+// answer by construction (equalOutsideResources says how), and the
+// checks of values run as for any pod.
+func validateResize(newPod, oldPod *v1.Pod, opts ResizeOptions, edited bool) field.ErrorList {
 	if newPod == nil || oldPod == nil {
 		var errs field.ErrorList
 		if newPod == nil {
@@ -98,13 +99,9 @@ func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList 
 		return field.ErrorList{field.Forbidden(field.NewPath(""), msgWindowsPod)}
 	}
 
-	// The regular containers the new pod keeps from a stored old pod, or
-	// changes only in cpu and memory amounts that cannot fail, need not
-	// pass the checks of one container again (keptContainers).
-	kept := keptContainers(newPod, oldPod, opts)
 	// Amounts beyond resizelet's bounds are refused alone (ValidatePod),
 	// before the QoS class and the comparisons below read them.
-	if errs := validateAmounts(newPod, kept); len(errs) > 0 {
+	if errs := ValidateAmounts(newPod); len(errs) > 0 {
 		return errs
 	}
 	// A pod that already has a RestartContainer policy on a non-sidecar
@@ -112,7 +109,7 @@ func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList 
 	// NonSidecarInitContainer in pkg/api/pod/util.go).
 	specOpts := opts
 	specOpts.allowInitRestartContainer = initRestartContainer(oldPod)
-	allErrs := validatePod(newPod, specOpts, kept)
+	allErrs := validatePod(newPod, specOpts)
 	if oldQOSClass(oldPod) != computeQOS(newPod, p) {
 		// The API server reports the pod's current (status) class as the
 		// bad value, as an Invalid error rather than a Forbidden one.
@@ -152,21 +149,21 @@ func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList 
 	}
 
 	for i := range newPod.Spec.Containers {
-		if !equalAfterUndo(&newPod.Spec.Containers[i], &oldPod.Spec.Containers[i], p) {
+		if !equalAfterUndo(&newPod.Spec.Containers[i], &oldPod.Spec.Containers[i], p, edited) {
 			allErrs = append(allErrs, field.Forbidden(field.NewPath("spec"), msgOnlyCPUMemory))
 		}
 	}
 	for i := range newPod.Spec.InitContainers {
 		c, o := &newPod.Spec.InitContainers[i], &oldPod.Spec.InitContainers[i]
 		if qos.IsSidecar(c) || initResizable {
-			if !equalAfterUndo(c, o, p) {
+			if !equalAfterUndo(c, o, p, edited) {
 				if p.InitResizeErrorPerContainer() {
 					allErrs = append(allErrs, field.Forbidden(field.NewPath("spec", "initContainers").Index(i), msgOnlyCPUMemoryInit))
 				} else {
 					allErrs = append(allErrs, field.Forbidden(field.NewPath("spec"), msgOnlyCPUMemorySide))
 				}
 			}
-			if p.InitRestartContainerPolicyForbidden() && !qos.IsSidecar(c) && !containersEqual(c, o) {
+			if p.InitRestartContainerPolicyForbidden() && !qos.IsSidecar(c) && !containersEqual(c, o, edited) {
 				// One error per RestartContainer policy, as
 				// ValidatePodResize (1.36) gives them.
 				for _, rp := range c.ResizePolicy {
@@ -175,7 +172,7 @@ func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList 
 					}
 				}
 			}
-		} else if !containersEqual(c, o) {
+		} else if !containersEqual(c, o, edited) {
 			allErrs = append(allErrs, field.Forbidden(field.NewPath("spec"), msgInitImmutable))
 		}
 	}
@@ -185,7 +182,7 @@ func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList 
 	// Every container compared equal (after its undo), and so did the
 	// pod-level resources if they were checked: what is left of the
 	// API server's final comparison is the rest of the spec.
-	if !specEqualOutsideContainers(&newPod.Spec, &oldPod.Spec, podLevelChecked) {
+	if !specEqualOutsideContainers(&newPod.Spec, &oldPod.Spec, podLevelChecked, edited) {
 		allErrs = append(allErrs, field.Forbidden(field.NewPath("spec"), msgOnlyCPUMemory))
 	}
 	return allErrs
@@ -255,11 +252,6 @@ func validateContainerOrder(newPod, oldPod *v1.Pod) field.ErrorList {
 // resizePolicy is RestartContainer. list and index say where the container
 // is (spec.<list>[index].resources).
 func validateContainerResize(newC, oldC *v1.Container, list string, index int, p profile.Profile) field.ErrorList {
-	if sameResourceLists(&newC.Resources, &oldC.Resources) {
-		// A container the resize left alone: nothing was removed, and
-		// the memory limit is what it was.
-		return nil
-	}
 	var errs field.ErrorList
 	path := func() *field.Path { return field.NewPath("spec", list).Index(index).Child("resources") }
 	if resourcesRemoved(newC.Resources.Requests, oldC.Resources.Requests) {
@@ -300,21 +292,8 @@ func resourcesRemoved(newList, oldList v1.ResourceList) bool {
 	if len(oldList) > len(newList) {
 		return true
 	}
-	if hasCPU, hasMemory, only := reslist.CPUMemoryKeys(oldList); only {
-		return hasCPU && !hasResource(newList, v1.ResourceCPU) ||
-			hasMemory && !hasResource(newList, v1.ResourceMemory)
-	}
-	return resourcesRemovedWalk(newList, oldList)
-}
-
-// resourcesRemovedWalk is resourcesRemoved for any lists, by a walk of
-// oldList.
-func resourcesRemovedWalk(newList, oldList v1.ResourceList) bool {
-	if len(oldList) > len(newList) {
-		return true
-	}
-	for name := range oldList {
-		if _, ok := newList[name]; !ok {
+	for name := range resources(oldList) {
+		if !hasResource(newList, name) {
 			return true
 		}
 	}
@@ -335,15 +314,11 @@ func resourcesRemovedWalk(newList, oldList v1.ResourceList) bool {
 
 // equalAfterUndo reports whether c, with its cpu and memory changes undone
 // as the API server undoes them, equals o.
-func equalAfterUndo(c, o *v1.Container, p profile.Profile) bool {
-	if sameResourceLists(&c.Resources, &o.Resources) {
-		// The undo gives o's lists back, whatever they hold.
-		return len(o.Resources.Claims) == 0 && equalOutsideResources(c, o)
-	}
+func equalAfterUndo(c, o *v1.Container, p profile.Profile, edited bool) bool {
 	return len(o.Resources.Claims) == 0 &&
 		listEqualAfterUndo(c.Resources.Limits, o.Resources.Limits, p) &&
 		listEqualAfterUndo(c.Resources.Requests, o.Resources.Requests, p) &&
-		equalOutsideResources(c, o)
+		equalOutsideResources(c, o, edited)
 }
 
 // listEqualAfterUndo reports whether list with cpu and memory taken from
@@ -380,15 +355,8 @@ func isCPUOrMemory(name v1.ResourceName) bool {
 // other than cpu and memory, in equal amounts.
 func otherResourcesEqual(a, b v1.ResourceList) bool {
 	if onlyCPUMemory(a) && onlyCPUMemory(b) {
-		// Neither holds another resource.
 		return true
 	}
-	return otherResourcesEqualWalk(a, b)
-}
-
-// otherResourcesEqualWalk is otherResourcesEqual for any lists, by walks
-// of both.
-func otherResourcesEqualWalk(a, b v1.ResourceList) bool {
 	na, nb := 0, 0
 	for name, q := range a {
 		if isCPUOrMemory(name) {
@@ -413,27 +381,7 @@ func listsEqual(a, b v1.ResourceList) bool {
 	if len(a) != len(b) {
 		return false
 	}
-	if ca, only := reslist.CPUMemoryOf(a); only {
-		// b has as many resources as a: if it has a's, it has no other.
-		return (!ca.HasCPU || quantityIn(b, v1.ResourceCPU, &ca.CPU)) &&
-			(!ca.HasMemory || quantityIn(b, v1.ResourceMemory, &ca.Memory))
-	}
-	return listsEqualWalk(a, b)
-}
-
-// quantityIn reports whether list holds the resource in an amount equal
-// to q.
-func quantityIn(list v1.ResourceList, name v1.ResourceName, q *resource.Quantity) bool {
-	lq, ok := list[name]
-	return ok && q.Cmp(lq) == 0
-}
-
-// listsEqualWalk is listsEqual for any lists, by a walk of a.
-func listsEqualWalk(a, b v1.ResourceList) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for name, q := range a {
+	for name, q := range resources(a) {
 		if bq, ok := b[name]; !ok || q.Cmp(bq) != 0 {
 			return false
 		}
@@ -455,8 +403,8 @@ func requirementsEqual(a, b *v1.ResourceRequirements) bool {
 }
 
 // containersEqual is semantic equality of containers.
-func containersEqual(c, o *v1.Container) bool {
-	return requirementsEqual(&c.Resources, &o.Resources) && equalOutsideResources(c, o)
+func containersEqual(c, o *v1.Container, edited bool) bool {
+	return requirementsEqual(&c.Resources, &o.Resources) && equalOutsideResources(c, o, edited)
 }
 
 // validatePodLevelResize checks a change of spec.resources when pod-level
@@ -494,388 +442,3 @@ func validatePodLevelResize(newPod, oldPod *v1.Pod, p profile.Profile) field.Err
 	}
 	return errs
 }
-
-// ValidatePod is the part of the API server's pod validation this library
-// needs, with its messages and field paths: metadata.name set; containers
-// present, named (DNS-1123 labels) and unique across regular, init and
-// ephemeral containers; resources well formed (known names, non-negative,
-// integer extended resources, requests at most limits, requests equal to
-// limits where overcommit is not allowed); resizePolicy valid (cpu or
-// memory, no duplicates, NotRequired or RestartContainer, NotRequired only
-// when the pod's restartPolicy is Never); init containers may set
-// resizePolicy only while InPlacePodVerticalScaling is on (the API server's
-// AllowSidecarResizePolicy, which despite its name admits any init
-// container); ephemeral containers may set neither resources nor
-// resizePolicy. Resource names are checked in sorted order, so the errors
-// come in a stable order (the API server walks maps at random).
-//
-// Amounts beyond resizelet's bounds (ErrAmountTooLarge) are refused alone,
-// before anything reads them: converted to int64 they are other numbers,
-// and compared they can cost minutes.
-func ValidatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
-	if pod == nil {
-		return nilPodErrors("pod")
-	}
-	if errs := ValidateAmounts(pod); len(errs) > 0 {
-		return errs
-	}
-	return validatePod(pod, opts, 0)
-}
-
-// keptSet is a set of indexes of a pod's regular containers (the first
-// 64; a container beyond is never in it).
-type keptSet uint64
-
-func (k keptSet) has(i int) bool { return i < 64 && k&(1<<i) != 0 }
-
-// keptContainers returns the regular containers of newPod whose checks of
-// one container (their amount bounds and validateContainerCommon) need
-// not run again: with opts.oldStored, old is a stored pod, whose regular
-// containers all passed them (see Cluster.pods). Those checks depend on
-// no option, only on the container and the pod's restartPolicy, so with
-// the restartPolicy unchanged:
-//   - a container of newPod that is byte for byte old's at the same index
-//     (the same strings, maps and slices: the resize left it alone, and
-//     nothing is changed in place) gets the same answer, no error;
-//   - one that is so in all but its resources has a name and a
-//     resizePolicy that passed already, and when vettedResources proves
-//     its requests and limits fine, nothing is left for the checks to find.
-//
-// The amounts of both still count in the pod's totals. A container that
-// is neither is left to the full checks, which give the errors in their
-// order. Without oldStored the set is empty.
-func keptContainers(newPod, oldPod *v1.Pod, opts ResizeOptions) keptSet {
-	if !opts.oldStored || newPod.Spec.RestartPolicy != oldPod.Spec.RestartPolicy {
-		return 0
-	}
-	var k keptSet
-	for i := range min(len(newPod.Spec.Containers), len(oldPod.Spec.Containers), 64) {
-		c, old := &newPod.Spec.Containers[i], &oldPod.Spec.Containers[i]
-		switch {
-		case sameBytes(c, old, wholeContainer):
-		case sameBytes(c, old, containerOutsideResources) && vettedResources(&c.Resources):
-		default:
-			continue
-		}
-		k |= 1 << i
-	}
-	return k
-}
-
-// vettedResources reports whether the requests and limits of r hold
-// nothing but cpu and memory, every amount is neither negative nor beyond
-// resizelet's bounds, and no request is above its limit: then neither
-// validateAmounts (before the totals) nor validateResourceRequirements
-// finds a fault with them. cpu and memory are standard, native resource
-// names that may be overcommitted, so the name, integer and
-// equal-to-limit checks have nothing to say about them; claims are read
-// by neither.
-func vettedResources(r *v1.ResourceRequirements) bool {
-	req, onlyReq := reslist.CPUMemoryOf(r.Requests)
-	lim, onlyLim := reslist.CPUMemoryOf(r.Limits)
-	if !onlyReq || !onlyLim {
-		return false
-	}
-	fine := func(name v1.ResourceName, q *resource.Quantity, has bool) bool {
-		return !has || q.Sign() >= 0 && cgconfig.AmountFits(name, *q)
-	}
-	if !fine(v1.ResourceCPU, &req.CPU, req.HasCPU) || !fine(v1.ResourceMemory, &req.Memory, req.HasMemory) ||
-		!fine(v1.ResourceCPU, &lim.CPU, lim.HasCPU) || !fine(v1.ResourceMemory, &lim.Memory, lim.HasMemory) {
-		return false
-	}
-	if req.HasCPU && lim.HasCPU && req.CPU.Cmp(lim.CPU) > 0 {
-		return false
-	}
-	return !(req.HasMemory && lim.HasMemory && req.Memory.Cmp(lim.Memory) > 0)
-}
-
-// validatePod is ValidatePod for a pod whose amounts are within the
-// bounds, without the checks of one container for the regular containers
-// in kept (keptContainers).
-func validatePod(pod *v1.Pod, opts ResizeOptions, kept keptSet) field.ErrorList {
-	var errs field.ErrorList
-	if pod.Name == "" {
-		errs = append(errs, field.Required(field.NewPath("metadata", "name"), "name or generateName is required"))
-	}
-	never := pod.Spec.RestartPolicy == v1.RestartPolicyNever
-
-	// names holds the names taken so far, as the API server's set does
-	// (an init container without a name takes none); pods have few
-	// containers, so a list on the stack does.
-	var buf [16]string
-	names := buf[:0]
-	taken := func(name string) bool { return slices.Contains(names, name) }
-
-	if len(pod.Spec.Containers) == 0 {
-		errs = append(errs, field.Required(field.NewPath("spec", "containers"), ""))
-	}
-	for i := range pod.Spec.Containers {
-		c := &pod.Spec.Containers[i]
-		if !kept.has(i) {
-			errs = append(errs, validateContainerCommon(c, "containers", i, never)...)
-		}
-		if taken(c.Name) {
-			errs = append(errs, field.Duplicate(containerPath("containers", i).Child("name"), c.Name))
-		} else {
-			names = append(names, c.Name)
-		}
-	}
-
-	gateOn := opts.profile().Gate(profile.GateInPlacePodVerticalScaling)
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		errs = append(errs, validateContainerCommon(c, "initContainers", i, never)...)
-		if taken(c.Name) {
-			errs = append(errs, field.Duplicate(containerPath("initContainers", i).Child("name"), c.Name))
-		} else if c.Name != "" {
-			names = append(names, c.Name)
-		}
-		if !gateOn && len(c.ResizePolicy) > 0 {
-			errs = append(errs, field.Invalid(containerPath("initContainers", i).Child("resizePolicy"), c.ResizePolicy, msgInitResizePolicy))
-		}
-		if opts.profile().InitRestartContainerPolicyForbidden() && !opts.allowInitRestartContainer && !qos.IsSidecar(c) {
-			for j, rp := range c.ResizePolicy {
-				if rp.RestartPolicy == v1.RestartContainer {
-					errs = append(errs, field.Invalid(containerPath("initContainers", i).Child("resizePolicy").Index(j).Child("restartPolicy"), rp.RestartPolicy, msgInitRestartContainer))
-				}
-			}
-		}
-	}
-
-	for i := range pod.Spec.EphemeralContainers {
-		c := (*v1.Container)(&pod.Spec.EphemeralContainers[i].EphemeralContainerCommon)
-		errs = append(errs, validateContainerCommon(c, "ephemeralContainers", i, never)...)
-		if taken(c.Name) {
-			errs = append(errs, field.Duplicate(containerPath("ephemeralContainers", i).Child("name"), c.Name))
-		} else {
-			names = append(names, c.Name)
-		}
-		if r := c.Resources; r.Limits != nil || r.Requests != nil || r.Claims != nil {
-			errs = append(errs, field.Forbidden(containerPath("ephemeralContainers", i).Child("resources"), msgEphemeralField))
-		}
-		if c.ResizePolicy != nil {
-			errs = append(errs, field.Forbidden(containerPath("ephemeralContainers", i).Child("resizePolicy"), msgEphemeralField))
-		}
-	}
-
-	if pod.Spec.Resources != nil {
-		errs = append(errs, validateResourceRequirements(pod.Spec.Resources, "", 0, false)...)
-	}
-	return errs
-}
-
-// initRestartContainer is hasRestartContainerForNonSidecarInitContainer
-// (pkg/api/pod/util.go): whether a non-sidecar init container of the pod
-// has a RestartContainer resize policy.
-func initRestartContainer(pod *v1.Pod) bool {
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		if qos.IsSidecar(c) {
-			continue
-		}
-		for _, rp := range c.ResizePolicy {
-			if rp.RestartPolicy == v1.RestartContainer {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// containerPath is spec.<list>[index]. Paths are built only for errors:
-// a valid pod builds none.
-func containerPath(list string, index int) *field.Path {
-	return field.NewPath("spec", list).Index(index)
-}
-
-// validateContainerCommon checks what every kind of container shares: its
-// name, resources and resizePolicy.
-func validateContainerCommon(c *v1.Container, list string, index int, restartNever bool) field.ErrorList {
-	var errs field.ErrorList
-	if c.Name == "" {
-		errs = append(errs, field.Required(containerPath(list, index).Child("name"), ""))
-	} else if !isDNS1123Label(c.Name) {
-		for _, msg := range validation.IsDNS1123Label(c.Name) {
-			errs = append(errs, field.Invalid(containerPath(list, index).Child("name"), c.Name, msg))
-		}
-	}
-	errs = append(errs, validateResourceRequirements(&c.Resources, list, index, true)...)
-	errs = append(errs, validateResizePolicy(c.ResizePolicy, list, index, restartNever)...)
-	return errs
-}
-
-// isDNS1123Label reports what validation.IsDNS1123Label finds no fault
-// with: 1 to 63 lower-case letters, digits and '-', starting and ending
-// with a letter or digit. It saves the regular expression for the names
-// that are fine.
-func isDNS1123Label(s string) bool {
-	if len(s) == 0 || len(s) > validation.DNS1123LabelMaxLength {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		case c == '-' && i > 0 && i < len(s)-1:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// validateResizePolicy checks a container's resizePolicy list, with the
-// API server's field paths (the list itself, not the entry, except for
-// duplicates).
-func validateResizePolicy(list []v1.ContainerResizePolicy, ctrList string, index int, restartNever bool) field.ErrorList {
-	var errs field.ErrorList
-	path := func() *field.Path { return containerPath(ctrList, index).Child("resizePolicy") }
-	for i, p := range list {
-		for _, q := range list[:i] {
-			if q.ResourceName == p.ResourceName {
-				errs = append(errs, field.Duplicate(path().Index(i), p.ResourceName))
-				break
-			}
-		}
-		switch p.ResourceName {
-		case v1.ResourceCPU, v1.ResourceMemory:
-		case "":
-			errs = append(errs, field.Required(path(), ""))
-		default:
-			errs = append(errs, field.NotSupported(path(), p.ResourceName, []string{string(v1.ResourceCPU), string(v1.ResourceMemory)}))
-		}
-		switch p.RestartPolicy {
-		case v1.NotRequired, v1.RestartContainer:
-		case "":
-			errs = append(errs, field.Required(path(), ""))
-		default:
-			errs = append(errs, field.NotSupported(path(), p.RestartPolicy, []string{string(v1.NotRequired), string(v1.RestartContainer)}))
-		}
-		if restartNever && p.RestartPolicy != v1.NotRequired {
-			errs = append(errs, field.Invalid(path(), p.RestartPolicy, msgResizePolicyNever))
-		}
-	}
-	return errs
-}
-
-// resourceEntry is one resource of a list, with its amount.
-type resourceEntry struct {
-	name v1.ResourceName
-	q    resource.Quantity
-}
-
-// sortedEntries returns the list's resources with their amounts, in name
-// order, in buf when they fit. A list of nothing but cpu and memory is
-// read with two lookups (cpu sorts first); any other is walked and sorted
-// (sortedEntriesWalk).
-func sortedEntries(list v1.ResourceList, buf []resourceEntry) []resourceEntry {
-	cm, only := reslist.CPUMemoryOf(list)
-	if !only {
-		return sortedEntriesWalk(list, buf)
-	}
-	out := buf[:0]
-	if cm.HasCPU {
-		out = append(out, resourceEntry{v1.ResourceCPU, cm.CPU})
-	}
-	if cm.HasMemory {
-		out = append(out, resourceEntry{v1.ResourceMemory, cm.Memory})
-	}
-	return out
-}
-
-// sortedEntriesWalk is sortedEntries for any list: a walk of the map,
-// sorted by name.
-func sortedEntriesWalk(list v1.ResourceList, buf []resourceEntry) []resourceEntry {
-	out := buf[:0]
-	for name, q := range list {
-		out = append(out, resourceEntry{name, q})
-	}
-	slices.SortFunc(out, func(a, b resourceEntry) int { return strings.Compare(string(a.name), string(b.name)) })
-	return out
-}
-
-// validateResourceRequirements checks requests and limits, of the
-// container at spec.<list>[index] (container true: resource names are
-// checked too) or of the pod level (list empty; names are not checked).
-func validateResourceRequirements(r *v1.ResourceRequirements, list string, index int, container bool) field.ErrorList {
-	var errs field.ErrorList
-	path := func() *field.Path {
-		if list == "" {
-			return field.NewPath("spec", "resources")
-		}
-		return containerPath(list, index).Child("resources")
-	}
-	// Room as in validateAmounts.
-	var buf [4]resourceEntry
-	for _, e := range sortedEntries(r.Limits, buf[:]) {
-		name, q := e.name, e.q
-		p := func() *field.Path { return path().Child("limits").Key(string(name)) }
-		if container {
-			errs = append(errs, validateContainerResourceName(name, p)...)
-		}
-		errs = append(errs, validateQuantityValue(name, &q, p)...)
-	}
-	for _, e := range sortedEntries(r.Requests, buf[:]) {
-		name, q := e.name, e.q
-		p := func() *field.Path { return path().Child("requests").Key(string(name)) }
-		if container {
-			errs = append(errs, validateContainerResourceName(name, p)...)
-		}
-		errs = append(errs, validateQuantityValue(name, &q, p)...)
-		limit, ok := r.Limits[name]
-		switch {
-		case ok && q.Cmp(limit) != 0 && !overcommitAllowed(name):
-			errs = append(errs, field.Invalid(path().Child("requests"), q.String(), fmt.Sprintf("must be equal to %s limit of %s", name, limit.String())))
-		case ok && q.Cmp(limit) > 0:
-			errs = append(errs, field.Invalid(path().Child("requests"), q.String(), fmt.Sprintf("must be less than or equal to %s limit of %s", name, limit.String())))
-		case !ok && !overcommitAllowed(name):
-			errs = append(errs, field.Required(path().Child("limits"), msgLimitRequired))
-		}
-	}
-	return errs
-}
-
-// validateContainerResourceName checks that a container resource is a
-// standard one (cpu, memory, ephemeral-storage, hugepages-*) or a
-// well-formed extended resource.
-func validateContainerResourceName(name v1.ResourceName, path func() *field.Path) field.ErrorList {
-	switch name {
-	case v1.ResourceCPU, v1.ResourceMemory, v1.ResourceEphemeralStorage:
-		// Standard, and qualified names.
-		return nil
-	}
-	var errs field.ErrorList
-	for _, msg := range validation.IsQualifiedName(string(name)) {
-		errs = append(errs, field.Invalid(path(), name, msg))
-	}
-	if !strings.Contains(string(name), "/") {
-		if !isHugePages(name) {
-			errs = append(errs, field.Invalid(path(), name, msgNotStandardResource))
-		}
-	} else if !isNativeResource(name) && strings.HasPrefix(string(name), v1.DefaultResourceRequestsPrefix) {
-		errs = append(errs, field.Invalid(path(), name, msgNotExtendedResource))
-	}
-	return errs
-}
-
-// validateQuantityValue checks that a quantity is not negative, and whole
-// for extended resources (which count devices).
-func validateQuantityValue(name v1.ResourceName, q *resource.Quantity, path func() *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if q.Sign() < 0 {
-		errs = append(errs, field.Invalid(path(), q.String(), msgNegativeQuantity))
-	}
-	if !isNativeResource(name) && q.MilliValue()%1000 != 0 {
-		errs = append(errs, field.Invalid(path(), q.String(), msgNotInteger))
-	}
-	return errs
-}
-
-// nilPod is the error a validation answers a nil pod with: Required, on
-// the argument's name, since no field of a missing pod can be named.
-func nilPod(arg string) *field.Error {
-	return field.Required(field.NewPath(arg), "a nil *v1.Pod was given")
-}
-
-// nilPodErrors is nilPod as a list, for a validation that has only one pod.
-func nilPodErrors(arg string) field.ErrorList { return field.ErrorList{nilPod(arg)} }

@@ -302,7 +302,36 @@ func hugeExponent(js []byte, field string) (string, error) {
 	if err := dec.Decode(&doc); err != nil {
 		return field, nil // not JSON: the decoding that follows says so
 	}
-	return apiserver.FindHugeExponent(doc, field)
+	return findHugeExponent(doc, field)
+}
+
+// findHugeExponent walks a decoded JSON value (maps, lists, strings and
+// json.Numbers) and returns the key path (below path, "a.b[0].c") and the
+// error of the first string or number apiserver.CheckExponent refuses.
+func findHugeExponent(v any, path string) (string, error) {
+	switch v := v.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			if where, err := findHugeExponent(v[k], p); err != nil {
+				return where, err
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if where, err := findHugeExponent(e, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return where, err
+			}
+		}
+	case json.Number:
+		return path, apiserver.CheckExponent(string(v))
+	case string:
+		return path, apiserver.CheckExponent(strings.TrimSpace(v))
+	}
+	return path, nil
 }
 
 // noControl refuses control characters (NUL, escape, ...) in a string the

@@ -1,0 +1,164 @@
+package apiserver
+
+import (
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// ResizePod applies a resize through the resize subresource. On success
+// the stored pod has the new spec (and a bumped generation if the spec
+// changed) and a new resourceVersion; on error nothing changes. A pod the
+// cluster does not have is the API server's 404 (apierrors.IsNotFound,
+// ErrPodNotFound); the patch's own errors are ApplyResize's.
+//
+// The pod returned is the stored one, shared: read it, or DeepCopy it
+// before changing anything in it. The cluster never changes a stored pod
+// in place (an update stores a new one), so it stays as returned. Stored
+// pods carry no resourceVersion (GetPodVersioned's copies do).
+func (c *Cluster) ResizePod(namespace, name string, patch []byte) (*v1.Pod, error) {
+	return c.resize(namespace, name, true, func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error) {
+		return ApplyResize(old, patch, o)
+	})
+}
+
+// ResizePodRequest applies a typed resize as ResizePod applies its patch
+// (ApplyResizeRequest). On error nothing changes. The pod returned is the
+// stored one, shared, as ResizePod's.
+func (c *Cluster) ResizePodRequest(namespace, name string, req ResizeRequest) (*v1.Pod, error) {
+	return c.resize(namespace, name, true, func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error) {
+		return ApplyResizeRequest(old, req, o)
+	})
+}
+
+// DryRunResizePod applies a resize as ResizePod does and returns the pod
+// it would store, without storing it (the API server's dry run). The pod
+// shares what the resize did not change with the stored one: read it, or
+// DeepCopy it before changing anything in it.
+func (c *Cluster) DryRunResizePod(namespace, name string, patch []byte) (*v1.Pod, error) {
+	return c.resize(namespace, name, false, func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error) {
+		return ApplyResize(old, patch, o)
+	})
+}
+
+// RegisterNode records a node, as a kubelet registers its Node object: the
+// admission plugins that read the node (the PodResizeValidator from 1.36,
+// AdmitResize) check a resize against the node the pod is bound to.
+// Nodes are kept by name; registering a name again replaces that node (a
+// restarted kubelet registers anew). A pod without spec.nodeName counts as
+// bound to the only registered node while there is exactly one, and as
+// unbound otherwise (see Cluster); those plugins let every resize of an
+// unbound pod through, and refuse one of a pod bound to a node that was
+// never registered ("node %q not found"), as the plugin does when its node
+// lister has no such node.
+func (c *Cluster) RegisterNode(node NodeInfo) {
+	if !c.init() {
+		return
+	}
+	node.Allocatable = node.Allocatable.DeepCopy()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.node == nil || c.node.Name == node.Name:
+		c.node = &node
+	default:
+		if c.others == nil {
+			c.others = map[string]*NodeInfo{}
+		}
+		c.others[node.Name] = &node
+	}
+}
+
+// Node returns the registered node of that name.
+func (c *Cluster) Node(name string) (NodeInfo, bool) {
+	if !c.init() {
+		return NodeInfo{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.registered(name)
+	if n == nil {
+		return NodeInfo{}, false
+	}
+	out := *n
+	out.Allocatable = n.Allocatable.DeepCopy()
+	return out, true
+}
+
+// registered returns the registered node of that name, nil if none. The
+// caller holds c.mu.
+func (c *Cluster) registered(name string) *NodeInfo {
+	if c.node != nil && c.node.Name == name {
+		return c.node
+	}
+	return c.others[name]
+}
+
+// boundNode returns the name of the node p is bound to ("" when it is
+// unbound) and that node as registered (nil when no node of that name
+// registered). The caller holds c.mu.
+func (c *Cluster) boundNode(p *v1.Pod) (string, *NodeInfo) {
+	if name := p.Spec.NodeName; name != "" {
+		return name, c.registered(name)
+	}
+	if c.node != nil && len(c.others) == 0 {
+		return c.node.Name, c.node
+	}
+	return "", nil
+}
+
+// resize runs apply on the stored pod under the cluster's lock, then the
+// validating admission plugins (AdmitResize) and, with store, stores what
+// it returns.
+func (c *Cluster) resize(namespace, name string, store bool, apply func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error)) (*v1.Pod, error) {
+	if !c.init() {
+		return nil, ErrNilCluster
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := podKey(namespace, name)
+	sp, ok := c.pods[key]
+	if !ok {
+		return nil, podNotFound(name)
+	}
+	old := c.decoded(key, sp)
+	opts := c.resizeOptions()
+	opts.resourceVersion = sp.rv
+	updated, err := apply(old, opts)
+	if err != nil {
+		return nil, err
+	}
+	// The resize strategy keeps spec.nodeName, so the old pod and the
+	// updated one are bound to the same node.
+	bound, node := c.boundNode(updated)
+	if err := admitResize(old, updated, bound, node, opts); err != nil {
+		return nil, err
+	}
+	if store {
+		c.replace(key, sp, updated)
+	}
+	return updated, nil
+}
+
+// ResizePodPatch is ResizePod for a patch of type pt ("" is a strategic
+// merge patch; ApplyResizePatch says how each is applied and what it
+// answers). The patch type is checked before the pod is looked up, as the
+// API server does. The pod returned is the stored one, shared, as
+// ResizePod's.
+func (c *Cluster) ResizePodPatch(namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error) {
+	if err := ValidPatchType(pt); err != nil {
+		return nil, err
+	}
+	return c.resize(namespace, name, true, func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error) {
+		return ApplyResizePatch(old, pt, patch, o)
+	})
+}
+
+// DryRunResizePodPatch is DryRunResizePod for a patch of type pt.
+func (c *Cluster) DryRunResizePodPatch(namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error) {
+	if err := ValidPatchType(pt); err != nil {
+		return nil, err
+	}
+	return c.resize(namespace, name, false, func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error) {
+		return ApplyResizePatch(old, pt, patch, o)
+	})
+}

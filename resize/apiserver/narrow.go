@@ -1,0 +1,249 @@
+package apiserver
+
+import (
+	"bytes"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	kjson "sigs.k8s.io/json"
+
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
+)
+
+// Most resize patches say nothing but new cpu and memory requests and
+// limits of named containers:
+//
+//	{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"300m"}}}]}}
+//
+// narrowPatch is that form as a type: a patch that decodes strictly into
+// it (no other field, no key twice, names matched case-sensitively, as
+// the API server decodes) is read as an edit directly, without the JSON
+// round trip of the pod and the strategic merge. The strict decoding is
+// what tells a patch of this form from one that only looks like it.
+type narrowPatch struct {
+	Spec struct {
+		Containers     []narrowContainer `json:"containers,omitempty"`
+		InitContainers []narrowContainer `json:"initContainers,omitempty"`
+		Resources      *narrowResources  `json:"resources,omitempty"`
+	} `json:"spec"`
+}
+
+type narrowContainer struct {
+	Name      string          `json:"name"`
+	Resources narrowResources `json:"resources"`
+}
+
+type narrowResources struct {
+	Requests *narrowAmounts `json:"requests,omitempty"`
+	Limits   *narrowAmounts `json:"limits,omitempty"`
+}
+
+type narrowAmounts struct {
+	CPU    *string `json:"cpu,omitempty"`
+	Memory *string `json:"memory,omitempty"`
+}
+
+// amounts are the cpu and memory amounts a resize sets in one list.
+type amounts struct {
+	cpu, memory       resource.Quantity
+	hasCPU, hasMemory bool
+}
+
+func (a *amounts) set() bool { return a.hasCPU || a.hasMemory }
+
+// containerSet is what a narrow resize sets on one container (or on
+// spec.resources): its name and the amounts of its requests and limits.
+type containerSet struct {
+	name             string
+	requests, limits amounts
+}
+
+// readNarrowPatch decodes a strategic merge patch of the narrow form into
+// the sets of containers, init containers and the pod level, or reports
+// false for any other patch, which takes the general path: another field
+// or resource, a "$patch" or "$setElementOrder" directive, a null
+// anywhere (in a strategic merge it deletes, which the form cannot say),
+// a number where a quantity string belongs, an empty list or object, a
+// key given twice, a quantity that does not parse or is beyond
+// resizelet's bounds, YAML.
+//
+// The sets are appended to buf, whose room the caller may give on its
+// stack.
+func readNarrowPatch(patch []byte, buf []containerSet) (cs, inits []containerSet, pod *containerSet, ok bool) {
+	if bytes.Contains(patch, []byte("null")) {
+		return nil, nil, nil, false
+	}
+	var np narrowPatch
+	strict, err := kjson.UnmarshalStrict(patch, &np, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+	if err != nil || len(strict) > 0 {
+		return nil, nil, nil, false
+	}
+	s := &np.Spec
+	if s.Containers == nil && s.InitContainers == nil && s.Resources == nil {
+		return nil, nil, nil, false
+	}
+	if cs, ok = narrowSets(buf[:0], s.Containers); !ok {
+		return nil, nil, nil, false
+	}
+	if inits, ok = narrowSets(cs[len(cs):len(cs):len(cs)], s.InitContainers); !ok {
+		return nil, nil, nil, false
+	}
+	if s.Resources != nil {
+		var p containerSet
+		if p, ok = narrowSet("", s.Resources); !ok {
+			return nil, nil, nil, false
+		}
+		pod = &p
+	}
+	return cs, inits, pod, true
+}
+
+// narrowSets turns a decoded container list into sets; a list given but
+// empty, or a container without a name, is not of the narrow form.
+func narrowSets(out []containerSet, list []narrowContainer) ([]containerSet, bool) {
+	if list != nil && len(list) == 0 {
+		return nil, false
+	}
+	for i := range list {
+		s, ok := narrowSet(list[i].Name, &list[i].Resources)
+		if !ok || s.name == "" {
+			return nil, false
+		}
+		out = append(out, s)
+	}
+	return out, true
+}
+
+// narrowSet parses one container's quantities as the pod's decoder does
+// (Quantity.UnmarshalJSON trims the white space around the string).
+func narrowSet(name string, r *narrowResources) (containerSet, bool) {
+	s := containerSet{name: name}
+	okReq := parseAmounts(r.Requests, &s.requests)
+	okLim := parseAmounts(r.Limits, &s.limits)
+	return s, okReq && okLim && (s.requests.set() || s.limits.set())
+}
+
+// parseAmounts parses what n gives into a; an object given but empty is
+// not of the narrow form.
+func parseAmounts(n *narrowAmounts, a *amounts) bool {
+	if n == nil {
+		return true
+	}
+	var ok bool
+	if n.CPU != nil {
+		if a.cpu, ok = parseAmount(v1.ResourceCPU, *n.CPU); !ok {
+			return false
+		}
+		a.hasCPU = true
+	}
+	if n.Memory != nil {
+		if a.memory, ok = parseAmount(v1.ResourceMemory, *n.Memory); !ok {
+			return false
+		}
+		a.hasMemory = true
+	}
+	return a.set()
+}
+
+// parseAmount parses a quantity string. Amounts beyond resizelet's bounds
+// (and exponents too large to parse) are not taken: the general way
+// refuses them before comparing.
+func parseAmount(name v1.ResourceName, text string) (resource.Quantity, bool) {
+	text = strings.TrimSpace(text)
+	if CheckExponent(text) != nil {
+		return resource.Quantity{}, false
+	}
+	q, err := resource.ParseQuantity(text)
+	return q, err == nil && cgconfig.AmountFits(name, q)
+}
+
+// editOfSets turns sets into the edit of old, or reports false when the
+// strategic merge would do more than set amounts of containers old has:
+// a name old does not have (it adds a container), names out of old's
+// order or given twice (the merge follows the patch's order), or a list
+// of old's with a name twice (the merge patches the first; the general
+// path gives what it does, see TestDuplicateContainerNames).
+//
+// The edits are appended to buf, whose room the caller may give on its
+// stack.
+func editOfSets(old *v1.Pod, cs, inits []containerSet, pod *containerSet, buf []containerEdit) (resizeEdit, bool) {
+	var e resizeEdit
+	var ok bool
+	if e.containers, ok = setEdits(buf[:0], old.Spec.Containers, cs); !ok {
+		return e, false
+	}
+	n := len(e.containers)
+	if e.initContainers, ok = setEdits(e.containers[n:n:n], old.Spec.InitContainers, inits); !ok {
+		return e, false
+	}
+	if pod != nil {
+		r := v1.ResourceRequirements{}
+		if old.Spec.Resources != nil {
+			r = *old.Spec.Resources
+		}
+		r = setRequirements(r, pod)
+		e.podLevel, e.setPodLevel = &r, true
+	}
+	return e, true
+}
+
+func setEdits(out []containerEdit, list []v1.Container, sets []containerSet) ([]containerEdit, bool) {
+	if len(sets) == 0 {
+		return nil, true
+	}
+	for i := range list {
+		for j := range i {
+			if list[i].Name == list[j].Name {
+				return nil, false
+			}
+		}
+	}
+	last := -1
+	for i := range sets {
+		idx := containerIndex(list, sets[i].name)
+		if idx <= last {
+			return nil, false
+		}
+		last = idx
+		c := &list[idx]
+		out = append(out, containerEdit{index: idx, resources: setRequirements(c.Resources, &sets[i]), resizePolicy: c.ResizePolicy})
+	}
+	return out, true
+}
+
+// containerIndex is the index of the container named name, or -1.
+func containerIndex(list []v1.Container, name string) int {
+	for i := range list {
+		if list[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// setRequirements returns rr with the amounts of s set: a list s sets is
+// a new map (the old one is shared, never changed).
+func setRequirements(rr v1.ResourceRequirements, s *containerSet) v1.ResourceRequirements {
+	if s.requests.set() {
+		rr.Requests = setList(rr.Requests, &s.requests)
+	}
+	if s.limits.set() {
+		rr.Limits = setList(rr.Limits, &s.limits)
+	}
+	return rr
+}
+
+func setList(list v1.ResourceList, a *amounts) v1.ResourceList {
+	out := make(v1.ResourceList, len(list)+2)
+	for name, q := range list {
+		out[name] = q
+	}
+	if a.hasCPU {
+		out[v1.ResourceCPU] = a.cpu
+	}
+	if a.hasMemory {
+		out[v1.ResourceMemory] = a.memory
+	}
+	return out
+}

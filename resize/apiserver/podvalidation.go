@@ -1,0 +1,314 @@
+package apiserver
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/resizelet/resizelet/qos"
+	"github.com/resizelet/resizelet/resize/profile"
+)
+
+// ValidatePod is the part of the API server's pod validation this library
+// needs, with its messages and field paths: metadata.name set; containers
+// present, named (DNS-1123 labels) and unique across regular, init and
+// ephemeral containers; resources well formed (known names, non-negative,
+// integer extended resources, requests at most limits, requests equal to
+// limits where overcommit is not allowed); resizePolicy valid (cpu or
+// memory, no duplicates, NotRequired or RestartContainer, NotRequired only
+// when the pod's restartPolicy is Never); init containers may set
+// resizePolicy only while InPlacePodVerticalScaling is on (the API server's
+// AllowSidecarResizePolicy, which despite its name admits any init
+// container); ephemeral containers may set neither resources nor
+// resizePolicy. Resource names are checked in sorted order, so the errors
+// come in a stable order (the API server walks maps at random).
+//
+// Amounts beyond resizelet's bounds (ErrAmountTooLarge) are refused alone,
+// before anything reads them: converted to int64 they are other numbers,
+// and compared they can cost minutes.
+func ValidatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
+	if pod == nil {
+		return nilPodErrors("pod")
+	}
+	if errs := ValidateAmounts(pod); len(errs) > 0 {
+		return errs
+	}
+	return validatePod(pod, opts)
+}
+
+// validatePod is ValidatePod for a pod whose amounts are within the
+// bounds.
+func validatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
+	var errs field.ErrorList
+	if pod.Name == "" {
+		errs = append(errs, field.Required(field.NewPath("metadata", "name"), "name or generateName is required"))
+	}
+	never := pod.Spec.RestartPolicy == v1.RestartPolicyNever
+
+	// names holds the names taken so far, as the API server's set does
+	// (an init container without a name takes none); pods have few
+	// containers, so a list on the stack does.
+	var buf [16]string
+	names := buf[:0]
+	taken := func(name string) bool { return slices.Contains(names, name) }
+
+	if len(pod.Spec.Containers) == 0 {
+		errs = append(errs, field.Required(field.NewPath("spec", "containers"), ""))
+	}
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		errs = append(errs, validateContainerCommon(c, "containers", i, never)...)
+		if taken(c.Name) {
+			errs = append(errs, field.Duplicate(containerPath("containers", i).Child("name"), c.Name))
+		} else {
+			names = append(names, c.Name)
+		}
+	}
+
+	gateOn := opts.profile().Gate(profile.GateInPlacePodVerticalScaling)
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		errs = append(errs, validateContainerCommon(c, "initContainers", i, never)...)
+		if taken(c.Name) {
+			errs = append(errs, field.Duplicate(containerPath("initContainers", i).Child("name"), c.Name))
+		} else if c.Name != "" {
+			names = append(names, c.Name)
+		}
+		if !gateOn && len(c.ResizePolicy) > 0 {
+			errs = append(errs, field.Invalid(containerPath("initContainers", i).Child("resizePolicy"), c.ResizePolicy, msgInitResizePolicy))
+		}
+		if opts.profile().InitRestartContainerPolicyForbidden() && !opts.allowInitRestartContainer && !qos.IsSidecar(c) {
+			for j, rp := range c.ResizePolicy {
+				if rp.RestartPolicy == v1.RestartContainer {
+					errs = append(errs, field.Invalid(containerPath("initContainers", i).Child("resizePolicy").Index(j).Child("restartPolicy"), rp.RestartPolicy, msgInitRestartContainer))
+				}
+			}
+		}
+	}
+
+	for i := range pod.Spec.EphemeralContainers {
+		c := (*v1.Container)(&pod.Spec.EphemeralContainers[i].EphemeralContainerCommon)
+		errs = append(errs, validateContainerCommon(c, "ephemeralContainers", i, never)...)
+		if taken(c.Name) {
+			errs = append(errs, field.Duplicate(containerPath("ephemeralContainers", i).Child("name"), c.Name))
+		} else {
+			names = append(names, c.Name)
+		}
+		if r := c.Resources; r.Limits != nil || r.Requests != nil || r.Claims != nil {
+			errs = append(errs, field.Forbidden(containerPath("ephemeralContainers", i).Child("resources"), msgEphemeralField))
+		}
+		if c.ResizePolicy != nil {
+			errs = append(errs, field.Forbidden(containerPath("ephemeralContainers", i).Child("resizePolicy"), msgEphemeralField))
+		}
+	}
+
+	if pod.Spec.Resources != nil {
+		errs = append(errs, validateResourceRequirements(pod.Spec.Resources, "", 0, false)...)
+	}
+	return errs
+}
+
+// initRestartContainer is hasRestartContainerForNonSidecarInitContainer
+// (pkg/api/pod/util.go): whether a non-sidecar init container of the pod
+// has a RestartContainer resize policy.
+func initRestartContainer(pod *v1.Pod) bool {
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		if qos.IsSidecar(c) {
+			continue
+		}
+		for _, rp := range c.ResizePolicy {
+			if rp.RestartPolicy == v1.RestartContainer {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// containerPath is spec.<list>[index]. Paths are built only for errors:
+// a valid pod builds none.
+func containerPath(list string, index int) *field.Path {
+	return field.NewPath("spec", list).Index(index)
+}
+
+// validateContainerCommon checks what every kind of container shares: its
+// name, resources and resizePolicy.
+func validateContainerCommon(c *v1.Container, list string, index int, restartNever bool) field.ErrorList {
+	var errs field.ErrorList
+	if c.Name == "" {
+		errs = append(errs, field.Required(containerPath(list, index).Child("name"), ""))
+	} else if !isDNS1123Label(c.Name) {
+		for _, msg := range validation.IsDNS1123Label(c.Name) {
+			errs = append(errs, field.Invalid(containerPath(list, index).Child("name"), c.Name, msg))
+		}
+	}
+	errs = append(errs, validateResourceRequirements(&c.Resources, list, index, true)...)
+	errs = append(errs, validateResizePolicy(c.ResizePolicy, list, index, restartNever)...)
+	return errs
+}
+
+// isDNS1123Label reports what validation.IsDNS1123Label finds no fault
+// with: 1 to 63 lower-case letters, digits and '-', starting and ending
+// with a letter or digit. It saves the regular expression for the names
+// that are fine.
+func isDNS1123Label(s string) bool {
+	if len(s) == 0 || len(s) > validation.DNS1123LabelMaxLength {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case c == '-' && i > 0 && i < len(s)-1:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// validateResizePolicy checks a container's resizePolicy list, with the
+// API server's field paths (the list itself, not the entry, except for
+// duplicates).
+func validateResizePolicy(list []v1.ContainerResizePolicy, ctrList string, index int, restartNever bool) field.ErrorList {
+	var errs field.ErrorList
+	path := func() *field.Path { return containerPath(ctrList, index).Child("resizePolicy") }
+	for i, p := range list {
+		for _, q := range list[:i] {
+			if q.ResourceName == p.ResourceName {
+				errs = append(errs, field.Duplicate(path().Index(i), p.ResourceName))
+				break
+			}
+		}
+		switch p.ResourceName {
+		case v1.ResourceCPU, v1.ResourceMemory:
+		case "":
+			errs = append(errs, field.Required(path(), ""))
+		default:
+			errs = append(errs, field.NotSupported(path(), p.ResourceName, []string{string(v1.ResourceCPU), string(v1.ResourceMemory)}))
+		}
+		switch p.RestartPolicy {
+		case v1.NotRequired, v1.RestartContainer:
+		case "":
+			errs = append(errs, field.Required(path(), ""))
+		default:
+			errs = append(errs, field.NotSupported(path(), p.RestartPolicy, []string{string(v1.NotRequired), string(v1.RestartContainer)}))
+		}
+		if restartNever && p.RestartPolicy != v1.NotRequired {
+			errs = append(errs, field.Invalid(path(), p.RestartPolicy, msgResizePolicyNever))
+		}
+	}
+	return errs
+}
+
+// resourceEntry is one resource of a list, with its amount.
+type resourceEntry struct {
+	name v1.ResourceName
+	q    resource.Quantity
+}
+
+// sortedEntries returns the list's resources with their amounts, in name
+// order, in buf when they fit.
+func sortedEntries(list v1.ResourceList, buf []resourceEntry) []resourceEntry {
+	out := buf[:0]
+	for name, q := range resources(list) {
+		out = append(out, resourceEntry{name, q})
+	}
+	// A list of nothing but cpu and memory comes sorted.
+	if len(out) > 1 && (len(out) > 2 || out[0].name > out[1].name) {
+		slices.SortFunc(out, func(a, b resourceEntry) int { return strings.Compare(string(a.name), string(b.name)) })
+	}
+	return out
+}
+
+// validateResourceRequirements checks requests and limits, of the
+// container at spec.<list>[index] (container true: resource names are
+// checked too) or of the pod level (list empty; names are not checked).
+func validateResourceRequirements(r *v1.ResourceRequirements, list string, index int, container bool) field.ErrorList {
+	var errs field.ErrorList
+	path := func() *field.Path {
+		if list == "" {
+			return field.NewPath("spec", "resources")
+		}
+		return containerPath(list, index).Child("resources")
+	}
+	// Room as in ValidateAmounts.
+	var buf [4]resourceEntry
+	for _, e := range sortedEntries(r.Limits, buf[:]) {
+		name, q := e.name, e.q
+		p := func() *field.Path { return path().Child("limits").Key(string(name)) }
+		if container {
+			errs = append(errs, validateContainerResourceName(name, p)...)
+		}
+		errs = append(errs, validateQuantityValue(name, &q, p)...)
+	}
+	for _, e := range sortedEntries(r.Requests, buf[:]) {
+		name, q := e.name, e.q
+		p := func() *field.Path { return path().Child("requests").Key(string(name)) }
+		if container {
+			errs = append(errs, validateContainerResourceName(name, p)...)
+		}
+		errs = append(errs, validateQuantityValue(name, &q, p)...)
+		limit, ok := r.Limits[name]
+		switch {
+		case ok && q.Cmp(limit) != 0 && !overcommitAllowed(name):
+			errs = append(errs, field.Invalid(path().Child("requests"), q.String(), fmt.Sprintf("must be equal to %s limit of %s", name, limit.String())))
+		case ok && q.Cmp(limit) > 0:
+			errs = append(errs, field.Invalid(path().Child("requests"), q.String(), fmt.Sprintf("must be less than or equal to %s limit of %s", name, limit.String())))
+		case !ok && !overcommitAllowed(name):
+			errs = append(errs, field.Required(path().Child("limits"), msgLimitRequired))
+		}
+	}
+	return errs
+}
+
+// validateContainerResourceName checks that a container resource is a
+// standard one (cpu, memory, ephemeral-storage, hugepages-*) or a
+// well-formed extended resource.
+func validateContainerResourceName(name v1.ResourceName, path func() *field.Path) field.ErrorList {
+	switch name {
+	case v1.ResourceCPU, v1.ResourceMemory, v1.ResourceEphemeralStorage:
+		// Standard, and qualified names.
+		return nil
+	}
+	var errs field.ErrorList
+	for _, msg := range validation.IsQualifiedName(string(name)) {
+		errs = append(errs, field.Invalid(path(), name, msg))
+	}
+	if !strings.Contains(string(name), "/") {
+		if !isHugePages(name) {
+			errs = append(errs, field.Invalid(path(), name, msgNotStandardResource))
+		}
+	} else if !isNativeResource(name) && strings.HasPrefix(string(name), v1.DefaultResourceRequestsPrefix) {
+		errs = append(errs, field.Invalid(path(), name, msgNotExtendedResource))
+	}
+	return errs
+}
+
+// validateQuantityValue checks that a quantity is not negative, and whole
+// for extended resources (which count devices).
+func validateQuantityValue(name v1.ResourceName, q *resource.Quantity, path func() *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if q.Sign() < 0 {
+		errs = append(errs, field.Invalid(path(), q.String(), msgNegativeQuantity))
+	}
+	if !isNativeResource(name) && q.MilliValue()%1000 != 0 {
+		errs = append(errs, field.Invalid(path(), q.String(), msgNotInteger))
+	}
+	return errs
+}
+
+// nilPod is the error a validation answers a nil pod with: Required, on
+// the argument's name, since no field of a missing pod can be named.
+func nilPod(arg string) *field.Error {
+	return field.Required(field.NewPath(arg), "a nil *v1.Pod was given")
+}
+
+// nilPodErrors is nilPod as a list, for a validation that has only one pod.
+func nilPodErrors(arg string) field.ErrorList { return field.ErrorList{nilPod(arg)} }
