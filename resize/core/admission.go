@@ -382,15 +382,15 @@ func (c *Core) rejectedStatus(pod *v1.Pod, reason, message string) *v1.PodStatus
 // PodScheduled, Ready, Initialized, ContainersReady and the two resize
 // conditions; PodReadyToStartContainers, whose gate is on in every version
 // resizelet reproduces (beta from 1.29, GA in 1.37); and
-// AllContainersRestarting from 1.36, where RestartAllContainersOnContainerExits
-// is on by default (alpha and off in 1.35).
+// AllContainersRestarting where the version says
+// (profile.KubeletOwnsAllContainersRestarting).
 func (c *Core) kubeletOwnsCondition(t v1.PodConditionType) bool {
 	switch t {
 	case v1.PodScheduled, v1.PodReady, v1.PodInitialized, v1.ContainersReady,
 		v1.PodResizeInProgress, v1.PodResizePending, v1.PodReadyToStartContainers:
 		return true
 	case v1.AllContainersRestarting:
-		return c.s.profile.Version().Minor() >= 36
+		return c.s.profile.KubeletOwnsAllContainersRestarting()
 	}
 	return false
 }

@@ -571,6 +571,14 @@ func (p Profile) DefaultsPodLevelResources() bool {
 // ValidatePodResize).
 func (p Profile) InitRestartContainerPolicyForbidden() bool { return p.minor() >= 36 }
 
+// KubeletOwnsAllContainersRestarting reports whether the kubelet owns the
+// AllContainersRestarting pod condition (PodConditionByKubelet in
+// pkg/kubelet/types/pod_status.go), so that a status it writes drops one
+// the API server's copy carries: from 1.36, where the
+// RestartAllContainersOnContainerExits gate is on by default (alpha and
+// off in 1.35).
+func (p Profile) KubeletOwnsAllContainersRestarting() bool { return p.minor() >= 36 }
+
 // PodLevelQOSOnlyWhenSet reports whether pod-level resources decide a
 // pod's QoS class only when they set a supported resource: from 1.37 with
 // PodLevelResourcesFixKubeletQOSClass (beta, on; ComputePodQOS in

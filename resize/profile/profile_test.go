@@ -336,6 +336,7 @@ var predicates = []struct {
 	{"ResizesPodForStartingContainers", Profile.ResizesPodForStartingContainers},
 	{"DefaultsPodLevelResources", Profile.DefaultsPodLevelResources},
 	{"InitRestartContainerPolicyForbidden", Profile.InitRestartContainerPolicyForbidden},
+	{"KubeletOwnsAllContainersRestarting", Profile.KubeletOwnsAllContainersRestarting},
 	{"PodLevelQOSOnlyWhenSet", Profile.PodLevelQOSOnlyWhenSet},
 	{"CheckpointEmptyDirLimits", Profile.CheckpointEmptyDirLimits},
 }
@@ -381,6 +382,7 @@ func TestPredicatesByVersion(t *testing.T) {
 		"ResizesPodForStartingContainers":     {false, false, false, false, true},  // from 1.37
 		"DefaultsPodLevelResources":           {false, false, false, false, true},  // PodLevelResourcesFixDefaulting, beta and on in 1.37
 		"InitRestartContainerPolicyForbidden": {false, false, false, true, true},   // from 1.36
+		"KubeletOwnsAllContainersRestarting":  {false, false, false, true, true},   // from 1.36
 		"PodLevelQOSOnlyWhenSet":              {false, false, false, false, true},  // PodLevelResourcesFixKubeletQOSClass, beta and on in 1.37
 		"CheckpointEmptyDirLimits":            {false, false, false, false, true},  // from 1.37
 	}
