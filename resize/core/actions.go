@@ -392,3 +392,16 @@ func formatPodResources(r allocation.PodResources) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// resultOf finds the first action of type T among the performed ones and
+// its result. Batches carry the events an operation decided before them,
+// so an operation finds the result it waits for by the action's type.
+func resultOf[T Action](done []Action, res []Result) (T, Result, bool) {
+	for i, a := range done {
+		if t, ok := a.(T); ok {
+			return t, res[i], true
+		}
+	}
+	var zero T
+	return zero, Result{}, false
+}

@@ -2,7 +2,7 @@ package core
 
 import (
 	"fmt"
-	"time"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,115 +11,6 @@ import (
 	"github.com/resizelet/resizelet/allocation"
 	"github.com/resizelet/resizelet/qos"
 )
-
-// podsAdded is HandlePodAdditions: the pods join the node's pods, each is
-// admitted in turn (an allocation task each), then the pods' resize
-// conditions are taken over from their API status, those with a pending
-// change join the queue and, when there was one, the pending resizes are
-// retried once (podsAddedTask). Nothing changes when a pod is refused.
-func (c *Core) podsAdded(pods []*v1.Pod, now time.Time) error {
-	seen := map[types.UID]bool{}
-	for _, pod := range pods {
-		if pod == nil {
-			return fmt.Errorf("pods added: nil pod")
-		}
-		if _, ok := c.pods[pod.UID]; ok || seen[pod.UID] {
-			return fmt.Errorf("pods added: %s/%s (uid %s) is already known", pod.Namespace, pod.Name, pod.UID)
-		}
-		seen[pod.UID] = true
-	}
-	c.setNow(now)
-	added := newPodsAddedTask(len(pods))
-	for _, pod := range pods {
-		c.newPodState(pod)
-		c.enqueueAlloc(&admitTask{uid: pod.UID})
-		added.add(c, pod)
-	}
-	c.enqueueAlloc(added)
-	return nil
-}
-
-// podsAddedTask is the end of HandlePodAdditions (pkg/kubelet/kubelet.go),
-// once every pod of the batch has been through admission: from 1.35 the
-// status manager takes the pods' resize conditions over from their API
-// status (BackfillPodResizeConditions, pkg/kubelet/status/
-// status_manager.go), and it recounts the gauges; then every admitted pod
-// of the batch whose desired resources differ from its allocation joins
-// the pending-resize queue (PushPendingResize), in the batch's order and
-// with the backfilled conditions' times as its keys. From 1.35 the pending
-// resizes are retried (pods_added) only when a pod of the batch had such a
-// change (len(pendingResizes) > 0), which a new pod never has: in practice
-// only when the kubelet starts. Without a retry the periodic retry's timer
-// stays due when it was. The 1.33 and 1.34 profiles retry after every
-// batch (profile.RetriesAddedPodsOnlyWithChange). The retry is a task of
-// its own, run next.
-type podsAddedTask struct {
-	opOutput
-	uids []types.UID
-	// one holds uids for a batch of one pod (AddPod), which then costs
-	// no slice of its own.
-	one [1]types.UID
-	// backfill are the resize conditions of the pods' API statuses, as
-	// they arrived (a pod admission rejects has a new status by the time
-	// this task runs); only pods with one are listed.
-	backfill []apiConditions
-}
-
-// newPodsAddedTask returns the task for a batch of n pods.
-func newPodsAddedTask(n int) *podsAddedTask {
-	t := &podsAddedTask{}
-	if n <= len(t.one) {
-		t.uids = t.one[:0]
-	} else {
-		t.uids = make([]types.UID, 0, n)
-	}
-	return t
-}
-
-// apiConditions are the conditions of a pod's API status. Statuses are
-// never changed in place, so the slice is the API's own.
-type apiConditions struct {
-	uid   types.UID
-	conds []v1.PodCondition
-}
-
-// add lists a pod of the batch, and its API conditions when the version
-// takes them over and it has a resize condition.
-func (t *podsAddedTask) add(c *Core, pod *v1.Pod) {
-	t.uids = append(t.uids, pod.UID)
-	if !c.s.profile.BackfillsResizeConditions() {
-		return
-	}
-	for i := range pod.Status.Conditions {
-		if typ := pod.Status.Conditions[i].Type; typ == v1.PodResizePending || typ == v1.PodResizeInProgress {
-			t.backfill = append(t.backfill, apiConditions{uid: pod.UID, conds: pod.Status.Conditions})
-			return
-		}
-	}
-}
-
-func (t *podsAddedTask) advance(c *Core, _ []Action, _ []Result) ([]Action, bool, bool) {
-	now := metav1.NewTime(c.now)
-	for _, b := range t.backfill {
-		if ps := c.hot(c.pods[b.uid]); ps != nil {
-			c.backfillConditions(ps, b.conds, now)
-		}
-	}
-	c.recountAll()
-	pending := false
-	for _, uid := range t.uids {
-		if ps := c.hot(c.pods[uid]); ps != nil && ps.admitted && ps.view().Changed() {
-			c.pushPending(ps)
-			pending = true
-		}
-	}
-	if pending || !c.s.profile.RetriesAddedPodsOnlyWithChange() {
-		c.retryNext(allocation.TriggerPodsAdded)
-	}
-	return nil, false, true
-}
-
-func (*podsAddedTask) finish(*Core) {}
 
 // resizeRequested is HandlePodUpdates for a resized pod: the new spec is
 // taken (the kubelet's own status stays), the pod joins the pending-resize
@@ -274,127 +165,6 @@ func (c *Core) pendingKey(ps *podState) allocation.PendingResize {
 	return key
 }
 
-// admitTask admits one pod (HandlePodAdditions' canAdmitPod): against the
-// other admitted pods, with the pod's checkpointed allocation if it has
-// one. An admitted pod's allocation is checkpointed and the pod queued for
-// sync; a rejected pod fails with the kubelet's reason and message.
-type admitTask struct {
-	opOutput
-	uid   types.UID
-	phase int
-}
-
-func (t *admitTask) advance(c *Core, done []Action, res []Result) ([]Action, bool, bool) {
-	ps := c.hot(c.pods[t.uid])
-	if ps == nil {
-		return t.take(), false, true
-	}
-	switch t.phase {
-	case 0:
-		used := c.othersUsage(ps)
-		decision := allocation.DecidePod(ps.view(), used, c.s.admit)
-		if c.verify != nil {
-			c.verify(ps, used, decision)
-		}
-		if decision.Outcome != allocation.Admitted {
-			c.logAdmissionDenied(ps.pod, decision.Reason, decision.Message)
-			t.emit(c.event(&t.opOutput, ps.pod, v1.EventTypeWarning, decision.Reason, decision.Message))
-			t.emit(c.writeStatus(ps, c.rejectedStatus(ps.pod, decision.Reason, decision.Message)))
-			return t.take(), false, true
-		}
-		t.phase = 1
-		t.write = AllocationRecord{UID: ps.uid, Resources: c.allocationFromPod(ps, ps.view())}
-		return t.take(WriteAllocated{&t.write}), false, false
-	default:
-		if _, r, _ := resultOf[WriteAllocated](done, res); r.Err != nil {
-			err := r.Err
-			c.logSetPodAllocationFailed(ps.pod, err)
-			t.emit(c.event(&t.opOutput, ps.pod, v1.EventTypeWarning, ReasonFailed, err.Error()))
-		}
-		ps.admitted = true
-		c.recount(ps)
-		ps.podCgroup = c.s.podCgroupName(qos.GetPodQOS(ps.pod), ps.uid)
-		c.markDirty(ps)
-		return t.take(), false, true
-	}
-}
-
-func (t *admitTask) finish(*Core) {}
-
-// rejectedStatus is the status the kubelet writes for a pod the admit
-// handlers refused, as the API server ends up with it. From 1.35
-// (profile.RejectionWritesFreshStatus) that is a new status, not the pod's
-// old one: rejectPod (pkg/kubelet/kubelet.go) gives the status manager
-// only the QoS class (the pod's own, v1qos.GetPodQOS), phase Failed, the
-// reason and "Pod was rejected: " and the message; SetPodStatus and
-// updateStatusInternal (pkg/kubelet/status/status_manager.go) add the
-// pod's generation as observedGeneration (never less than the old one)
-// and the old start time, or now; and mergePodStatus, as the status
-// manager writes it, keeps of the old status only the conditions the
-// kubelet does not own and the resource claim statuses. So a pod rejected
-// when the kubelet starts loses its container statuses and its resize
-// conditions (which the status manager still takes over in memory:
-// podsAddedTask). The 1.33 and 1.34 profiles keep resizelet's earlier
-// status, the old one with the failed phase, reason and message
-// ([UNVERIFIED]).
-//
-// mergePodStatus also keeps the old phase, reason and message while the
-// pod could still have running containers, which at a start holds until
-// the pod workers have first been synced (pkg/kubelet/pod_workers.go,
-// CouldHaveRunningContainers), within seconds; the status manager writes
-// the Failed phase at its next sync. resizelet writes that final status
-// at once.
-func (c *Core) rejectedStatus(pod *v1.Pod, reason, message string) *v1.PodStatus {
-	old := &pod.Status
-	if !c.s.profile.RejectionWritesFreshStatus() {
-		status := old.DeepCopy()
-		status.Phase = v1.PodFailed
-		status.Reason = reason
-		status.Message = "Pod was rejected: " + message
-		return status
-	}
-	status := &v1.PodStatus{
-		QOSClass:           qos.GetPodQOS(pod),
-		Phase:              v1.PodFailed,
-		Reason:             reason,
-		Message:            "Pod was rejected: " + message,
-		ObservedGeneration: max(pod.Generation, old.ObservedGeneration),
-		StartTime:          old.StartTime.DeepCopy(),
-	}
-	if status.StartTime == nil || status.StartTime.IsZero() {
-		t := metav1.NewTime(c.now)
-		status.StartTime = &t
-	}
-	for i := range old.Conditions {
-		if !c.kubeletOwnsCondition(old.Conditions[i].Type) {
-			status.Conditions = append(status.Conditions, *old.Conditions[i].DeepCopy())
-		}
-	}
-	for i := range old.ResourceClaimStatuses {
-		status.ResourceClaimStatuses = append(status.ResourceClaimStatuses, *old.ResourceClaimStatuses[i].DeepCopy())
-	}
-	status.ExtendedResourceClaimStatus = old.ExtendedResourceClaimStatus.DeepCopy()
-	return status
-}
-
-// kubeletOwnsCondition is PodConditionByKubelet
-// (pkg/kubelet/types/pod_status.go) with the version's default gates:
-// PodScheduled, Ready, Initialized, ContainersReady and the two resize
-// conditions; PodReadyToStartContainers, whose gate is on in every version
-// resizelet reproduces (beta from 1.29, GA in 1.37); and
-// AllContainersRestarting where the version says
-// (profile.KubeletOwnsAllContainersRestarting).
-func (c *Core) kubeletOwnsCondition(t v1.PodConditionType) bool {
-	switch t {
-	case v1.PodScheduled, v1.PodReady, v1.PodInitialized, v1.ContainersReady,
-		v1.PodResizeInProgress, v1.PodResizePending, v1.PodReadyToStartContainers:
-		return true
-	case v1.AllContainersRestarting:
-		return c.s.profile.KubeletOwnsAllContainersRestarting()
-	}
-	return false
-}
-
 // updateTask is the allocation part of a pod update that came while
 // allocation tasks were queued or running (resizeRequested): podUpdated,
 // once they are done.
@@ -413,6 +183,123 @@ func (t *updateTask) advance(c *Core, _ []Action, _ []Result) ([]Action, bool, b
 }
 
 func (*updateTask) finish(*Core) {}
+
+// handleResize is handlePodResourcesResize for one pod (the v1.35
+// allocation manager): a pod whose desired resources equal its allocation
+// clears Pending; otherwise the admission checks run. An admitted resize
+// leaves the allocation to checkpoint in out.write (startResize follows
+// once it succeeded); a refused one sets Pending, with a Warning event
+// when the reason or generation changed.
+func (c *Core) handleResize(ps *podState, out *opOutput) allocation.Outcome {
+	out.write = AllocationRecord{}
+	view := ps.view()
+	if !view.Changed() {
+		c.clearPending(ps)
+		return allocation.Admitted
+	}
+	pod := ps.pod
+	used := c.othersUsage(ps)
+	decision := allocation.DecideResize(pod, view, used, c.s.admit, isStaticPod(pod))
+	if c.verify != nil {
+		c.verify(ps, used, decision)
+	}
+	if decision.Outcome == allocation.Admitted {
+		out.write = AllocationRecord{UID: ps.uid, Resources: c.allocationFromPod(ps, allocation.As(pod))}
+		return allocation.Admitted
+	}
+	c.logResizeDecision(pod, decision)
+	if decision.Outcome == allocation.Infeasible {
+		c.countInfeasible(decision.ReasonDetail())
+	}
+	reason := string(decision.Outcome)
+	newly := c.setPending(ps, reason, decision.Message, pod.Generation, metav1.NewTime(c.now))
+	// The early Infeasible checks (platform, static pod, swap, pod-level
+	// gate) set the condition without an event in 1.35 (Decision.Silent).
+	if newly && c.s.profile.ResizeEvents() && !decision.Silent {
+		eventReason := ReasonResizeDeferred
+		if decision.Outcome == allocation.Infeasible {
+			eventReason = ReasonResizeInfeasible
+		}
+		prefix := prefixDeferred
+		switch {
+		case decision.Outcome == allocation.Infeasible:
+			prefix = prefixInfeasible
+		case c.s.profile.PendingEventNamesHandlerReason():
+			// From 1.36 the event names the reason of the admit handler
+			// that refused the resize ("Pod resize OutOfcpu"), while the
+			// condition still reads Deferred
+			// (pkg/kubelet/allocation/allocation_manager.go,
+			// handlePodResourcesResize).
+			prefix = pendingPrefix(decision.Reason)
+		}
+		out.emit(c.resizeEvent(out, pod, v1.EventTypeWarning, eventReason,
+			ResizeMessage{Prefix: prefix, Pod: pod, Generation: pod.Generation, Error: decision.Message}))
+	}
+	return decision.Outcome
+}
+
+// startResize is what follows an admitted resize once its allocation is
+// checkpointed: Pending is cleared, InProgress is cleared and set anew
+// (which refreshes its generation and drops an old Error), and
+// ResizeStarted is emitted for the newly allocated pod.
+func (c *Core) startResize(ps *podState, pod *v1.Pod, out *opOutput) {
+	now := metav1.NewTime(c.now)
+	c.clearPending(ps)
+	c.clearInProgress(ps)
+	c.setInProgress(ps, "", "", pod.Generation, now)
+	if c.s.profile.ResizeEvents() {
+		out.emit(c.resizeEvent(out, pod, v1.EventTypeNormal, ReasonResizeStarted,
+			ResizeMessage{Prefix: prefixStarted, Pod: pod, Generation: pod.Generation}))
+	}
+}
+
+// writeStatus records a status the kubelet writes for a pod and returns
+// the action that writes it. The API server's answer comes back to the
+// kubelet as a pod update (HandlePodReconcile): when resizes are pending
+// and the pod's requests, as its status shows them, went down, the pending
+// resizes are retried (pod_resized); from 1.36 they are also retried when
+// the pod has just reached a terminal phase (pod_terminated). Either way
+// there is one retry, and none while no resize is pending (the kubelet
+// checks HasPendingResizes first, so the retry timer is left alone).
+func (c *Core) writeStatus(ps *podState, status *v1.PodStatus) WriteStatus {
+	// The core's pod is its own at the top level (Input's contract), so
+	// the status goes in in place; the pod as it was is kept only for the
+	// reconcile test below.
+	var old *v1.Pod
+	if c.queue.Len() > 0 {
+		before := *ps.pod
+		old = &before
+	}
+	ps.pod.Status = *status
+	c.recount(ps)
+	if old != nil {
+		terminated := c.s.profile.RetryOnPodTerminated() && !isTerminal(old) && isTerminal(ps.pod)
+		switch {
+		case c.statusRequestsShrank(ps, old, ps.pod):
+			// The kubelet's shrink test comes after the terminal one and
+			// its trigger wins: one retry either way.
+			c.enqueueRetry(allocation.TriggerPodResized)
+		case terminated:
+			c.enqueueRetry(allocation.TriggerPodTerminated)
+		}
+	}
+	// Statuses are never changed in place: the API may keep this one.
+	c.statuses++
+	return WriteStatus{Namespace: ps.pod.Namespace, Name: ps.pod.Name, UID: ps.uid, Status: status, Seq: c.statuses}
+}
+
+// statusRequestsShrank is HandlePodReconcile's test (kubelet.go): the old
+// and the new pod are both overlaid with the pod's current allocation,
+// then their requests are taken as PodRequests with UseStatusResources
+// counts them (per container the largest of the spec, the status resources
+// and the allocated resources). So the old figure counts the new
+// allocation against the old status: a pod whose total grew can still
+// shrink by this measure.
+func (c *Core) statusRequestsShrank(ps *podState, old, updated *v1.Pod) bool {
+	before := allocation.StatusRequests(viewOf(old, ps), c.s.admit)
+	after := allocation.StatusRequests(viewOf(updated, ps), c.s.admit)
+	return after.MilliCPU < before.MilliCPU || after.Memory < before.Memory
+}
 
 // retryTask is retryPendingResizes: it resets the periodic retry timer
 // (every retry does, whatever its trigger), then re-evaluates every queued
@@ -567,119 +454,31 @@ func (t *retryTask) finish(c *Core) {
 	c.retryPool = append(c.retryPool, t)
 }
 
-// handleResize is handlePodResourcesResize for one pod (the v1.35
-// allocation manager): a pod whose desired resources equal its allocation
-// clears Pending; otherwise the admission checks run. An admitted resize
-// leaves the allocation to checkpoint in out.write (startResize follows
-// once it succeeded); a refused one sets Pending, with a Warning event
-// when the reason or generation changed.
-func (c *Core) handleResize(ps *podState, out *opOutput) allocation.Outcome {
-	out.write = AllocationRecord{}
-	view := ps.view()
-	if !view.Changed() {
-		c.clearPending(ps)
-		return allocation.Admitted
-	}
-	pod := ps.pod
-	used := c.othersUsage(ps)
-	decision := allocation.DecideResize(pod, view, used, c.s.admit, isStaticPod(pod))
-	if c.verify != nil {
-		c.verify(ps, used, decision)
-	}
-	if decision.Outcome == allocation.Admitted {
-		out.write = AllocationRecord{UID: ps.uid, Resources: c.allocationFromPod(ps, allocation.As(pod))}
-		return allocation.Admitted
-	}
-	c.logResizeDecision(pod, decision)
-	if decision.Outcome == allocation.Infeasible {
-		c.countInfeasible(decision.ReasonDetail())
-	}
-	reason := string(decision.Outcome)
-	newly := c.setPending(ps, reason, decision.Message, pod.Generation, metav1.NewTime(c.now))
-	// The early Infeasible checks (platform, static pod, swap, pod-level
-	// gate) set the condition without an event in 1.35 (Decision.Silent).
-	if newly && c.s.profile.ResizeEvents() && !decision.Silent {
-		eventReason := ReasonResizeDeferred
-		if decision.Outcome == allocation.Infeasible {
-			eventReason = ReasonResizeInfeasible
-		}
-		prefix := prefixDeferred
-		switch {
-		case decision.Outcome == allocation.Infeasible:
-			prefix = prefixInfeasible
-		case c.s.profile.PendingEventNamesHandlerReason():
-			// From 1.36 the event names the reason of the admit handler
-			// that refused the resize ("Pod resize OutOfcpu"), while the
-			// condition still reads Deferred
-			// (pkg/kubelet/allocation/allocation_manager.go,
-			// handlePodResourcesResize).
-			prefix = pendingPrefix(decision.Reason)
-		}
-		out.emit(c.resizeEvent(out, pod, v1.EventTypeWarning, eventReason,
-			ResizeMessage{Prefix: prefix, Pod: pod, Generation: pod.Generation, Error: decision.Message}))
-	}
-	return decision.Outcome
+// enqueueRetry queues a retry of the pending resizes, reusing a finished
+// retry task's memory.
+func (c *Core) enqueueRetry(trigger string) {
+	c.enqueueAlloc(c.newRetry(trigger))
 }
 
-// startResize is what follows an admitted resize once its allocation is
-// checkpointed: Pending is cleared, InProgress is cleared and set anew
-// (which refreshes its generation and drops an old Error), and
-// ResizeStarted is emitted for the newly allocated pod.
-func (c *Core) startResize(ps *podState, pod *v1.Pod, out *opOutput) {
-	now := metav1.NewTime(c.now)
-	c.clearPending(ps)
-	c.clearInProgress(ps)
-	c.setInProgress(ps, "", "", pod.Generation, now)
-	if c.s.profile.ResizeEvents() {
-		out.emit(c.resizeEvent(out, pod, v1.EventTypeNormal, ReasonResizeStarted,
-			ResizeMessage{Prefix: prefixStarted, Pod: pod, Generation: pod.Generation}))
-	}
+// retryNext queues a retry of the pending resizes right after the
+// allocation task running now, before any queued behind it: the retry an
+// allocation task decides on belongs to the same kubelet call (as
+// HandlePodAdditions' RetryPendingResizes, after its pushes).
+func (c *Core) retryNext(trigger string) {
+	c.allocTasks = slices.Insert(c.allocTasks, c.allocHead+1, op(c.newRetry(trigger)))
 }
 
-// writeStatus records a status the kubelet writes for a pod and returns
-// the action that writes it. The API server's answer comes back to the
-// kubelet as a pod update (HandlePodReconcile): when resizes are pending
-// and the pod's requests, as its status shows them, went down, the pending
-// resizes are retried (pod_resized); from 1.36 they are also retried when
-// the pod has just reached a terminal phase (pod_terminated). Either way
-// there is one retry, and none while no resize is pending (the kubelet
-// checks HasPendingResizes first, so the retry timer is left alone).
-func (c *Core) writeStatus(ps *podState, status *v1.PodStatus) WriteStatus {
-	// The core's pod is its own at the top level (Input's contract), so
-	// the status goes in in place; the pod as it was is kept only for the
-	// reconcile test below.
-	var old *v1.Pod
-	if c.queue.Len() > 0 {
-		before := *ps.pod
-		old = &before
+// newRetry returns a retry task for trigger, reusing a finished one's
+// memory.
+func (c *Core) newRetry(trigger string) *retryTask {
+	var t *retryTask
+	if n := len(c.retryPool); n > 0 {
+		t = c.retryPool[n-1].(*retryTask)
+		c.retryPool[n-1] = nil
+		c.retryPool = c.retryPool[:n-1]
+	} else {
+		t = &retryTask{}
 	}
-	ps.pod.Status = *status
-	c.recount(ps)
-	if old != nil {
-		terminated := c.s.profile.RetryOnPodTerminated() && !isTerminal(old) && isTerminal(ps.pod)
-		switch {
-		case c.statusRequestsShrank(ps, old, ps.pod):
-			// The kubelet's shrink test comes after the terminal one and
-			// its trigger wins: one retry either way.
-			c.enqueueRetry(allocation.TriggerPodResized)
-		case terminated:
-			c.enqueueRetry(allocation.TriggerPodTerminated)
-		}
-	}
-	// Statuses are never changed in place: the API may keep this one.
-	c.statuses++
-	return WriteStatus{Namespace: ps.pod.Namespace, Name: ps.pod.Name, UID: ps.uid, Status: status, Seq: c.statuses}
-}
-
-// statusRequestsShrank is HandlePodReconcile's test (kubelet.go): the old
-// and the new pod are both overlaid with the pod's current allocation,
-// then their requests are taken as PodRequests with UseStatusResources
-// counts them (per container the largest of the spec, the status resources
-// and the allocated resources). So the old figure counts the new
-// allocation against the old status: a pod whose total grew can still
-// shrink by this measure.
-func (c *Core) statusRequestsShrank(ps *podState, old, updated *v1.Pod) bool {
-	before := allocation.StatusRequests(viewOf(old, ps), c.s.admit)
-	after := allocation.StatusRequests(viewOf(updated, ps), c.s.admit)
-	return after.MilliCPU < before.MilliCPU || after.Memory < before.Memory
+	t.trigger = trigger
+	return t
 }

@@ -2,30 +2,7 @@ package core
 
 import (
 	v1 "k8s.io/api/core/v1"
-	"slices"
 )
-
-// opOutput is what every operation carries: the actions it has decided
-// but not yet handed out (events, emitted with its next batch), and the
-// memory of its batches, reused from one batch to the next (an operation
-// has at most one batch in flight), so that handing out a batch allocates
-// nothing.
-type opOutput struct {
-	pending []Action
-	// bufs are two action buffers used in turn: the next batch is built in
-	// one while the operation still reads the last one's actions.
-	bufs  [2][]Action
-	cur   int
-	batch Batch
-	fl    flight
-	// evSlots hold the events of the batch being handed out and of the
-	// next one (the side cur^1 until take flips it); evUsed counts the
-	// slots in use on each side.
-	evSlots [2][]*Event
-	evUsed  [2]int
-	// write is the allocation record of the batch that writes one.
-	write AllocationRecord
-}
 
 // eventSlot returns a free event on the side of the next batch.
 func (o *opOutput) eventSlot() *Event {
@@ -88,37 +65,4 @@ func (c *Core) resizeEvent(out *opOutput, pod *v1.Pod, eventType, reason string,
 		Type: eventType, Reason: reason, Resize: msg,
 	}
 	return RecordEvent{Event: e}
-}
-
-// resultOf finds the first action of type T among the performed ones and
-// its result. Batches carry the events an operation decided before them,
-// so an operation finds the result it waits for by the action's type.
-func resultOf[T Action](done []Action, res []Result) (T, Result, bool) {
-	for i, a := range done {
-		if t, ok := a.(T); ok {
-			return t, res[i], true
-		}
-	}
-	var zero T
-	return zero, Result{}, false
-}
-
-func containsID(ids []string, id string) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
-}
-
-// sortedNames returns a resource list's names in order, for output that
-// must not depend on map order.
-func sortedNames(l v1.ResourceList) []v1.ResourceName {
-	names := make([]v1.ResourceName, 0, len(l))
-	for n := range l {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
 }

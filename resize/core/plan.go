@@ -20,13 +20,6 @@ type ContainerValues struct {
 	CPULimit, CPURequest       int64
 }
 
-// quantityOf is list[name], the zero quantity when absent: what
-// ResourceList.Cpu and Memory return, without their allocation.
-func quantityOf(list v1.ResourceList, name v1.ResourceName) *resource.Quantity {
-	q := list[name]
-	return &q
-}
-
 // valuesOf reads the four numbers from requirements; a missing value is 0.
 func valuesOf(r v1.ResourceRequirements) ContainerValues {
 	return ContainerValues{

@@ -1,12 +1,13 @@
 package core
 
 import (
-	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"maps"
 	"strings"
 	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/resizelet/resizelet/allocation/reslist"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
@@ -275,9 +276,6 @@ func previousStatus(pod *v1.Pod, name string) *v1.ContainerStatus {
 	}
 	return nil
 }
-
-// containerIDPrefix is the runtime's name in container IDs.
-const containerIDPrefix = "containerd://"
 
 // containerIDOf is the status's container ID for the runtime's id, the
 // previous status's string when it is the same.

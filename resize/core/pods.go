@@ -1,0 +1,249 @@
+package core
+
+import (
+	"slices"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/resizelet/resizelet/allocation"
+	"github.com/resizelet/resizelet/allocation/frozen"
+)
+
+// The core's pod table: adding a pod's state, finding it (hot thaws a
+// frozen one), freezing the settled ones (settle, freeze), removing it,
+// and keeping the node's usage by its pods up to date (recount).
+
+func (c *Core) newPodState(pod *v1.Pod) *podState {
+	c.nextSeq++
+	ps := &podState{
+		uid:         pod.UID,
+		seq:         c.nextSeq,
+		timerIdx:    -1,
+		pod:         pod,
+		terminating: pod.DeletionTimestamp != nil,
+	}
+	c.pods[pod.UID] = ps
+	c.thawed.Touch(ps.uid)
+	c.order = append(c.order, pod.UID)
+	c.byName[podName{pod.Namespace, pod.Name}] = pod.UID
+	return ps
+}
+
+// hot makes ps usable: thawed if it was frozen, and marked as used now, so
+// that it stays thawed while it is among the most recently used. Every
+// place that takes a pod state from the core's maps goes through it
+// (walks that only read admitted and isTerminal need not: see
+// podState.isTerminal). It returns ps, and nil for nil.
+func (c *Core) hot(ps *podState) *podState {
+	if ps == nil {
+		return nil
+	}
+	if ps.pod == nil {
+		ps.pod = ps.cold.pod.Thaw()
+		if !ps.cold.allocated.IsZero() {
+			ps.allocated = ps.cold.allocated.Thaw()
+		}
+		if !ps.cold.actuated.IsZero() {
+			ps.actuated = ps.cold.actuated.Thaw()
+		}
+		ps.cold = coldPod{}
+	}
+	c.thawed.Touch(ps.uid)
+	return ps
+}
+
+// settle freezes the pods used least recently beyond the node's HotPods,
+// when nothing is in flight: an operation between batches holds a pod's
+// objects, and a pod that waits for a sync, a teardown or a place in the
+// pending-resize queue is about to be used again. (A resync timer is no
+// reason to stay thawed: every synced pod has one, a minute away.)
+func (c *Core) settle() {
+	if len(c.inflight) > 0 || !c.allocIdle() || c.thawed.Len() <= c.thawed.Limit {
+		return
+	}
+	c.thawed.Evict(c.freeze)
+	// A burst of work (a hundred pods added at once) must not leave its
+	// working space behind once it is over.
+	c.dirtyHeap = shrunk(c.dirtyHeap)
+	c.busyScratch = shrunk(c.busyScratch)
+	c.queueScratch = shrunk(c.queueScratch)
+	c.allocTasks = shrunk(c.allocTasks)
+}
+
+// freeze freezes the pod uid if it is settled, and says whether it did.
+// A pod that is gone counts as frozen: there is nothing left to keep.
+func (c *Core) freeze(uid types.UID) bool {
+	ps := c.pods[uid]
+	if ps == nil || ps.pod == nil {
+		return true
+	}
+	if ps.busy || ps.dirty || ps.deleteRequested || c.queue.Has(uid) {
+		return false
+	}
+	// Its share is taken while the pod is at hand (it stays on the stale
+	// list, unmarked).
+	c.recountNow(ps)
+	f, ok := frozen.FreezePod(ps.pod)
+	if !ok {
+		return false
+	}
+	ps.cold = coldPod{pod: f}
+	if ps.hasAllocated {
+		ps.cold.allocated = frozen.FreezeResources(ps.allocated)
+	}
+	if ps.actuated.ContainerResources != nil || ps.actuated.PodLevelResources != nil {
+		ps.cold.actuated = frozen.FreezeResources(ps.actuated)
+	}
+	ps.terminal = isTerminal(ps.pod)
+	ps.conds.release()
+	ps.pod = nil
+	ps.allocated = allocation.PodResources{}
+	ps.actuated = allocation.PodResources{}
+	ps.spare = nil
+	return true
+}
+
+// removePod forgets a pod entirely.
+func (c *Core) removePod(uid types.UID) {
+	ps := c.pods[uid]
+	if ps == nil {
+		return
+	}
+	if ps.stale {
+		ps.stale = false
+		c.stale = slices.DeleteFunc(c.stale, func(x *podState) bool { return x == ps })
+	}
+	if ps.counted {
+		c.used.Sub(&ps.usage)
+	}
+	if ps.dirty {
+		c.dirtyCount--
+	}
+	if ps.deleteRequested {
+		c.deletes--
+	}
+	c.disarm(ps)
+	c.forgetConditions(ps)
+	c.hot(ps) // for its name
+	c.thawed.Forget(uid)
+	delete(c.byName, podName{ps.pod.Namespace, ps.pod.Name})
+	delete(c.pods, uid)
+	c.queue.Remove(uid)
+	if i := slices.Index(c.order, uid); i >= 0 {
+		c.order = slices.Delete(c.order, i, i+1)
+	}
+}
+
+// podByName finds a known pod.
+func (c *Core) podByName(namespace, name string) *podState {
+	return c.pods[c.byName[podName{namespace, name}]]
+}
+
+// recount brings the node's usage up to date with one pod after its
+// allocation, spec, status or admission changed: what it takes is computed
+// again from its allocation and its last written status, and it counts
+// only while it is admitted and active.
+//
+// The count is taken when it is next needed (recountStale, before anything
+// reads the node's usage), so that a pod whose allocation, spec and status
+// all change between two decisions, as a resize's do, is counted once.
+// What is counted is a function of the pod's state at that time, so
+// taking it late gives what taking it at every change would.
+func (c *Core) recount(ps *podState) {
+	if !ps.stale {
+		ps.stale = true
+		c.stale = append(c.stale, ps)
+	}
+}
+
+// recountStale takes the share of every pod recount marked.
+func (c *Core) recountStale() {
+	for i, ps := range c.stale {
+		c.recountNow(ps)
+		c.stale[i] = nil
+	}
+	c.stale = c.stale[:0]
+}
+
+// recountNow takes ps's share now, if it is marked.
+func (c *Core) recountNow(ps *podState) {
+	if !ps.stale {
+		return
+	}
+	ps.stale = false
+	if ps.counted {
+		c.used.Sub(&ps.usage)
+		ps.counted = false
+	}
+	if c.counts(ps) {
+		ps.usage = allocation.PodUsage(ps.view(), c.s.admit)
+		c.used.Add(&ps.usage)
+		ps.counted = true
+	}
+}
+
+// othersUsage is what admission counts as used beside ps: the node's usage
+// without ps's own share, kept up to date by recount rather than summed
+// over the pods (otherPods is that walk, which the tests keep as the
+// oracle). The result lives in the core's scratch space until the next
+// call.
+func (c *Core) othersUsage(ps *podState) *allocation.Usage {
+	c.recountStale()
+	c.scratch.Set(&c.used)
+	if ps.counted {
+		c.scratch.Sub(&ps.usage)
+	}
+	return &c.scratch
+}
+
+// allocationFromPod is the record of ps's allocation for pod, in the
+// memory of the record ps's last allocation replaced (which nothing holds
+// any more: the checkpoint has the current record, see state.State).
+func (c *Core) allocationFromPod(ps *podState, pod allocation.Allocated) allocation.PodResources {
+	spare := ps.spare
+	ps.spare = nil
+	return allocationFromPod(pod, c.s.profile.InitContainersResizable(), spare)
+}
+
+// counts reports whether admission counts ps as using the node: an
+// admitted pod that is still active and, from 1.37, has an allocation
+// (getAllocatedPods in pkg/kubelet/allocation/allocation_manager.go skips
+// the others). The core admits a pod only together with its allocation, so
+// the 1.37 rule changes nothing it can reach today; it is kept so that the
+// count stays the kubelet's if that ever changes.
+func (c *Core) counts(ps *podState) bool {
+	if !ps.admitted || ps.isTerminal() {
+		return false
+	}
+	return ps.hasAllocated || !c.s.profile.AdmissionSkipsUnallocatedPods()
+}
+
+// otherPods are the admitted, active pods other than uid, each overlaid
+// with its allocation and carrying its status: what admission counts as
+// used (getAllocatedPods over the active pods).
+func (c *Core) otherPods(uid types.UID) []*v1.Pod {
+	out := make([]*v1.Pod, 0, len(c.order))
+	for _, id := range c.order {
+		ps := c.pods[id]
+		if id == uid || !c.counts(ps) {
+			continue
+		}
+		c.hot(ps)
+		p, _ := ps.allocatedPod()
+		out = append(out, p)
+	}
+	return out
+}
+
+// finished reports whether the kubelet's pod worker is done with the pod:
+// from 1.35 (profile.TerminalClearsResizeConditions), a pod whose sync
+// wrote a terminal phase has been through SyncTerminatingPod and
+// SyncTerminatedPod, and UpdatePod ignores it from then on
+// (pkg/kubelet/pod_workers.go): it is never synced again, and conditions
+// the allocation manager sets for it later stay in the status manager
+// without reaching its status. Its teardown, when it is deleted, still
+// runs.
+func (c *Core) finished(ps *podState) bool {
+	return c.s.profile.TerminalClearsResizeConditions() && ps.isTerminal()
+}
