@@ -227,22 +227,26 @@ func ApplyResize(old *v1.Pod, patch []byte, opts ResizeOptions) (*v1.Pod, error)
 	return applyPatch(old, StrategicMergePatch, patch, opts)
 }
 
-// strategicPatched applies a strategic merge patch to the stored pod
-// (oldPod with the resourceVersion current), as the API server's
-// strategicPatcher does: the pod and the patch as JSON maps, the merge,
-// the strict decoding of the result.
-func strategicPatched(oldPod *v1.Pod, current string, patch []byte) (*v1.Pod, error) {
+// strategicPatched applies a strategic merge patch to the stored pod, as
+// the API server's strategicPatcher does: the pod and the patch as JSON
+// maps, the merge, the strict decoding of the result. Unless whole, the
+// pod's metadata and status go through none of it when the patch does not
+// name them (podPart).
+func strategicPatched(stored *v1.Pod, patch []byte, whole bool) (*v1.Pod, error) {
 	patchMap, dupErrs, err := decodePatch(patch)
 	if err != nil {
 		return nil, err
 	}
-	stored := oldPod
-	if current != oldPod.ResourceVersion {
-		cp := *oldPod
-		cp.ResourceVersion = current
-		stored = &cp
+	var part podPart
+	if !whole {
+		part = partFor(maps.Keys(patchMap))
 	}
-	return mergePatch(stored, patchMap, dupErrs)
+	patched, err := mergePatch(part.of(stored), patchMap, dupErrs)
+	if err != nil {
+		return nil, err
+	}
+	part.restore(patched, stored)
+	return patched, nil
 }
 
 // decodePatch reads a patch given as JSON or YAML into a JSON object.

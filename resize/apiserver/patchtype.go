@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -113,7 +116,7 @@ func ApplyResizePatch(old *v1.Pod, pt types.PatchType, patch []byte, opts Resize
 // as the API server applies it (patchedPod), and the patched pod read
 // back as the edit it stands for.
 func applyPatch(old *v1.Pod, pt types.PatchType, patch []byte, opts ResizeOptions) (*v1.Pod, error) {
-	oldPod, patched, err := patchedPod(old, pt, patch, opts)
+	oldPod, patched, err := patchedPod(old, pt, patch, opts, false)
 	if err != nil {
 		return nil, err
 	}
@@ -123,25 +126,50 @@ func applyPatch(old *v1.Pod, pt types.PatchType, patch []byte, opts ResizeOption
 
 // patchedPod applies a patch of type pt to old as the API server does,
 // with apimachinery and the json-patch library: to old defaulted (which
-// it returns as oldPod, a copy), with the stored resourceVersion; then the
-// strict decoding of the result and the checks of its metadata
-// (checkPatchedMeta). A strategic merge patch goes through JSON maps
-// (mergePatch), a JSON merge or JSON patch through the pod's JSON.
-func patchedPod(old *v1.Pod, pt types.PatchType, patch []byte, opts ResizeOptions) (oldPod, patched *v1.Pod, err error) {
+// it returns as oldPod, a copy when defaulting changes it), with the
+// stored resourceVersion; then the strict decoding of the result and the
+// checks of its metadata (checkPatchedMeta). A strategic merge patch goes
+// through JSON maps (mergePatch), a JSON merge or JSON patch through the
+// pod's JSON.
+//
+// Unless whole, the patch is first applied to the pod without the
+// metadata and status it does not name (podPart), which are most of a
+// running pod's JSON. Both merges and the JSON patch operations change a
+// top-level field only when the patch names it, so the result is the
+// whole document's in every field the resize reads. When that first
+// application fails, or the containers it gives are not the old ones (the
+// strategy then keeps the patched pod whole, metadata and status
+// included), the patch is applied again to the whole pod, whose errors
+// and pod are the API server's to the letter.
+func patchedPod(old *v1.Pod, pt types.PatchType, patch []byte, opts ResizeOptions, whole bool) (oldPod, patched *v1.Pod, err error) {
 	if old == nil {
 		return nil, nil, errors.New("apply resize: nil pod")
 	}
 	if len(patch) > MaxRequestBodyBytes {
 		return nil, nil, bodyTooLarge(len(patch))
 	}
-	oldPod = old.DeepCopy()
-	DefaultPod(oldPod)
+	oldPod = old
+	if needsDefaulting(old) {
+		oldPod = old.DeepCopy()
+		DefaultPod(oldPod)
+	}
 	current := currentResourceVersion(old, opts)
-	switch pt {
-	case MergePatch, JSONPatch:
-		patched, err = jsonPatched(oldPod, current, pt, patch)
-	default:
-		patched, err = strategicPatched(oldPod, current, patch)
+	stored := oldPod
+	if current != oldPod.ResourceVersion {
+		cp := *oldPod
+		cp.ResourceVersion = current
+		stored = &cp
+	}
+	apply := func(whole bool) (*v1.Pod, error) {
+		if pt == MergePatch || pt == JSONPatch {
+			return jsonPatched(stored, pt, patch, whole)
+		}
+		return strategicPatched(stored, patch, whole)
+	}
+	patched, err = apply(whole)
+	if !whole && (err != nil || !sameNames(patched.Spec.Containers, oldPod.Spec.Containers) ||
+		!sameNames(patched.Spec.InitContainers, oldPod.Spec.InitContainers)) {
+		patched, err = apply(true)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -152,17 +180,74 @@ func patchedPod(old *v1.Pod, pt types.PatchType, patch []byte, opts ResizeOption
 	return oldPod, patched, nil
 }
 
-// jsonPatched applies a JSON merge patch or a JSON patch to the stored pod
-// (oldPod with the resourceVersion current), as the API server's
-// jsonPatcher does, and decodes the result.
-func jsonPatched(oldPod *v1.Pod, current string, pt types.PatchType, patch []byte) (*v1.Pod, error) {
-	doc, err := encodeStored(oldPod, current)
-	if err != nil {
-		return nil, err
+// podPart is the part of the stored pod a patch is applied to: all of it,
+// or without its metadata, its status or both, when the patch names
+// neither at its top level (partFor). restore puts what was left out back
+// into the patched pod, as the stored pod has it.
+type podPart struct{ noMeta, noStatus bool }
+
+// partFor is the part of the pod a patch whose top-level keys are keys
+// needs: all but the metadata and status it does not name. A key that is
+// empty (a JSON patch path that is the whole document) or a strategic
+// merge directive ("$patch", "$retainKeys", ...), which may act on every
+// field, needs the whole pod.
+func partFor(keys iter.Seq[string]) podPart {
+	part := podPart{noMeta: true, noStatus: true}
+	for k := range keys {
+		switch {
+		case k == "" || k[0] == '$':
+			return podPart{}
+		case k == "metadata":
+			part.noMeta = false
+		case k == "status":
+			part.noStatus = false
+		}
+	}
+	return part
+}
+
+// of is the stored pod without what the part leaves out.
+func (part podPart) of(stored *v1.Pod) *v1.Pod {
+	if part == (podPart{}) {
+		return stored
+	}
+	p := *stored
+	if part.noMeta {
+		p.ObjectMeta = metav1.ObjectMeta{}
+	}
+	if part.noStatus {
+		p.Status = v1.PodStatus{}
+	}
+	return &p
+}
+
+// restore gives the patched pod the stored pod's metadata and status
+// where the part left them out.
+func (part podPart) restore(patched, stored *v1.Pod) {
+	if part.noMeta {
+		patched.ObjectMeta = stored.ObjectMeta
+	}
+	if part.noStatus {
+		patched.Status = stored.Status
+	}
+}
+
+// jsonPatched applies a JSON merge patch or a JSON patch to the stored
+// pod, as the API server's jsonPatcher does, and decodes the result.
+// Unless whole, the pod's metadata and status are left out of the
+// document when the patch does not name them (podPart).
+func jsonPatched(stored *v1.Pod, pt types.PatchType, patch []byte, whole bool) (*v1.Pod, error) {
+	var part podPart
+	doc := func(keys iter.Seq[string]) ([]byte, error) {
+		if !whole {
+			part = partFor(keys)
+		}
+		return encodeStored(part.of(stored))
 	}
 	var out []byte
 	var strictErrs []error
 	var locate func() (string, error)
+	var err error
 	if pt == JSONPatch {
 		var ops []jsonPatchOp
 		out, ops, strictErrs, err = applyJSONPatch(doc, patch)
@@ -175,7 +260,12 @@ func jsonPatched(oldPod *v1.Pod, current string, pt types.PatchType, patch []byt
 	if err != nil {
 		return nil, err
 	}
-	return decodePatched(out, strictErrs, locate)
+	patched, err := decodePatched(out, strictErrs, locate)
+	if err != nil {
+		return nil, err
+	}
+	part.restore(patched, stored)
+	return patched, nil
 }
 
 // bodyTooLarge is the API server's 413 for a request body beyond
@@ -198,12 +288,10 @@ func currentResourceVersion(old *v1.Pod, opts ResizeOptions) string {
 
 // encodeStored is the stored pod as the API server encodes it for a JSON
 // or merge patch (patch.go, jsonPatcher.applyPatchToCurrentObject:
-// runtime.Encode with the v1 codec): with kind and apiVersion, and its
-// resourceVersion.
-func encodeStored(pod *v1.Pod, resourceVersion string) ([]byte, error) {
+// runtime.Encode with the v1 codec): with kind and apiVersion.
+func encodeStored(pod *v1.Pod) ([]byte, error) {
 	p := *pod
 	p.TypeMeta.Kind, p.TypeMeta.APIVersion = "Pod", "v1"
-	p.ResourceVersion = resourceVersion
 	data, err := json.Marshal(&p)
 	if err != nil {
 		return nil, fmt.Errorf("apply resize: encode pod %s: %w", pod.Name, err)
@@ -222,13 +310,14 @@ type jsonPatchOp struct {
 	Value interface{} `json:"value"`
 }
 
-// applyJSONPatch applies a JSON patch to doc as the API server does
+// applyJSONPatch applies a JSON patch to the pod's JSON (doc, given the
+// top-level keys the operations name) as the API server does
 // (patch.go, jsonPatcher.applyJSPatch, under fieldValidation=Strict): the
 // strict decoding of the operations, the library's decoding, the bound on
 // operations, and the operations in order. It returns the patched JSON,
 // the operations (to find a bad value in), and the strict decoding errors
 // of the patch, which the API server reports with those of the result.
-func applyJSONPatch(doc, patch []byte) ([]byte, []jsonPatchOp, []error, error) {
+func applyJSONPatch(encode func(keys iter.Seq[string]) ([]byte, error), patch []byte) ([]byte, []jsonPatchOp, []error, error) {
 	var ops []jsonPatchOp
 	strictErrs, err := kjson.UnmarshalStrict(patch, &ops)
 	if err != nil {
@@ -249,6 +338,10 @@ func applyJSONPatch(doc, patch []byte) ([]byte, []jsonPatchOp, []error, error) {
 	if len(decoded) > MaxJSONPatchOperations {
 		msg := fmt.Sprintf("The allowed maximum operations in a JSON patch is %d, got %d", MaxJSONPatchOperations, len(decoded))
 		return nil, nil, nil, &PatchError{Err: errors.New(msg), status: apierrors.NewRequestEntityTooLargeError(msg)}
+	}
+	doc, err := encode(opKeys(ops))
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	setJSONPatchCopyLimit()
 	patched, err := recovering(func() ([]byte, error) { return decoded.Apply(doc) })
@@ -273,6 +366,29 @@ func applyJSONPatch(doc, patch []byte) ([]byte, []jsonPatchOp, []error, error) {
 	return patched, ops, strictErrs, nil
 }
 
+// opKeys are the top-level keys of the pod that a JSON patch's
+// operations name in their path or from, as the json-patch library reads
+// a path: the segment after the first "/" (findObject ignores what comes
+// before it). A path without a "/" yields "", which may be the whole
+// document. An empty from is passed over: only move and copy read it,
+// and they refuse it.
+func opKeys(ops []jsonPatchOp) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for _, op := range ops {
+			for i, path := range [2]string{op.Path, op.From} {
+				if i == 1 && path == "" {
+					continue
+				}
+				_, rest, _ := strings.Cut(path, "/")
+				key, _, _ := strings.Cut(rest, "/")
+				if !yield(key) {
+					return
+				}
+			}
+		}
+	}
+}
+
 // failedOperation finds which operation of a patch failed with err, by
 // applying the operations one at a time (only once the patch has failed,
 // so the common case pays nothing), and returns it as "[i]"; "" when the
@@ -292,12 +408,13 @@ func failedOperation(p jsonpatch.Patch, doc []byte, err error) string {
 	return ""
 }
 
-// applyMergePatch applies a JSON merge patch to doc as the API server does
+// applyMergePatch applies a JSON merge patch to the pod's JSON (encode,
+// given the patch's top-level keys) as the API server does
 // (patch.go, jsonPatcher.applyJSPatch, under fieldValidation=Strict): the
 // strict decoding of the patch into an object, then the library's merge.
 // It returns the patched JSON, the patch as a map (to find a bad value
 // in), and the patch's strict decoding errors (a duplicate key).
-func applyMergePatch(doc, patch []byte) ([]byte, map[string]interface{}, []error, error) {
+func applyMergePatch(encode func(keys iter.Seq[string]) ([]byte, error), patch []byte) ([]byte, map[string]interface{}, []error, error) {
 	m := map[string]interface{}{}
 	strictErrs, err := kjson.UnmarshalStrict(patch, &m)
 	if err != nil {
@@ -307,6 +424,10 @@ func applyMergePatch(doc, patch []byte) ([]byte, map[string]interface{}, []error
 	// (MaxExponent says why).
 	if where, err := findAmount(m, hugeAmount); err != nil {
 		return nil, nil, nil, &PatchError{Path: where, Err: err}
+	}
+	doc, err := encode(maps.Keys(m))
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	patched, err := recovering(func() ([]byte, error) { return jsonpatch.MergePatch(doc, patch) })
 	var pe *PatchError
