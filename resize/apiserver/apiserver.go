@@ -13,7 +13,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/mergepatch"
@@ -317,29 +316,10 @@ func mergePatch(pod *v1.Pod, patch map[string]interface{}, patchStrictErrs []err
 	if err != nil {
 		return nil, &PatchError{Err: err, status: internalStatus(err)}
 	}
-	result := &v1.Pod{}
-	strictErrs, err := kjson.UnmarshalStrict(out, result, kjson.DisallowUnknownFields)
-	if err != nil {
-		// The API server answers 422 on the field "patch", with the patch
-		// as the value (patch.go, applyPatchToObject), and leaves out the
-		// strict errors, the patch's included. A quantity's own error
-		// does not say where it is; find it in the patch so the caller
-		// learns which value was wrong.
-		status := invalidPatch(fmt.Sprintf("%+v", patch), err.Error())
-		if path, qerr := findAmount(patch, checkQuantity); qerr != nil {
-			return nil, &PatchError{Path: path, Err: qerr, status: status}
-		}
-		return nil, &PatchError{Err: err, status: status}
-	}
-	if all := append(patchStrictErrs, strictErrs...); len(all) > 0 {
-		// A key given twice, or a field the pod does not have (most likely
-		// a typo, "limit" for "limits"): the API server rejects them under
-		// fieldValidation=Strict rather than ignore them, the patch's
-		// errors first.
-		strict := runtime.NewStrictDecodingError(all)
-		return nil, &PatchError{Err: strict, status: invalidPatch(fmt.Sprintf("%+v", patch), strict.Error())}
-	}
-	return result, nil
+	// The API server's 422 on the field "patch" has the patch as the
+	// value (patch.go, applyPatchToObject).
+	return decodePatched(out, func() string { return fmt.Sprintf("%+v", patch) }, patchStrictErrs,
+		func() (string, error) { return findAmount(patch, checkQuantity) })
 }
 
 // strategicMerge applies the patch with v1.Pod's merge strategies, and

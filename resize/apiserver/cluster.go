@@ -58,12 +58,9 @@ type Cluster struct {
 	// most hotPods of them (see storedPod).
 	thawed frozen.Recent[podRef]
 	events eventLog
-	// node is the first node registered with RegisterNode (nil before),
-	// and others the nodes registered after it, by name (nil until a
-	// second registers, so that a single node's cluster keeps no map):
+	// nodes are the nodes registered with RegisterNode, by name:
 	// admission reads the one a pod is bound to.
-	node   *NodeInfo
-	others map[string]*NodeInfo
+	nodes map[string]*NodeInfo
 	// rv is the cluster's resourceVersion: bumped by every pod write, as
 	// etcd's revision is by every write, so that a pod's resourceVersion
 	// is the rv of its last write.
@@ -205,6 +202,28 @@ func (c *Cluster) replace(key podRef, prev storedPod, pod *v1.Pod) {
 		}
 		return ok
 	})
+}
+
+// thaw is the stored pod decoded: pod, or the frozen pod thawed (then the
+// caller's own).
+func (sp *storedPod) thaw() *v1.Pod {
+	if sp.pod != nil {
+		return sp.pod
+	}
+	return sp.frozen.Thaw()
+}
+
+// inOrder is the stored pods of a namespace (all with ""), in creation
+// order. The caller holds c.mu.
+func (c *Cluster) inOrder(namespace string) []storedPod {
+	stored := make([]storedPod, 0, len(c.pods))
+	for key, sp := range c.pods {
+		if namespace == "" || key.namespace == namespace {
+			stored = append(stored, sp)
+		}
+	}
+	slices.SortFunc(stored, func(a, b storedPod) int { return cmp.Compare(a.seq, b.seq) })
+	return stored
 }
 
 // withVersion returns a copy of the stored pod's top level with its
@@ -387,11 +406,7 @@ func (c *Cluster) listPods(versioned bool) ([]*v1.Pod, uint64) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	stored := make([]storedPod, 0, len(c.pods))
-	for _, sp := range c.pods {
-		stored = append(stored, sp)
-	}
-	slices.SortFunc(stored, func(a, b storedPod) int { return cmp.Compare(a.seq, b.seq) })
+	stored := c.inOrder("")
 	out := make([]*v1.Pod, 0, len(stored))
 	for i := range stored {
 		out = append(out, stored[i].copy(versioned))
@@ -494,10 +509,7 @@ func (c *Cluster) UpdatePodStatus(namespace, name string, uid types.UID, status 
 	if !ok {
 		return podNotFound(name)
 	}
-	p := sp.pod
-	if p == nil {
-		p = sp.frozen.Thaw()
-	}
+	p := sp.thaw()
 	if p.UID != uid {
 		if sp.pod != nil {
 			c.thawed.Touch(key) // as get does

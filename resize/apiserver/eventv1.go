@@ -168,9 +168,7 @@ func (u *uidCache) of(e *Event) types.UID {
 	p, ok := u.pods[key]
 	if !ok {
 		if sp, stored := u.c.pods[key]; stored {
-			if p = sp.pod; p == nil {
-				p = sp.frozen.Thaw()
-			}
+			p = sp.thaw()
 		}
 		if u.pods == nil {
 			u.pods = map[podRef]*v1.Pod{}

@@ -233,36 +233,68 @@ func (part podPart) restore(patched, stored *v1.Pod) {
 }
 
 // jsonPatched applies a JSON merge patch or a JSON patch to the stored
-// pod, as the API server's jsonPatcher does, and decodes the result.
-// Unless whole, the pod's metadata and status are left out of the
-// document when the patch does not name them (podPart).
+// pod, as the API server's jsonPatcher does (patch.go, applyJSPatch,
+// under fieldValidation=Strict): the strict decoding of the patch (into
+// an object, or into operations, where a key an operation does not have
+// is a strict error), the library's application of it to the pod's JSON,
+// and the strict decoding of the result, whose errors follow the
+// patch's. Unless whole, the pod's metadata and status are left out of
+// the JSON when the patch does not name them (podPart).
 func jsonPatched(stored *v1.Pod, pt types.PatchType, patch []byte, whole bool) (*v1.Pod, error) {
-	var part podPart
-	doc := func(keys iter.Seq[string]) ([]byte, error) {
-		if !whole {
-			part = partFor(keys)
+	var (
+		ops        []jsonPatchOp
+		m          = map[string]interface{}{}
+		strictErrs []error
+		err        error
+		keys       iter.Seq[string]
+		// find finds the first amount check refuses, in the patch.
+		find func(check func(interface{}) error) (string, error)
+	)
+	if pt == JSONPatch {
+		strictErrs, err = kjson.UnmarshalStrict(patch, &ops)
+		for i, e := range strictErrs {
+			strictErrs[i] = fmt.Errorf("json patch %v", e)
 		}
-		return encodeStored(part.of(stored))
+		keys = opKeys(ops)
+		find = func(check func(interface{}) error) (string, error) { return findAmountInOps(ops, check) }
+	} else {
+		strictErrs, err = kjson.UnmarshalStrict(patch, &m)
+		keys = maps.Keys(m)
+		find = func(check func(interface{}) error) (string, error) { return findAmount(m, check) }
+	}
+	if err != nil {
+		return nil, &PatchError{Err: err, status: apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))}
+	}
+	// resizelet's own refusal, before any value is parsed as a quantity
+	// (MaxExponent says why).
+	if where, err := find(hugeAmount); err != nil {
+		return nil, &PatchError{Path: where, Err: err}
+	}
+	var part podPart
+	if !whole {
+		part = partFor(keys)
+	}
+	doc, err := encodeStored(part.of(stored))
+	if err != nil {
+		return nil, err
 	}
 	var out []byte
-	var strictErrs []error
-	var locate func() (string, error)
-	var err error
 	if pt == JSONPatch {
-		var ops []jsonPatchOp
-		out, ops, strictErrs, err = applyJSONPatch(doc, patch)
-		locate = func() (string, error) { return findAmountInOps(ops, checkQuantity) }
+		out, err = applyJSONPatch(doc, patch)
 	} else {
-		var m map[string]interface{}
-		out, m, strictErrs, err = applyMergePatch(doc, patch)
-		locate = func() (string, error) { return findAmount(m, checkQuantity) }
+		out, err = applyMergePatch(doc, patch)
 	}
 	if err != nil {
 		return nil, err
 	}
-	patched, err := decodePatched(out, strictErrs, locate)
+	patched, err := decodePatched(out, func() string { return string(out) }, strictErrs,
+		func() (string, error) { return find(checkQuantity) })
 	if err != nil {
 		return nil, err
+	}
+	if (patched.Kind != "" && patched.Kind != "Pod") || (patched.APIVersion != "" && patched.APIVersion != "v1") {
+		err := fmt.Errorf("the patched object is kind %q of apiVersion %q, not a v1 Pod", patched.Kind, patched.APIVersion)
+		return nil, &PatchError{Err: err, status: invalidPatch(string(out), err.Error())}
 	}
 	part.restore(patched, stored)
 	return patched, nil
@@ -310,38 +342,17 @@ type jsonPatchOp struct {
 	Value interface{} `json:"value"`
 }
 
-// applyJSONPatch applies a JSON patch to the pod's JSON (doc, given the
-// top-level keys the operations name) as the API server does
-// (patch.go, jsonPatcher.applyJSPatch, under fieldValidation=Strict): the
-// strict decoding of the operations, the library's decoding, the bound on
-// operations, and the operations in order. It returns the patched JSON,
-// the operations (to find a bad value in), and the strict decoding errors
-// of the patch, which the API server reports with those of the result.
-func applyJSONPatch(encode func(keys iter.Seq[string]) ([]byte, error), patch []byte) ([]byte, []jsonPatchOp, []error, error) {
-	var ops []jsonPatchOp
-	strictErrs, err := kjson.UnmarshalStrict(patch, &ops)
-	if err != nil {
-		return nil, nil, nil, &PatchError{Err: err, status: apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))}
-	}
-	for i, e := range strictErrs {
-		strictErrs[i] = fmt.Errorf("json patch %v", e)
-	}
-	// resizelet's own refusal, before any value is parsed as a quantity
-	// (MaxExponent says why).
-	if where, err := findAmountInOps(ops, hugeAmount); err != nil {
-		return nil, nil, nil, &PatchError{Path: where, Err: err}
-	}
+// applyJSONPatch applies a JSON patch, already decoded strictly, to doc
+// as the API server does: the library's decoding, the bound on
+// operations, and the operations in order.
+func applyJSONPatch(doc, patch []byte) ([]byte, error) {
 	decoded, err := jsonpatch.DecodePatch(patch)
 	if err != nil {
-		return nil, nil, nil, &PatchError{Err: err}
+		return nil, &PatchError{Err: err}
 	}
 	if len(decoded) > MaxJSONPatchOperations {
 		msg := fmt.Sprintf("The allowed maximum operations in a JSON patch is %d, got %d", MaxJSONPatchOperations, len(decoded))
-		return nil, nil, nil, &PatchError{Err: errors.New(msg), status: apierrors.NewRequestEntityTooLargeError(msg)}
-	}
-	doc, err := encode(opKeys(ops))
-	if err != nil {
-		return nil, nil, nil, err
+		return nil, &PatchError{Err: errors.New(msg), status: apierrors.NewRequestEntityTooLargeError(msg)}
 	}
 	setJSONPatchCopyLimit()
 	patched, err := recovering(func() ([]byte, error) { return decoded.Apply(doc) })
@@ -350,20 +361,20 @@ func applyJSONPatch(encode func(keys iter.Seq[string]) ([]byte, error), patch []
 		// The library panicked: a 500, as the API server's panic
 		// recovery answers.
 		pe.Path = failedOperation(decoded, doc, err)
-		return nil, nil, nil, pe
+		return nil, pe
 	}
 	if err != nil {
 		// The API server answers with a bare 422, whose message is the
 		// generic one (apierrors.NewGenericServerResponse keeps no server
 		// message for 422); the operation and the library's words are
 		// kept in the PatchError.
-		return nil, nil, nil, &PatchError{
+		return nil, &PatchError{
 			Path:   failedOperation(decoded, doc, err),
 			Err:    err,
 			status: apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false),
 		}
 	}
-	return patched, ops, strictErrs, nil
+	return patched, nil
 }
 
 // opKeys are the top-level keys of the pod that a JSON patch's
@@ -408,41 +419,23 @@ func failedOperation(p jsonpatch.Patch, doc []byte, err error) string {
 	return ""
 }
 
-// applyMergePatch applies a JSON merge patch to the pod's JSON (encode,
-// given the patch's top-level keys) as the API server does
-// (patch.go, jsonPatcher.applyJSPatch, under fieldValidation=Strict): the
-// strict decoding of the patch into an object, then the library's merge.
-// It returns the patched JSON, the patch as a map (to find a bad value
-// in), and the patch's strict decoding errors (a duplicate key).
-func applyMergePatch(encode func(keys iter.Seq[string]) ([]byte, error), patch []byte) ([]byte, map[string]interface{}, []error, error) {
-	m := map[string]interface{}{}
-	strictErrs, err := kjson.UnmarshalStrict(patch, &m)
-	if err != nil {
-		return nil, nil, nil, &PatchError{Err: err, status: apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))}
-	}
-	// resizelet's own refusal, before any value is parsed as a quantity
-	// (MaxExponent says why).
-	if where, err := findAmount(m, hugeAmount); err != nil {
-		return nil, nil, nil, &PatchError{Path: where, Err: err}
-	}
-	doc, err := encode(maps.Keys(m))
-	if err != nil {
-		return nil, nil, nil, err
-	}
+// applyMergePatch applies a JSON merge patch, already decoded strictly,
+// to doc as the API server does: with the library's merge.
+func applyMergePatch(doc, patch []byte) ([]byte, error) {
 	patched, err := recovering(func() ([]byte, error) { return jsonpatch.MergePatch(doc, patch) })
 	var pe *PatchError
 	switch {
 	case errors.As(err, &pe):
-		return nil, nil, nil, pe
+		return nil, pe
 	case errors.Is(err, jsonpatch.ErrBadJSONPatch):
 		// A null patch.
-		return nil, nil, nil, &PatchError{Err: err}
+		return nil, &PatchError{Err: err}
 	case err != nil:
 		// The API server returns the library's other errors as they are:
 		// a 500 with no reason.
-		return nil, nil, nil, &PatchError{Err: err, status: internalStatus(err)}
+		return nil, &PatchError{Err: err, status: internalStatus(err)}
 	}
-	return patched, m, strictErrs, nil
+	return patched, nil
 }
 
 // recovering runs a json-patch library call and turns a panic into a
@@ -476,25 +469,28 @@ func invalidPatch(value, msg string) *apierrors.StatusError {
 // JSON patch's value is in the patched JSON as the patch has it, since
 // the json-patch library copies values without decoding them, so it is
 // reported twice: once in the patch (`json patch duplicate field
-// "[0].value.cpu"`) and once in the pod. A value the pod cannot hold is
-// a PatchError whose Path locate finds in the patch, when it can.
-func decodePatched(patched []byte, patchStrictErrs []error, locate func() (string, error)) (*v1.Pod, error) {
+// "[0].value.cpu"`) and once in the pod. patchStrictErrs, the strict
+// errors of the patch itself, come first, and are left out when the
+// result does not decode at all, as the API server leaves them out. Its
+// 422 on the field "patch" has value() as the value. A value the pod
+// cannot hold is a PatchError whose Path locate finds in the patch, when
+// it can (a quantity's own error does not say where it is).
+func decodePatched(patched []byte, value func() string, patchStrictErrs []error, locate func() (string, error)) (*v1.Pod, error) {
 	pod := &v1.Pod{}
 	strictErrs, err := kjson.UnmarshalStrict(patched, pod)
 	if err != nil {
-		status := invalidPatch(string(patched), err.Error())
+		status := invalidPatch(value(), err.Error())
 		if path, qerr := locate(); qerr != nil {
 			return nil, &PatchError{Path: path, Err: qerr, status: status}
 		}
 		return nil, &PatchError{Err: err, status: status}
 	}
 	if all := append(patchStrictErrs, strictErrs...); len(all) > 0 {
+		// A key given twice, or a field the pod does not have (most likely
+		// a typo, "limit" for "limits"): the API server rejects them under
+		// fieldValidation=Strict rather than ignore them.
 		strict := runtime.NewStrictDecodingError(all)
-		return nil, &PatchError{Err: strict, status: invalidPatch(string(patched), strict.Error())}
-	}
-	if (pod.Kind != "" && pod.Kind != "Pod") || (pod.APIVersion != "" && pod.APIVersion != "v1") {
-		err := fmt.Errorf("the patched object is kind %q of apiVersion %q, not a v1 Pod", pod.Kind, pod.APIVersion)
-		return nil, &PatchError{Err: err, status: invalidPatch(string(patched), err.Error())}
+		return nil, &PatchError{Err: strict, status: invalidPatch(value(), strict.Error())}
 	}
 	return pod, nil
 }
