@@ -34,7 +34,9 @@ func DefaultPod(pod *v1.Pod) {
 	}
 	// Pod-level requests are defaulted after the containers', as the API
 	// server does, because they may come from the containers' requests.
-	defaultPodLevelRequests(pod)
+	if r := pod.Spec.Resources; r != nil && len(r.Limits) > 0 {
+		defaultPodLevelRequests(pod)
+	}
 }
 
 // defaultRequestsFromLimits copies every limit that has no request into
@@ -53,22 +55,12 @@ func defaultRequestsFromLimits(r *v1.ResourceRequirements) {
 	}
 }
 
-// defaultPodLevelRequests fills spec.resources.requests when pod-level
-// limits are set (KEP-2837 defaulting rules): a resource the containers
-// request takes the containers' effective request; one they do not takes
-// the pod-level limit.
+// defaultPodLevelRequests fills spec.resources.requests (KEP-2837
+// defaulting rules): a resource the containers request takes the
+// containers' effective request; one they do not takes the pod-level
+// limit. v1 defaulting runs it when pod-level limits are set, the 1.37
+// strategy (defaultPodLevelResources) when requests or limits are.
 func defaultPodLevelRequests(pod *v1.Pod) {
-	r := pod.Spec.Resources
-	if r == nil || len(r.Limits) == 0 {
-		return
-	}
-	fillPodLevelRequests(pod)
-}
-
-// fillPodLevelRequests is the body of the pod-level requests defaulting,
-// shared by v1 defaulting (pod-level limits set) and the 1.37 strategy's
-// (defaultPodLevelResources: requests or limits set).
-func fillPodLevelRequests(pod *v1.Pod) {
 	r := pod.Spec.Resources
 	reqs := r.Requests
 	if reqs == nil {

@@ -17,7 +17,7 @@ import (
 //  2. cpu and memory (and the other overcommittable pod-level resources)
 //     the containers request and the pod does not become pod-level
 //     requests (their aggregate), then pod-level limits without a request
-//     become requests (fillPodLevelRequests);
+//     become requests (defaultPodLevelRequests);
 //  3. a pod-level request without a limit gets one when every container
 //     (init and ephemeral ones included) declares a limit for it: the
 //     containers' aggregated limit, or the request if that is larger.
@@ -32,7 +32,7 @@ func defaultPodLevelResources(pod *v1.Pod) {
 	// with nothing but them.
 	containers := &v1.Pod{Spec: v1.PodSpec{Containers: pod.Spec.Containers, InitContainers: pod.Spec.InitContainers}}
 	defaultHugePagePodLevelLimits(r, containers)
-	fillPodLevelRequests(pod)
+	defaultPodLevelRequests(pod)
 	defaultPodLevelLimits(pod, containers)
 }
 
