@@ -227,10 +227,13 @@ func ApplyResize(old *v1.Pod, patch []byte, opts ResizeOptions) (*v1.Pod, error)
 }
 
 // strategicPatched applies a strategic merge patch to the stored pod, as
-// the API server's strategicPatcher does: the pod and the patch as JSON
-// maps, the merge, the strict decoding of the result. Unless whole, the
-// pod's metadata and status go through none of it when the patch does not
-// name them (podPart).
+// the API server's strategicPatcher does (patch.go, strategicPatchObject
+// and applyPatchToObject): the pod and the patch (decodePatch) as JSON
+// maps, merged with v1.Pod's patch strategies and merge keys, and the
+// result decoded strictly back into a v1.Pod (decodePatched), with the
+// patch's own strict errors first. Unless whole, the pod's metadata and
+// status go through none of it when the patch does not name them
+// (podPart).
 func strategicPatched(stored *v1.Pod, patch []byte, whole bool) (*v1.Pod, error) {
 	patchMap, dupErrs, err := decodePatch(patch)
 	if err != nil {
@@ -240,7 +243,26 @@ func strategicPatched(stored *v1.Pod, patch []byte, whole bool) (*v1.Pod, error)
 	if !whole {
 		part = partFor(maps.Keys(patchMap))
 	}
-	patched, err := mergePatch(part.of(stored), patchMap, dupErrs)
+	data, err := json.Marshal(part.of(stored))
+	if err != nil {
+		return nil, fmt.Errorf("apply resize: encode pod %s: %w", stored.Name, err)
+	}
+	var original map[string]interface{}
+	if err := utiljson.Unmarshal(data, &original); err != nil {
+		return nil, fmt.Errorf("apply resize: decode pod %s: %w", stored.Name, err)
+	}
+	merged, err := strategicMerge(original, patchMap)
+	if err != nil {
+		return nil, err
+	}
+	out, err := json.Marshal(merged)
+	if err != nil {
+		return nil, &PatchError{Err: err, status: internalStatus(err)}
+	}
+	// The API server's 422 on the field "patch" has the patch as the
+	// value.
+	patched, err := decodePatched(out, func() string { return fmt.Sprintf("%+v", patchMap) }, dupErrs,
+		func() (string, error) { return findAmount(patchMap, checkQuantity) })
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +274,7 @@ func strategicPatched(stored *v1.Pod, patch []byte, whole bool) (*v1.Pod, error)
 // JSON is decoded strictly, as the API server decodes a strategic merge
 // patch (k8s.io/apiserver pkg/endpoints/handlers/patch.go,
 // strategicPatchObject): a key given twice is returned in dupErrs, for
-// mergePatch to report once nothing else failed, the map holding the last
+// strategicPatched to report once nothing else failed, the map holding the last
 // value. Anything that is not valid JSON is read as YAML and converted
 // with sigs.k8s.io/yaml, which keeps the last of a key's values, as kubectl
 // patch does before it sends (k8s.io/kubectl pkg/cmd/patch/patch.go): the
@@ -291,35 +313,6 @@ func decodePatch(patch []byte) (m map[string]interface{}, dupErrs []error, err e
 		return nil, nil, &PatchError{Path: where, Err: err}
 	}
 	return m, dupErrs, nil
-}
-
-// mergePatch applies the strategic merge patch to the pod, as the API
-// server does: both as JSON maps, with v1.Pod's patch strategies and merge
-// keys, then decoded (case-sensitively, unknown fields refused) back into a
-// v1.Pod. patchStrictErrs are the strict decoding errors of the patch
-// itself (decodePatch), which the API server reports with those of the
-// result (patch.go, applyPatchToObject).
-func mergePatch(pod *v1.Pod, patch map[string]interface{}, patchStrictErrs []error) (*v1.Pod, error) {
-	data, err := json.Marshal(pod)
-	if err != nil {
-		return nil, fmt.Errorf("apply resize: encode pod %s: %w", pod.Name, err)
-	}
-	var original map[string]interface{}
-	if err := utiljson.Unmarshal(data, &original); err != nil {
-		return nil, fmt.Errorf("apply resize: decode pod %s: %w", pod.Name, err)
-	}
-	merged, err := strategicMerge(original, patch)
-	if err != nil {
-		return nil, err
-	}
-	out, err := json.Marshal(merged)
-	if err != nil {
-		return nil, &PatchError{Err: err, status: internalStatus(err)}
-	}
-	// The API server's 422 on the field "patch" has the patch as the
-	// value (patch.go, applyPatchToObject).
-	return decodePatched(out, func() string { return fmt.Sprintf("%+v", patch) }, patchStrictErrs,
-		func() (string, error) { return findAmount(patch, checkQuantity) })
 }
 
 // strategicMerge applies the patch with v1.Pod's merge strategies, and

@@ -129,8 +129,8 @@ func applyPatch(old *v1.Pod, pt types.PatchType, patch []byte, opts ResizeOption
 // it returns as oldPod, a copy when defaulting changes it), with the
 // stored resourceVersion; then the strict decoding of the result and the
 // checks of its metadata (checkPatchedMeta). A strategic merge patch goes
-// through JSON maps (mergePatch), a JSON merge or JSON patch through the
-// pod's JSON.
+// through JSON maps (strategicPatched), a JSON merge or JSON patch
+// through the pod's JSON (jsonPatched).
 //
 // Unless whole, the patch is first applied to the pod without the
 // metadata and status it does not name (podPart), which are most of a
