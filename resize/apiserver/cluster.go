@@ -501,26 +501,17 @@ func (c *Cluster) UpdatePodStatus(namespace, name string, uid types.UID, status 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	key := podKey(namespace, name)
-	// This is get and put with one read of the map, and with the pod
-	// marked as used once, by replace: get's mark would be followed by
-	// replace's with nothing in between, which leaves the pods in the
-	// same order of use.
-	sp, ok := c.pods[key]
+	p, ok := c.get(key)
 	if !ok {
 		return podNotFound(name)
 	}
-	p := sp.thaw()
 	if p.UID != uid {
-		if sp.pod != nil {
-			c.thawed.Touch(key) // as get does
-		}
 		return uidConflict(namespace, name, string(uid), string(p.UID))
 	}
 	// Stored pods are never changed in place: an update stores a new
 	// object, with the status as given (the caller does not change it
 	// afterwards, as the API interface says). It is built without the old
 	// status, which it would only copy to overwrite.
-	updated := &v1.Pod{TypeMeta: p.TypeMeta, ObjectMeta: p.ObjectMeta, Spec: p.Spec, Status: status}
-	c.replace(key, sp, updated)
+	c.put(key, &v1.Pod{TypeMeta: p.TypeMeta, ObjectMeta: p.ObjectMeta, Spec: p.Spec, Status: status})
 	return nil
 }

@@ -47,11 +47,6 @@ type eventLog struct {
 	ring    []eventRecord
 	next    uint64
 	origins map[eventOrigin]*eventOrigin
-	// recent are the origins used last, most recent first: a node's
-	// kubelet emits from two or three (Normal and Warning, one source and
-	// host), in turns, and comparing with these costs less than hashing
-	// the four strings of a map key.
-	recent [4]*eventOrigin
 }
 
 // eventRecord is one event as the log keeps it: 88 bytes.
@@ -105,14 +100,6 @@ func (l *eventLog) add(e Event) {
 // origin is o as the log keeps it, shared by every record with the same
 // origin.
 func (l *eventLog) origin(o eventOrigin) *eventOrigin {
-	for i, p := range l.recent {
-		if p != nil && *p == o {
-			// Most recent first: move it to the front.
-			copy(l.recent[1:i+1], l.recent[:i])
-			l.recent[0] = p
-			return p
-		}
-	}
 	p, ok := l.origins[o]
 	if !ok {
 		if l.origins == nil {
@@ -124,8 +111,6 @@ func (l *eventLog) origin(o eventOrigin) *eventOrigin {
 		*p = o
 		l.origins[o] = p
 	}
-	copy(l.recent[1:], l.recent[:len(l.recent)-1])
-	l.recent[0] = p
 	return p
 }
 
