@@ -167,13 +167,7 @@ func (c *Cluster) decoded(key podRef, sp storedPod) *v1.Pod {
 // resourceVersion, tells the watchers, and freezes the pods used least
 // recently beyond the hot limit.
 func (c *Cluster) put(key podRef, pod *v1.Pod) {
-	c.replace(key, c.pods[key], pod)
-}
-
-// replace is put for a caller that has just read prev, what c.pods holds
-// for key (the zero storedPod for a new pod), so that the map is not read
-// again.
-func (c *Cluster) replace(key podRef, prev storedPod, pod *v1.Pod) {
+	prev := c.pods[key]
 	if pod.ResourceVersion != "" {
 		// The version is the cluster's to keep (storedPod.rv).
 		pod.ResourceVersion = ""

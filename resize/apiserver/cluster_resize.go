@@ -118,7 +118,7 @@ func (c *Cluster) resize(namespace, name string, store bool, apply func(old *v1.
 		return nil, err
 	}
 	if store {
-		c.replace(key, sp, updated)
+		c.put(key, updated)
 	}
 	return updated, nil
 }
