@@ -13,7 +13,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/mergepatch"
@@ -227,29 +226,55 @@ func ApplyResize(old *v1.Pod, patch []byte, opts ResizeOptions) (*v1.Pod, error)
 	return applyPatch(old, StrategicMergePatch, patch, opts)
 }
 
-// strategicPatched applies a strategic merge patch to the stored pod
-// (oldPod with the resourceVersion current), as the API server's
-// strategicPatcher does: the pod and the patch as JSON maps, the merge,
-// the strict decoding of the result.
-func strategicPatched(oldPod *v1.Pod, current string, patch []byte) (*v1.Pod, error) {
+// strategicPatched applies a strategic merge patch to the stored pod, as
+// the API server's strategicPatcher does (patch.go, strategicPatchObject
+// and applyPatchToObject): the pod and the patch (decodePatch) as JSON
+// maps, merged with v1.Pod's patch strategies and merge keys, and the
+// result decoded strictly back into a v1.Pod (decodePatched), with the
+// patch's own strict errors first. Unless whole, the pod's metadata and
+// status go through none of it when the patch does not name them
+// (podPart).
+func strategicPatched(stored *v1.Pod, patch []byte, whole bool) (*v1.Pod, error) {
 	patchMap, dupErrs, err := decodePatch(patch)
 	if err != nil {
 		return nil, err
 	}
-	stored := oldPod
-	if current != oldPod.ResourceVersion {
-		cp := *oldPod
-		cp.ResourceVersion = current
-		stored = &cp
+	var part podPart
+	if !whole {
+		part = partFor(maps.Keys(patchMap))
 	}
-	return mergePatch(stored, patchMap, dupErrs)
+	data, err := json.Marshal(part.of(stored))
+	if err != nil {
+		return nil, fmt.Errorf("apply resize: encode pod %s: %w", stored.Name, err)
+	}
+	var original map[string]interface{}
+	if err := utiljson.Unmarshal(data, &original); err != nil {
+		return nil, fmt.Errorf("apply resize: decode pod %s: %w", stored.Name, err)
+	}
+	merged, err := strategicMerge(original, patchMap)
+	if err != nil {
+		return nil, err
+	}
+	out, err := json.Marshal(merged)
+	if err != nil {
+		return nil, &PatchError{Err: err, status: internalStatus(err)}
+	}
+	// The API server's 422 on the field "patch" has the patch as the
+	// value.
+	patched, err := decodePatched(out, func() string { return fmt.Sprintf("%+v", patchMap) }, dupErrs,
+		func() (string, error) { return findAmount(patchMap, checkQuantity) })
+	if err != nil {
+		return nil, err
+	}
+	part.restore(patched, stored)
+	return patched, nil
 }
 
 // decodePatch reads a patch given as JSON or YAML into a JSON object.
 // JSON is decoded strictly, as the API server decodes a strategic merge
 // patch (k8s.io/apiserver pkg/endpoints/handlers/patch.go,
 // strategicPatchObject): a key given twice is returned in dupErrs, for
-// mergePatch to report once nothing else failed, the map holding the last
+// strategicPatched to report once nothing else failed, the map holding the last
 // value. Anything that is not valid JSON is read as YAML and converted
 // with sigs.k8s.io/yaml, which keeps the last of a key's values, as kubectl
 // patch does before it sends (k8s.io/kubectl pkg/cmd/patch/patch.go): the
@@ -288,54 +313,6 @@ func decodePatch(patch []byte) (m map[string]interface{}, dupErrs []error, err e
 		return nil, nil, &PatchError{Path: where, Err: err}
 	}
 	return m, dupErrs, nil
-}
-
-// mergePatch applies the strategic merge patch to the pod, as the API
-// server does: both as JSON maps, with v1.Pod's patch strategies and merge
-// keys, then decoded (case-sensitively, unknown fields refused) back into a
-// v1.Pod. patchStrictErrs are the strict decoding errors of the patch
-// itself (decodePatch), which the API server reports with those of the
-// result (patch.go, applyPatchToObject).
-func mergePatch(pod *v1.Pod, patch map[string]interface{}, patchStrictErrs []error) (*v1.Pod, error) {
-	data, err := json.Marshal(pod)
-	if err != nil {
-		return nil, fmt.Errorf("apply resize: encode pod %s: %w", pod.Name, err)
-	}
-	var original map[string]interface{}
-	if err := utiljson.Unmarshal(data, &original); err != nil {
-		return nil, fmt.Errorf("apply resize: decode pod %s: %w", pod.Name, err)
-	}
-	merged, err := strategicMerge(original, patch)
-	if err != nil {
-		return nil, err
-	}
-	out, err := json.Marshal(merged)
-	if err != nil {
-		return nil, &PatchError{Err: err, status: internalStatus(err)}
-	}
-	result := &v1.Pod{}
-	strictErrs, err := kjson.UnmarshalStrict(out, result, kjson.DisallowUnknownFields)
-	if err != nil {
-		// The API server answers 422 on the field "patch", with the patch
-		// as the value (patch.go, applyPatchToObject), and leaves out the
-		// strict errors, the patch's included. A quantity's own error
-		// does not say where it is; find it in the patch so the caller
-		// learns which value was wrong.
-		status := invalidPatch(fmt.Sprintf("%+v", patch), err.Error())
-		if path, qerr := findAmount(patch, checkQuantity); qerr != nil {
-			return nil, &PatchError{Path: path, Err: qerr, status: status}
-		}
-		return nil, &PatchError{Err: err, status: status}
-	}
-	if all := append(patchStrictErrs, strictErrs...); len(all) > 0 {
-		// A key given twice, or a field the pod does not have (most likely
-		// a typo, "limit" for "limits"): the API server rejects them under
-		// fieldValidation=Strict rather than ignore them, the patch's
-		// errors first.
-		strict := runtime.NewStrictDecodingError(all)
-		return nil, &PatchError{Err: strict, status: invalidPatch(fmt.Sprintf("%+v", patch), strict.Error())}
-	}
-	return result, nil
 }
 
 // strategicMerge applies the patch with v1.Pod's merge strategies, and

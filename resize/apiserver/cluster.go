@@ -58,12 +58,9 @@ type Cluster struct {
 	// most hotPods of them (see storedPod).
 	thawed frozen.Recent[podRef]
 	events eventLog
-	// node is the first node registered with RegisterNode (nil before),
-	// and others the nodes registered after it, by name (nil until a
-	// second registers, so that a single node's cluster keeps no map):
+	// nodes are the nodes registered with RegisterNode, by name:
 	// admission reads the one a pod is bound to.
-	node   *NodeInfo
-	others map[string]*NodeInfo
+	nodes map[string]*NodeInfo
 	// rv is the cluster's resourceVersion: bumped by every pod write, as
 	// etcd's revision is by every write, so that a pod's resourceVersion
 	// is the rv of its last write.
@@ -170,13 +167,7 @@ func (c *Cluster) decoded(key podRef, sp storedPod) *v1.Pod {
 // resourceVersion, tells the watchers, and freezes the pods used least
 // recently beyond the hot limit.
 func (c *Cluster) put(key podRef, pod *v1.Pod) {
-	c.replace(key, c.pods[key], pod)
-}
-
-// replace is put for a caller that has just read prev, what c.pods holds
-// for key (the zero storedPod for a new pod), so that the map is not read
-// again.
-func (c *Cluster) replace(key podRef, prev storedPod, pod *v1.Pod) {
+	prev := c.pods[key]
 	if pod.ResourceVersion != "" {
 		// The version is the cluster's to keep (storedPod.rv).
 		pod.ResourceVersion = ""
@@ -205,6 +196,28 @@ func (c *Cluster) replace(key podRef, prev storedPod, pod *v1.Pod) {
 		}
 		return ok
 	})
+}
+
+// thaw is the stored pod decoded: pod, or the frozen pod thawed (then the
+// caller's own).
+func (sp *storedPod) thaw() *v1.Pod {
+	if sp.pod != nil {
+		return sp.pod
+	}
+	return sp.frozen.Thaw()
+}
+
+// inOrder is the stored pods of a namespace (all with ""), in creation
+// order. The caller holds c.mu.
+func (c *Cluster) inOrder(namespace string) []storedPod {
+	stored := make([]storedPod, 0, len(c.pods))
+	for key, sp := range c.pods {
+		if namespace == "" || key.namespace == namespace {
+			stored = append(stored, sp)
+		}
+	}
+	slices.SortFunc(stored, func(a, b storedPod) int { return cmp.Compare(a.seq, b.seq) })
+	return stored
 }
 
 // withVersion returns a copy of the stored pod's top level with its
@@ -387,11 +400,7 @@ func (c *Cluster) listPods(versioned bool) ([]*v1.Pod, uint64) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	stored := make([]storedPod, 0, len(c.pods))
-	for _, sp := range c.pods {
-		stored = append(stored, sp)
-	}
-	slices.SortFunc(stored, func(a, b storedPod) int { return cmp.Compare(a.seq, b.seq) })
+	stored := c.inOrder("")
 	out := make([]*v1.Pod, 0, len(stored))
 	for i := range stored {
 		out = append(out, stored[i].copy(versioned))
@@ -486,29 +495,17 @@ func (c *Cluster) UpdatePodStatus(namespace, name string, uid types.UID, status 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	key := podKey(namespace, name)
-	// This is get and put with one read of the map, and with the pod
-	// marked as used once, by replace: get's mark would be followed by
-	// replace's with nothing in between, which leaves the pods in the
-	// same order of use.
-	sp, ok := c.pods[key]
+	p, ok := c.get(key)
 	if !ok {
 		return podNotFound(name)
 	}
-	p := sp.pod
-	if p == nil {
-		p = sp.frozen.Thaw()
-	}
 	if p.UID != uid {
-		if sp.pod != nil {
-			c.thawed.Touch(key) // as get does
-		}
 		return uidConflict(namespace, name, string(uid), string(p.UID))
 	}
 	// Stored pods are never changed in place: an update stores a new
 	// object, with the status as given (the caller does not change it
 	// afterwards, as the API interface says). It is built without the old
 	// status, which it would only copy to overwrite.
-	updated := &v1.Pod{TypeMeta: p.TypeMeta, ObjectMeta: p.ObjectMeta, Spec: p.Spec, Status: status}
-	c.replace(key, sp, updated)
+	c.put(key, &v1.Pod{TypeMeta: p.TypeMeta, ObjectMeta: p.ObjectMeta, Spec: p.Spec, Status: status})
 	return nil
 }

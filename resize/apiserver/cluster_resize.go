@@ -16,9 +16,7 @@ import (
 // in place (an update stores a new one), so it stays as returned. Stored
 // pods carry no resourceVersion (GetPodVersioned's copies do).
 func (c *Cluster) ResizePod(namespace, name string, patch []byte) (*v1.Pod, error) {
-	return c.resize(namespace, name, true, func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error) {
-		return ApplyResize(old, patch, o)
-	})
+	return c.resizePatch(namespace, name, StrategicMergePatch, patch, true)
 }
 
 // ResizePodRequest applies a typed resize as ResizePod applies its patch
@@ -35,9 +33,7 @@ func (c *Cluster) ResizePodRequest(namespace, name string, req ResizeRequest) (*
 // shares what the resize did not change with the stored one: read it, or
 // DeepCopy it before changing anything in it.
 func (c *Cluster) DryRunResizePod(namespace, name string, patch []byte) (*v1.Pod, error) {
-	return c.resize(namespace, name, false, func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error) {
-		return ApplyResize(old, patch, o)
-	})
+	return c.resizePatch(namespace, name, StrategicMergePatch, patch, false)
 }
 
 // RegisterNode records a node, as a kubelet registers its Node object: the
@@ -57,15 +53,10 @@ func (c *Cluster) RegisterNode(node NodeInfo) {
 	node.Allocatable = node.Allocatable.DeepCopy()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	switch {
-	case c.node == nil || c.node.Name == node.Name:
-		c.node = &node
-	default:
-		if c.others == nil {
-			c.others = map[string]*NodeInfo{}
-		}
-		c.others[node.Name] = &node
+	if c.nodes == nil {
+		c.nodes = map[string]*NodeInfo{}
 	}
+	c.nodes[node.Name] = &node
 }
 
 // Node returns the registered node of that name.
@@ -75,8 +66,8 @@ func (c *Cluster) Node(name string) (NodeInfo, bool) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n := c.registered(name)
-	if n == nil {
+	n, ok := c.nodes[name]
+	if !ok {
 		return NodeInfo{}, false
 	}
 	out := *n
@@ -84,24 +75,17 @@ func (c *Cluster) Node(name string) (NodeInfo, bool) {
 	return out, true
 }
 
-// registered returns the registered node of that name, nil if none. The
-// caller holds c.mu.
-func (c *Cluster) registered(name string) *NodeInfo {
-	if c.node != nil && c.node.Name == name {
-		return c.node
-	}
-	return c.others[name]
-}
-
 // boundNode returns the name of the node p is bound to ("" when it is
 // unbound) and that node as registered (nil when no node of that name
 // registered). The caller holds c.mu.
 func (c *Cluster) boundNode(p *v1.Pod) (string, *NodeInfo) {
 	if name := p.Spec.NodeName; name != "" {
-		return name, c.registered(name)
+		return name, c.nodes[name]
 	}
-	if c.node != nil && len(c.others) == 0 {
-		return c.node.Name, c.node
+	if len(c.nodes) == 1 {
+		for name, n := range c.nodes {
+			return name, n
+		}
 	}
 	return "", nil
 }
@@ -134,7 +118,7 @@ func (c *Cluster) resize(namespace, name string, store bool, apply func(old *v1.
 		return nil, err
 	}
 	if store {
-		c.replace(key, sp, updated)
+		c.put(key, updated)
 	}
 	return updated, nil
 }
@@ -145,20 +129,20 @@ func (c *Cluster) resize(namespace, name string, store bool, apply func(old *v1.
 // API server does. The pod returned is the stored one, shared, as
 // ResizePod's.
 func (c *Cluster) ResizePodPatch(namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error) {
-	if err := ValidPatchType(pt); err != nil {
-		return nil, err
-	}
-	return c.resize(namespace, name, true, func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error) {
-		return ApplyResizePatch(old, pt, patch, o)
-	})
+	return c.resizePatch(namespace, name, pt, patch, true)
 }
 
 // DryRunResizePodPatch is DryRunResizePod for a patch of type pt.
 func (c *Cluster) DryRunResizePodPatch(namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error) {
+	return c.resizePatch(namespace, name, pt, patch, false)
+}
+
+// resizePatch is resize for a patch of type pt, which is checked first.
+func (c *Cluster) resizePatch(namespace, name string, pt types.PatchType, patch []byte, store bool) (*v1.Pod, error) {
 	if err := ValidPatchType(pt); err != nil {
 		return nil, err
 	}
-	return c.resize(namespace, name, false, func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error) {
+	return c.resize(namespace, name, store, func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error) {
 		return ApplyResizePatch(old, pt, patch, o)
 	})
 }

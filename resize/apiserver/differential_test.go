@@ -3,6 +3,7 @@ package apiserver
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand"
 	"reflect"
 	"strings"
@@ -18,8 +19,9 @@ import (
 
 // apiServerResize is the oracle of the differential tests: the resize
 // subresource written the way the API server is, without anything of
-// applyEdit. The patch is applied with apimachinery (patchedPod: the
-// strategic merge, the JSON merge or the JSON patch, the strict decoding),
+// applyEdit. The patch is applied with apimachinery to the whole pod
+// (patchedPod: the strategic merge, the JSON merge or the JSON patch, the
+// strict decoding),
 // then the patched pod is defaulted (SetDefaults_Pod), the resize strategy
 // (pkg/registry/core/pod/strategy.go, dropNonResizeUpdates) copies each
 // container's resources and resizePolicy into a deep copy of the old pod,
@@ -28,7 +30,7 @@ import (
 // (apiequality.Semantic.DeepEqual, as the strategy does) and
 // ValidateResize runs.
 func apiServerResize(old *v1.Pod, pt types.PatchType, patch []byte, opts ResizeOptions) (*v1.Pod, error) {
-	oldPod, patched, err := patchedPod(old, pt, patch, opts)
+	oldPod, patched, err := patchedPod(old, pt, patch, opts, true)
 	if err != nil {
 		return nil, err
 	}
@@ -464,4 +466,79 @@ func mustJSON(v any) []byte {
 		panic(err)
 	}
 	return b
+}
+
+// TestPartialPodMatchesWholePod: a patch is applied first to the pod
+// without the metadata and status it does not name (podPart). On patches
+// that name them, or act on the whole document, in every type, with the
+// json-patch library's reading of paths (what comes before the first "/"
+// is ignored), ApplyResizePatch gives what the oracle gives on the whole
+// pod, and the part is the one expected.
+func TestPartialPodMatchesWholePod(t *testing.T) {
+	old := runningPod()
+	old.Labels = map[string]string{"app": "demo"}
+	old.ResourceVersion = "7"
+	const spec = `"spec":{"containers":[{"name":"app","resources":{"limits":{"cpu":"500m"}}}]}`
+	const whole = `"spec":{"containers":[{"name":"app","image":"pause","resources":{"requests":{"cpu":"200m","memory":"128Mi"},"limits":{"cpu":"500m","memory":"256Mi"}}}]}`
+	const limit = `{"op":"replace","path":"/spec/containers/0/resources/limits/cpu","value":"500m"}`
+	for _, tc := range []struct {
+		pt    types.PatchType
+		patch string
+		part  podPart
+	}{
+		{StrategicMergePatch, `{` + spec + `}`, podPart{true, true}},
+		{StrategicMergePatch, `{"metadata":{"labels":{"a":"b"}},` + spec + `}`, podPart{false, true}},
+		{StrategicMergePatch, `{"metadata":{"resourceVersion":"7"},"status":{"phase":"Failed"},` + spec + `}`, podPart{}},
+		{StrategicMergePatch, `{"status":null,` + spec + `}`, podPart{true, false}},
+		{StrategicMergePatch, `{"metadata":null,` + spec + `}`, podPart{false, true}},
+		{StrategicMergePatch, `{"metadata":{"name":"other"}}`, podPart{false, true}},
+		{StrategicMergePatch, `{"kind":"Pod","apiVersion":"v1",` + spec + `}`, podPart{true, true}},
+		{StrategicMergePatch, `{"$patch":"replace",` + spec + `}`, podPart{}},
+		{StrategicMergePatch, `{"$retainKeys":["spec"],` + spec + `}`, podPart{}},
+		{StrategicMergePatch, `{"spec":{"containers":[{"name":"extra","image":"x"}]}}`, podPart{true, true}},
+		{MergePatch, `{` + whole + `}`, podPart{true, true}},
+		{MergePatch, `{"metadata":{"resourceVersion":null},` + whole + `}`, podPart{false, true}},
+		{MergePatch, `{"status":null,` + whole + `}`, podPart{true, false}},
+		{MergePatch, `{"metadata":{"labels":null},"status":{"phase":"Failed"},` + whole + `}`, podPart{}},
+		{MergePatch, `{"kind":"Node",` + whole + `}`, podPart{true, true}},
+		{MergePatch, `{"$patch":"replace"}`, podPart{}},
+		{JSONPatch, `[` + limit + `]`, podPart{true, true}},
+		{JSONPatch, `[{"op":"test","path":"/status/phase","value":"Running"},` + limit + `]`, podPart{true, false}},
+		{JSONPatch, `[{"op":"test","path":"/status/phase","value":"Failed"},` + limit + `]`, podPart{true, false}},
+		{JSONPatch, `[{"op":"copy","from":"/status/containerStatuses/0/resources/requests","path":"/spec/containers/0/resources/limits"}]`, podPart{true, false}},
+		{JSONPatch, `[{"op":"move","from":"/metadata/labels","path":"/spec/containers/0/resources/limits"}]`, podPart{false, true}},
+		{JSONPatch, `[{"op":"replace","path":"x/status/phase","value":"Failed"},` + limit + `]`, podPart{true, false}},
+		{JSONPatch, `[{"op":"replace","path":"spec/containers/0/resources/limits/cpu","value":"500m"}]`, podPart{true, true}},
+		{JSONPatch, `[{"op":"remove","path":"/status"},` + limit + `]`, podPart{true, false}},
+		{JSONPatch, `[{"op":"add","path":"/metadata/labels/a","value":"b"},` + limit + `]`, podPart{false, true}},
+		{JSONPatch, `[{"op":"replace","path":"/metadata/name","value":"other"}]`, podPart{false, true}},
+		{JSONPatch, `[{"op":"test","path":"","value":{}}]`, podPart{}},
+		{JSONPatch, `[{"op":"test","path":"/","value":{}}]`, podPart{}},
+		{JSONPatch, `[{"op":"copy","from":"","path":"/spec/x"}]`, podPart{true, true}},
+		{JSONPatch, `[{"op":"replace","path":"/meta~1data/name","value":"x"}]`, podPart{true, true}},
+	} {
+		var got podPart
+		switch tc.pt {
+		case JSONPatch:
+			var ops []jsonPatchOp
+			if err := json.Unmarshal([]byte(tc.patch), &ops); err != nil {
+				t.Fatal(err)
+			}
+			got = partFor(opKeys(ops))
+		default:
+			var m map[string]any
+			if err := json.Unmarshal([]byte(tc.patch), &m); err != nil {
+				t.Fatal(err)
+			}
+			got = partFor(maps.Keys(m))
+		}
+		if got != tc.part {
+			t.Errorf("%s patch %s: part %+v, want %+v", tc.pt, tc.patch, got, tc.part)
+		}
+		for _, o := range diffOptions() {
+			sameAsAPIServer(t, "partial", old, tc.pt, []byte(tc.patch), o, func() (*v1.Pod, error) {
+				return ApplyResizePatch(old, tc.pt, []byte(tc.patch), o)
+			})
+		}
+	}
 }

@@ -18,7 +18,7 @@
 // (GetPodVersioned, ListPodsVersioned), which a patch must repeat if it
 // names one. Watch delivers pod changes and events on a bounded channel
 // (watch.go), and Event.V1 and EventList give events as client-go sees
-// them (eventv1.go); package resize/kubeclient serves all of it as a
+// them (events.go); package resize/kubeclient serves all of it as a
 // client-go clientset. AdmitResize is the
 // validating admission that follows from 1.36, the PodResizeValidator
 // plugin, which checks the resize against the node the pod is bound to

@@ -7,9 +7,8 @@ import (
 )
 
 // TestEventOriginsAreShared: every origin the log hands out equals the
-// one asked for and is the log's one shared copy of it (the map's),
-// whether it comes from the recent ones or from the map, with origins
-// used in random turns, more of them than the recent ones hold.
+// one asked for and is the log's one shared copy of it (the map's), with
+// origins used in random turns, some built anew from equal strings.
 func TestEventOriginsAreShared(t *testing.T) {
 	r := rand.New(rand.NewSource(5))
 	var origins []eventOrigin

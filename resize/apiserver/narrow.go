@@ -71,7 +71,11 @@ type containerSet struct {
 // The sets are appended to buf, whose room the caller may give on its
 // stack.
 func readNarrowPatch(patch []byte, buf []containerSet) (cs, inits []containerSet, pod *containerSet, ok bool) {
-	if bytes.Contains(patch, []byte("null")) {
+	// A null, or a "$" (a directive; no valid container name or amount
+	// has one), is outside the form: such a patch, as kubectl apply's
+	// with its "$setElementOrder", takes the general path without paying
+	// for this decoding first, and gives there what it would give here.
+	if bytes.Contains(patch, []byte("null")) || bytes.IndexByte(patch, '$') >= 0 {
 		return nil, nil, nil, false
 	}
 	var np narrowPatch

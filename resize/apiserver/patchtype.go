@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -113,7 +116,7 @@ func ApplyResizePatch(old *v1.Pod, pt types.PatchType, patch []byte, opts Resize
 // as the API server applies it (patchedPod), and the patched pod read
 // back as the edit it stands for.
 func applyPatch(old *v1.Pod, pt types.PatchType, patch []byte, opts ResizeOptions) (*v1.Pod, error) {
-	oldPod, patched, err := patchedPod(old, pt, patch, opts)
+	oldPod, patched, err := patchedPod(old, pt, patch, opts, false)
 	if err != nil {
 		return nil, err
 	}
@@ -123,25 +126,50 @@ func applyPatch(old *v1.Pod, pt types.PatchType, patch []byte, opts ResizeOption
 
 // patchedPod applies a patch of type pt to old as the API server does,
 // with apimachinery and the json-patch library: to old defaulted (which
-// it returns as oldPod, a copy), with the stored resourceVersion; then the
-// strict decoding of the result and the checks of its metadata
-// (checkPatchedMeta). A strategic merge patch goes through JSON maps
-// (mergePatch), a JSON merge or JSON patch through the pod's JSON.
-func patchedPod(old *v1.Pod, pt types.PatchType, patch []byte, opts ResizeOptions) (oldPod, patched *v1.Pod, err error) {
+// it returns as oldPod, a copy when defaulting changes it), with the
+// stored resourceVersion; then the strict decoding of the result and the
+// checks of its metadata (checkPatchedMeta). A strategic merge patch goes
+// through JSON maps (strategicPatched), a JSON merge or JSON patch
+// through the pod's JSON (jsonPatched).
+//
+// Unless whole, the patch is first applied to the pod without the
+// metadata and status it does not name (podPart), which are most of a
+// running pod's JSON. Both merges and the JSON patch operations change a
+// top-level field only when the patch names it, so the result is the
+// whole document's in every field the resize reads. When that first
+// application fails, or the containers it gives are not the old ones (the
+// strategy then keeps the patched pod whole, metadata and status
+// included), the patch is applied again to the whole pod, whose errors
+// and pod are the API server's to the letter.
+func patchedPod(old *v1.Pod, pt types.PatchType, patch []byte, opts ResizeOptions, whole bool) (oldPod, patched *v1.Pod, err error) {
 	if old == nil {
 		return nil, nil, errors.New("apply resize: nil pod")
 	}
 	if len(patch) > MaxRequestBodyBytes {
 		return nil, nil, bodyTooLarge(len(patch))
 	}
-	oldPod = old.DeepCopy()
-	DefaultPod(oldPod)
+	oldPod = old
+	if needsDefaulting(old) {
+		oldPod = old.DeepCopy()
+		DefaultPod(oldPod)
+	}
 	current := currentResourceVersion(old, opts)
-	switch pt {
-	case MergePatch, JSONPatch:
-		patched, err = jsonPatched(oldPod, current, pt, patch)
-	default:
-		patched, err = strategicPatched(oldPod, current, patch)
+	stored := oldPod
+	if current != oldPod.ResourceVersion {
+		cp := *oldPod
+		cp.ResourceVersion = current
+		stored = &cp
+	}
+	apply := func(whole bool) (*v1.Pod, error) {
+		if pt == MergePatch || pt == JSONPatch {
+			return jsonPatched(stored, pt, patch, whole)
+		}
+		return strategicPatched(stored, patch, whole)
+	}
+	patched, err = apply(whole)
+	if !whole && (err != nil || !sameNames(patched.Spec.Containers, oldPod.Spec.Containers) ||
+		!sameNames(patched.Spec.InitContainers, oldPod.Spec.InitContainers)) {
+		patched, err = apply(true)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -152,30 +180,124 @@ func patchedPod(old *v1.Pod, pt types.PatchType, patch []byte, opts ResizeOption
 	return oldPod, patched, nil
 }
 
-// jsonPatched applies a JSON merge patch or a JSON patch to the stored pod
-// (oldPod with the resourceVersion current), as the API server's
-// jsonPatcher does, and decodes the result.
-func jsonPatched(oldPod *v1.Pod, current string, pt types.PatchType, patch []byte) (*v1.Pod, error) {
-	doc, err := encodeStored(oldPod, current)
+// podPart is the part of the stored pod a patch is applied to: all of it,
+// or without its metadata, its status or both, when the patch names
+// neither at its top level (partFor). restore puts what was left out back
+// into the patched pod, as the stored pod has it.
+type podPart struct{ noMeta, noStatus bool }
+
+// partFor is the part of the pod a patch whose top-level keys are keys
+// needs: all but the metadata and status it does not name. A key that is
+// empty (a JSON patch path that is the whole document) or a strategic
+// merge directive ("$patch", "$retainKeys", ...), which may act on every
+// field, needs the whole pod.
+func partFor(keys iter.Seq[string]) podPart {
+	part := podPart{noMeta: true, noStatus: true}
+	for k := range keys {
+		switch {
+		case k == "" || k[0] == '$':
+			return podPart{}
+		case k == "metadata":
+			part.noMeta = false
+		case k == "status":
+			part.noStatus = false
+		}
+	}
+	return part
+}
+
+// of is the stored pod without what the part leaves out.
+func (part podPart) of(stored *v1.Pod) *v1.Pod {
+	if part == (podPart{}) {
+		return stored
+	}
+	p := *stored
+	if part.noMeta {
+		p.ObjectMeta = metav1.ObjectMeta{}
+	}
+	if part.noStatus {
+		p.Status = v1.PodStatus{}
+	}
+	return &p
+}
+
+// restore gives the patched pod the stored pod's metadata and status
+// where the part left them out.
+func (part podPart) restore(patched, stored *v1.Pod) {
+	if part.noMeta {
+		patched.ObjectMeta = stored.ObjectMeta
+	}
+	if part.noStatus {
+		patched.Status = stored.Status
+	}
+}
+
+// jsonPatched applies a JSON merge patch or a JSON patch to the stored
+// pod, as the API server's jsonPatcher does (patch.go, applyJSPatch,
+// under fieldValidation=Strict): the strict decoding of the patch (into
+// an object, or into operations, where a key an operation does not have
+// is a strict error), the library's application of it to the pod's JSON,
+// and the strict decoding of the result, whose errors follow the
+// patch's. Unless whole, the pod's metadata and status are left out of
+// the JSON when the patch does not name them (podPart).
+func jsonPatched(stored *v1.Pod, pt types.PatchType, patch []byte, whole bool) (*v1.Pod, error) {
+	var (
+		ops        []jsonPatchOp
+		m          = map[string]interface{}{}
+		strictErrs []error
+		err        error
+		keys       iter.Seq[string]
+		// find finds the first amount check refuses, in the patch.
+		find func(check func(interface{}) error) (string, error)
+	)
+	if pt == JSONPatch {
+		strictErrs, err = kjson.UnmarshalStrict(patch, &ops)
+		for i, e := range strictErrs {
+			strictErrs[i] = fmt.Errorf("json patch %v", e)
+		}
+		keys = opKeys(ops)
+		find = func(check func(interface{}) error) (string, error) { return findAmountInOps(ops, check) }
+	} else {
+		strictErrs, err = kjson.UnmarshalStrict(patch, &m)
+		keys = maps.Keys(m)
+		find = func(check func(interface{}) error) (string, error) { return findAmount(m, check) }
+	}
+	if err != nil {
+		return nil, &PatchError{Err: err, status: apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))}
+	}
+	// resizelet's own refusal, before any value is parsed as a quantity
+	// (MaxExponent says why).
+	if where, err := find(hugeAmount); err != nil {
+		return nil, &PatchError{Path: where, Err: err}
+	}
+	var part podPart
+	if !whole {
+		part = partFor(keys)
+	}
+	doc, err := encodeStored(part.of(stored))
 	if err != nil {
 		return nil, err
 	}
 	var out []byte
-	var strictErrs []error
-	var locate func() (string, error)
 	if pt == JSONPatch {
-		var ops []jsonPatchOp
-		out, ops, strictErrs, err = applyJSONPatch(doc, patch)
-		locate = func() (string, error) { return findAmountInOps(ops, checkQuantity) }
+		out, err = applyJSONPatch(doc, patch)
 	} else {
-		var m map[string]interface{}
-		out, m, strictErrs, err = applyMergePatch(doc, patch)
-		locate = func() (string, error) { return findAmount(m, checkQuantity) }
+		out, err = applyMergePatch(doc, patch)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return decodePatched(out, strictErrs, locate)
+	patched, err := decodePatched(out, func() string { return string(out) }, strictErrs,
+		func() (string, error) { return find(checkQuantity) })
+	if err != nil {
+		return nil, err
+	}
+	if (patched.Kind != "" && patched.Kind != "Pod") || (patched.APIVersion != "" && patched.APIVersion != "v1") {
+		err := fmt.Errorf("the patched object is kind %q of apiVersion %q, not a v1 Pod", patched.Kind, patched.APIVersion)
+		return nil, &PatchError{Err: err, status: invalidPatch(string(out), err.Error())}
+	}
+	part.restore(patched, stored)
+	return patched, nil
 }
 
 // bodyTooLarge is the API server's 413 for a request body beyond
@@ -198,12 +320,10 @@ func currentResourceVersion(old *v1.Pod, opts ResizeOptions) string {
 
 // encodeStored is the stored pod as the API server encodes it for a JSON
 // or merge patch (patch.go, jsonPatcher.applyPatchToCurrentObject:
-// runtime.Encode with the v1 codec): with kind and apiVersion, and its
-// resourceVersion.
-func encodeStored(pod *v1.Pod, resourceVersion string) ([]byte, error) {
+// runtime.Encode with the v1 codec): with kind and apiVersion.
+func encodeStored(pod *v1.Pod) ([]byte, error) {
 	p := *pod
 	p.TypeMeta.Kind, p.TypeMeta.APIVersion = "Pod", "v1"
-	p.ResourceVersion = resourceVersion
 	data, err := json.Marshal(&p)
 	if err != nil {
 		return nil, fmt.Errorf("apply resize: encode pod %s: %w", pod.Name, err)
@@ -222,33 +342,17 @@ type jsonPatchOp struct {
 	Value interface{} `json:"value"`
 }
 
-// applyJSONPatch applies a JSON patch to doc as the API server does
-// (patch.go, jsonPatcher.applyJSPatch, under fieldValidation=Strict): the
-// strict decoding of the operations, the library's decoding, the bound on
-// operations, and the operations in order. It returns the patched JSON,
-// the operations (to find a bad value in), and the strict decoding errors
-// of the patch, which the API server reports with those of the result.
-func applyJSONPatch(doc, patch []byte) ([]byte, []jsonPatchOp, []error, error) {
-	var ops []jsonPatchOp
-	strictErrs, err := kjson.UnmarshalStrict(patch, &ops)
-	if err != nil {
-		return nil, nil, nil, &PatchError{Err: err, status: apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))}
-	}
-	for i, e := range strictErrs {
-		strictErrs[i] = fmt.Errorf("json patch %v", e)
-	}
-	// resizelet's own refusal, before any value is parsed as a quantity
-	// (MaxExponent says why).
-	if where, err := findAmountInOps(ops, hugeAmount); err != nil {
-		return nil, nil, nil, &PatchError{Path: where, Err: err}
-	}
+// applyJSONPatch applies a JSON patch, already decoded strictly, to doc
+// as the API server does: the library's decoding, the bound on
+// operations, and the operations in order.
+func applyJSONPatch(doc, patch []byte) ([]byte, error) {
 	decoded, err := jsonpatch.DecodePatch(patch)
 	if err != nil {
-		return nil, nil, nil, &PatchError{Err: err}
+		return nil, &PatchError{Err: err}
 	}
 	if len(decoded) > MaxJSONPatchOperations {
 		msg := fmt.Sprintf("The allowed maximum operations in a JSON patch is %d, got %d", MaxJSONPatchOperations, len(decoded))
-		return nil, nil, nil, &PatchError{Err: errors.New(msg), status: apierrors.NewRequestEntityTooLargeError(msg)}
+		return nil, &PatchError{Err: errors.New(msg), status: apierrors.NewRequestEntityTooLargeError(msg)}
 	}
 	setJSONPatchCopyLimit()
 	patched, err := recovering(func() ([]byte, error) { return decoded.Apply(doc) })
@@ -257,20 +361,43 @@ func applyJSONPatch(doc, patch []byte) ([]byte, []jsonPatchOp, []error, error) {
 		// The library panicked: a 500, as the API server's panic
 		// recovery answers.
 		pe.Path = failedOperation(decoded, doc, err)
-		return nil, nil, nil, pe
+		return nil, pe
 	}
 	if err != nil {
 		// The API server answers with a bare 422, whose message is the
 		// generic one (apierrors.NewGenericServerResponse keeps no server
 		// message for 422); the operation and the library's words are
 		// kept in the PatchError.
-		return nil, nil, nil, &PatchError{
+		return nil, &PatchError{
 			Path:   failedOperation(decoded, doc, err),
 			Err:    err,
 			status: apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false),
 		}
 	}
-	return patched, ops, strictErrs, nil
+	return patched, nil
+}
+
+// opKeys are the top-level keys of the pod that a JSON patch's
+// operations name in their path or from, as the json-patch library reads
+// a path: the segment after the first "/" (findObject ignores what comes
+// before it). A path without a "/" yields "", which may be the whole
+// document. An empty from is passed over: only move and copy read it,
+// and they refuse it.
+func opKeys(ops []jsonPatchOp) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for _, op := range ops {
+			for i, path := range [2]string{op.Path, op.From} {
+				if i == 1 && path == "" {
+					continue
+				}
+				_, rest, _ := strings.Cut(path, "/")
+				key, _, _ := strings.Cut(rest, "/")
+				if !yield(key) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // failedOperation finds which operation of a patch failed with err, by
@@ -292,36 +419,23 @@ func failedOperation(p jsonpatch.Patch, doc []byte, err error) string {
 	return ""
 }
 
-// applyMergePatch applies a JSON merge patch to doc as the API server does
-// (patch.go, jsonPatcher.applyJSPatch, under fieldValidation=Strict): the
-// strict decoding of the patch into an object, then the library's merge.
-// It returns the patched JSON, the patch as a map (to find a bad value
-// in), and the patch's strict decoding errors (a duplicate key).
-func applyMergePatch(doc, patch []byte) ([]byte, map[string]interface{}, []error, error) {
-	m := map[string]interface{}{}
-	strictErrs, err := kjson.UnmarshalStrict(patch, &m)
-	if err != nil {
-		return nil, nil, nil, &PatchError{Err: err, status: apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))}
-	}
-	// resizelet's own refusal, before any value is parsed as a quantity
-	// (MaxExponent says why).
-	if where, err := findAmount(m, hugeAmount); err != nil {
-		return nil, nil, nil, &PatchError{Path: where, Err: err}
-	}
+// applyMergePatch applies a JSON merge patch, already decoded strictly,
+// to doc as the API server does: with the library's merge.
+func applyMergePatch(doc, patch []byte) ([]byte, error) {
 	patched, err := recovering(func() ([]byte, error) { return jsonpatch.MergePatch(doc, patch) })
 	var pe *PatchError
 	switch {
 	case errors.As(err, &pe):
-		return nil, nil, nil, pe
+		return nil, pe
 	case errors.Is(err, jsonpatch.ErrBadJSONPatch):
 		// A null patch.
-		return nil, nil, nil, &PatchError{Err: err}
+		return nil, &PatchError{Err: err}
 	case err != nil:
 		// The API server returns the library's other errors as they are:
 		// a 500 with no reason.
-		return nil, nil, nil, &PatchError{Err: err, status: internalStatus(err)}
+		return nil, &PatchError{Err: err, status: internalStatus(err)}
 	}
-	return patched, m, strictErrs, nil
+	return patched, nil
 }
 
 // recovering runs a json-patch library call and turns a panic into a
@@ -355,25 +469,28 @@ func invalidPatch(value, msg string) *apierrors.StatusError {
 // JSON patch's value is in the patched JSON as the patch has it, since
 // the json-patch library copies values without decoding them, so it is
 // reported twice: once in the patch (`json patch duplicate field
-// "[0].value.cpu"`) and once in the pod. A value the pod cannot hold is
-// a PatchError whose Path locate finds in the patch, when it can.
-func decodePatched(patched []byte, patchStrictErrs []error, locate func() (string, error)) (*v1.Pod, error) {
+// "[0].value.cpu"`) and once in the pod. patchStrictErrs, the strict
+// errors of the patch itself, come first, and are left out when the
+// result does not decode at all, as the API server leaves them out. Its
+// 422 on the field "patch" has value() as the value. A value the pod
+// cannot hold is a PatchError whose Path locate finds in the patch, when
+// it can (a quantity's own error does not say where it is).
+func decodePatched(patched []byte, value func() string, patchStrictErrs []error, locate func() (string, error)) (*v1.Pod, error) {
 	pod := &v1.Pod{}
 	strictErrs, err := kjson.UnmarshalStrict(patched, pod)
 	if err != nil {
-		status := invalidPatch(string(patched), err.Error())
+		status := invalidPatch(value(), err.Error())
 		if path, qerr := locate(); qerr != nil {
 			return nil, &PatchError{Path: path, Err: qerr, status: status}
 		}
 		return nil, &PatchError{Err: err, status: status}
 	}
 	if all := append(patchStrictErrs, strictErrs...); len(all) > 0 {
+		// A key given twice, or a field the pod does not have (most likely
+		// a typo, "limit" for "limits"): the API server rejects them under
+		// fieldValidation=Strict rather than ignore them.
 		strict := runtime.NewStrictDecodingError(all)
-		return nil, &PatchError{Err: strict, status: invalidPatch(string(patched), strict.Error())}
-	}
-	if (pod.Kind != "" && pod.Kind != "Pod") || (pod.APIVersion != "" && pod.APIVersion != "v1") {
-		err := fmt.Errorf("the patched object is kind %q of apiVersion %q, not a v1 Pod", pod.Kind, pod.APIVersion)
-		return nil, &PatchError{Err: err, status: invalidPatch(string(patched), err.Error())}
+		return nil, &PatchError{Err: strict, status: invalidPatch(value(), strict.Error())}
 	}
 	return pod, nil
 }

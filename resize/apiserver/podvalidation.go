@@ -1,12 +1,15 @@
 package apiserver
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -55,7 +58,13 @@ func validatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 	// containers, so a list on the stack does.
 	var buf [16]string
 	names := buf[:0]
-	taken := func(name string) bool { return slices.Contains(names, name) }
+	unique := func(list string, i int, name string) {
+		if slices.Contains(names, name) {
+			errs = append(errs, field.Duplicate(containerPath(list, i).Child("name"), name))
+		} else if name != "" || list != "initContainers" {
+			names = append(names, name)
+		}
+	}
 
 	if len(pod.Spec.Containers) == 0 {
 		errs = append(errs, field.Required(field.NewPath("spec", "containers"), ""))
@@ -63,22 +72,14 @@ func validatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
 		errs = append(errs, validateContainerCommon(c, "containers", i, never)...)
-		if taken(c.Name) {
-			errs = append(errs, field.Duplicate(containerPath("containers", i).Child("name"), c.Name))
-		} else {
-			names = append(names, c.Name)
-		}
+		unique("containers", i, c.Name)
 	}
 
 	gateOn := opts.profile().Gate(profile.GateInPlacePodVerticalScaling)
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		errs = append(errs, validateContainerCommon(c, "initContainers", i, never)...)
-		if taken(c.Name) {
-			errs = append(errs, field.Duplicate(containerPath("initContainers", i).Child("name"), c.Name))
-		} else if c.Name != "" {
-			names = append(names, c.Name)
-		}
+		unique("initContainers", i, c.Name)
 		if !gateOn && len(c.ResizePolicy) > 0 {
 			errs = append(errs, field.Invalid(containerPath("initContainers", i).Child("resizePolicy"), c.ResizePolicy, msgInitResizePolicy))
 		}
@@ -94,11 +95,7 @@ func validatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 	for i := range pod.Spec.EphemeralContainers {
 		c := (*v1.Container)(&pod.Spec.EphemeralContainers[i].EphemeralContainerCommon)
 		errs = append(errs, validateContainerCommon(c, "ephemeralContainers", i, never)...)
-		if taken(c.Name) {
-			errs = append(errs, field.Duplicate(containerPath("ephemeralContainers", i).Child("name"), c.Name))
-		} else {
-			names = append(names, c.Name)
-		}
+		unique("ephemeralContainers", i, c.Name)
 		if r := c.Resources; r.Limits != nil || r.Requests != nil || r.Claims != nil {
 			errs = append(errs, field.Forbidden(containerPath("ephemeralContainers", i).Child("resources"), msgEphemeralField))
 		}
@@ -312,3 +309,49 @@ func nilPod(arg string) *field.Error {
 
 // nilPodErrors is nilPod as a list, for a validation that has only one pod.
 func nilPodErrors(arg string) field.ErrorList { return field.ErrorList{nilPod(arg)} }
+
+// ErrUIDTaken is wrapped by CreatePod's error for a pod whose UID another
+// stored pod already has.
+var ErrUIDTaken = errors.New("UID already taken by another pod")
+
+// msgUID is the rule for a UID the caller sets.
+const msgUID = "must be 1 to 63 lower-case letters, digits and '-', starting and ending with a letter or digit (as the UUIDs the API server assigns are)"
+
+// ValidatePodMeta is the API server's validation of a new pod's metadata,
+// plus resizelet's rule for a UID the caller set.
+//
+// The metadata is validated by apimachinery's own ValidateObjectMeta
+// (k8s.io/apimachinery pkg/api/validation/objectmeta.go), with pod names
+// as DNS subdomains (pkg/apis/core/validation, ValidatePodName is
+// NameIsDNSSubdomain) and namespaces as DNS labels (ValidateNamespaceName
+// is NameIsDNSLabel): so "a/b", "..", a NUL or a 5,000-character name is
+// refused with the API server's messages, and no two pods' namespace and
+// name can read alike in a key ("default/a b" is not a pod name).
+//
+// The API server assigns every new object its UID and ignores one the
+// client sends (k8s.io/apiserver pkg/registry/rest, BeforeCreate fills
+// the system fields with FillObjectMetaSystemFields, a fresh
+// uuid.NewUUID). resizelet keeps a UID the caller sets instead, because
+// an embedder that mirrors a real cluster (or a kubelet's static pod,
+// whose manifest UID the kubelet keeps: pkg/kubelet/config/common.go,
+// applyDefaults) must be able to say which pod it means; a pod without
+// one gets a UID derived from its namespace and name. The UID names the
+// pod cgroup and keys both checkpoints, so resizelet asks it to be what an
+// API server's UID always is: lower-case letters, digits and '-', at most
+// 63 characters (a DNS label; a UUID has 36). That two pods never share a
+// UID is CreatePod's check (ErrUIDTaken), since it needs the other pods.
+func ValidatePodMeta(pod *v1.Pod) field.ErrorList {
+	if pod == nil {
+		return nilPodErrors("pod")
+	}
+	errs := apimachineryvalidation.ValidateObjectMeta(&pod.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	return append(errs, validateUID(pod.UID)...)
+}
+
+// validateUID checks a UID the caller set (an empty one is assigned).
+func validateUID(uid types.UID) field.ErrorList {
+	if uid == "" || isDNS1123Label(string(uid)) {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(field.NewPath("metadata", "uid"), string(uid), msgUID)}
+}

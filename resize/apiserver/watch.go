@@ -207,28 +207,10 @@ func tooLargeResourceVersion(asked, current uint64) error {
 // podsAsAdded is the stored pods of a namespace (all with "") as Added
 // changes, in creation order. The caller holds the lock.
 func (c *Cluster) podsAsAdded(namespace string) []WatchEvent {
-	var stored []storedPod
-	for key, sp := range c.pods {
-		if namespace == "" || key.namespace == namespace {
-			stored = append(stored, sp)
-		}
-	}
-	slices.SortFunc(stored, func(a, b storedPod) int {
-		switch {
-		case a.seq < b.seq:
-			return -1
-		case a.seq > b.seq:
-			return 1
-		}
-		return 0
-	})
+	stored := c.inOrder(namespace)
 	out := make([]WatchEvent, 0, len(stored))
 	for _, sp := range stored {
-		p := sp.pod
-		if p == nil {
-			p = sp.frozen.Thaw()
-		}
-		out = append(out, WatchEvent{Type: watch.Added, Pod: withVersion(p, sp.rv), ResourceVersion: sp.rv})
+		out = append(out, WatchEvent{Type: watch.Added, Pod: withVersion(sp.thaw(), sp.rv), ResourceVersion: sp.rv})
 	}
 	return out
 }
@@ -254,45 +236,38 @@ func (c *Cluster) eventsAsAdded(namespace string, from uint64) []WatchEvent {
 // pod deleted, for Deleted) and the stored pod before it (nil for Added).
 // The caller holds the lock and has checked that there are watchers.
 func (c *Cluster) notifyPod(typ watch.EventType, pod *v1.Pod, prev *storedPod, rv uint64) {
-	var ev WatchEvent
-	var overflowed []*Watcher
-	for _, w := range c.watchers {
-		if !w.pods || (w.namespace != "" && w.namespace != pod.Namespace) {
-			continue
+	c.notify(true, pod.Namespace, func() WatchEvent {
+		ev := WatchEvent{Type: typ, Pod: withVersion(pod, rv), ResourceVersion: rv}
+		if prev != nil {
+			ev.Old = withVersion(prev.thaw(), prev.rv)
 		}
-		if ev.Pod == nil {
-			ev = WatchEvent{Type: typ, Pod: withVersion(pod, rv), ResourceVersion: rv}
-			if prev != nil {
-				old := prev.pod
-				if old == nil {
-					old = prev.frozen.Thaw()
-				}
-				ev.Old = withVersion(old, prev.rv)
-			}
-		}
-		if !w.offer(ev) {
-			overflowed = append(overflowed, w)
-		}
-	}
-	for _, w := range overflowed {
-		c.unwatch(w, ErrWatchOverflow)
-	}
+		return ev
+	})
 }
 
 // notifyEvent sends an event, about to be recorded as number seq, to the
 // watchers of events. The caller holds the lock and has checked that
 // there are watchers.
 func (c *Cluster) notifyEvent(e Event, seq uint64) {
+	c.notify(false, e.Namespace, func() WatchEvent {
+		e.UID = (&uidCache{c: c}).of(&e)
+		return WatchEvent{Type: watch.Added, Event: &e, ResourceVersion: seq + 1}
+	})
+}
+
+// notify offers the change build makes, made once and only if someone
+// watches it, to the watchers of pods (or of events) in namespace, and
+// closes those that have no room for it.
+func (c *Cluster) notify(pods bool, namespace string, build func() WatchEvent) {
 	var ev WatchEvent
+	built := false
 	var overflowed []*Watcher
 	for _, w := range c.watchers {
-		if !w.events || (w.namespace != "" && w.namespace != e.Namespace) {
+		if (pods && !w.pods) || (!pods && !w.events) || (w.namespace != "" && w.namespace != namespace) {
 			continue
 		}
-		if ev.Event == nil {
-			own := e
-			own.UID = (&uidCache{c: c}).of(&own)
-			ev = WatchEvent{Type: watch.Added, Event: &own, ResourceVersion: seq + 1}
+		if !built {
+			ev, built = build(), true
 		}
 		if !w.offer(ev) {
 			overflowed = append(overflowed, w)
