@@ -7,6 +7,10 @@
 //
 //	RESIZELET_CRI_ENDPOINT  unix:///PATH of a CRI runtime (containerd.sh start prints it)
 //	RESIZELET_IMAGE         an image the runtime has whose sleep keeps running
+//	RESIZELET_EXTRA_CRI_ENDPOINTS
+//	                        more runtimes (space separated, each with that
+//	                        image) to share the scenario suite on containerd
+//	                        out to, one resizesim on each at once
 //	RESIZELET_VM_KERNEL     a vmlinuz for vm.sh (vm.sh kernel DIR prints it)
 //	RESIZELET_LONG          1 runs the real-host runs that take minutes: the
 //	                        crash explorer on real parts, the scenario suite

@@ -37,6 +37,11 @@ func env(t *testing.T, name, how string) string {
 // longEnv turns on the real-host runs that take minutes (longRun).
 const longEnv = "RESIZELET_LONG"
 
+// extraEndpointsEnv names more CRI runtimes (unix:///PATH, space
+// separated; each another containerd.sh start) that the scenario suite on
+// containerd may share its files out to, beside RESIZELET_CRI_ENDPOINT.
+const extraEndpointsEnv = "RESIZELET_EXTRA_CRI_ENDPOINTS"
+
 // longRun skips a real-host run that takes minutes (the crash explorer on
 // real parts, the scenario suite on a real containerd, the cgroup v2 VM)
 // unless RESIZELET_LONG=1 asks for it, so that go test ./... stays within

@@ -2,11 +2,13 @@ package realhost_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/resizelet/resizelet/cgroup"
@@ -29,19 +31,35 @@ func scenarioFiles(t *testing.T) []string {
 // runResizesim builds resizesim and runs it from the module root with args.
 func runResizesim(t *testing.T, args ...string) string {
 	t.Helper()
+	out, err := execResizesim(buildResizesim(t), args...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return out
+}
+
+// buildResizesim builds resizesim into the test's temporary directory.
+func buildResizesim(t *testing.T) string {
+	t.Helper()
 	bin := filepath.Join(t.TempDir(), "resizesim")
 	buildStatic(t, "./examples/resizesim", bin, false)
+	return bin
+}
+
+// execResizesim runs the resizesim binary bin from the module root with
+// args and returns its output, with an error that says how it ended when
+// it did not exit 0.
+func execResizesim(bin string, args ...string) (string, error) {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = repoRoot
 	b, err := cmd.CombinedOutput()
-	out := string(b)
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
-		t.Fatalf("resizesim %s: exit %d\n%s", strings.Join(args, " "), ee.ExitCode(), out)
+		return string(b), fmt.Errorf("resizesim %s: exit %d", strings.Join(args, " "), ee.ExitCode())
 	} else if err != nil {
-		t.Fatalf("resizesim: %v", err)
+		return string(b), fmt.Errorf("resizesim: %w", err)
 	}
-	return out
+	return string(b), nil
 }
 
 func lastLines(s string, n int) string {
@@ -94,10 +112,43 @@ func TestScenariosOnContainerd(t *testing.T) {
 	image := env(t, "RESIZELET_IMAGE", how)
 	needRoot(t)
 	cleanNewKubepods(t)
-	base := []string{"--cgroup-root", "/sys/fs/cgroup", "--cri-endpoint", endpoint, "--image", image}
-	out := runResizesim(t, append(append(base, "run"), scenarioFiles(t)...)...)
-	t.Logf("scenario suite passed on containerd:\n%s", lastLines(out, 3))
-	walk := runResizesim(t, append(base, "run", "examples/resizesim/walkthrough.yaml")...)
+	bin := buildResizesim(t)
+	// The suite is shared out among the runtimes, one resizesim each, all at
+	// once: most of a scenario's time is spent waiting for the runtime. One
+	// runtime per resizesim, because pods of the same name have the same UID
+	// in every run, and so the same sandbox name, which a runtime holds for
+	// one pod at a time (the cgroups are apart: each run has a private
+	// parent).
+	endpoints := append([]string{endpoint}, strings.Fields(os.Getenv(extraEndpointsEnv))...)
+	files := scenarioFiles(t)
+	shards := make([][]string, len(endpoints))
+	for i, f := range files {
+		shards[i%len(shards)] = append(shards[i%len(shards)], f)
+	}
+	outs := make([]string, len(shards))
+	errs := make([]error, len(shards))
+	var wg sync.WaitGroup
+	for i, shard := range shards {
+		wg.Go(func() {
+			args := append([]string{"--cgroup-root", "/sys/fs/cgroup", "--cri-endpoint", endpoints[i], "--image", image, "run"}, shard...)
+			outs[i], errs[i] = execResizesim(bin, args...)
+		})
+	}
+	wg.Wait()
+	for i := range shards {
+		if errs[i] != nil {
+			t.Errorf("on %s: %v\n%s", endpoints[i], errs[i], outs[i])
+			continue
+		}
+		t.Logf("scenario suite part %d of %d (%d files) passed on containerd at %s:\n%s", i+1, len(shards), len(shards[i]), endpoints[i], lastLines(outs[i], 3))
+	}
+	if t.Failed() {
+		return
+	}
+	walk, err := execResizesim(bin, "--cgroup-root", "/sys/fs/cgroup", "--cri-endpoint", endpoint, "--image", image, "run", "examples/resizesim/walkthrough.yaml")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, walk)
+	}
 	t.Logf("seed walkthrough on containerd:\n%s", walk)
 	// The CPU resize is in place (same process); the memory resize under
 	// RestartContainer replaces the process.
