@@ -9,8 +9,9 @@
 //	RESIZELET_IMAGE         an image the runtime has whose sleep keeps running
 //	RESIZELET_EXTRA_CRI_ENDPOINTS
 //	                        more runtimes (space separated, each with that
-//	                        image) to share the scenario suite on containerd
-//	                        out to, one resizesim on each at once
+//	                        image) to share the scenario suite and the
+//	                        explorer runs on containerd out to, one
+//	                        resizesim on each at once
 //	RESIZELET_VM_KERNEL     a vmlinuz for vm.sh (vm.sh kernel DIR prints it)
 //	RESIZELET_LONG          1 runs the real-host runs that take minutes: the
 //	                        crash explorer on real parts, the scenario suite

@@ -1,7 +1,10 @@
 package realhost_test
 
 import (
+	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/resizelet/resizelet/cgroup"
@@ -54,7 +57,9 @@ func TestExploreOnRealCgroupV1(t *testing.T) {
 
 // TestExploreOnContainerd runs the crash explorer on the real runtime for
 // the resize steps of two scenarios (every replay starts real containers),
-// then one of them with the opt-in fixes on.
+// and one of them with the opt-in fixes on: at once when a second runtime
+// is given (RESIZELET_EXTRA_CRI_ENDPOINTS; the two runs' pods have the
+// same UIDs, so they need a runtime each), else one after the other.
 func TestExploreOnContainerd(t *testing.T) {
 	longRun(t)
 	how := "run: eval $(examples/realhost/containerd.sh start /tmp/rl-ctrd | sed 's/^/export /')"
@@ -62,9 +67,38 @@ func TestExploreOnContainerd(t *testing.T) {
 	image := env(t, "RESIZELET_IMAGE", how)
 	needRoot(t)
 	cleanNewKubepods(t)
-	base := []string{"--cgroup-root", "/sys/fs/cgroup", "--cri-endpoint", endpoint, "--image", image, "explore", "--steps", "resize"}
-	out := runResizesim(t, append(base, exploreArgs("cpu-decrease-guaranteed", "kubelet-restart-mid-resize")...)...)
-	t.Logf("explorer on containerd:\n%s", lastLines(out, 8))
-	out = runResizesim(t, append(append(base, "--reconcile-pod-cgroups", "--flush-checkpoints"), exploreArgs("cpu-decrease-guaranteed")...)...)
-	t.Logf("explorer on containerd with the opt-in fixes:\n%s", lastLines(out, 6))
+	fixesEndpoint := endpoint
+	if extra := strings.Fields(os.Getenv(extraEndpointsEnv)); len(extra) > 0 {
+		fixesEndpoint = extra[0]
+	}
+	base := func(endpoint string) []string {
+		return []string{"--cgroup-root", "/sys/fs/cgroup", "--cri-endpoint", endpoint, "--image", image, "explore", "--steps", "resize"}
+	}
+	runs := []struct {
+		what string
+		args []string
+	}{
+		{"explorer on containerd", append(base(endpoint), exploreArgs("cpu-decrease-guaranteed", "kubelet-restart-mid-resize")...)},
+		{"explorer on containerd with the opt-in fixes", append(append(base(fixesEndpoint), "--reconcile-pod-cgroups", "--flush-checkpoints"), exploreArgs("cpu-decrease-guaranteed")...)},
+	}
+	bin := buildResizesim(t)
+	outs := make([]string, len(runs))
+	errs := make([]error, len(runs))
+	var wg sync.WaitGroup
+	for i, r := range runs {
+		run := func() { outs[i], errs[i] = execResizesim(bin, r.args...) }
+		if fixesEndpoint == endpoint {
+			run()
+			continue
+		}
+		wg.Go(run)
+	}
+	wg.Wait()
+	for i, r := range runs {
+		if errs[i] != nil {
+			t.Errorf("%s: %v\n%s", r.what, errs[i], outs[i])
+			continue
+		}
+		t.Logf("%s:\n%s", r.what, lastLines(outs[i], 8))
+	}
 }
