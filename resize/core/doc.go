@@ -26,9 +26,9 @@
 // scripted world.
 //
 // With SetLogging on, each Ready also carries the lines the kubelet logs
-// for what the Step decided and the results it took (logs.go: LogRecord,
-// one function per place the kubelet logs); off, the default, nothing is
-// built.
+// for what the Step decided and the results it took (LogRecord in
+// logrecord.go; logs.go has one function per place the kubelet logs);
+// off, the default, nothing is built.
 //
 // Version behaviour comes from package profile; pod cgroup arithmetic from
 // package cgroup/cgconfig; admission arithmetic from package allocation.
