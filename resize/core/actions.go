@@ -2,6 +2,8 @@ package core
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -373,7 +375,7 @@ func FormatLinux(r *runtimeapi.LinuxContainerResources) string {
 func FormatRequirements(r v1.ResourceRequirements) string {
 	list := func(l v1.ResourceList) string {
 		var parts []string
-		for _, name := range sortedNames(l) {
+		for _, name := range slices.Sorted(maps.Keys(l)) {
 			q := l[name]
 			parts = append(parts, string(name)+"="+q.String())
 		}
@@ -384,7 +386,7 @@ func FormatRequirements(r v1.ResourceRequirements) string {
 
 func formatPodResources(r allocation.PodResources) string {
 	var parts []string
-	for _, name := range sortedKeys(r.ContainerResources) {
+	for _, name := range slices.Sorted(maps.Keys(r.ContainerResources)) {
 		parts = append(parts, name+":"+FormatRequirements(r.ContainerResources[name]))
 	}
 	if r.PodLevelResources != nil {

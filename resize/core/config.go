@@ -239,13 +239,13 @@ func (cfg NodeConfig) Validate() error {
 		field string
 		rl    v1.ResourceList
 	}{{"capacity", cfg.Capacity}, {"allocatable", cfg.Allocatable}} {
-		for _, name := range sortedNames(list.rl) {
+		for _, name := range slices.Sorted(maps.Keys(list.rl)) {
 			if err := cgconfig.CheckAmount(name, list.rl[name]); err != nil {
 				return &ConfigError{Field: list.field + "." + string(name), Msg: err.Error(), Err: err}
 			}
 		}
 	}
-	for _, name := range sortedNames(cfg.Allocatable) {
+	for _, name := range slices.Sorted(maps.Keys(cfg.Allocatable)) {
 		q := cfg.Allocatable[name]
 		if q.Sign() < 0 {
 			return &ConfigError{Field: "allocatable." + string(name), Msg: fmt.Sprintf("%s is negative", q.String())}

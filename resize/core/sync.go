@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -249,7 +250,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			o.attempt = 0
 			if rec, ok := ps.containers.lookup(name); ok {
 				o.attempt = rec.attempt + 1
-				if !containsID(ps.dead, rec.id) {
+				if !slices.Contains(ps.dead, rec.id) {
 					ps.dead = append(ps.dead, rec.id)
 				}
 			}

@@ -3,6 +3,8 @@ package core
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -201,7 +203,7 @@ func (w *world) restart() {
 		pods = append(pods, p)
 	}
 	var containers []*runtimeapi.Container
-	for _, id := range sortedKeys(w.containers) {
+	for _, id := range slices.Sorted(maps.Keys(w.containers)) {
 		containers = append(containers, w.containers[id])
 	}
 	c, err := New(w.cfg)

@@ -3,7 +3,8 @@ package explore
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -153,7 +154,7 @@ func fileDiffs(p *v1.Pod, info resize.PodInfo, files map[resize.Where]map[types.
 			continue
 		}
 		file := recs[info.UID].ContainerResources
-		for _, name := range sortedKeys(f.node) {
+		for _, name := range slices.Sorted(maps.Keys(f.node)) {
 			got, ok := file[name]
 			if !ok {
 				out = append(out, resize.Difference{Namespace: p.Namespace, Pod: p.Name, Container: name, Where: f.where,
@@ -166,15 +167,6 @@ func fileDiffs(p *v1.Pod, info resize.PodInfo, files map[resize.Where]map[types.
 			}
 		}
 	}
-	return out
-}
-
-func sortedKeys(m map[string]v1.ResourceRequirements) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
 
@@ -200,7 +192,7 @@ func formatRequirements(r v1.ResourceRequirements) string {
 
 func formatAllocation(alloc map[string]v1.ResourceRequirements) string {
 	var parts []string
-	for _, name := range sortedKeys(alloc) {
+	for _, name := range slices.Sorted(maps.Keys(alloc)) {
 		parts = append(parts, name+formatRequirements(alloc[name]))
 	}
 	return strings.Join(parts, " ")

@@ -64,7 +64,7 @@ func (r *runner) expect(e *Expect) {
 	}
 	if e.NodeAllocated != nil {
 		total := r.currentNode().AllocatedTotal()
-		for _, name := range sortedResourceNames(e.NodeAllocated) {
+		for _, name := range slices.Sorted(maps.Keys(e.NodeAllocated)) {
 			checks++
 			want := e.NodeAllocated[name]
 			got, ok := total[name]
@@ -210,19 +210,10 @@ func specResources(pod *v1.Pod, name string) *v1.ResourceRequirements {
 	return nil
 }
 
-func sortedResourceNames(l v1.ResourceList) []v1.ResourceName {
-	out := make([]v1.ResourceName, 0, len(l))
-	for k := range l {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // formatList renders a resource list as "{cpu: 800m, memory: 200Mi}".
 func formatList(l v1.ResourceList) string {
 	parts := make([]string, 0, len(l))
-	for _, k := range sortedResourceNames(l) {
+	for _, k := range slices.Sorted(maps.Keys(l)) {
 		q := l[k]
 		parts = append(parts, fmt.Sprintf("%s: %s", k, q.String()))
 	}
@@ -257,7 +248,7 @@ func (r *runner) checkResources(path string, want *ResourcesExpect, got v1.Resou
 			}
 			return
 		}
-		for _, name := range sortedResourceNames(*want) {
+		for _, name := range slices.Sorted(maps.Keys(*want)) {
 			checks++
 			w := (*want)[name]
 			g, ok := got[name]
