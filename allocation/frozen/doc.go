@@ -7,11 +7,10 @@
 // Start with FreezePod and Pod.Thaw. A frozen pod is the pod's protobuf
 // encoding (the API server's own storage encoding) plus the exact value of
 // every time in it, which protobuf would cut to whole seconds in the local
-// time zone, compressed by a small LZ77 coder (lz.go) against a dictionary
-// of what a running pod's encoding usually holds (dict.go), to about a
-// third. Frozen values are interned (package unique): every holder of
-// the same content, such as the API server's copy of a pod and the
-// kubelet's, shares one copy of the bytes. Resources and FreezeResources do
+// time zone, compressed with the standard library's DEFLATE (package
+// compress/flate) to about half. Frozen values are interned (package
+// unique): every holder of the same content, such as the API server's
+// copy of a pod and the kubelet's, shares one copy of the bytes. Resources and FreezeResources do
 // the same for allocation.PodResources, the checkpoints' records.
 //
 // Thawing decodes a new object each time. It equals what was frozen as

@@ -2,7 +2,9 @@ package frozen
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -103,6 +105,76 @@ func TestFreezeSharesEqualPods(t *testing.T) {
 	if a.Size() == 0 || a.Size() > 2048 {
 		t.Errorf("frozen pod takes %d bytes", a.Size())
 	}
+}
+
+// TestFreezeCompresses checks that a frozen pod is smaller than its
+// protobuf encoding: a pod with a few containers repeats its resources
+// and images, which DEFLATE finds.
+func TestFreezeCompresses(t *testing.T) {
+	p := richPod()
+	for _, name := range []string{"c2", "c3"} {
+		c := p.Spec.Containers[0]
+		c.Name = name
+		p.Spec.Containers = append(p.Spec.Containers, c)
+		cs := p.Status.ContainerStatuses[0]
+		cs.Name = name
+		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, cs)
+	}
+	f, _ := FreezePod(p)
+	if f.Size()*3 > p.Size()*2 {
+		t.Errorf("frozen pod takes %d bytes, its encoding %d: want at most two thirds", f.Size(), p.Size())
+	}
+	if got := f.Thaw(); !equality.Semantic.DeepEqual(got, p) {
+		t.Errorf("thawed pod differs:\n got %+v\nwant %+v", got, p)
+	}
+}
+
+// TestRefreeze checks that refreezing a thawed pod gives the handle it
+// was thawed from when nothing changed, and a new one that thaws to the
+// change when something did.
+func TestRefreeze(t *testing.T) {
+	f, _ := FreezePod(richPod())
+	p := f.Thaw()
+	if g, ok := f.Refreeze(p); !ok || g != f {
+		t.Errorf("refreezing an unchanged pod gave %v (ok %v), want the handle it came from", g, ok)
+	}
+	p.Status.ContainerStatuses[0].RestartCount++
+	g, ok := f.Refreeze(p)
+	if !ok || g == f {
+		t.Fatalf("refreezing a changed pod gave the old handle (ok %v)", ok)
+	}
+	if got := g.Thaw(); got.Status.ContainerStatuses[0].RestartCount != p.Status.ContainerStatuses[0].RestartCount {
+		t.Errorf("the new handle thaws to restart count %d, want %d", got.Status.ContainerStatuses[0].RestartCount, p.Status.ContainerStatuses[0].RestartCount)
+	}
+	if h, _ := FreezePod(p); h != g {
+		t.Error("Refreeze and FreezePod of one pod differ")
+	}
+}
+
+// TestFreezeConcurrently freezes and thaws from several goroutines at
+// once, which share the package's compressors (run with -race).
+func TestFreezeConcurrently(t *testing.T) {
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				p := richPod()
+				p.Name = fmt.Sprintf("p-%d-%d", g, i)
+				f, ok := FreezePod(p)
+				if !ok {
+					t.Error("FreezePod refused a pod")
+					return
+				}
+				if got := f.Thaw(); got.Name != p.Name || !equality.Semantic.DeepEqual(got, p) {
+					t.Errorf("thawed %s differs from what was frozen", p.Name)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func TestFreezeRefusesOtherLocations(t *testing.T) {

@@ -1,8 +1,15 @@
 package frozen
 
 import (
+	"bytes"
+	"compress/flate"
 	"encoding/binary"
 	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 	"unique"
 
@@ -39,15 +46,19 @@ const (
 // caller, when p holds something a frozen pod could not give back: a time
 // in a location other than UTC and Local; and for a nil p, which holds
 // nothing to freeze.
-func FreezePod(p *v1.Pod) (Pod, bool) {
+func FreezePod(p *v1.Pod) (Pod, bool) { return Pod{}.Refreeze(p) }
+
+// Refreeze is FreezePod(p) for a pod f held before it was thawed into p:
+// when p still encodes to what f holds, it returns f without compressing
+// again (compressing costs several times what comparing does, and a
+// settled pod's resync changes nothing in it).
+func (f Pod) Refreeze(p *v1.Pod) (Pod, bool) {
 	if p == nil {
 		return Pod{}, false
 	}
 	size := p.Size()
-	buf := make([]byte, binary.MaxVarintLen64, binary.MaxVarintLen64+size+64)
-	n := binary.PutUvarint(buf, uint64(size))
-	buf = buf[:n+size]
-	if _, err := p.MarshalToSizedBuffer(buf[n:]); err != nil {
+	buf := make([]byte, size, size+64)
+	if _, err := p.MarshalToSizedBuffer(buf); err != nil {
 		// Marshal fails only on an object that cannot be encoded at all
 		// (a negative length): keep such a pod as it is.
 		return Pod{}, false
@@ -71,10 +82,12 @@ func FreezePod(p *v1.Pod) (Pod, bool) {
 	if !ok {
 		return Pod{}, false
 	}
-	// Interned compressed: about half the size (see compress), and the
-	// conversion to a string is the one copy unique.Make needs.
-	var packed [2048]byte
-	return Pod{unique.Make(string(compressDict(packed[:0], podDict, buf)))}, true
+	c := codecs.Get().(*codec)
+	defer codecs.Put(c)
+	if !f.IsZero() && c.holds(f.h.Value(), buf) {
+		return f, true
+	}
+	return Pod{unique.Make(string(c.compress(size, buf)))}, true
 }
 
 // Thaw decodes the pod f holds into a new object, which the caller owns;
@@ -85,19 +98,20 @@ func (f Pod) Thaw() *v1.Pod {
 	if f.IsZero() {
 		return nil
 	}
-	data, err := decompressDict(nil, podDict, bytesOf(f.h.Value()))
+	c := codecs.Get().(*codec)
+	defer codecs.Put(c)
+	// The decoded pod copies what it takes from data, so the codec's
+	// scratch space serves.
+	data, size, err := c.decompress(f.h.Value(), c.scratch)
+	c.scratch = data[:0]
 	if err != nil {
 		panic(fmt.Sprintf("frozen: corrupt pod: %v", err))
 	}
-	size, n := binary.Uvarint(data)
-	if n <= 0 || uint64(len(data)-n) < size {
-		panic("frozen: corrupt pod: bad length")
-	}
 	p := &v1.Pod{}
-	if err := p.Unmarshal(data[n : n+int(size)]); err != nil {
+	if err := p.Unmarshal(data[:size]); err != nil {
 		panic(fmt.Sprintf("frozen: corrupt pod: %v", err))
 	}
-	rest := data[n+int(size):]
+	rest := data[size:]
 	bad := false
 	eachPodTime(p, func(t *metav1.Time) {
 		if bad || len(rest) == 0 {
@@ -126,13 +140,95 @@ func (f Pod) Thaw() *v1.Pod {
 			t.Time = t.Time.UTC()
 		}
 	})
-	if bad {
-		panic("frozen: corrupt pod: times do not match the pod")
-	}
-	if len(rest) != 0 {
+	if bad || len(rest) != 0 {
 		panic("frozen: corrupt pod: times do not match the pod")
 	}
 	return p
+}
+
+// codec compresses and decompresses frozen pods with the standard
+// library's DEFLATE at its fastest level, which keeps a settled pod at
+// well under half of its protobuf encoding (a pod repeats its resources
+// in its spec and status, and its image names). A flate writer is about
+// 650 KiB and a reader 40 KiB, so they are reused (codecs) rather than
+// made for each pod: freezing a pod with a new writer would cost more
+// than keeping it thawed.
+type codec struct {
+	w   *flate.Writer
+	out bytes.Buffer
+	r   io.ReadCloser
+	in  strings.Reader
+	// scratch is where Thaw and holds decompress.
+	scratch []byte
+}
+
+// codecs are the process's codecs. Package sync is otherwise kept out of
+// the resize core and what it imports (they share no state between
+// calls); a pool of scratch space changes no result.
+var codecs = sync.Pool{New: func() any {
+	w, err := flate.NewWriter(io.Discard, flate.BestSpeed)
+	if err != nil {
+		panic(err) // only for a level out of range
+	}
+	return &codec{w: w, r: flate.NewReader(strings.NewReader(""))}
+}}
+
+// compress is data (a pod's encoding of size bytes, then its times)
+// compressed, after data's length and size as varints. The result lives
+// in c until its next use.
+func (c *codec) compress(size int, data []byte) []byte {
+	c.out.Reset()
+	var head [2 * binary.MaxVarintLen64]byte
+	n := binary.PutUvarint(head[:], uint64(len(data)))
+	n += binary.PutUvarint(head[n:], uint64(size))
+	c.out.Write(head[:n])
+	c.w.Reset(&c.out)
+	// Writes to a bytes.Buffer do not fail.
+	_, _ = c.w.Write(data)
+	_ = c.w.Close()
+	return c.out.Bytes()
+}
+
+// decompress undoes compress: it returns the data, appended to dst, and
+// the size of the pod's encoding at its start.
+func (c *codec) decompress(frozen string, dst []byte) ([]byte, int, error) {
+	n, size, err := c.header(frozen)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := c.r.(flate.Resetter).Reset(&c.in, nil); err != nil {
+		return nil, 0, err
+	}
+	dst = slices.Grow(dst[:0], n)[:n]
+	if _, err := io.ReadFull(c.r, dst); err != nil {
+		return nil, 0, err
+	}
+	return dst, size, nil
+}
+
+// header reads the lengths compress put before the compressed data, and
+// leaves c.in at the data.
+func (c *codec) header(frozen string) (n, size int, err error) {
+	c.in.Reset(frozen)
+	n64, err := binary.ReadUvarint(&c.in)
+	if err != nil {
+		return 0, 0, fmt.Errorf("length: %w", err)
+	}
+	size64, err := binary.ReadUvarint(&c.in)
+	if err != nil || size64 > n64 || n64 > math.MaxInt32 {
+		return 0, 0, fmt.Errorf("bad size %d of %d in %d bytes: %v", size64, n64, len(frozen), err)
+	}
+	return int(n64), int(size64), nil
+}
+
+// holds says whether frozen, made by compress, holds exactly data.
+func (c *codec) holds(frozen string, data []byte) bool {
+	if n, _, err := c.header(frozen); err != nil || n != len(data) {
+		return false
+	}
+	got, _, err := c.decompress(frozen, c.scratch)
+	c.scratch = got[:0]
+	return err == nil && bytes.Equal(got, data)
 }
 
 // eachPodTime calls fn with every time in p, in a fixed order that

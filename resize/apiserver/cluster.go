@@ -85,8 +85,9 @@ type storedPod struct {
 }
 
 // DefaultHotPods is how many pods a Cluster keeps decoded unless
-// ClusterOptions.HotPods says otherwise.
-const DefaultHotPods = 3
+// ClusterOptions.HotPods says otherwise: one, the pod being resized, for
+// the reason core.DefaultHotPods gives.
+const DefaultHotPods = 1
 
 // DefaultEventLimit is how many of the latest events a Cluster keeps
 // unless ClusterOptions.EventLimit says otherwise.

@@ -43,28 +43,28 @@ func TestIncrementalAccountingMatchesTheWalk(t *testing.T) {
 					outcomes[d.Outcome]++
 					walk := allocation.UsageOf(c.otherPods(ps.uid), ps.uid, c.s.admit)
 					if !walk.Equal(used) {
-						t.Fatalf("decision for %s: incremental usage %+v, walk %+v", ps.pod.Name, *used, walk)
+						t.Fatalf("decision for %s: incremental usage %+v, walk %+v", ps.pod().Name, *used, walk)
 					}
 					var want allocation.Decision
 					if ps.admitted {
 						alloc, _ := ps.allocatedPod()
-						want = allocation.AdmitResize(ps.pod, alloc, c.otherPods(ps.uid), c.s.admit, isStaticPod(ps.pod))
+						want = allocation.AdmitResize(ps.pod(), alloc, c.otherPods(ps.uid), c.s.admit, isStaticPod(ps.pod()))
 					} else {
 						alloc, _ := ps.allocatedPod()
 						want = allocation.AdmitPod(alloc, c.otherPods(ps.uid), c.s.admit)
 					}
 					if want != d {
-						t.Fatalf("decision for %s: %+v, the walk decides %+v", ps.pod.Name, d, want)
+						t.Fatalf("decision for %s: %+v, the walk decides %+v", ps.pod().Name, d, want)
 					}
 				}
 			}
 			hook(w.c)
 			check := func(step int) {
 				for _, uid := range w.c.order {
-					ps := w.c.hot(w.c.pods[uid])
+					ps := w.c.pods[uid]
 					walk := allocation.UsageOf(w.c.otherPods(uid), uid, w.c.s.admit)
 					if got := w.c.othersUsage(ps); !walk.Equal(got) {
-						t.Fatalf("step %d, pod %s: incremental usage %+v, walk %+v", step, ps.pod.Name, *got, walk)
+						t.Fatalf("step %d, pod %s: incremental usage %+v, walk %+v", step, ps.pod().Name, *got, walk)
 					}
 				}
 			}
@@ -88,7 +88,7 @@ func TestIncrementalAccountingMatchesTheWalk(t *testing.T) {
 			for step := 0; step < 60; step++ {
 				var names []string
 				for _, uid := range w.c.order {
-					names = append(names, w.c.hot(w.c.pods[uid]).pod.Name)
+					names = append(names, w.c.pods[uid].pod().Name)
 				}
 				switch op := r.Intn(10); {
 				case op < 3 || len(names) == 0:

@@ -21,20 +21,20 @@ func (c *Core) resizeRequested(in ResizeRequested) error {
 	if in.Pod == nil {
 		return fmt.Errorf("resize requested: nil pod")
 	}
-	ps := c.hot(c.pods[in.Pod.UID])
+	ps := c.pods[in.Pod.UID]
 	if ps == nil {
 		return fmt.Errorf("resize requested: %s/%s: %w", in.Pod.Namespace, in.Pod.Name, ErrUnknownPod)
 	}
 	c.setNow(in.Now)
 	// HandlePodUpdates counts the requested changes against the pod it
 	// had, admitted or not.
-	c.countRequested(ps.pod, in.Pod)
-	hasResize := c.s.profile.RevertClearsPending() && resizeOperations(ps.pod, in.Pod, c.s.profile.InitContainersResizable())
+	c.countRequested(ps.pod(), in.Pod)
+	hasResize := c.s.profile.RevertClearsPending() && resizeOperations(ps.pod(), in.Pod, c.s.profile.InitContainersResizable())
 	// The pod is taken as it is, with the kubelet's own status in place of
 	// the API server's (its top level is the core's: Input's contract).
 	updated := in.Pod
-	updated.Status = ps.pod.Status
-	ps.pod = updated
+	updated.Status = ps.pod().Status
+	ps.setPod(updated)
 	if !ps.admitted {
 		return nil
 	}
@@ -142,7 +142,7 @@ func (c *Core) pushPending(ps *podState) {
 	c.queueScratch = c.queue.AppendItems(c.queueScratch[:0])
 	c.queue.Clear()
 	for _, item := range c.queueScratch {
-		if other := c.hot(c.pods[item.UID]); other != nil {
+		if other := c.pods[item.UID]; other != nil {
 			c.queue.Push(c.pendingKey(other))
 		}
 	}
@@ -153,11 +153,11 @@ func (c *Core) pushPending(ps *podState) {
 func (c *Core) pendingKey(ps *podState) allocation.PendingResize {
 	key := allocation.PendingResize{
 		UID:        ps.uid,
-		Increasing: allocation.IsIncreasing(ps.view(), ps.pod, c.s.profile.PodLevelResources()),
-		Guaranteed: ps.pod.Status.QOSClass == v1.PodQOSGuaranteed,
+		Increasing: allocation.IsIncreasing(ps.view(), ps.pod(), c.s.profile.PodLevelResources()),
+		Guaranteed: ps.pod().Status.QOSClass == v1.PodQOSGuaranteed,
 	}
-	if ps.pod.Spec.Priority != nil {
-		key.Priority = *ps.pod.Spec.Priority
+	if ps.pod().Spec.Priority != nil {
+		key.Priority = *ps.pod().Spec.Priority
 	}
 	if ps.conds.pending != nil {
 		key.DeferredAt = ps.conds.pending.LastTransitionTime.Time
@@ -175,7 +175,7 @@ type updateTask struct {
 }
 
 func (t *updateTask) advance(c *Core, _ []Action, _ []Result) ([]Action, bool, bool) {
-	if ps := c.hot(c.pods[t.uid]); ps != nil && ps.admitted {
+	if ps := c.pods[t.uid]; ps != nil && ps.admitted {
 		c.podUpdated(ps, t.hasResize, true)
 		c.markDirty(ps)
 	}
@@ -197,7 +197,7 @@ func (c *Core) handleResize(ps *podState, out *opOutput) allocation.Outcome {
 		c.clearPending(ps)
 		return allocation.Admitted
 	}
-	pod := ps.pod
+	pod := ps.pod()
 	used := c.othersUsage(ps)
 	decision := allocation.DecideResize(pod, view, used, c.s.admit, isStaticPod(pod))
 	if c.verify != nil {
@@ -267,15 +267,15 @@ func (c *Core) writeStatus(ps *podState, status *v1.PodStatus) WriteStatus {
 	// reconcile test below.
 	var old *v1.Pod
 	if c.queue.Len() > 0 {
-		before := *ps.pod
+		before := *ps.pod()
 		old = &before
 	}
-	ps.pod.Status = *status
+	ps.pod().Status = *status
 	c.recount(ps)
 	if old != nil {
-		terminated := c.s.profile.RetryOnPodTerminated() && !isTerminal(old) && isTerminal(ps.pod)
+		terminated := c.s.profile.RetryOnPodTerminated() && !isTerminal(old) && isTerminal(ps.pod())
 		switch {
-		case c.statusRequestsShrank(ps, old, ps.pod):
+		case c.statusRequestsShrank(ps, old, ps.pod()):
 			// The kubelet's shrink test comes after the terminal one and
 			// its trigger wins: one retry either way.
 			c.enqueueRetry(allocation.TriggerPodResized)
@@ -285,7 +285,7 @@ func (c *Core) writeStatus(ps *podState, status *v1.PodStatus) WriteStatus {
 	}
 	// Statuses are never changed in place: the API may keep this one.
 	c.statuses++
-	return WriteStatus{Namespace: ps.pod.Namespace, Name: ps.pod.Name, UID: ps.uid, Status: status, Seq: c.statuses}
+	return WriteStatus{Namespace: ps.pod().Namespace, Name: ps.pod().Name, UID: ps.uid, Status: status, Seq: c.statuses}
 }
 
 // statusRequestsShrank is HandlePodReconcile's test (kubelet.go): the old
@@ -353,19 +353,18 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 			}
 			return t.advance(c, nil, nil)
 		}
-		ps = c.hot(ps)
 		allocated := false
 		if _, r, _ := resultOf[WriteAllocated](done, res); r.Err != nil {
 			err := r.Err
 			// The allocation stays in memory (the checkpoint keeps it) but
 			// the resize is not started: it stays queued.
-			c.logRetryOutcome(ps.pod, allocation.Admitted, err)
-			t.emit(c.event(&t.opOutput, ps.pod, v1.EventTypeWarning, ReasonFailed, err.Error()))
+			c.logRetryOutcome(ps.pod(), allocation.Admitted, err)
+			t.emit(c.event(&t.opOutput, ps.pod(), v1.EventTypeWarning, ReasonFailed, err.Error()))
 			t.keep = append(t.keep, item)
 		} else {
 			allocated = true
 			c.startResize(ps, t.decided, &t.opOutput)
-			t.allocated(c, ps.pod)
+			t.allocated(c, ps.pod())
 			t.countAccepted(c)
 		}
 		t.settle(c, ps, allocated)
@@ -373,7 +372,7 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 	}
 	for ; t.next < len(t.items); t.next++ {
 		item := t.items[t.next]
-		ps := c.hot(c.pods[item.UID])
+		ps := c.pods[item.UID]
 		if ps == nil {
 			c.logPendingPodGone(item.UID)
 			continue
@@ -383,7 +382,7 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 		outcome := c.handleResize(ps, &t.opOutput)
 		if t.write.UID != "" {
 			t.waiting = true
-			t.decided, t.decidedState = ps.pod, ps
+			t.decided, t.decidedState = ps.pod(), ps
 			return t.take(WriteAllocated{&t.write}), false, false
 		}
 		switch outcome {
@@ -396,9 +395,9 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 			t.countAccepted(c)
 		}
 		if outcome == allocation.Admitted {
-			t.allocated(c, ps.pod)
+			t.allocated(c, ps.pod())
 		} else {
-			c.logRetryOutcome(ps.pod, outcome, nil)
+			c.logRetryOutcome(ps.pod(), outcome, nil)
 		}
 		t.settle(c, ps, false)
 	}

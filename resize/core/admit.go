@@ -105,14 +105,14 @@ func (t *podsAddedTask) add(c *Core, pod *v1.Pod) {
 func (t *podsAddedTask) advance(c *Core, _ []Action, _ []Result) ([]Action, bool, bool) {
 	now := metav1.NewTime(c.now)
 	for _, b := range t.backfill {
-		if ps := c.hot(c.pods[b.uid]); ps != nil {
+		if ps := c.pods[b.uid]; ps != nil {
 			c.backfillConditions(ps, b.conds, now)
 		}
 	}
 	c.recountAll()
 	pending := false
 	for _, uid := range t.uids {
-		if ps := c.hot(c.pods[uid]); ps != nil && ps.admitted && ps.view().Changed() {
+		if ps := c.pods[uid]; ps != nil && ps.admitted && ps.view().Changed() {
 			c.pushPending(ps)
 			pending = true
 		}
@@ -136,7 +136,7 @@ type admitTask struct {
 }
 
 func (t *admitTask) advance(c *Core, done []Action, res []Result) ([]Action, bool, bool) {
-	ps := c.hot(c.pods[t.uid])
+	ps := c.pods[t.uid]
 	if ps == nil {
 		return t.take(), false, true
 	}
@@ -148,9 +148,9 @@ func (t *admitTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 			c.verify(ps, used, decision)
 		}
 		if decision.Outcome != allocation.Admitted {
-			c.logAdmissionDenied(ps.pod, decision.Reason, decision.Message)
-			t.emit(c.event(&t.opOutput, ps.pod, v1.EventTypeWarning, decision.Reason, decision.Message))
-			t.emit(c.writeStatus(ps, c.rejectedStatus(ps.pod, decision.Reason, decision.Message)))
+			c.logAdmissionDenied(ps.pod(), decision.Reason, decision.Message)
+			t.emit(c.event(&t.opOutput, ps.pod(), v1.EventTypeWarning, decision.Reason, decision.Message))
+			t.emit(c.writeStatus(ps, c.rejectedStatus(ps.pod(), decision.Reason, decision.Message)))
 			return t.take(), false, true
 		}
 		t.phase = 1
@@ -159,12 +159,12 @@ func (t *admitTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 	default:
 		if _, r, _ := resultOf[WriteAllocated](done, res); r.Err != nil {
 			err := r.Err
-			c.logSetPodAllocationFailed(ps.pod, err)
-			t.emit(c.event(&t.opOutput, ps.pod, v1.EventTypeWarning, ReasonFailed, err.Error()))
+			c.logSetPodAllocationFailed(ps.pod(), err)
+			t.emit(c.event(&t.opOutput, ps.pod(), v1.EventTypeWarning, ReasonFailed, err.Error()))
 		}
 		ps.admitted = true
 		c.recount(ps)
-		ps.podCgroup = c.s.podCgroupName(qos.GetPodQOS(ps.pod), ps.uid)
+		ps.podCgroup = c.s.podCgroupName(qos.GetPodQOS(ps.pod()), ps.uid)
 		c.markDirty(ps)
 		return t.take(), false, true
 	}

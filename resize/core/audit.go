@@ -90,11 +90,11 @@ func (c *Core) Expectations() []PodExpectation {
 		if ps == nil || !ps.admitted || ps.isTerminal() {
 			continue
 		}
-		alloc, _ := c.hot(ps).allocatedPod()
+		alloc, _ := ps.allocatedPod()
 		pe := PodExpectation{
 			UID:             uid,
-			Namespace:       ps.pod.Namespace,
-			Name:            ps.pod.Name,
+			Namespace:       ps.pod().Namespace,
+			Name:            ps.pod().Name,
 			PodCgroup:       ps.podCgroup,
 			PodCgroupValues: c.s.podCgroupValues(alloc),
 		}
@@ -108,7 +108,7 @@ func (c *Core) Expectations() []PodExpectation {
 				ce.ID = rec.id
 				ce.Cgroup = cgconfig.ContainerCgroupName(ps.podCgroup, rec.id, c.s.cfg.CgroupDriver)
 			}
-			ce.Actuated, ce.HasActuated = ps.actuated.ContainerResources[ctr.Name]
+			ce.Actuated, ce.HasActuated = ps.live().actuated.ContainerResources[ctr.Name]
 			ce.Resources = c.s.cri.ContainerResources(alloc, asActuated(ctr, ce.Actuated, ce.HasActuated))
 			ce.Status = *statusResources(ctr.Resources, true, &runtimeapi.ContainerResources{Linux: ce.Resources}, nil, "")
 			ce.StatusKeepsCPULimit = !c.s.enforceCPULimits

@@ -26,7 +26,7 @@ func restartWithConditions(t *testing.T, v profile.Version) (w *world, restartAt
 	w.add(testPod("b", resources("500m", "", "", "")))
 	w.add(testPod("c", resources("200m", "", "", "")))
 	w.resize("b", resources("1500m", "", "", ""))
-	cID := w.c.hot(w.c.podByName("default", "c")).containers.id("c1")
+	cID := w.c.podByName("default", "c").containers.id("c1")
 	w.fail = func(a Action) error {
 		if u, ok := a.(UpdateContainerResources); ok && u.ID == cID {
 			return errors.New("runtime busy")

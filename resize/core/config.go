@@ -87,8 +87,11 @@ type NodeConfig struct {
 }
 
 // DefaultHotPods is the HotPods a node has unless its NodeConfig says
-// otherwise.
-const DefaultHotPods = 3
+// otherwise: one, the pod a resize works on. Each pod kept decoded costs
+// a few KiB, which a settled 110-pod node keeping three (and the API
+// server three) took over its 400 KiB (BenchmarkNodeHeap); the resize
+// benchmarks make the same allocations with one.
+const DefaultHotPods = 1
 
 // hotPods is the limit of thawed pods cfg asks for.
 func (cfg NodeConfig) hotPods() int {

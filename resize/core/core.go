@@ -64,7 +64,7 @@ type Core struct {
 	pods  map[types.UID]*podState
 	order []types.UID // admission order
 	// thawed are the pods not frozen, by when they were last used (see
-	// Core.hot and Core.settle).
+	// podState.live and Core.settle).
 	thawed frozen.Recent[types.UID]
 
 	queue allocation.Queue

@@ -28,16 +28,16 @@ func TestCountsUnallocatedPods(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := c.counts(&podState{pod: running, admitted: true, hasAllocated: true}); got != tc.withAlloc {
+		if got := c.counts(&podState{body: podBody{pod: running}, admitted: true, hasAllocated: true}); got != tc.withAlloc {
 			t.Errorf("%s: a pod with an allocation counts %v, want %v", tc.v, got, tc.withAlloc)
 		}
-		if got := c.counts(&podState{pod: running, admitted: true}); got != tc.withoutAlloc {
+		if got := c.counts(&podState{body: podBody{pod: running}, admitted: true}); got != tc.withoutAlloc {
 			t.Errorf("%s: a pod without an allocation counts %v, want %v", tc.v, got, tc.withoutAlloc)
 		}
-		if c.counts(&podState{pod: done, admitted: true, hasAllocated: true}) {
+		if c.counts(&podState{body: podBody{pod: done}, admitted: true, hasAllocated: true}) {
 			t.Errorf("%s: a terminal pod counts", tc.v)
 		}
-		if c.counts(&podState{pod: running, hasAllocated: true}) {
+		if c.counts(&podState{body: podBody{pod: running}, hasAllocated: true}) {
 			t.Errorf("%s: a pod not admitted counts", tc.v)
 		}
 	}

@@ -23,7 +23,7 @@ type deleteOp struct {
 }
 
 func (o *deleteOp) advance(c *Core, done []Action, res []Result) ([]Action, bool, bool) {
-	ps := c.hot(c.pods[o.uid])
+	ps := c.pods[o.uid]
 	if ps == nil {
 		return o.take(), false, true
 	}
@@ -31,14 +31,14 @@ func (o *deleteOp) advance(c *Core, done []Action, res []Result) ([]Action, bool
 	case 0:
 		var acts []Action
 		dead := append([]string(nil), ps.dead...)
-		for ctr := range allContainers(ps.pod) {
+		for ctr := range allContainers(ps.pod()) {
 			rec, ok := ps.containers.lookup(ctr.Name)
 			if !ok {
 				continue
 			}
 			acts = append(acts,
-				c.event(&o.opOutput, ps.pod, v1.EventTypeNormal, ReasonKilling, fmt.Sprintf("Stopping container %s", ctr.Name)),
-				StopContainer{Name: ctr.Name, ID: rec.id, Timeout: terminationGrace(ps.pod)})
+				c.event(&o.opOutput, ps.pod(), v1.EventTypeNormal, ReasonKilling, fmt.Sprintf("Stopping container %s", ctr.Name)),
+				StopContainer{Name: ctr.Name, ID: rec.id, Timeout: terminationGrace(ps.pod())})
 			dead = append(dead, rec.id)
 		}
 		for _, id := range dead {
@@ -94,10 +94,10 @@ func (o *deleteOp) advance(c *Core, done []Action, res []Result) ([]Action, bool
 			}
 		}
 		if len(errs) > 0 {
-			ps.deleteErr = fmt.Errorf("delete pod %s/%s: %w", ps.pod.Namespace, ps.pod.Name, errors.Join(errs...))
+			ps.deleteErr = fmt.Errorf("delete pod %s/%s: %w", ps.pod().Namespace, ps.pod().Name, errors.Join(errs...))
 			return o.take(), false, true
 		}
-		pod := ps.pod
+		pod := ps.pod()
 		c.removePod(o.uid)
 		c.enqueueRetry(allocation.TriggerPodsRemoved)
 		return o.take(DeleteCheckpoints{UID: o.uid}, DeletePod{Namespace: pod.Namespace, Name: pod.Name}), false, true
@@ -130,10 +130,9 @@ func (c *Core) deleteRequested(in DeleteRequested) error {
 	if in.Pod != nil {
 		// The API server's pod with its deletion marks, and the status the
 		// kubelet last wrote.
-		c.hot(ps)
 		updated := in.Pod
-		updated.Status = ps.pod.Status
-		ps.pod = updated
+		updated.Status = ps.pod().Status
+		ps.setPod(updated)
 	}
 	// From now on the pod is torn down, never synced, until it is gone:
 	// a failed teardown is tried again at the pod's next resync, as the

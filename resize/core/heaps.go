@@ -66,7 +66,7 @@ func timerBefore(a, b *podState) bool {
 
 func (h timerHeap) swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
-	h[i].timerIdx, h[j].timerIdx = i, j
+	h[i].timerIdx, h[j].timerIdx = int32(i), int32(j)
 }
 
 func (h timerHeap) up(i int) {

@@ -53,18 +53,13 @@ func (c *Core) Clone() (*Core, error) {
 	for _, uid := range c.order {
 		ps := c.pods[uid]
 		cp := *ps
-		cp.pod = ps.pod.DeepCopy()
+		cp.copyBody(&out.thawed)
 		cp.containers = slices.Clone(ps.containers)
 		cp.dead = slices.Clone(ps.dead)
-		cp.allocated = ps.allocated.DeepCopy()
-		cp.actuated = ps.actuated.DeepCopy()
 		cp.conds = ps.conds.copy()
 		cp.usage = ps.usage.Clone()
 		cp.timerIdx = -1
 		out.pods[uid] = &cp
-		if cp.pod != nil {
-			out.thawed.Touch(uid)
-		}
 		if !cp.resyncAt.IsZero() {
 			out.setResync(&cp, cp.resyncAt)
 		}
@@ -98,13 +93,13 @@ func (c *Core) PlanAdmission(pod *v1.Pod) (AdmissionPlan, error) {
 	if err != nil {
 		return AdmissionPlan{}, err
 	}
-	ps := clone.hot(clone.pods[pod.UID])
+	ps := clone.pods[pod.UID]
 	if ps == nil {
 		return AdmissionPlan{}, fmt.Errorf("plan %s/%s: %w", pod.Namespace, pod.Name, ErrUnknownPod)
 	}
 	updated := pod.DeepCopy()
-	updated.Status = ps.pod.Status
-	ps.pod = updated
+	updated.Status = ps.pod().Status
+	ps.setPod(updated)
 	plan := AdmissionPlan{QueuePosition: -1}
 	if !ps.view().Changed() {
 		return plan, nil

@@ -20,9 +20,19 @@ import (
 // the API server gave it, status as the kubelet last wrote it), the
 // allocation and actuation records (the checkpoints' contents), the resize
 // conditions, and what the runtime holds for it.
+//
+// The object and the records are kept frozen while the pod is settled
+// (Core.freeze): they are read through pod and live, which thaw them
+// first, and never through body, which only pods.go touches
+// (TestOnlyThePodTableTouchesBodies).
 type podState struct {
-	uid types.UID
-	pod *v1.Pod
+	uid  types.UID
+	body podBody
+	// cold holds the body while it is frozen, when body is empty; while
+	// it is thawed, the pod as it was last frozen, if it was.
+	cold coldPod
+	// recent is the core's record of the thawed pods, which live keeps.
+	recent *frozen.Recent[types.UID]
 
 	podCgroup string
 	sandboxID string
@@ -31,14 +41,6 @@ type podState struct {
 	// dead are stopped containers left for garbage collection.
 	dead []string
 
-	allocated allocation.PodResources
-	// spare is the container map of the record the last allocation
-	// replaced, for the next record to reuse: without it a resize
-	// decision allocates twice, about half a KiB
-	// (BenchmarkResizeDecision, whose target is none).
-	spare    map[string]v1.ResourceRequirements
-	actuated allocation.PodResources
-
 	// usage is the pod's share of the node's usage, as the predicate
 	// counts it, while counted says it is in Core.used.
 	usage allocation.Usage
@@ -46,20 +48,15 @@ type podState struct {
 	conds resizeConditions
 
 	// seq is the pod's place in admission order.
-	seq uint64
-	// timerIdx is the pod's place in Core.timers, -1 when no resync is
-	// armed.
-	timerIdx  int
+	seq       uint64
 	deleteErr error
 	resyncAt  time.Time
+	// timerIdx is the pod's place in Core.timers, -1 when no resync is
+	// armed.
+	timerIdx int32
 
-	// cold holds the pod and its records while it is frozen (see
-	// Core.freeze): pod is nil and allocated, actuated and spare are
-	// empty then, and terminal keeps isTerminal(pod) for the walks that
-	// only need that.
-	cold coldPod
-
-	// The flags come last, together, where they take one word.
+	// The flags come last, together, where they take one word with
+	// timerIdx.
 	admitted     bool
 	hasAllocated bool
 	counted      bool
@@ -70,12 +67,27 @@ type podState struct {
 	deleteRequested bool
 	// stale says the pod's share of the node's usage is to be taken again
 	// (Core.recount).
-	stale    bool
+	stale bool
+	// terminal keeps isTerminal(pod) while the pod is frozen, for the
+	// walks that only need that.
 	terminal bool
 	// terminating says the pod is being deleted (a deletion was asked
 	// for, or the API server's pod carries a deletionTimestamp): it is
 	// torn down until it is gone, never synced.
 	terminating bool
+}
+
+// podBody is the part of a pod's state that is frozen while the pod is
+// settled.
+type podBody struct {
+	pod       *v1.Pod
+	allocated allocation.PodResources
+	// spare is the container map of the record the last allocation
+	// replaced, for the next record to reuse: without it a resize
+	// decision allocates twice, about half a KiB
+	// (BenchmarkResizeDecision, whose target is none).
+	spare    map[string]v1.ResourceRequirements
+	actuated allocation.PodResources
 }
 
 // coldPod is a settled pod's API object and checkpoint records, frozen.
@@ -138,14 +150,6 @@ func (r *containerRecords) dropID(id string) {
 	*r = slices.DeleteFunc(*r, func(n namedRecord) bool { return n.id == id })
 }
 
-// isTerminal is isTerminal(ps.pod), also while ps is frozen.
-func (ps *podState) isTerminal() bool {
-	if ps.pod == nil {
-		return ps.terminal
-	}
-	return isTerminal(ps.pod)
-}
-
 // podName is a pod's namespace and name, the key the kubelet is asked by.
 type podName struct{ namespace, name string }
 
@@ -188,12 +192,13 @@ func overlay(pod *v1.Pod, alloc allocation.PodResources, has bool) (*v1.Pod, boo
 // they differ: for the sync, which hands the allocated pod on. Decisions
 // read the pod through view instead.
 func (ps *podState) allocatedPod() (*v1.Pod, bool) {
-	return overlay(ps.pod, ps.allocated, ps.hasAllocated)
+	b := ps.live()
+	return overlay(b.pod, b.allocated, ps.hasAllocated)
 }
 
 // view is the allocated pod without a copy.
 func (ps *podState) view() allocation.Allocated {
-	return viewOf(ps.pod, ps)
+	return viewOf(ps.pod(), ps)
 }
 
 // viewOf is pod seen with ps's allocation.
@@ -201,7 +206,7 @@ func viewOf(pod *v1.Pod, ps *podState) allocation.Allocated {
 	if !ps.hasAllocated {
 		return allocation.Allocated{Pod: pod}
 	}
-	return allocation.Allocated{Pod: pod, Record: &ps.allocated}
+	return allocation.Allocated{Pod: pod, Record: &ps.live().allocated}
 }
 
 // allocationFromPod is what the allocation checkpoint records of a pod

@@ -10,7 +10,7 @@ import (
 	"github.com/resizelet/resizelet/allocation/frozen"
 )
 
-// The core's pod table: adding a pod's state, finding it (hot thaws a
+// The core's pod table: adding a pod's state, reading it (live thaws a
 // frozen one), freezing the settled ones (settle, freeze), removing it,
 // and keeping the node's usage by its pods up to date (recount).
 
@@ -20,7 +20,8 @@ func (c *Core) newPodState(pod *v1.Pod) *podState {
 		uid:         pod.UID,
 		seq:         c.nextSeq,
 		timerIdx:    -1,
-		pod:         pod,
+		body:        podBody{pod: pod},
+		recent:      &c.thawed,
 		terminating: pod.DeletionTimestamp != nil,
 	}
 	c.pods[pod.UID] = ps
@@ -30,27 +31,45 @@ func (c *Core) newPodState(pod *v1.Pod) *podState {
 	return ps
 }
 
-// hot makes ps usable: thawed if it was frozen, and marked as used now, so
-// that it stays thawed while it is among the most recently used. Every
-// place that takes a pod state from the core's maps goes through it
-// (walks that only read admitted and isTerminal need not: see
-// podState.isTerminal). It returns ps, and nil for nil.
-func (c *Core) hot(ps *podState) *podState {
-	if ps == nil {
-		return nil
+// live is ps's body, thawed if it was frozen, and marks ps as used now,
+// so that it stays thawed while it is among the most recently used.
+// Every read of the pod or its records goes through it (pod is the
+// shorthand for the pod).
+func (ps *podState) live() *podBody {
+	if ps.body.pod == nil {
+		ps.body = podBody{pod: ps.cold.pod.Thaw(), allocated: ps.cold.allocated.Thaw(), actuated: ps.cold.actuated.Thaw()}
+		// The pod's frozen form stays, for freeze to reuse if nothing
+		// changes.
+		ps.cold = coldPod{pod: ps.cold.pod}
 	}
-	if ps.pod == nil {
-		ps.pod = ps.cold.pod.Thaw()
-		if !ps.cold.allocated.IsZero() {
-			ps.allocated = ps.cold.allocated.Thaw()
-		}
-		if !ps.cold.actuated.IsZero() {
-			ps.actuated = ps.cold.actuated.Thaw()
-		}
-		ps.cold = coldPod{}
+	ps.recent.Touch(ps.uid)
+	return &ps.body
+}
+
+// pod is ps's API object, thawed if it was frozen: spec as the API server
+// gave it, status as the kubelet last wrote it.
+func (ps *podState) pod() *v1.Pod { return ps.live().pod }
+
+// setPod replaces ps's API object.
+func (ps *podState) setPod(pod *v1.Pod) { ps.live().pod = pod }
+
+// isTerminal is isTerminal(ps.pod()), without thawing a frozen ps.
+func (ps *podState) isTerminal() bool {
+	if ps.body.pod == nil {
+		return ps.terminal
 	}
-	c.thawed.Touch(ps.uid)
-	return ps
+	return isTerminal(ps.body.pod)
+}
+
+// copyBody makes ps, a copy of another pod's state, hold a body of its
+// own, tracked by recent: a deep copy of a thawed body; a frozen one is
+// shared as it is, frozen values being immutable.
+func (ps *podState) copyBody(recent *frozen.Recent[types.UID]) {
+	ps.recent = recent
+	if b := ps.body; b.pod != nil {
+		ps.body = podBody{pod: b.pod.DeepCopy(), allocated: b.allocated.DeepCopy(), actuated: b.actuated.DeepCopy()}
+		recent.Touch(ps.uid)
+	}
 }
 
 // settle freezes the pods used least recently beyond the node's HotPods,
@@ -75,7 +94,7 @@ func (c *Core) settle() {
 // A pod that is gone counts as frozen: there is nothing left to keep.
 func (c *Core) freeze(uid types.UID) bool {
 	ps := c.pods[uid]
-	if ps == nil || ps.pod == nil {
+	if ps == nil || ps.body.pod == nil {
 		return true
 	}
 	if ps.busy || ps.dirty || ps.deleteRequested || c.queue.Has(uid) {
@@ -84,23 +103,21 @@ func (c *Core) freeze(uid types.UID) bool {
 	// Its share is taken while the pod is at hand (it stays on the stale
 	// list, unmarked).
 	c.recountNow(ps)
-	f, ok := frozen.FreezePod(ps.pod)
+	b := &ps.body
+	f, ok := ps.cold.pod.Refreeze(b.pod)
 	if !ok {
 		return false
 	}
 	ps.cold = coldPod{pod: f}
 	if ps.hasAllocated {
-		ps.cold.allocated = frozen.FreezeResources(ps.allocated)
+		ps.cold.allocated = frozen.FreezeResources(b.allocated)
 	}
-	if ps.actuated.ContainerResources != nil || ps.actuated.PodLevelResources != nil {
-		ps.cold.actuated = frozen.FreezeResources(ps.actuated)
+	if b.actuated.ContainerResources != nil || b.actuated.PodLevelResources != nil {
+		ps.cold.actuated = frozen.FreezeResources(b.actuated)
 	}
-	ps.terminal = isTerminal(ps.pod)
+	ps.terminal = isTerminal(b.pod)
 	ps.conds.release()
-	ps.pod = nil
-	ps.allocated = allocation.PodResources{}
-	ps.actuated = allocation.PodResources{}
-	ps.spare = nil
+	ps.body = podBody{}
 	return true
 }
 
@@ -125,9 +142,9 @@ func (c *Core) removePod(uid types.UID) {
 	}
 	c.disarm(ps)
 	c.forgetConditions(ps)
-	c.hot(ps) // for its name
+	pod := ps.pod() // for its name
 	c.thawed.Forget(uid)
-	delete(c.byName, podName{ps.pod.Namespace, ps.pod.Name})
+	delete(c.byName, podName{pod.Namespace, pod.Name})
 	delete(c.pods, uid)
 	c.queue.Remove(uid)
 	if i := slices.Index(c.order, uid); i >= 0 {
@@ -201,8 +218,9 @@ func (c *Core) othersUsage(ps *podState) *allocation.Usage {
 // memory of the record ps's last allocation replaced (which nothing holds
 // any more: the checkpoint has the current record, see state.State).
 func (c *Core) allocationFromPod(ps *podState, pod allocation.Allocated) allocation.PodResources {
-	spare := ps.spare
-	ps.spare = nil
+	b := ps.live()
+	spare := b.spare
+	b.spare = nil
 	return allocationFromPod(pod, c.s.profile.InitContainersResizable(), spare)
 }
 
@@ -229,7 +247,6 @@ func (c *Core) otherPods(uid types.UID) []*v1.Pod {
 		if id == uid || !c.counts(ps) {
 			continue
 		}
-		c.hot(ps)
 		p, _ := ps.allocatedPod()
 		out = append(out, p)
 	}

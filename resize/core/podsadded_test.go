@@ -80,7 +80,7 @@ func TestFreedRoomWaitsForThePeriodicRetry(t *testing.T) {
 	if want := epoch.Add(allocation.RetryDelay); !due.Equal(want) {
 		t.Fatalf("retry due %v, want %v", due, want)
 	}
-	id := w.c.hot(w.c.podByName("default", "a")).containers.id("c1")
+	id := w.c.podByName("default", "a").containers.id("c1")
 	w.ctrs[id].State = runtimeapi.ContainerState_CONTAINER_EXITED
 	w.ctrs[id].ExitCode = 1
 	w.run(SyncRequested{Now: w.now})

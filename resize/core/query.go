@@ -30,7 +30,7 @@ func (c *Core) Pod(namespace, name string) (PodInfo, bool) {
 	if !c.made() {
 		return PodInfo{}, false
 	}
-	ps := c.hot(c.podByName(namespace, name))
+	ps := c.podByName(namespace, name)
 	if ps == nil {
 		return PodInfo{}, false
 	}
@@ -47,10 +47,10 @@ func (c *Core) Pod(namespace, name string) (PodInfo, bool) {
 		info.ContainerCgroups[rec.name] = cgconfig.ContainerCgroupName(ps.podCgroup, rec.id, c.s.cfg.CgroupDriver)
 	}
 	if ps.hasAllocated {
-		info.Allocated = ps.allocated.DeepCopy().ContainerResources
+		info.Allocated = ps.live().allocated.DeepCopy().ContainerResources
 	}
-	if ps.actuated.ContainerResources != nil {
-		info.Actuated = ps.actuated.DeepCopy().ContainerResources
+	if ps.live().actuated.ContainerResources != nil {
+		info.Actuated = ps.live().actuated.DeepCopy().ContainerResources
 	}
 	return info, true
 }
@@ -83,8 +83,8 @@ func (c *Core) Stale(pod *v1.Pod) bool {
 	if !c.made() || pod == nil {
 		return false
 	}
-	ps := c.hot(c.podByName(pod.Namespace, pod.Name))
-	return ps != nil && ps.uid == pod.UID && pod.Generation < ps.pod.Generation
+	ps := c.podByName(pod.Namespace, pod.Name)
+	return ps != nil && ps.uid == pod.UID && pod.Generation < ps.pod().Generation
 }
 
 // APIPod returns a copy of the pod as the kubelet sees it: the spec the
@@ -93,11 +93,11 @@ func (c *Core) APIPod(namespace, name string) (*v1.Pod, bool) {
 	if !c.made() {
 		return nil, false
 	}
-	ps := c.hot(c.podByName(namespace, name))
+	ps := c.podByName(namespace, name)
 	if ps == nil {
 		return nil, false
 	}
-	return ps.pod.DeepCopy(), true
+	return ps.pod().DeepCopy(), true
 }
 
 // AllocatedTotal is the sum of the admitted, active pods' allocated
@@ -113,7 +113,7 @@ func (c *Core) AllocatedTotal() v1.ResourceList {
 		if !ps.admitted || ps.isTerminal() {
 			continue
 		}
-		p, _ := c.hot(ps).allocatedPod()
+		p, _ := ps.allocatedPod()
 		for name, q := range qos.PodRequests(p, opts) {
 			if cur, ok := total[name]; ok {
 				cur.Add(q)

@@ -23,19 +23,19 @@ func (c *Core) markDirty(ps *podState) {
 func (c *Core) setResync(ps *podState, at time.Time) {
 	ps.resyncAt = at
 	if ps.timerIdx >= 0 {
-		c.timers.down(ps.timerIdx)
-		c.timers.up(ps.timerIdx)
+		c.timers.down(int(ps.timerIdx))
+		c.timers.up(int(ps.timerIdx))
 		return
 	}
-	ps.timerIdx = len(c.timers)
+	ps.timerIdx = int32(len(c.timers))
 	c.timers = append(c.timers, ps)
-	c.timers.up(ps.timerIdx)
+	c.timers.up(int(ps.timerIdx))
 }
 
 // disarm stops the pod's resync timer.
 func (c *Core) disarm(ps *podState) {
 	if ps.timerIdx >= 0 {
-		c.timers.remove(ps.timerIdx)
+		c.timers.remove(int(ps.timerIdx))
 	}
 	ps.resyncAt = time.Time{}
 }

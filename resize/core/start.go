@@ -29,12 +29,12 @@ func (c *Core) start(in Start) {
 			continue
 		}
 		ps := c.newPodState(pod.DeepCopy())
-		added.add(c, ps.pod)
+		added.add(c, ps.pod())
 		if r, ok := in.Allocated[pod.UID]; ok {
-			ps.allocated, ps.hasAllocated = r.DeepCopy(), true
+			ps.live().allocated, ps.hasAllocated = r.DeepCopy(), true
 		}
 		if r, ok := in.Actuated[pod.UID]; ok {
-			ps.actuated = r.DeepCopy()
+			ps.live().actuated = r.DeepCopy()
 		}
 		for _, sb := range in.Sandboxes {
 			if sb.GetMetadata().GetUid() == string(pod.UID) && sb.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY {

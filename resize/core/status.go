@@ -165,7 +165,7 @@ var (
 // (statuses are never changed in place): unchanged container states,
 // IDs and resources cost nothing.
 func (c *Core) buildStatus(ps *podState, alloc *v1.Pod, states map[string]ContainerState, statuses map[string]*runtimeapi.ContainerStatus) *v1.PodStatus {
-	pod := ps.pod
+	pod := ps.pod()
 	status := new(v1.PodStatus)
 	*status = pod.Status
 	status.ObservedGeneration = pod.Generation
@@ -175,7 +175,7 @@ func (c *Core) buildStatus(ps *podState, alloc *v1.Pod, states map[string]Contai
 		status.StartTime = &t
 	}
 	allocOf := func(ctr *v1.Container) v1.ResourceRequirements {
-		if r, ok := ps.allocated.ContainerResources[ctr.Name]; ok && ps.hasAllocated {
+		if r, ok := ps.live().allocated.ContainerResources[ctr.Name]; ok && ps.hasAllocated {
 			return r
 		}
 		return ctr.Resources

@@ -206,15 +206,16 @@ func (c *Core) batchDone(in BatchDone) (Ready, error) {
 func (c *Core) mirror(a Action) {
 	switch a := a.(type) {
 	case WriteAllocated:
-		if ps := c.hot(c.pods[a.UID]); ps != nil {
+		if ps := c.pods[a.UID]; ps != nil {
 			// Records are never changed in place: no copy is needed. The
 			// record this one replaces is held by nothing now.
 			// (A new record's map is never the current one's: see
 			// Core.allocationFromPod.)
+			b := ps.live()
 			if ps.hasAllocated {
-				ps.spare = ps.allocated.ContainerResources
+				b.spare = b.allocated.ContainerResources
 			}
-			ps.allocated = a.Resources
+			b.allocated = a.Resources
 			ps.hasAllocated = true
 			c.recount(ps)
 		}
@@ -222,18 +223,20 @@ func (c *Core) mirror(a Action) {
 		// Requirements are never changed in place, so the record may
 		// share them with the action; the map of containers is the
 		// core's own.
-		if ps := c.hot(c.pods[a.UID]); ps != nil {
-			if ps.actuated.ContainerResources == nil {
-				ps.actuated.ContainerResources = map[string]v1.ResourceRequirements{}
+		if ps := c.pods[a.UID]; ps != nil {
+			b := ps.live()
+			if b.actuated.ContainerResources == nil {
+				b.actuated.ContainerResources = map[string]v1.ResourceRequirements{}
 			}
-			ps.actuated.ContainerResources[a.Name] = a.Resources
+			b.actuated.ContainerResources[a.Name] = a.Resources
 		}
 	case WriteActuated:
-		if ps := c.hot(c.pods[a.UID]); ps != nil {
+		if ps := c.pods[a.UID]; ps != nil {
 			// The store may keep the record it is given; the core changes
 			// its container map in place, so it takes a copy of that.
-			ps.actuated = a.Resources
-			ps.actuated.ContainerResources = maps.Clone(a.Resources.ContainerResources)
+			b := ps.live()
+			b.actuated = a.Resources
+			b.actuated.ContainerResources = maps.Clone(a.Resources.ContainerResources)
 		}
 	}
 }

@@ -13,7 +13,7 @@ import (
 )
 
 func (o *syncOp) advance(c *Core, done []Action, res []Result) ([]Action, bool, bool) {
-	ps := c.hot(c.pods[o.uid])
+	ps := c.pods[o.uid]
 	if ps == nil {
 		return o.take(), false, true
 	}
@@ -56,7 +56,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 		}
 		if ps.sandboxID == "" {
 			o.newSandbox = true
-			acts = append(acts, RunPodSandbox{Pod: ps.pod.Namespace + "/" + ps.pod.Name, Config: s.cri.SandboxConfig(o.alloc, ps.podCgroup)})
+			acts = append(acts, RunPodSandbox{Pod: ps.pod().Namespace + "/" + ps.pod().Name, Config: s.cri.SandboxConfig(o.alloc, ps.podCgroup)})
 		}
 		acts = o.appendStatusReads(acts, ps)
 		o.scratch = acts
@@ -79,7 +79,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			case RunPodSandbox:
 				if err != nil {
 					return o.fail(err,
-						c.event(&o.opOutput, ps.pod, v1.EventTypeWarning, ReasonFailedCreatePodSandBox, fmt.Sprintf("Failed to create pod sandbox: %v", err)),
+						c.event(&o.opOutput, ps.pod(), v1.EventTypeWarning, ReasonFailedCreatePodSandBox, fmt.Sprintf("Failed to create pod sandbox: %v", err)),
 						c.writeStatus(ps, c.buildStatus(ps, o.alloc, nil, nil)))
 				}
 				ps.sandboxID = res[i].ID
@@ -90,33 +90,33 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 				o.observe(ps, a, res[i].Status)
 			}
 		}
-		o.allowed = c.resizeAllowed(ps.pod)
-		if o.allowed && resizeInProgress(o.alloc, o.states, ps.actuated, podLevelResize) {
+		o.allowed = c.resizeAllowed(ps.pod())
+		if o.allowed && resizeInProgress(o.alloc, o.states, ps.live().actuated, podLevelResize) {
 			// CheckPodResizeInProgress runs before the runtime's sync: after
 			// a kubelet restart it sets the condition again (the status
 			// manager keeps conditions in memory only); otherwise it keeps
 			// it as it is.
 			c.setInProgress(ps, "", "", o.alloc.Generation, metav1.NewTime(c.now))
 		}
-		o.actions = planPodInto(o.actions, o.alloc, o.states, ps.actuated, o.allowed, podLevelResize)
+		o.actions = planPodInto(o.actions, o.alloc, o.states, ps.live().actuated, o.allowed, podLevelResize)
 		if s.profile.ResizesPodForStartingContainers() && !o.newSandbox && !o.actions.UpdatePodResources {
 			// From 1.37 a container that starts with resources other
 			// than its actuated ones brings the pod cgroup along
 			// (computePodActions, startingResizedContainer); a new
 			// sandbox returns before that check.
-			o.actions.UpdatePodResources = startingResizedContainer(o.alloc, o.actions.Start, ps.actuated, podLevelResize)
+			o.actions.UpdatePodResources = startingResizedContainer(o.alloc, o.actions.Start, ps.live().actuated, podLevelResize)
 		}
 		var acts []Action
 		for _, k := range o.actions.Kill {
 			acts = append(acts,
-				c.event(&o.opOutput, ps.pod, v1.EventTypeNormal, ReasonKilling, k.Message),
-				StopContainer{Name: k.Name, ID: k.ID, Timeout: terminationGrace(ps.pod), Reason: k.Reason})
+				c.event(&o.opOutput, ps.pod(), v1.EventTypeNormal, ReasonKilling, k.Message),
+				StopContainer{Name: k.Name, ID: k.ID, Timeout: terminationGrace(ps.pod()), Reason: k.Reason})
 		}
 		o.phase = syncKilled
 		return acts
 
 	case syncKilled:
-		c.logKills(ps.pod, done, res)
+		c.logKills(ps.pod(), done, res)
 		for i, a := range done {
 			if stop, ok := a.(StopContainer); ok {
 				if err := res[i].Err; err != nil {
@@ -152,7 +152,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			// pkg/kubelet/kuberuntime/kuberuntime_manager.go), so the
 			// condition's message, and whether another ResizeError is
 			// due, do not depend on what the read said.
-			c.logPodCgroupReadFailed(ps.pod, err)
+			c.logPodCgroupReadFailed(ps.pod(), err)
 			o.resized(c, fmt.Errorf("unable to get pod cgroup memory config for pod %q", formatPod(o.alloc)))
 			return nil
 		}
@@ -173,7 +173,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 
 	case syncUsageRead:
 		if err := o.check.verdict(o.alloc, done, res); err != nil {
-			c.logResizeNotFeasible(ps.pod, err)
+			c.logResizeNotFeasible(ps.pod(), err)
 			o.resized(c, err)
 			return nil
 		}
@@ -186,12 +186,12 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 		o.rollbacks = o.rollbacks[:0]
 		o.scratch = s.appendResizeWritesFor(o.scratch[:0], ResizeTarget{
 			UID: o.uid, Pod: o.alloc, PodCgroup: ps.podCgroup, SandboxID: ps.sandboxID,
-			Actions: o.actions, Current: o.current, Actuated: ps.actuated,
+			Actions: o.actions, Current: o.current, Actuated: ps.live().actuated,
 		}, o.desired, &o.rollbacks)
 		return o.scratch
 
 	case syncResized:
-		c.logResizeWrites(ps.pod, o.alloc, o.actions.UpdateMemory, done, res)
+		c.logResizeWrites(ps.pod(), o.alloc, o.actions.UpdateMemory, done, res)
 		var err error
 		for i, a := range done {
 			if res[i].Err == nil || !StopsOnFailure(a) {
@@ -268,7 +268,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 		name := o.actions.Start[o.startNext]
 		_, r, _ := resultOf[CreateContainer](done, res)
 		if err := r.Err; err != nil {
-			o.emit(c.event(&o.opOutput, ps.pod, v1.EventTypeWarning, ReasonFailed, fmt.Sprintf("Error: %v", err)))
+			o.emit(c.event(&o.opOutput, ps.pod(), v1.EventTypeWarning, ReasonFailed, fmt.Sprintf("Error: %v", err)))
 			o.errs = append(o.errs, fmt.Errorf("create container %s: %w", name, err))
 			o.startNext++
 			o.phase = syncStartNext
@@ -280,7 +280,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 		o.phase = syncStarted
 		return []Action{
 			WriteActuatedContainer{UID: o.uid, Name: name, Resources: actuatedRequirements(o.alloc.Spec.Resources, ctr.Resources, c.s.profile.PodLevelResize())},
-			c.event(&o.opOutput, ps.pod, v1.EventTypeNormal, ReasonCreated, c.containerEventMessage("Created container: %s", "Container created", name)),
+			c.event(&o.opOutput, ps.pod(), v1.EventTypeNormal, ReasonCreated, c.containerEventMessage("Created container: %s", "Container created", name)),
 			StartContainer{Name: name, ID: id},
 		}
 
@@ -295,10 +295,10 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 				}
 			case StartContainer:
 				if err != nil {
-					o.emit(c.event(&o.opOutput, ps.pod, v1.EventTypeWarning, ReasonFailed, fmt.Sprintf("Error: %v", err)))
+					o.emit(c.event(&o.opOutput, ps.pod(), v1.EventTypeWarning, ReasonFailed, fmt.Sprintf("Error: %v", err)))
 					o.errs = append(o.errs, fmt.Errorf("start container %s: %w", name, err))
 				} else {
-					o.emit(c.event(&o.opOutput, ps.pod, v1.EventTypeNormal, ReasonStarted, c.containerEventMessage("Started container %s", "Container started", name)))
+					o.emit(c.event(&o.opOutput, ps.pod(), v1.EventTypeNormal, ReasonStarted, c.containerEventMessage("Started container %s", "Container started", name)))
 				}
 			}
 		}
@@ -313,10 +313,10 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			// error, and another error while the reason stays Error
 			// (SyncPod, pkg/kubelet/kubelet.go, on what
 			// SetPodResizeInProgressCondition reports).
-			updated := c.setInProgress(ps, v1.PodReasonError, o.resizeErr.Error(), ps.pod.Generation, now)
+			updated := c.setInProgress(ps, v1.PodReasonError, o.resizeErr.Error(), ps.pod().Generation, now)
 			if updated && s.profile.ResizeEvents() {
 				generation := ps.conds.inProgress.ObservedGeneration
-				o.emit(c.resizeEvent(&o.opOutput, ps.pod, v1.EventTypeWarning, ReasonResizeError,
+				o.emit(c.resizeEvent(&o.opOutput, ps.pod(), v1.EventTypeWarning, ReasonResizeError,
 					ResizeMessage{Prefix: prefixError, Pod: o.alloc, Generation: generation, Error: o.resizeErr.Error()}))
 			}
 		}
@@ -336,9 +336,9 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			o.observe(ps, read, res[i].Status)
 		}
 		acts := o.scratch[:0]
-		if o.allowed && !resizeInProgress(o.alloc, o.states, ps.actuated, podLevelResize) {
+		if o.allowed && !resizeInProgress(o.alloc, o.states, ps.live().actuated, podLevelResize) {
 			if generation, cleared := c.clearInProgress(ps); cleared {
-				if ev, ok := c.completedEvent(&o.opOutput, ps.pod, o.alloc, generation); ok {
+				if ev, ok := c.completedEvent(&o.opOutput, ps.pod(), o.alloc, generation); ok {
 					acts = append(acts, ev)
 				}
 			}
@@ -359,7 +359,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 		acts = append(acts, c.writeStatus(ps, status))
 		o.scratch = acts
 		if o.resizeErr != nil && len(o.errs) == 1 {
-			c.logSyncError(ps.pod, o.resizeErr)
+			c.logSyncError(ps.pod(), o.resizeErr)
 		}
 		o.phase = syncDone
 		return acts
@@ -382,7 +382,7 @@ func (o *syncOp) resized(c *Core, err error) {
 // cgroupFailed ends a sync whose pod cgroup could not be made.
 func (o *syncOp) cgroupFailed(c *Core, ps *podState, err error) []Action {
 	return o.fail(err,
-		c.event(&o.opOutput, ps.pod, v1.EventTypeWarning, ReasonFailed, err.Error()),
+		c.event(&o.opOutput, ps.pod(), v1.EventTypeWarning, ReasonFailed, err.Error()),
 		c.writeStatus(ps, c.buildStatus(ps, o.alloc, nil, nil)))
 }
 

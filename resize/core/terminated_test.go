@@ -75,7 +75,7 @@ func finishJob(t *testing.T, v profile.Version) (*world, int) {
 	if c := w.condition("job", v1.PodResizePending); c == nil || c.Reason != v1.PodReasonDeferred {
 		t.Fatalf("job's Pending %+v, want Deferred", c)
 	}
-	id := w.c.hot(w.c.podByName("default", "job")).containers.id("c1")
+	id := w.c.podByName("default", "job").containers.id("c1")
 	ev := len(w.events)
 	w.ctrs[id].State = runtimeapi.ContainerState_CONTAINER_EXITED
 	w.run(SyncRequested{Now: w.now})
@@ -163,7 +163,7 @@ func TestTerminalPodCompletesInProgress(t *testing.T) {
 	job := testPod("job", resources("500m", "", "", ""))
 	job.Spec.RestartPolicy = v1.RestartPolicyNever
 	w.add(job)
-	ps := w.c.hot(w.c.podByName("default", "job"))
+	ps := w.c.podByName("default", "job")
 	id := ps.containers.id("c1")
 	w.fail = func(a Action) error {
 		if u, ok := a.(UpdateContainerResources); ok && u.ID == id {

@@ -195,8 +195,8 @@ func (w *world) restart() {
 	w.t.Helper()
 	var pods []*v1.Pod
 	for _, uid := range w.c.order {
-		ps := w.c.hot(w.c.pods[uid])
-		p := ps.pod.DeepCopy()
+		ps := w.c.pods[uid]
+		p := ps.pod().DeepCopy()
 		if st, ok := w.statuses[p.Name]; ok {
 			p.Status = *st.DeepCopy()
 		}
