@@ -108,26 +108,20 @@ func ValidateAmounts(pod *v1.Pod) field.ErrorList {
 // amount alone), so no total the kubelet converts to int64 can overflow
 // either. The bound is on the plain sum because it is simple to state;
 // it refuses only pods asking for more than nine billion CPUs or 8Pi of
-// memory. Only the amounts within the bounds are added (validateAmounts
+// memory. Only the amounts within the bounds are added (ValidateAmounts
 // reports the others first), so each sum stops at the bound and never
 // overflows.
-
-// errors refuses the sums beyond the bound.
-func (t *totals) errors() field.ErrorList {
-	if !t.anyOver {
-		return nil
-	}
-	var errs field.ErrorList
-	for _, e := range t.over() {
-		kind := "requests"
-		if e.limits {
-			kind = "limits"
-		}
-		errs = append(errs, field.Forbidden(field.NewPath("spec"),
-			"the pod's "+string(e.name)+" "+kind+" (containers, init containers, overhead and pod level together) add up to more than "+
-				cgconfig.AmountBoundText(e.name)).WithOrigin(originAmountBound))
-	}
-	return errs
+//
+// A pod names few resources, so a fixed array on the stack holds the
+// sums; a pod with more distinct resources than that spills the rest into
+// more, allocated only then.
+type totals struct {
+	fixed [8]total
+	n     int
+	more  []total
+	// anyOver says whether a sum went beyond the bound (errors has
+	// nothing to look for otherwise).
+	anyOver bool
 }
 
 // total is one resource's running sum of requests or of limits, in the
@@ -139,16 +133,23 @@ type total struct {
 	over   bool
 }
 
-// totals are the running sums of a pod. A pod names few resources, so a
-// fixed array on the stack holds them; a pod with more distinct resources
-// than that spills the rest into more, allocated only then.
-type totals struct {
-	fixed [8]total
-	n     int
-	more  []total
-	// anyOver says whether a sum went beyond the bound (errors has
-	// nothing to look for otherwise).
-	anyOver bool
+// amount adds q to the resource's sum of requests or of limits.
+func (t *totals) amount(name v1.ResourceName, q resource.Quantity, limits bool) {
+	if q.Sign() <= 0 {
+		return
+	}
+	var v, bound int64
+	if name == v1.ResourceCPU {
+		v, bound = q.MilliValue(), cgconfig.MaxMilliCPU
+	} else {
+		v, bound = q.Value(), cgconfig.MaxAmount
+	}
+	e := t.entry(name, limits)
+	if e.over || v > bound-e.sum {
+		e.over, t.anyOver = true, true
+		return
+	}
+	e.sum += v
 }
 
 // entry returns the running sum of the resource's requests or limits.
@@ -172,38 +173,28 @@ func (t *totals) entry(name v1.ResourceName, limits bool) *total {
 	return &t.more[len(t.more)-1]
 }
 
-func (t *totals) amount(name v1.ResourceName, q resource.Quantity, limits bool) {
-	if q.Sign() <= 0 {
-		return
-	}
-	var v, bound int64
-	if name == v1.ResourceCPU {
-		v, bound = q.MilliValue(), cgconfig.MaxMilliCPU
-	} else {
-		v, bound = q.Value(), cgconfig.MaxAmount
-	}
-	e := t.entry(name, limits)
-	if e.over || v > bound-e.sum {
-		e.over, t.anyOver = true, true
-		return
-	}
-	e.sum += v
-}
-
-// over returns the sums beyond the bound, requests before limits and by
+// errors refuses the sums beyond the bound, requests before limits and by
 // resource name within each, so that errors come in a stable order.
-func (t *totals) over() []total {
-	var out []total
-	for _, limits := range []bool{false, true} {
-		start := len(out)
+func (t *totals) errors() field.ErrorList {
+	if !t.anyOver {
+		return nil
+	}
+	var errs field.ErrorList
+	for _, kind := range []string{"requests", "limits"} {
+		var over []total
 		for _, e := range append(t.fixed[:t.n:t.n], t.more...) {
-			if e.over && e.limits == limits {
-				out = append(out, e)
+			if e.over && e.limits == (kind == "limits") {
+				over = append(over, e)
 			}
 		}
-		slices.SortFunc(out[start:], func(a, b total) int { return strings.Compare(string(a.name), string(b.name)) })
+		slices.SortFunc(over, func(a, b total) int { return strings.Compare(string(a.name), string(b.name)) })
+		for _, e := range over {
+			errs = append(errs, field.Forbidden(field.NewPath("spec"),
+				"the pod's "+string(e.name)+" "+kind+" (containers, init containers, overhead and pod level together) add up to more than "+
+					cgconfig.AmountBoundText(e.name)).WithOrigin(originAmountBound))
+		}
 	}
-	return out
+	return errs
 }
 
 // isAmountBound reports a field error of the amount bounds.

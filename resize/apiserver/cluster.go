@@ -159,9 +159,8 @@ func (c *Cluster) get(key podRef) (*v1.Pod, bool) {
 func (c *Cluster) decoded(key podRef, sp storedPod) *v1.Pod {
 	if sp.pod != nil {
 		c.thawed.Touch(key)
-		return sp.pod
 	}
-	return sp.frozen.Thaw()
+	return sp.thaw()
 }
 
 // put stores pod (decoded: it was just written) with the next

@@ -71,11 +71,7 @@ func sameNames(a, b []v1.Container) bool {
 // not change; neither is changed in place. Every path of ApplyResize,
 // ApplyResizePatch and ApplyResizeRequest ends here.
 func applyEdit(old *v1.Pod, e *resizeEdit, opts ResizeOptions) (*v1.Pod, error) {
-	oldPod := old
-	if needsDefaulting(old) {
-		oldPod = old.DeepCopy()
-		DefaultPod(oldPod)
-	}
+	oldPod := defaulted(old)
 	newPod := editedPod(oldPod, e, opts)
 	if errs := validateResize(newPod, oldPod, opts, e.patched == nil); len(errs) > 0 {
 		return nil, &InvalidError{Name: oldPod.Name, Errs: errs}
@@ -238,6 +234,17 @@ func serializedRequirements(rr v1.ResourceRequirements) v1.ResourceRequirements 
 	rr.Requests = serialized(rr.Requests)
 	rr.Limits = serialized(rr.Limits)
 	return rr
+}
+
+// defaulted is old defaulted: old itself when DefaultPod would not change
+// it, else a defaulted copy.
+func defaulted(old *v1.Pod) *v1.Pod {
+	if !needsDefaulting(old) {
+		return old
+	}
+	p := old.DeepCopy()
+	DefaultPod(p)
+	return p
 }
 
 // needsDefaulting reports whether DefaultPod could change the pod: no

@@ -146,9 +146,7 @@ func (r *eventRecord) event() Event {
 	if r.sec != zeroTime {
 		e.Time = time.Unix(r.sec, int64(r.nsec)).In(o.loc)
 	}
-	if e.Message == "" && e.Lazy != nil {
-		e.Message = e.Lazy.String()
-	}
+	e.Message = e.Text()
 	return e
 }
 
@@ -323,7 +321,6 @@ func ToEventsV1(e *v1.Event) *eventsv1.Event {
 		TypeMeta:                 metav1.TypeMeta{Kind: "Event", APIVersion: "events.k8s.io/v1"},
 		ObjectMeta:               *e.ObjectMeta.DeepCopy(),
 		EventTime:                e.EventTime,
-		Series:                   nil,
 		ReportingController:      e.ReportingController,
 		ReportingInstance:        e.ReportingInstance,
 		Action:                   e.Action,

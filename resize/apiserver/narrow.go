@@ -2,6 +2,8 @@ package apiserver
 
 import (
 	"bytes"
+	"maps"
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -134,20 +136,16 @@ func parseAmounts(n *narrowAmounts, a *amounts) bool {
 	if n == nil {
 		return true
 	}
-	var ok bool
+	ok := true
 	if n.CPU != nil {
-		if a.cpu, ok = parseAmount(v1.ResourceCPU, *n.CPU); !ok {
-			return false
-		}
-		a.hasCPU = true
+		a.cpu, a.hasCPU = parseAmount(v1.ResourceCPU, *n.CPU)
+		ok = a.hasCPU
 	}
 	if n.Memory != nil {
-		if a.memory, ok = parseAmount(v1.ResourceMemory, *n.Memory); !ok {
-			return false
-		}
-		a.hasMemory = true
+		a.memory, a.hasMemory = parseAmount(v1.ResourceMemory, *n.Memory)
+		ok = ok && a.hasMemory
 	}
-	return a.set()
+	return ok && a.set()
 }
 
 // parseAmount parses a quantity string. Amounts beyond resizelet's bounds
@@ -205,7 +203,7 @@ func setEdits(out []containerEdit, list []v1.Container, sets []containerSet) ([]
 	}
 	last := -1
 	for i := range sets {
-		idx := containerIndex(list, sets[i].name)
+		idx := slices.IndexFunc(list, func(c v1.Container) bool { return c.Name == sets[i].name })
 		if idx <= last {
 			return nil, false
 		}
@@ -214,16 +212,6 @@ func setEdits(out []containerEdit, list []v1.Container, sets []containerSet) ([]
 		out = append(out, containerEdit{index: idx, resources: setRequirements(c.Resources, &sets[i]), resizePolicy: c.ResizePolicy})
 	}
 	return out, true
-}
-
-// containerIndex is the index of the container named name, or -1.
-func containerIndex(list []v1.Container, name string) int {
-	for i := range list {
-		if list[i].Name == name {
-			return i
-		}
-	}
-	return -1
 }
 
 // setRequirements returns rr with the amounts of s set: a list s sets is
@@ -240,9 +228,7 @@ func setRequirements(rr v1.ResourceRequirements, s *containerSet) v1.ResourceReq
 
 func setList(list v1.ResourceList, a *amounts) v1.ResourceList {
 	out := make(v1.ResourceList, len(list)+2)
-	for name, q := range list {
-		out[name] = q
-	}
+	maps.Copy(out, list)
 	if a.hasCPU {
 		out[v1.ResourceCPU] = a.cpu
 	}

@@ -269,23 +269,16 @@ func (c *Cluster) notify(pods bool, namespace string, build func() WatchEvent) {
 		if !built {
 			ev, built = build(), true
 		}
-		if !w.offer(ev) {
+		// The change goes in the buffer without waiting, or the watcher
+		// is closed.
+		select {
+		case w.ch <- ev:
+		default:
 			overflowed = append(overflowed, w)
 		}
 	}
 	for _, w := range overflowed {
 		c.unwatch(w, ErrWatchOverflow)
-	}
-}
-
-// offer puts ev in the buffer without waiting, and reports whether there
-// was room.
-func (w *Watcher) offer(ev WatchEvent) bool {
-	select {
-	case w.ch <- ev:
-		return true
-	default:
-		return false
 	}
 }
 
