@@ -13,26 +13,22 @@ import (
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 )
 
-// ErrAmountTooLarge is reported (errors.Is on an *InvalidError) when a pod
-// was refused because an amount, or a pod's total of one, is beyond what
-// resizelet takes (cgconfig.MaxMilliCPU, cgconfig.MaxAmount).
-//
-// This is resizelet's rule, not the API server's: the 1.35 API server
-// checks only that a resource quantity is not negative (and whole, for
-// extended resources; pkg/apis/core/validation,
+// ErrAmountTooLarge is reported (errors.Is on an *InvalidError) when an
+// amount, or a pod's total of one, is beyond what resizelet takes
+// (cgconfig.MaxMilliCPU, cgconfig.MaxAmount). This is resizelet's rule:
+// the 1.35 API server checks only that a quantity is not negative (and
+// whole, for extended resources; pkg/apis/core/validation,
 // ValidateResourceQuantityValue) and lets the kubelet overflow int64 on the
-// rest (see package cgroup/cgconfig, MaxMilliCPU). Refusing such a pod at
-// the API keeps every value resizelet writes to a cgroup or sends to a
-// runtime derived from an amount that fits.
+// rest. Refusing such a pod at the API keeps every value resizelet writes
+// to a cgroup or sends to a runtime derived from an amount that fits.
 var ErrAmountTooLarge = cgconfig.ErrAmountTooLarge
 
 // originAmountBound marks the field errors of the amount bounds, so that
 // InvalidError can report ErrAmountTooLarge.
 const originAmountBound = "resizelet:maximum"
 
-// validateAmount refuses a quantity beyond the bounds, with the path of
-// the field that holds it. Negative quantities are the API server's own
-// check (validateQuantityValue) and are not reported again here.
+// validateAmount refuses a quantity beyond the bounds, at path. Negative
+// quantities are validateQuantityValue's to report.
 func validateAmount(name v1.ResourceName, q *resource.Quantity, path func() *field.Path) field.ErrorList {
 	if q.Sign() < 0 || cgconfig.AmountFits(name, *q) {
 		return nil
@@ -41,17 +37,14 @@ func validateAmount(name v1.ResourceName, q *resource.Quantity, path func() *fie
 }
 
 // ValidateAmounts returns the errors of the amount bounds alone for pod:
-// every request, limit and overhead amount, and the pod's totals (see
-// totals). ValidatePod includes them; scenario files check
-// their manifests and patches with it before anything runs.
+// every request, limit and overhead amount, and the pod's totals. Scenario
+// files check their manifests and patches with it before anything runs.
 func ValidateAmounts(pod *v1.Pod) field.ErrorList {
 	if pod == nil {
 		return nilPodErrors("pod")
 	}
-	// The totals (see totals) are summed in the same walk as the amounts
-	// are checked, from the amounts within the bounds: they are reported
-	// only when every amount is within them, so once one is not, nothing
-	// more is added.
+	// The totals are summed in the same walk, reported only when every
+	// amount is within the bounds: once one is not, nothing more is added.
 	var errs field.ErrorList
 	var t totals
 	// each checks the amounts of a list of requests (limits false) or
@@ -60,9 +53,8 @@ func ValidateAmounts(pod *v1.Pod) field.ErrorList {
 		if len(list) == 0 {
 			return
 		}
-		// Room for the entries of a typical list, which has cpu and
-		// memory and at most two more resources (zeroing more room costs
-		// more than the rare list that needs it gets from the heap).
+		// Room for a typical list, cpu, memory and at most two more
+		// (zeroing more costs more than the rare longer list's heap).
 		var buf [4]resourceEntry
 		for _, e := range sortedEntries(list, buf[:]) {
 			name, q := e.name, e.q
@@ -101,20 +93,15 @@ func ValidateAmounts(pod *v1.Pod) field.ErrorList {
 }
 
 // totals are the pod's running sums of each resource's requests and of
-// its limits: every container's (init containers' too), with the overhead
-// (as both) and the pod-level amount. Their sum is at least every total
-// the kubelet computes from the pod (its effective requests and limits
-// take the larger of init containers and the rest, or the pod-level
-// amount alone), so no total the kubelet converts to int64 can overflow
-// either. The bound is on the plain sum because it is simple to state;
-// it refuses only pods asking for more than nine billion CPUs or 8Pi of
-// memory. Only the amounts within the bounds are added (ValidateAmounts
-// reports the others first), so each sum stops at the bound and never
-// overflows.
-//
-// A pod names few resources, so a fixed array on the stack holds the
-// sums; a pod with more distinct resources than that spills the rest into
-// more, allocated only then.
+// its limits: every container's (init containers' too), the overhead (as
+// both) and the pod-level amount. That sum is at least every total the
+// kubelet computes from the pod (the larger of init containers and the
+// rest, or the pod-level amount alone), so none the kubelet converts to
+// int64 can overflow. The bound is on the plain sum because it is simple
+// to state; it refuses only pods asking for more than nine billion CPUs or
+// 8Pi of memory. Each sum stops at the bound and never overflows. A pod
+// names few resources, so a fixed array on the stack holds the sums; more
+// spill into more.
 type totals struct {
 	fixed [8]total
 	n     int
@@ -200,13 +187,12 @@ func (t *totals) errors() field.ErrorList {
 // isAmountBound reports a field error of the amount bounds.
 func isAmountBound(e *field.Error) bool { return e != nil && e.Origin == originAmountBound }
 
-// MaxExponent bounds the exponent of a number written in scientific
-// notation where an amount may be. apimachinery's ParseQuantity rounds
-// every amount to nano units, which for "1e-54775807" means a power of ten
-// with 54 million digits, and comparing quantities (the generation check
-// of a resize compares the old spec with the new) brings them to one
-// scale: one such value keeps a process busy for minutes. No amount a node
-// can have needs an exponent beyond a few dozen.
+// MaxExponent bounds the exponent of a number in scientific notation
+// where an amount may be. apimachinery's ParseQuantity rounds every amount
+// to nano units, which for "1e-54775807" means a power of ten with 54
+// million digits, and comparing quantities (as the generation check does)
+// brings them to one scale: one such value keeps a process busy for
+// minutes. No amount a node can have needs an exponent beyond a few dozen.
 const MaxExponent = 1000
 
 // CheckExponent refuses a number with an exponent beyond ±MaxExponent;

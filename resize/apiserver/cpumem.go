@@ -41,9 +41,3 @@ func onlyCPUMemory(list v1.ResourceList) bool {
 	_, _, only := reslist.CPUMemoryKeys(list)
 	return only
 }
-
-// hasResource reports whether list holds the resource.
-func hasResource(list v1.ResourceList, name v1.ResourceName) bool {
-	_, ok := list[name]
-	return ok
-}

@@ -21,8 +21,7 @@ import (
 // narrowPatch is that form as a type: a patch that decodes strictly into
 // it (no other field, no key twice, names matched case-sensitively, as
 // the API server decodes) is read as an edit directly, without the JSON
-// round trip of the pod and the strategic merge. The strict decoding is
-// what tells a patch of this form from one that only looks like it.
+// round trip of the pod and the strategic merge.
 type narrowPatch struct {
 	Spec struct {
 		Containers     []narrowContainer `json:"containers,omitempty"`
@@ -31,16 +30,19 @@ type narrowPatch struct {
 	} `json:"spec"`
 }
 
+// narrowContainer is a container of a narrowPatch.
 type narrowContainer struct {
 	Name      string          `json:"name"`
 	Resources narrowResources `json:"resources"`
 }
 
+// narrowResources are the requests and limits of a narrowContainer.
 type narrowResources struct {
 	Requests *narrowAmounts `json:"requests,omitempty"`
 	Limits   *narrowAmounts `json:"limits,omitempty"`
 }
 
+// narrowAmounts are the amounts of one list of narrowResources.
 type narrowAmounts struct {
 	CPU    *string `json:"cpu,omitempty"`
 	Memory *string `json:"memory,omitempty"`
@@ -62,21 +64,17 @@ type containerSet struct {
 }
 
 // readNarrowPatch decodes a strategic merge patch of the narrow form into
-// the sets of containers, init containers and the pod level, or reports
-// false for any other patch, which takes the general path: another field
-// or resource, a "$patch" or "$setElementOrder" directive, a null
-// anywhere (in a strategic merge it deletes, which the form cannot say),
-// a number where a quantity string belongs, an empty list or object, a
-// key given twice, a quantity that does not parse or is beyond
+// the sets of containers, init containers and the pod level, appended to
+// buf (room on the caller's stack), or reports false for any other patch,
+// which takes the general path: another field or resource, a directive, a
+// null anywhere (in a strategic merge it deletes, which the form cannot
+// say), a number where a quantity string belongs, an empty list or
+// object, a key given twice, a quantity that does not parse or is beyond
 // resizelet's bounds, YAML.
-//
-// The sets are appended to buf, whose room the caller may give on its
-// stack.
 func readNarrowPatch(patch []byte, buf []containerSet) (cs, inits []containerSet, pod *containerSet, ok bool) {
-	// A null, or a "$" (a directive; no valid container name or amount
-	// has one), is outside the form: such a patch, as kubectl apply's
-	// with its "$setElementOrder", takes the general path without paying
-	// for this decoding first, and gives there what it would give here.
+	// A null, or a "$" (a directive; no valid name or amount has one), is
+	// outside the form: such a patch, as kubectl apply's, takes the
+	// general path without paying for this decoding first.
 	if bytes.Contains(patch, []byte("null")) || bytes.IndexByte(patch, '$') >= 0 {
 		return nil, nil, nil, false
 	}
@@ -121,8 +119,7 @@ func narrowSets(out []containerSet, list []narrowContainer) ([]containerSet, boo
 	return out, true
 }
 
-// narrowSet parses one container's quantities as the pod's decoder does
-// (Quantity.UnmarshalJSON trims the white space around the string).
+// narrowSet parses one container's quantities as the pod's decoder does.
 func narrowSet(name string, r *narrowResources) (containerSet, bool) {
 	s := containerSet{name: name}
 	okReq := parseAmounts(r.Requests, &s.requests)
@@ -148,9 +145,9 @@ func parseAmounts(n *narrowAmounts, a *amounts) bool {
 	return ok && a.set()
 }
 
-// parseAmount parses a quantity string. Amounts beyond resizelet's bounds
-// (and exponents too large to parse) are not taken: the general way
-// refuses them before comparing.
+// parseAmount parses a quantity string, trimmed as Quantity.UnmarshalJSON
+// trims it. Amounts beyond resizelet's bounds (and exponents too large to
+// parse) are not taken: the general path refuses them before comparing.
 func parseAmount(name v1.ResourceName, text string) (resource.Quantity, bool) {
 	text = strings.TrimSpace(text)
 	if CheckExponent(text) != nil {
@@ -160,15 +157,13 @@ func parseAmount(name v1.ResourceName, text string) (resource.Quantity, bool) {
 	return q, err == nil && cgconfig.AmountFits(name, q)
 }
 
-// editOfSets turns sets into the edit of old, or reports false when the
-// strategic merge would do more than set amounts of containers old has:
-// a name old does not have (it adds a container), names out of old's
-// order or given twice (the merge follows the patch's order), or a list
-// of old's with a name twice (the merge patches the first; the general
-// path gives what it does, see TestDuplicateContainerNames).
-//
-// The edits are appended to buf, whose room the caller may give on its
-// stack.
+// editOfSets turns sets into the edit of old, its edits appended to buf
+// (room on the caller's stack), or reports false when the strategic merge
+// would do more than set amounts of containers old has: a name old does
+// not have (it adds a container), names out of old's order or given twice
+// (the merge follows the patch's order), or a list of old's with a name
+// twice (the merge patches the first; the general path gives what it
+// does, see TestDuplicateContainerNames).
 func editOfSets(old *v1.Pod, cs, inits []containerSet, pod *containerSet, buf []containerEdit) (resizeEdit, bool) {
 	var e resizeEdit
 	var ok bool
@@ -190,6 +185,7 @@ func editOfSets(old *v1.Pod, cs, inits []containerSet, pod *containerSet, buf []
 	return e, true
 }
 
+// setEdits appends to out the edits of sets on list, as editOfSets.
 func setEdits(out []containerEdit, list []v1.Container, sets []containerSet) ([]containerEdit, bool) {
 	if len(sets) == 0 {
 		return nil, true
@@ -226,6 +222,7 @@ func setRequirements(rr v1.ResourceRequirements, s *containerSet) v1.ResourceReq
 	return rr
 }
 
+// setList is setRequirements for one list.
 func setList(list v1.ResourceList, a *amounts) v1.ResourceList {
 	out := make(v1.ResourceList, len(list)+2)
 	maps.Copy(out, list)

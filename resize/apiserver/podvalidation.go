@@ -21,15 +21,15 @@ import (
 // needs, with its messages and field paths: metadata.name set; containers
 // present, named (DNS-1123 labels) and unique across regular, init and
 // ephemeral containers; resources well formed (known names, non-negative,
-// integer extended resources, requests at most limits, requests equal to
-// limits where overcommit is not allowed); resizePolicy valid (cpu or
-// memory, no duplicates, NotRequired or RestartContainer, NotRequired only
-// when the pod's restartPolicy is Never); init containers may set
-// resizePolicy only while InPlacePodVerticalScaling is on (the API server's
+// integer extended resources, requests at most limits, or equal where
+// overcommit is not allowed); resizePolicy valid (cpu or memory, no
+// duplicates, NotRequired or RestartContainer, NotRequired only when the
+// pod's restartPolicy is Never); init containers may set resizePolicy only
+// while InPlacePodVerticalScaling is on (the API server's
 // AllowSidecarResizePolicy, which despite its name admits any init
 // container); ephemeral containers may set neither resources nor
-// resizePolicy. Resource names are checked in sorted order, so the errors
-// come in a stable order (the API server walks maps at random).
+// resizePolicy. Resource names are checked in sorted order, for a stable
+// order of errors (the API server walks maps at random).
 //
 // Amounts beyond resizelet's bounds (ErrAmountTooLarge) are refused alone,
 // before anything reads them: converted to int64 they are other numbers,
@@ -53,9 +53,8 @@ func validatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 	}
 	never := pod.Spec.RestartPolicy == v1.RestartPolicyNever
 
-	// names holds the names taken so far, as the API server's set does
-	// (an init container without a name takes none); pods have few
-	// containers, so a list on the stack does.
+	// names are the names taken so far, as the API server's set (an init
+	// container without a name takes none), on the stack.
 	var buf [16]string
 	names := buf[:0]
 	unique := func(list string, i int, name string) {
@@ -128,8 +127,7 @@ func initRestartContainer(pod *v1.Pod) bool {
 	return false
 }
 
-// containerPath is spec.<list>[index]. Paths are built only for errors:
-// a valid pod builds none.
+// containerPath is spec.<list>[index], built only for errors.
 func containerPath(list string, index int) *field.Path {
 	return field.NewPath("spec", list).Index(index)
 }
@@ -151,9 +149,8 @@ func validateContainerCommon(c *v1.Container, list string, index int, restartNev
 }
 
 // isDNS1123Label reports what validation.IsDNS1123Label finds no fault
-// with: 1 to 63 lower-case letters, digits and '-', starting and ending
-// with a letter or digit. It saves the regular expression for the names
-// that are fine.
+// with (1 to 63 lower-case letters, digits and '-', starting and ending
+// with a letter or digit), without its regular expression.
 func isDNS1123Label(s string) bool {
 	if len(s) == 0 || len(s) > validation.DNS1123LabelMaxLength {
 		return false
@@ -171,8 +168,7 @@ func isDNS1123Label(s string) bool {
 }
 
 // validateResizePolicy checks a container's resizePolicy list, with the
-// API server's field paths (the list itself, not the entry, except for
-// duplicates).
+// API server's field paths (the list, not the entry, but for duplicates).
 func validateResizePolicy(list []v1.ContainerResizePolicy, ctrList string, index int, restartNever bool) field.ErrorList {
 	var errs field.ErrorList
 	path := func() *field.Path { return containerPath(ctrList, index).Child("resizePolicy") }
@@ -210,8 +206,8 @@ type resourceEntry struct {
 	q    resource.Quantity
 }
 
-// sortedEntries returns the list's resources with their amounts, in name
-// order, in buf when they fit.
+// sortedEntries returns the list's resources in name order, in buf when
+// they fit.
 func sortedEntries(list v1.ResourceList, buf []resourceEntry) []resourceEntry {
 	out := buf[:0]
 	for name, q := range resources(list) {
@@ -237,29 +233,30 @@ func validateResourceRequirements(r *v1.ResourceRequirements, list string, index
 	}
 	// Room as in ValidateAmounts.
 	var buf [4]resourceEntry
-	for _, e := range sortedEntries(r.Limits, buf[:]) {
-		name, q := e.name, e.q
-		p := func() *field.Path { return path().Child("limits").Key(string(name)) }
-		if container {
-			errs = append(errs, validateContainerResourceName(name, p)...)
+	for _, kind := range [2]string{"limits", "requests"} {
+		rl := r.Limits
+		if kind == "requests" {
+			rl = r.Requests
 		}
-		errs = append(errs, validateQuantityValue(name, &q, p)...)
-	}
-	for _, e := range sortedEntries(r.Requests, buf[:]) {
-		name, q := e.name, e.q
-		p := func() *field.Path { return path().Child("requests").Key(string(name)) }
-		if container {
-			errs = append(errs, validateContainerResourceName(name, p)...)
-		}
-		errs = append(errs, validateQuantityValue(name, &q, p)...)
-		limit, ok := r.Limits[name]
-		switch {
-		case ok && q.Cmp(limit) != 0 && !overcommitAllowed(name):
-			errs = append(errs, field.Invalid(path().Child("requests"), q.String(), fmt.Sprintf("must be equal to %s limit of %s", name, limit.String())))
-		case ok && q.Cmp(limit) > 0:
-			errs = append(errs, field.Invalid(path().Child("requests"), q.String(), fmt.Sprintf("must be less than or equal to %s limit of %s", name, limit.String())))
-		case !ok && !overcommitAllowed(name):
-			errs = append(errs, field.Required(path().Child("limits"), msgLimitRequired))
+		for _, e := range sortedEntries(rl, buf[:]) {
+			name, q := e.name, e.q
+			p := func() *field.Path { return path().Child(kind).Key(string(name)) }
+			if container {
+				errs = append(errs, validateContainerResourceName(name, p)...)
+			}
+			errs = append(errs, validateQuantityValue(name, &q, p)...)
+			if kind == "limits" {
+				continue
+			}
+			limit, ok := r.Limits[name]
+			switch {
+			case ok && q.Cmp(limit) != 0 && !overcommitAllowed(name):
+				errs = append(errs, field.Invalid(path().Child("requests"), q.String(), fmt.Sprintf("must be equal to %s limit of %s", name, limit.String())))
+			case ok && q.Cmp(limit) > 0:
+				errs = append(errs, field.Invalid(path().Child("requests"), q.String(), fmt.Sprintf("must be less than or equal to %s limit of %s", name, limit.String())))
+			case !ok && !overcommitAllowed(name):
+				errs = append(errs, field.Required(path().Child("limits"), msgLimitRequired))
+			}
 		}
 	}
 	return errs
@@ -301,8 +298,8 @@ func validateQuantityValue(name v1.ResourceName, q *resource.Quantity, path func
 	return errs
 }
 
-// nilPod is the error a validation answers a nil pod with: Required, on
-// the argument's name, since no field of a missing pod can be named.
+// nilPod is a validation's error for a nil pod: Required, on the
+// argument's name, since no field of a missing pod can be named.
 func nilPod(arg string) *field.Error {
 	return field.Required(field.NewPath(arg), "a nil *v1.Pod was given")
 }
@@ -320,26 +317,22 @@ const msgUID = "must be 1 to 63 lower-case letters, digits and '-', starting and
 // ValidatePodMeta is the API server's validation of a new pod's metadata,
 // plus resizelet's rule for a UID the caller set.
 //
-// The metadata is validated by apimachinery's own ValidateObjectMeta
-// (k8s.io/apimachinery pkg/api/validation/objectmeta.go), with pod names
-// as DNS subdomains (pkg/apis/core/validation, ValidatePodName is
-// NameIsDNSSubdomain) and namespaces as DNS labels (ValidateNamespaceName
-// is NameIsDNSLabel): so "a/b", "..", a NUL or a 5,000-character name is
-// refused with the API server's messages, and no two pods' namespace and
-// name can read alike in a key ("default/a b" is not a pod name).
+// The metadata is validated by apimachinery's ValidateObjectMeta
+// (k8s.io/apimachinery pkg/api/validation/objectmeta.go), pod names as DNS
+// subdomains (pkg/apis/core/validation, ValidatePodName) and namespaces as
+// DNS labels (ValidateNamespaceName): "a/b", "..", a NUL or a
+// 5,000-character name is refused with the API server's messages, and no
+// two pods' namespace and name read alike in a key.
 //
 // The API server assigns every new object its UID and ignores one the
-// client sends (k8s.io/apiserver pkg/registry/rest, BeforeCreate fills
-// the system fields with FillObjectMetaSystemFields, a fresh
-// uuid.NewUUID). resizelet keeps a UID the caller sets instead, because
-// an embedder that mirrors a real cluster (or a kubelet's static pod,
-// whose manifest UID the kubelet keeps: pkg/kubelet/config/common.go,
-// applyDefaults) must be able to say which pod it means; a pod without
-// one gets a UID derived from its namespace and name. The UID names the
-// pod cgroup and keys both checkpoints, so resizelet asks it to be what an
-// API server's UID always is: lower-case letters, digits and '-', at most
-// 63 characters (a DNS label; a UUID has 36). That two pods never share a
-// UID is CreatePod's check (ErrUIDTaken), since it needs the other pods.
+// client sends (k8s.io/apiserver pkg/registry/rest, BeforeCreate,
+// FillObjectMetaSystemFields). resizelet keeps a UID the caller sets,
+// because an embedder that mirrors a real cluster (or a kubelet's static
+// pod, whose manifest UID the kubelet keeps: pkg/kubelet/config/common.go,
+// applyDefaults) must be able to say which pod it means. The UID names the
+// pod cgroup and keys both checkpoints, so it must be what an API server's
+// UID always is: a DNS label (a UUID has 36 characters). That two pods
+// never share a UID is CreatePod's check (ErrUIDTaken).
 func ValidatePodMeta(pod *v1.Pod) field.ErrorList {
 	if pod == nil {
 		return nilPodErrors("pod")

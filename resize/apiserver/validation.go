@@ -51,7 +51,7 @@ const (
 
 // ValidateResize returns the errors the API server's ValidatePodResize
 // gives for newPod replacing oldPod through the resize subresource, in its
-// order. The order per version, as read in the validation source:
+// order, per version:
 //
 //   - 1.33 and 1.34: pod-level resources (alone), static pod (alone),
 //     windows pod (alone), then the pod spec errors of newPod (ValidatePod),
@@ -62,21 +62,17 @@ const (
 //     there when their resize is off), container order (stopping there),
 //     removals, then what else changed.
 //
-// The QoS class check therefore comes before the removal checks (reference
-// detail 6). Messages that are "alone" replace every other error, as they
-// do in the API server.
-//
-// A nil pod is an error on the argument's name ("newPod: Required value"),
-// as for every validation of this package: there is nothing to validate.
+// So the QoS class check comes before the removal checks (reference
+// detail 6). An error "alone" replaces every other, as in the API server.
+// A nil pod is an error on the argument's name ("newPod: Required value").
 func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList {
 	return validateResize(newPod, oldPod, opts, false)
 }
 
 // validateResize is ValidateResize, told with edited that applyEdit built
-// newPod from oldPod (an edit of resources and resizePolicy only, every
-// path's case): the comparisons outside those fields then have their
-// answer by construction (equalOutsideResources says how), and the
-// checks of values run as for any pod.
+// newPod from oldPod (an edit of resources and resizePolicy only): the
+// comparisons outside those fields then have their answer by construction
+// (equalOutsideResources), and the checks of values run as for any pod.
 func validateResize(newPod, oldPod *v1.Pod, opts ResizeOptions, edited bool) field.ErrorList {
 	if newPod == nil || oldPod == nil {
 		var errs field.ErrorList
@@ -122,8 +118,8 @@ func validateResize(newPod, oldPod *v1.Pod, opts ResizeOptions, edited bool) fie
 	}
 
 	// The API server undoes every allowed change in a copy of the new spec
-	// and compares the copy with the old spec. The comparisons below give
-	// what that comparison gives, without the copy (equalAfterUndo).
+	// and compares it with the old; the comparisons below give the same
+	// without the copy (equalAfterUndo).
 	podLevelChecked := false
 	if !p.PodLevelResizeForbidden() && podLevel {
 		if !p.PodLevelResize() {
@@ -181,9 +177,9 @@ func validateResize(newPod, oldPod *v1.Pod, opts ResizeOptions, edited bool) fie
 	if len(allErrs) > 0 {
 		return allErrs
 	}
-	// Every container compared equal (after its undo), and so did the
-	// pod-level resources if they were checked: what is left of the
-	// API server's final comparison is the rest of the spec.
+	// Every container compared equal after its undo, as did the pod-level
+	// resources if checked: what is left of the API server's final
+	// comparison is the rest of the spec.
 	if !specEqualOutsideContainers(&newPod.Spec, &oldPod.Spec, podLevelChecked, edited) {
 		allErrs = append(allErrs, field.Forbidden(field.NewPath("spec"), msgOnlyCPUMemory))
 	}
@@ -218,7 +214,7 @@ func computeQOS(pod *v1.Pod, p profile.Profile) v1.PodQOSClass {
 
 // resizeSupported is the version-skew check: a running container whose
 // status has no resources means the node's kubelet predates resize. The
-// first running container decides; with none running, resize is allowed.
+// first running container decides; with none, resize is allowed.
 func resizeSupported(pod *v1.Pod) bool {
 	for i := range pod.Status.ContainerStatuses {
 		if s := &pod.Status.ContainerStatuses[i]; s.State.Running != nil {
@@ -248,11 +244,10 @@ func validateContainerOrder(newPod, oldPod *v1.Pod) field.ErrorList {
 	return errs
 }
 
-// validateContainerResize checks one container's resources against its old
-// ones: requests and limits may be added or changed but not removed, and
-// (1.33 only) a memory limit may not be lowered or added unless the memory
-// resizePolicy is RestartContainer. list and index say where the container
-// is (spec.<list>[index].resources).
+// validateContainerResize checks the resources of the container at
+// spec.<list>[index] against its old ones: requests and limits may be
+// added or changed but not removed, and (1.33 only) a memory limit may not
+// be lowered or added unless the memory resizePolicy is RestartContainer.
 func validateContainerResize(newC, oldC *v1.Container, list string, index int, p profile.Profile) field.ErrorList {
 	var errs field.ErrorList
 	path := func() *field.Path { return field.NewPath("spec", list).Index(index).Child("resources") }
@@ -295,27 +290,21 @@ func resourcesRemoved(newList, oldList v1.ResourceList) bool {
 		return true
 	}
 	for name := range resources(oldList) {
-		if !hasResource(newList, name) {
+		if _, ok := newList[name]; !ok {
 			return true
 		}
 	}
 	return false
 }
 
-// The API server checks that a resize changed nothing but cpu and memory by
-// undoing the cpu and memory changes in a copy of the new spec and
-// comparing the copy with the old spec. Its undo rebuilds a container's
-// Resources from limits and requests only (so claims are dropped), and
-// each list as the new list's other resources plus the old list's cpu and
-// memory. Up to 1.34 a list the old container does not have is dropped
-// whole, so adding a list of other resources to a container that had none
-// goes unnoticed there; from 1.35 (where the API server's helper was
-// rewritten for pod-level resize) such a list is kept and compared.
-// equalAfterUndo and its helpers give the result of that comparison
-// without building the copy.
-
 // equalAfterUndo reports whether c, with its cpu and memory changes undone
-// as the API server undoes them, equals o.
+// as the API server undoes them, equals o, without building the undone
+// copy. The API server's undo rebuilds a container's Resources from
+// limits and requests only (so claims are dropped), each list as the new
+// list's other resources plus the old list's cpu and memory. Up to 1.34 a
+// list the old container does not have is dropped whole, so adding a list
+// of other resources to a container that had none goes unnoticed; from
+// 1.35 (the helper rewritten for pod-level resize) it is kept and compared.
 func equalAfterUndo(c, o *v1.Container, p profile.Profile, edited bool) bool {
 	return len(o.Resources.Claims) == 0 &&
 		listEqualAfterUndo(c.Resources.Limits, o.Resources.Limits, p) &&
@@ -324,8 +313,7 @@ func equalAfterUndo(c, o *v1.Container, p profile.Profile, edited bool) bool {
 }
 
 // listEqualAfterUndo reports whether list with cpu and memory taken from
-// old (the API server's undo) equals old: whether the resources other
-// than cpu and memory are the same in both.
+// old (the undo) equals old.
 func listEqualAfterUndo(list, old v1.ResourceList, p profile.Profile) bool {
 	if old == nil && (!p.ComparesAddedResourceLists() || list == nil) {
 		// The undo gives no list, as old has none.
@@ -446,10 +434,9 @@ func validatePodLevelResize(newPod, oldPod *v1.Pod, p profile.Profile) field.Err
 }
 
 // equalOutsideResources reports whether two containers are semantically
-// equal in everything but their resources. With edited (validateResize),
-// c is a copy of o with resources and resizePolicy set by applyEdit, so
-// only resizePolicy can differ (slices.Equal is its semantic equality: a
-// nil list equals an empty one).
+// equal but for their resources. With edited, c is o with resources and
+// resizePolicy set by applyEdit, so only resizePolicy can differ
+// (slices.Equal is its semantic equality: nil equals empty).
 func equalOutsideResources(c, o *v1.Container, edited bool) bool {
 	if edited {
 		return slices.Equal(c.ResizePolicy, o.ResizePolicy)
@@ -460,11 +447,9 @@ func equalOutsideResources(c, o *v1.Container, edited bool) bool {
 }
 
 // specEqualOutsideContainers reports whether two pod specs are
-// semantically equal in everything but their containers and init
-// containers, and but spec.resources when skipResources is set.
-//
-// With edited (validateResize), a is b with its containers and resources
-// set by applyEdit, the rest shared, so equal.
+// semantically equal but for their containers and init containers (and
+// spec.resources with skipResources). With edited, a is b with its
+// containers and resources set by applyEdit, the rest shared.
 func specEqualOutsideContainers(a, b *v1.PodSpec, skipResources, edited bool) bool {
 	if !skipResources && !podResourcesEqual(a.Resources, b.Resources) {
 		return false
