@@ -60,11 +60,10 @@ func (o ResizeOptions) profile() profile.Profile {
 	return p
 }
 
-// InvalidError is what the API server returns for an invalid object: the
-// pod's name and the validation errors. Its text is the one kubectl prints,
-// `Pod "resize-demo" is invalid: spec: ...` (several errors in brackets).
-// It wraps the apimachinery StatusError (reason Invalid, code 422), so
-// apierrors.IsInvalid and errors.As with *apierrors.StatusError work on it.
+// InvalidError is the API server's answer for an invalid pod, with the
+// text kubectl prints, `Pod "resize-demo" is invalid: spec: ...`. It wraps
+// the apimachinery StatusError (reason Invalid, code 422), so
+// apierrors.IsInvalid and errors.As work on it.
 type InvalidError struct {
 	Name string
 	Errs field.ErrorList
@@ -87,8 +86,7 @@ func (e *InvalidError) Unwrap() error {
 }
 
 // Is reports ErrAmountTooLarge when one of the errors is an amount beyond
-// resizelet's bounds, so that callers can tell that refusal (which a real
-// API server would not make) from the API server's own.
+// resizelet's bounds, a refusal a real API server would not make.
 func (e *InvalidError) Is(target error) bool {
 	if e == nil {
 		return false
@@ -96,8 +94,8 @@ func (e *InvalidError) Is(target error) bool {
 	return target == ErrAmountTooLarge && slices.ContainsFunc(e.Errs, isAmountBound)
 }
 
-// status builds the StatusError from the fields rather than storing it, so
-// an InvalidError built by hand is as good as one from ApplyResize.
+// status builds the StatusError from the fields, so that an InvalidError
+// built by hand is as good as one from ApplyResize.
 func (e *InvalidError) status() *apierrors.StatusError {
 	return apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, e.Name, e.Errs)
 }
@@ -175,8 +173,9 @@ var errEmptyPatch = errors.New("empty patch")
 // server stores only defaulted pods), keeps only what /resize may change,
 // applies v1 defaulting, validates the result against old (ValidateResize)
 // and bumps metadata.generation when the spec changed. It returns the new
-// pod, a *PatchError for a malformed patch or an *InvalidError; old is
-// never modified.
+// pod, a *PatchError or an *InvalidError; old is never modified. The pod
+// returned shares with old the parts the resize did not change, as the API
+// server's objects are shared: read it, or DeepCopy it before changing it.
 //
 // What /resize keeps is what the API server's resize strategy keeps
 // (pkg/registry/core/pod/strategy.go, dropNonResizeUpdates): the resources
@@ -189,16 +188,10 @@ var errEmptyPatch = errors.New("empty patch")
 //
 // The patch and the patched object are decoded strictly, as under
 // fieldValidation=Strict (what kubectl apply, create, replace and edit
-// send): an unknown field or a key given twice is a PatchError, 422 on the
-// field "patch", rather than a change silently dropped. A YAML patch keeps
-// the last of a key's values, as kubectl's conversion of it does
-// (decodePatch). A patch larger than MaxRequestBodyBytes is refused (413).
-//
-// ApplyResizePatch does the work: a patch of the narrow form
-// (readNarrowPatch) is decoded straight into the edit; any other is merged
-// as the API server merges it and read back into the same edit. The pod
-// returned shares with old the parts the resize did not change, as the API
-// server's objects are shared: read it, or DeepCopy it before changing it.
+// send): an unknown field or a key given twice is a 422 PatchError rather
+// than a change silently dropped. A YAML patch keeps the last of a key's
+// values, as kubectl's conversion does. A patch larger than
+// MaxRequestBodyBytes is refused (413).
 func ApplyResize(old *v1.Pod, patch []byte, opts ResizeOptions) (*v1.Pod, error) {
 	return ApplyResizePatch(old, StrategicMergePatch, patch, opts)
 }
@@ -236,8 +229,7 @@ func strategicPatched(stored *v1.Pod, patch []byte, whole bool) (*v1.Pod, error)
 	if err != nil {
 		return nil, &PatchError{Err: err, status: internalStatus(err)}
 	}
-	// The API server's 422 on the field "patch" has the patch as the
-	// value.
+	// The API server's 422 on the field "patch" has the patch as value.
 	patched, err := decodePatched(out, func() string { return fmt.Sprintf("%+v", patchMap) }, dupErrs,
 		func() (string, error) { return findAmount(patchMap, nil, false, checkQuantity) })
 	if err != nil {
@@ -275,9 +267,8 @@ func decodePatch(patch []byte) (m map[string]interface{}, dupErrs []error, err e
 		data = converted
 	}
 	// Decoding into a map gives the API server's own message for a patch
-	// that is not an object ("json: cannot unmarshal array into Go value of
-	// type map[string]interface {}"). A null patch decodes to a nil map and,
-	// as on the API server, changes nothing.
+	// that is not an object. A null patch decodes to a nil map and, as on
+	// the API server, changes nothing.
 	dupErrs, err = kjson.UnmarshalStrict(data, &m)
 	if err != nil {
 		return nil, nil, &PatchError{Err: err}

@@ -41,7 +41,7 @@ func validateAmount(name v1.ResourceName, q *resource.Quantity, path func() *fie
 // files check their manifests and patches with it before anything runs.
 func ValidateAmounts(pod *v1.Pod) field.ErrorList {
 	if pod == nil {
-		return nilPodErrors("pod")
+		return field.ErrorList{nilPod("pod")}
 	}
 	// The totals are summed in the same walk, reported only when every
 	// amount is within the bounds: once one is not, nothing more is added.

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -118,37 +119,28 @@ func defaultPodLevelResources(pod *v1.Pod) {
 	if r == nil || len(r.Requests)+len(r.Limits) == 0 {
 		return
 	}
-	// The aggregates are the containers' alone.
-	containers := &v1.Pod{Spec: v1.PodSpec{Containers: pod.Spec.Containers, InitContainers: pod.Spec.InitContainers}}
+	// The containers' aggregated limits, of the containers alone.
+	aggregate := resourcehelper.AggregateContainerLimits(&v1.Pod{Spec: v1.PodSpec{Containers: pod.Spec.Containers, InitContainers: pod.Spec.InitContainers}}, resourcehelper.PodResourcesOptions{})
 	// Step 1.
-	fillMissing(&r.Limits, resourcehelper.AggregateContainerLimits(containers, resourcehelper.PodResourcesOptions{}), func(name v1.ResourceName) bool {
+	fillMissing(&r.Limits, aggregate, func(name v1.ResourceName) bool {
 		_, requested := r.Requests[name]
 		return resourcehelper.IsSupportedPodLevelResource(name) && isHugePages(name) && !requested
 	})
 	defaultPodLevelRequests(pod)
-	defaultPodLevelLimits(pod, containers)
+	defaultPodLevelLimits(pod, aggregate)
 }
 
 // defaultPodLevelLimits is step 3 of defaultPodLevelResources.
-func defaultPodLevelLimits(pod *v1.Pod, containers *v1.Pod) {
+func defaultPodLevelLimits(pod *v1.Pod, aggregate v1.ResourceList) {
 	r := pod.Spec.Resources
 	var candidates []v1.ResourceName
 	for name := range r.Requests {
-		if !resourcehelper.IsSupportedPodLevelResource(name) {
-			continue
-		}
-		if _, ok := r.Limits[name]; !ok {
+		if _, ok := r.Limits[name]; !ok && resourcehelper.IsSupportedPodLevelResource(name) {
 			candidates = append(candidates, name)
 		}
 	}
 	declared := func(list v1.ResourceList) {
-		kept := candidates[:0]
-		for _, name := range candidates {
-			if _, ok := list[name]; ok {
-				kept = append(kept, name)
-			}
-		}
-		candidates = kept
+		candidates = slices.DeleteFunc(candidates, func(name v1.ResourceName) bool { _, ok := list[name]; return !ok })
 	}
 	for i := range pod.Spec.InitContainers {
 		declared(pod.Spec.InitContainers[i].Resources.Limits)
@@ -159,10 +151,6 @@ func defaultPodLevelLimits(pod *v1.Pod, containers *v1.Pod) {
 	for i := range pod.Spec.EphemeralContainers {
 		declared(pod.Spec.EphemeralContainers[i].Resources.Limits)
 	}
-	if len(candidates) == 0 {
-		return
-	}
-	aggregate := resourcehelper.AggregateContainerLimits(containers, resourcehelper.PodResourcesOptions{})
 	for _, name := range candidates {
 		q, ok := aggregate[name]
 		if !ok {

@@ -141,13 +141,7 @@ func specChanged(newPod, oldPod *v1.Pod, e *resizeEdit) bool {
 // from old's at its index in resources or resizePolicy, the two things an
 // edit changes (the others keep old's amounts, at most re-parsed).
 func containersChanged(list, old []v1.Container, edits []containerEdit) bool {
-	for _, e := range edits {
-		c, o := &list[e.index], &old[e.index]
-		if !requirementsEqual(&c.Resources, &o.Resources) || !slices.Equal(c.ResizePolicy, o.ResizePolicy) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(edits, func(e containerEdit) bool { return !containersEqual(&list[e.index], &old[e.index], true) })
 }
 
 // editedContainers returns list with the edits applied, requests

@@ -80,25 +80,25 @@ func ValidPatchType(pt types.PatchType) error {
 }
 
 // ApplyResizePatch is ApplyResize for a patch of type pt: "" or
-// StrategicMergePatch (ApplyResize), MergePatch or JSONPatch.
+// StrategicMergePatch (ApplyResize), MergePatch or JSONPatch. A patch of
+// the narrow form (readNarrowPatch) is decoded straight into the edit; any
+// other is applied as the API server applies it and read back into the
+// same edit.
 //
 // A JSON merge patch or a JSON patch is applied as the API server applies
 // it (k8s.io/apiserver pkg/endpoints/handlers/patch.go, jsonPatcher): to
 // the old pod's JSON (defaulted, with kind, apiVersion and
 // metadata.resourceVersion), with the json-patch library, and the result
-// decoded strictly into a v1.Pod; then come the checks, strategy,
-// defaulting and validation of ApplyResize. A merge patch replaces lists
-// whole: one of spec.containers must name every container, in order, with
-// its full resources and resizePolicy.
+// decoded strictly into a v1.Pod. A merge patch replaces lists whole: one
+// of spec.containers must name every container, in order, with its full
+// resources and resizePolicy.
 //
-// Errors are the API server's, each wrapping the *apierrors.StatusError it
-// answers with: a patch that cannot be read, 400; a JSON patch operation
-// that does not apply, 422 with the operation as the PatchError's Path
-// ("[1]"); a result that is not a pod or a key given twice, 422 Invalid on
-// the field "patch" (`strict decoding error: json patch duplicate field
-// "[0].value.cpu"`); more than 3 MiB or MaxJSONPatchOperations operations,
-// 413; metadata as ApplyResize says; validation, an *InvalidError; a patch
-// type the API server does not take, 415 (ValidPatchType).
+// Errors wrap the *apierrors.StatusError the API server answers with: a
+// patch that cannot be read, 400; a JSON patch operation that does not
+// apply, 422 with the operation as the PatchError's Path ("[1]"); a result
+// that is not a pod or a key given twice, 422 Invalid on the field
+// "patch"; more than 3 MiB or MaxJSONPatchOperations operations, 413;
+// metadata as ApplyResize says; a patch type it does not take, 415.
 func ApplyResizePatch(old *v1.Pod, pt types.PatchType, patch []byte, opts ResizeOptions) (*v1.Pod, error) {
 	if err := ValidPatchType(pt); err != nil {
 		return nil, err
@@ -119,9 +119,6 @@ func ApplyResizePatch(old *v1.Pod, pt types.PatchType, patch []byte, opts Resize
 			}
 		}
 	}
-	// The general path of every patch type: the patch applied as the API
-	// server applies it, and the patched pod read back as the edit it
-	// stands for.
 	oldPod, patched, err := patchedPod(old, pt, patch, opts, false)
 	if err != nil {
 		return nil, err

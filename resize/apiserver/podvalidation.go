@@ -9,7 +9,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -36,7 +35,7 @@ import (
 // and compared they can cost minutes.
 func ValidatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 	if pod == nil {
-		return nilPodErrors("pod")
+		return field.ErrorList{nilPod("pod")}
 	}
 	if errs := ValidateAmounts(pod); len(errs) > 0 {
 		return errs
@@ -57,11 +56,22 @@ func validatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 	// container without a name takes none), on the stack.
 	var buf [16]string
 	names := buf[:0]
-	unique := func(list string, i int, name string) {
-		if slices.Contains(names, name) {
-			errs = append(errs, field.Duplicate(containerPath(list, i).Child("name"), name))
-		} else if name != "" || list != "initContainers" {
-			names = append(names, name)
+	// common checks what every kind of container shares: its name (unique
+	// among all), resources and resizePolicy.
+	common := func(c *v1.Container, list string, i int) {
+		if c.Name == "" {
+			errs = append(errs, field.Required(containerPath(list, i).Child("name"), ""))
+		} else if !isDNS1123Label(c.Name) {
+			for _, msg := range validation.IsDNS1123Label(c.Name) {
+				errs = append(errs, field.Invalid(containerPath(list, i).Child("name"), c.Name, msg))
+			}
+		}
+		errs = append(errs, validateResourceRequirements(&c.Resources, list, i, true)...)
+		errs = append(errs, validateResizePolicy(c.ResizePolicy, list, i, never)...)
+		if slices.Contains(names, c.Name) {
+			errs = append(errs, field.Duplicate(containerPath(list, i).Child("name"), c.Name))
+		} else if c.Name != "" || list != "initContainers" {
+			names = append(names, c.Name)
 		}
 	}
 
@@ -69,16 +79,13 @@ func validatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 		errs = append(errs, field.Required(field.NewPath("spec", "containers"), ""))
 	}
 	for i := range pod.Spec.Containers {
-		c := &pod.Spec.Containers[i]
-		errs = append(errs, validateContainerCommon(c, "containers", i, never)...)
-		unique("containers", i, c.Name)
+		common(&pod.Spec.Containers[i], "containers", i)
 	}
 
 	gateOn := opts.profile().Gate(profile.GateInPlacePodVerticalScaling)
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		errs = append(errs, validateContainerCommon(c, "initContainers", i, never)...)
-		unique("initContainers", i, c.Name)
+		common(c, "initContainers", i)
 		if !gateOn && len(c.ResizePolicy) > 0 {
 			errs = append(errs, field.Invalid(containerPath("initContainers", i).Child("resizePolicy"), c.ResizePolicy, msgInitResizePolicy))
 		}
@@ -93,8 +100,7 @@ func validatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 
 	for i := range pod.Spec.EphemeralContainers {
 		c := (*v1.Container)(&pod.Spec.EphemeralContainers[i].EphemeralContainerCommon)
-		errs = append(errs, validateContainerCommon(c, "ephemeralContainers", i, never)...)
-		unique("ephemeralContainers", i, c.Name)
+		common(c, "ephemeralContainers", i)
 		if r := c.Resources; r.Limits != nil || r.Requests != nil || r.Claims != nil {
 			errs = append(errs, field.Forbidden(containerPath("ephemeralContainers", i).Child("resources"), msgEphemeralField))
 		}
@@ -130,22 +136,6 @@ func initRestartContainer(pod *v1.Pod) bool {
 // containerPath is spec.<list>[index], built only for errors.
 func containerPath(list string, index int) *field.Path {
 	return field.NewPath("spec", list).Index(index)
-}
-
-// validateContainerCommon checks what every kind of container shares: its
-// name, resources and resizePolicy.
-func validateContainerCommon(c *v1.Container, list string, index int, restartNever bool) field.ErrorList {
-	var errs field.ErrorList
-	if c.Name == "" {
-		errs = append(errs, field.Required(containerPath(list, index).Child("name"), ""))
-	} else if !isDNS1123Label(c.Name) {
-		for _, msg := range validation.IsDNS1123Label(c.Name) {
-			errs = append(errs, field.Invalid(containerPath(list, index).Child("name"), c.Name, msg))
-		}
-	}
-	errs = append(errs, validateResourceRequirements(&c.Resources, list, index, true)...)
-	errs = append(errs, validateResizePolicy(c.ResizePolicy, list, index, restartNever)...)
-	return errs
 }
 
 // isDNS1123Label reports what validation.IsDNS1123Label finds no fault
@@ -304,9 +294,6 @@ func nilPod(arg string) *field.Error {
 	return field.Required(field.NewPath(arg), "a nil *v1.Pod was given")
 }
 
-// nilPodErrors is nilPod as a list, for a validation that has only one pod.
-func nilPodErrors(arg string) field.ErrorList { return field.ErrorList{nilPod(arg)} }
-
 // ErrUIDTaken is wrapped by CreatePod's error for a pod whose UID another
 // stored pod already has.
 var ErrUIDTaken = errors.New("UID already taken by another pod")
@@ -335,16 +322,12 @@ const msgUID = "must be 1 to 63 lower-case letters, digits and '-', starting and
 // never share a UID is CreatePod's check (ErrUIDTaken).
 func ValidatePodMeta(pod *v1.Pod) field.ErrorList {
 	if pod == nil {
-		return nilPodErrors("pod")
+		return field.ErrorList{nilPod("pod")}
 	}
 	errs := apimachineryvalidation.ValidateObjectMeta(&pod.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
-	return append(errs, validateUID(pod.UID)...)
-}
-
-// validateUID checks a UID the caller set (an empty one is assigned).
-func validateUID(uid types.UID) field.ErrorList {
-	if uid == "" || isDNS1123Label(string(uid)) {
-		return nil
+	// An empty UID is assigned.
+	if uid := string(pod.UID); uid != "" && !isDNS1123Label(uid) {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "uid"), uid, msgUID))
 	}
-	return field.ErrorList{field.Invalid(field.NewPath("metadata", "uid"), string(uid), msgUID)}
+	return errs
 }

@@ -22,11 +22,9 @@ var ErrWatchOverflow = errors.New("watch closed: the reader fell more than its b
 
 // WatchOptions say what a Watcher sees and where it starts.
 type WatchOptions struct {
-	// Pods and Events choose what is watched: pod changes, recorded
-	// events, or (with neither set) both.
+	// Pods and Events choose what is watched; neither means both.
 	Pods, Events bool
-	// Namespace, when not empty, limits the watch to the pods and events
-	// of that namespace.
+	// Namespace, when not empty, limits the watch to that namespace.
 	Namespace string
 	// ResourceVersion is where the watch starts, as a Kubernetes watch's
 	// resourceVersion parameter. "" or "0": first an Added for every pod
@@ -40,8 +38,8 @@ type WatchOptions struct {
 	// ErrResourceVersionTooOld when the log dropped some. A number needs
 	// Pods or Events alone: the two are counted apart.
 	ResourceVersion string
-	// Buffer is how many changes the Watcher holds for its reader (after
-	// the initial ones); 0 means DefaultWatchBuffer.
+	// Buffer is how many changes (after the initial ones) the Watcher
+	// holds for its reader; 0 means DefaultWatchBuffer.
 	Buffer int
 }
 
@@ -62,8 +60,8 @@ type WatchEvent struct {
 	// Event is the event recorded, with UID set from its pod. Its message
 	// may be unrendered (Text renders it).
 	Event *Event
-	// ResourceVersion is the pod's resourceVersion after the change, or
-	// the event's (its number in the log plus one).
+	// ResourceVersion is the pod's after the change, or the event's (its
+	// number in the log plus one).
 	ResourceVersion uint64
 }
 
@@ -73,11 +71,10 @@ type WatchEvent struct {
 // with ErrWatchOverflow instead of waiting. Stop closes it. A cluster
 // nobody watches pays nothing for watching.
 type Watcher struct {
-	c         *Cluster
-	pods      bool
-	events    bool
-	namespace string
-	ch        chan WatchEvent
+	c            *Cluster
+	pods, events bool
+	namespace    string
+	ch           chan WatchEvent
 	// err and closed are guarded by the cluster's lock.
 	err    error
 	closed bool
@@ -105,8 +102,7 @@ func (w *Watcher) ResultChan() <-chan WatchEvent {
 	return w.ch
 }
 
-// Stop closes the Watcher: no change is sent after it returns, and the
-// channel is closed. Stop may be called more than once.
+// Stop closes the Watcher and its channel; it may be called more than once.
 func (w *Watcher) Stop() {
 	if w == nil || w.c == nil {
 		return
@@ -162,7 +158,9 @@ func (c *Cluster) Watch(opts WatchOptions) (*Watcher, error) {
 	switch {
 	case initial:
 		if w.pods {
-			first = c.podsAsAdded(w.namespace)
+			for _, sp := range c.inOrder(w.namespace) {
+				first = append(first, WatchEvent{Type: watch.Added, Pod: withVersion(sp.thaw(), sp.rv), ResourceVersion: sp.rv})
+			}
 		}
 		if w.events {
 			first = append(first, c.eventsAsAdded(w.namespace, 0)...)
@@ -196,17 +194,6 @@ func (c *Cluster) Watch(opts WatchOptions) (*Watcher, error) {
 // NewTooLargeResourceVersionError, a 504 Timeout).
 func tooLargeResourceVersion(asked, current uint64) error {
 	return apierrors.NewTimeoutError("Too large resource version: "+strconv.FormatUint(asked, 10)+", current: "+strconv.FormatUint(current, 10), 1)
-}
-
-// podsAsAdded is the stored pods of a namespace (all with "") as Added
-// changes, in creation order. The caller holds the lock.
-func (c *Cluster) podsAsAdded(namespace string) []WatchEvent {
-	stored := c.inOrder(namespace)
-	out := make([]WatchEvent, 0, len(stored))
-	for _, sp := range stored {
-		out = append(out, WatchEvent{Type: watch.Added, Pod: withVersion(sp.thaw(), sp.rv), ResourceVersion: sp.rv})
-	}
-	return out
 }
 
 // eventsAsAdded is the events the log keeps from number from on, of a
