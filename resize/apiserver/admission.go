@@ -30,9 +30,8 @@ const (
 	CauseUnsupportedPlatform metav1.CauseType = "UnsupportedPlatform"
 )
 
-// podsResource is the group and resource admission errors name, as
-// admission.NewForbidden takes it from the request's attributes (the
-// resize subresource is not part of it).
+// podsResource is the resource the errors name, as admission.NewForbidden
+// takes it from the request (without the resize subresource).
 var podsResource = schema.GroupResource{Resource: "pods"}
 
 // ForbiddenError is an admission plugin's refusal: the API server's 403,

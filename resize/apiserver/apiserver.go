@@ -266,15 +266,12 @@ func decodePatch(patch []byte) (m map[string]interface{}, dupErrs []error, err e
 		}
 		data = converted
 	}
-	// Decoding into a map gives the API server's own message for a patch
-	// that is not an object. A null patch decodes to a nil map and, as on
-	// the API server, changes nothing.
+	// A patch that is not an object gets the API server's own message; a
+	// null patch decodes to a nil map and, as there, changes nothing.
 	dupErrs, err = kjson.UnmarshalStrict(data, &m)
 	if err != nil {
 		return nil, nil, &PatchError{Err: err}
 	}
-	// resizelet's own refusal, before any value is parsed as a quantity
-	// (MaxExponent says why).
 	if where, err := findAmount(m, nil, false, hugeAmount); err != nil {
 		return nil, nil, &PatchError{Path: where, Err: err}
 	}
@@ -315,13 +312,11 @@ func strategicMerge(original, patch map[string]interface{}) (merged map[string]i
 // quantityMaps are the object keys whose values are resource lists.
 var quantityMaps = map[string]bool{"requests": true, "limits": true, "overhead": true}
 
-// findAmount walks a patch value, at path (nil for the whole patch), for
-// the first value in a resource list (requests, limits, overhead; v itself
-// when inList) that check refuses, in a stable order (keys sorted), and
-// returns its path in the field-path notation of validation errors, with
-// check's error. List indexes in the path are positions in the patch. Only
-// values in resource lists are amounts: a container named "1e1001" is a
-// name, as the API server reads it.
+// findAmount walks a patch value at path (nil for the whole patch), keys
+// sorted, for the first value in a resource list (v itself when inList)
+// that check refuses, and returns its path (list indexes are positions in
+// the patch) with check's error. Only values in resource lists are
+// amounts: a container named "1e1001" is a name, as the API server reads it.
 func findAmount(v interface{}, path *field.Path, inList bool, check func(interface{}) error) (string, error) {
 	switch t := v.(type) {
 	case map[string]interface{}:
@@ -346,9 +341,9 @@ func findAmount(v interface{}, path *field.Path, inList bool, check func(interfa
 	return "", nil
 }
 
-// hugeAmount refuses an amount whose exponent is beyond MaxExponent
-// (CheckExponent), before anything parses it. Only strings can hold one: a
-// patch's numbers are decoded as int64 or float64.
+// hugeAmount is resizelet's own refusal of an amount whose exponent is
+// beyond MaxExponent (CheckExponent), before anything parses it. Only
+// strings can hold one: a patch's numbers are decoded as int64 or float64.
 func hugeAmount(v interface{}) error {
 	if s, ok := v.(string); ok {
 		return CheckExponent(strings.TrimSpace(s))
@@ -356,8 +351,7 @@ func hugeAmount(v interface{}) error {
 	return nil
 }
 
-// checkQuantity decodes a patch value as a quantity the way the pod's
-// decoder does, and returns the decoder's error.
+// checkQuantity returns the pod decoder's error for a patch value.
 func checkQuantity(v interface{}) error {
 	data, err := json.Marshal(v)
 	if err != nil {

@@ -106,13 +106,11 @@ type totals struct {
 	fixed [8]total
 	n     int
 	more  []total
-	// anyOver says whether a sum went beyond the bound (errors has
-	// nothing to look for otherwise).
+	// anyOver says whether a sum went beyond the bound.
 	anyOver bool
 }
 
-// total is one resource's running sum of requests or of limits, in the
-// scheduler's unit.
+// total is one resource's sum of requests or limits, in the scheduler's unit.
 type total struct {
 	name   v1.ResourceName
 	limits bool
@@ -139,7 +137,7 @@ func (t *totals) amount(name v1.ResourceName, q resource.Quantity, limits bool) 
 	e.sum += v
 }
 
-// entry returns the running sum of the resource's requests or limits.
+// entry returns the resource's total.
 func (t *totals) entry(name v1.ResourceName, limits bool) *total {
 	for i := 0; i < t.n; i++ {
 		if e := &t.fixed[i]; e.name == name && e.limits == limits {
@@ -195,8 +193,7 @@ func isAmountBound(e *field.Error) bool { return e != nil && e.Origin == originA
 // minutes. No amount a node can have needs an exponent beyond a few dozen.
 const MaxExponent = 1000
 
-// CheckExponent refuses a number with an exponent beyond ±MaxExponent;
-// anything else, numbers or not, passes.
+// CheckExponent refuses a number with an exponent beyond ±MaxExponent.
 func CheckExponent(text string) error {
 	i := strings.IndexAny(text, "eE")
 	if i <= 0 || i == len(text)-1 {

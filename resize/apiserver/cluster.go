@@ -39,28 +39,21 @@ var ErrPodNotFound = errors.New("pod not found")
 // set up on first use. A nil *Cluster answers every call with
 // ErrNilCluster or, for a method without an error result, a zero value.
 type Cluster struct {
-	setup   sync.Once // sets up a zero Cluster on first use (init)
-	mu      sync.Mutex
-	profile profile.Profile
-	pods    map[podRef]storedPod
-	// created numbers the pods in creation order (ListPods sorts by it).
-	created uint64
-	// uids are the pods' UIDs, which no two pods share (CreatePod).
-	uids map[types.UID]podRef
-	// incarnations counts the pods created under each name (newUID).
-	incarnations map[podRef]int
-	// thawed are the pods kept decoded, the ones used most recently
-	// (see storedPod).
-	thawed frozen.Recent[podRef]
-	events eventLog
-	// nodes are the nodes registered with RegisterNode, by name.
-	nodes map[string]*NodeInfo
+	setup        sync.Once // sets up a zero Cluster on first use (init)
+	mu           sync.Mutex
+	profile      profile.Profile
+	pods         map[podRef]storedPod
+	created      uint64                // numbers the pods in creation order
+	uids         map[types.UID]podRef  // which no two pods share (CreatePod)
+	incarnations map[podRef]int        // pods created under each name (newUID)
+	thawed       frozen.Recent[podRef] // the pods kept decoded (storedPod)
+	events       eventLog
+	nodes        map[string]*NodeInfo // registered with RegisterNode, by name
 	// rv is the cluster's resourceVersion: bumped by every pod write, as
 	// etcd's revision is, so a pod's resourceVersion is the rv of its last
 	// write.
-	rv uint64
-	// watchers are the open watches (watch.go); nil while nobody watches.
-	watchers []*Watcher
+	rv       uint64
+	watchers []*Watcher // the open watches (watch.go); nil while none
 }
 
 // storedPod is a pod as the cluster stores it: decoded while it is used
@@ -77,8 +70,7 @@ type storedPod struct {
 }
 
 // DefaultHotPods is how many pods a Cluster keeps decoded unless
-// ClusterOptions.HotPods says otherwise: one, the pod being resized, for
-// the reason core.DefaultHotPods gives.
+// ClusterOptions.HotPods says otherwise, for core.DefaultHotPods's reason.
 const DefaultHotPods = 1
 
 // DefaultEventLimit is how many of the latest events a Cluster keeps
@@ -94,13 +86,13 @@ type ClusterOptions struct {
 	// 0 means DefaultEventLimit; a negative limit keeps every event.
 	EventLimit int
 	// HotPods is how many of the most recently used pods are kept
-	// decoded; the others are kept frozen and decoded when read. 0 means
-	// DefaultHotPods; a negative value keeps none decoded between calls.
+	// decoded, the others frozen. 0 means DefaultHotPods; a negative value
+	// keeps none decoded between calls.
 	HotPods int
 }
 
-// ErrNilCluster is what a nil *Cluster answers every call that has an
-// error result with: it has no pods to act on.
+// ErrNilCluster is what a nil *Cluster answers every call with an error
+// result.
 var ErrNilCluster = errors.New("apiserver: nil *Cluster (make one with NewCluster, or use a zero Cluster)")
 
 // NewCluster returns an empty cluster.
@@ -222,9 +214,9 @@ func withVersion(pod *v1.Pod, rv uint64) *v1.Pod {
 	return &p
 }
 
-// ResourceVersion is the cluster's current resourceVersion: that of its
-// latest pod write (0 before the first). A watch from it misses nothing
-// written after.
+// ResourceVersion is the cluster's current resourceVersion, that of its
+// latest pod write (0 before the first), from which a watch misses
+// nothing.
 func (c *Cluster) ResourceVersion() uint64 {
 	if !c.lock() {
 		return 0
@@ -353,8 +345,7 @@ func (c *Cluster) getPod(namespace, name string, versioned bool) (*v1.Pod, error
 	return sp.copy(versioned), nil
 }
 
-// copy is a deep copy of the stored pod, with its resourceVersion when
-// versioned.
+// copy is a deep copy of the stored pod, versioned or not.
 func (sp *storedPod) copy(versioned bool) *v1.Pod {
 	p := sp.thaw()
 	if sp.pod != nil {
@@ -464,11 +455,10 @@ func (c *Cluster) MarkPodDeleted(namespace, name string, now time.Time) (*v1.Pod
 }
 
 // UpdatePodStatus replaces the pod's status, as the kubelet's status
-// manager does. It fails if the pod is gone (404, apierrors.IsNotFound) or
-// its UID changed (409, apierrors.IsConflict, as the API server answers an
-// update whose UID precondition fails); both match ErrPodNotFound. The
-// status is kept as given, sharing its slices and pointers with the
-// caller, who must not change them afterwards.
+// manager does. It fails if the pod is gone (404) or its UID changed (409,
+// as the API server answers an update whose UID precondition fails); both
+// match ErrPodNotFound. The status is kept as given, shared with the
+// caller, who must not change it afterwards.
 func (c *Cluster) UpdatePodStatus(namespace, name string, uid types.UID, status v1.PodStatus) error {
 	if !c.lock() {
 		return ErrNilCluster
@@ -483,9 +473,7 @@ func (c *Cluster) UpdatePodStatus(namespace, name string, uid types.UID, status 
 		return uidConflict(namespace, name, string(uid), string(p.UID))
 	}
 	// Stored pods are never changed in place: an update stores a new
-	// object, with the status as given (the caller does not change it
-	// afterwards, as the API interface says). It is built without the old
-	// status, which it would only copy to overwrite.
+	// object, built without the old status it would only overwrite.
 	c.put(key, &v1.Pod{TypeMeta: p.TypeMeta, ObjectMeta: p.ObjectMeta, Spec: p.Spec, Status: status})
 	return nil
 }

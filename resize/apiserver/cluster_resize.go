@@ -6,20 +6,17 @@ import (
 )
 
 // ResizePod applies a resize through the resize subresource. On success
-// the stored pod has the new spec (and a bumped generation if the spec
-// changed) and a new resourceVersion; on error nothing changes. A pod the
-// cluster does not have is the API server's 404 (ErrPodNotFound); the
-// patch's own errors are ApplyResize's. The pod returned is the stored
-// one, shared: read it, or DeepCopy it before changing it. The cluster
-// never changes a stored pod in place, so it stays as returned; it has no
-// resourceVersion (GetPodVersioned's copies do).
+// the stored pod has the new spec (and generation, if the spec changed)
+// and a new resourceVersion; on error nothing changes. A missing pod is a
+// 404 (ErrPodNotFound); the patch's own errors are ApplyResize's. The pod
+// returned is the stored one, never changed in place, shared: read it, or
+// DeepCopy it before changing it. It has no resourceVersion.
 func (c *Cluster) ResizePod(namespace, name string, patch []byte) (*v1.Pod, error) {
 	return c.resizePatch(namespace, name, StrategicMergePatch, patch, true)
 }
 
-// ResizePodRequest applies a typed resize as ResizePod applies its patch
-// (ApplyResizeRequest). On error nothing changes. The pod returned is the
-// stored one, shared, as ResizePod's.
+// ResizePodRequest applies a typed resize (ApplyResizeRequest) as
+// ResizePod applies its patch.
 func (c *Cluster) ResizePodRequest(namespace, name string, req ResizeRequest) (*v1.Pod, error) {
 	return c.resize(namespace, name, true, func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error) {
 		return ApplyResizeRequest(old, req, o)
@@ -80,9 +77,8 @@ func (c *Cluster) boundNode(p *v1.Pod) (string, *NodeInfo) {
 	return "", nil
 }
 
-// resize runs apply on the stored pod under the cluster's lock, then the
-// validating admission plugins (AdmitResize) and, with store, stores what
-// it returns.
+// resize runs apply on the stored pod under the lock, then the admission
+// plugins (AdmitResize), and with store stores the result.
 func (c *Cluster) resize(namespace, name string, store bool, apply func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error)) (*v1.Pod, error) {
 	if !c.lock() {
 		return nil, ErrNilCluster
@@ -99,8 +95,7 @@ func (c *Cluster) resize(namespace, name string, store bool, apply func(old *v1.
 	if err != nil {
 		return nil, err
 	}
-	// The resize strategy keeps spec.nodeName, so the old pod and the
-	// updated one are bound to the same node.
+	// The resize strategy keeps spec.nodeName.
 	bound, node := c.boundNode(updated)
 	if err := admitResize(old, updated, bound, node, opts); err != nil {
 		return nil, err

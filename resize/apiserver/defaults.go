@@ -38,8 +38,7 @@ func DefaultPod(pod *v1.Pod) {
 	}
 }
 
-// defaultRequestsFromLimits copies every limit that has no request into
-// the requests.
+// defaultRequestsFromLimits copies every limit without a request.
 func defaultRequestsFromLimits(r *v1.ResourceRequirements) {
 	if r.Limits == nil {
 		return
@@ -91,8 +90,7 @@ func isNativeResource(name v1.ResourceName) bool {
 	return !strings.Contains(s, "/") || strings.Contains(s, v1.ResourceDefaultNamespacePrefix)
 }
 
-// overcommitAllowed reports whether a request may be below the limit:
-// native resources other than huge pages.
+// overcommitAllowed reports whether a request may be below the limit.
 func overcommitAllowed(name v1.ResourceName) bool {
 	return isNativeResource(name) && !isHugePages(name)
 }
@@ -119,7 +117,6 @@ func defaultPodLevelResources(pod *v1.Pod) {
 	if r == nil || len(r.Requests)+len(r.Limits) == 0 {
 		return
 	}
-	// The containers' aggregated limits, of the containers alone.
 	aggregate := resourcehelper.AggregateContainerLimits(&v1.Pod{Spec: v1.PodSpec{Containers: pod.Spec.Containers, InitContainers: pod.Spec.InitContainers}}, resourcehelper.PodResourcesOptions{})
 	// Step 1.
 	fillMissing(&r.Limits, aggregate, func(name v1.ResourceName) bool {

@@ -10,10 +10,9 @@ import (
 )
 
 // resizeEdit is a resize as one typed edit of a pod, whichever way it came:
-// the new resources and resizePolicy of some containers and init
-// containers (by index in the old pod), and the new pod-level resources,
-// exactly what /resize may change (the resize strategy's
-// dropNonResizeUpdates). applyEdit applies it.
+// the new resources and resizePolicy of containers (by index in the old
+// pod) and pod-level resources, exactly what /resize may change (the
+// resize strategy's dropNonResizeUpdates).
 type resizeEdit struct {
 	containers     []containerEdit
 	initContainers []containerEdit
@@ -27,8 +26,7 @@ type resizeEdit struct {
 	patched *v1.Pod
 }
 
-// containerEdit is the new resources and resizePolicy of the container
-// at index of its list.
+// containerEdit is the new resources and resizePolicy of a container.
 type containerEdit struct {
 	index        int
 	resources    v1.ResourceRequirements
@@ -57,8 +55,7 @@ func editOfPatched(patched, old *v1.Pod) resizeEdit {
 	}
 }
 
-// sameNames reports whether two container lists hold the same names in
-// the same order.
+// sameNames reports whether two container lists have the same names.
 func sameNames(a, b []v1.Container) bool {
 	return slices.EqualFunc(a, b, func(x, y v1.Container) bool { return x.Name == y.Name })
 }
@@ -137,17 +134,16 @@ func specChanged(newPod, oldPod *v1.Pod, e *resizeEdit) bool {
 		!podResourcesEqual(newPod.Spec.Resources, oldPod.Spec.Resources)
 }
 
-// containersChanged reports whether an edited container of list differs
-// from old's at its index in resources or resizePolicy, the two things an
-// edit changes (the others keep old's amounts, at most re-parsed).
+// containersChanged reports whether an edited container differs from old's
+// (the others keep old's amounts, at most re-parsed).
 func containersChanged(list, old []v1.Container, edits []containerEdit) bool {
 	return slices.ContainsFunc(edits, func(e containerEdit) bool { return !containersEqual(&list[e.index], &old[e.index], true) })
 }
 
 // editedContainers returns list with the edits applied, requests
-// defaulted from limits, and every container's resources as they come
-// back from JSON (the strategy takes them all from the patched pod): list
-// itself when that changes nothing, else a new list sharing the rest.
+// defaulted, and every container's resources as they come back from JSON
+// (the strategy takes them all from the patched pod): list itself when
+// that changes nothing.
 func editedContainers(list []v1.Container, edits []containerEdit) []v1.Container {
 	serial := !slices.ContainsFunc(list, func(c v1.Container) bool {
 		return !listInSerialForm(c.Resources.Requests) || !listInSerialForm(c.Resources.Limits)
@@ -170,12 +166,11 @@ func editedContainers(list []v1.Container, edits []containerEdit) []v1.Container
 }
 
 // serialForm reports whether q keeps its format through JSON: the API
-// server only holds quantities it decoded, and a quantity decodes with the
-// format its printed form says. DecimalSI always does. BinarySI does only
-// when it prints with a binary suffix, as a non-zero whole multiple of 1Ki:
-// otherwise it prints as a plain number ("402653000") that decodes as
-// DecimalSI, and then prints differently ("402653k"). DecimalExponent is
-// taken as not keeping it (its plain numbers decode as DecimalSI).
+// server only holds quantities it decoded, in the format their printed
+// form says. BinarySI keeps it only for a non-zero multiple of 1Ki, which
+// prints with a binary suffix: otherwise it prints as a plain number
+// ("402653000") that decodes as DecimalSI and prints differently
+// ("402653k"). DecimalExponent's plain numbers decode as DecimalSI too.
 func serialForm(q *resource.Quantity) bool {
 	switch q.Format {
 	case resource.DecimalSI:
@@ -221,8 +216,7 @@ func serializedRequirements(rr v1.ResourceRequirements) v1.ResourceRequirements 
 	return rr
 }
 
-// defaulted is old defaulted: old itself when DefaultPod would not change
-// it, else a defaulted copy.
+// defaulted is old, or a defaulted copy when DefaultPod would change it.
 func defaulted(old *v1.Pod) *v1.Pod {
 	if !needsDefaulting(old) {
 		return old

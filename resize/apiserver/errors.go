@@ -16,9 +16,8 @@ import (
 var ErrConflict = errors.New("conflict")
 
 // ErrResourceVersionTooOld is matched by Watch's error for a
-// resourceVersion older than the cluster's current one: the changes since
-// then are not kept, as an API server answers a watch from a compacted
-// revision with 410 Gone (the client lists again).
+// resourceVersion whose changes since are not kept, as an API server
+// answers a watch from a compacted revision with 410 Gone.
 var ErrResourceVersionTooOld = errors.New("resource version too old")
 
 // statusError is one of the cluster's errors: the *apierrors.StatusError a
@@ -98,13 +97,11 @@ func unsupportedPatchType() error {
 }
 
 // ErrApplyNotSupported is matched by the error of a server-side apply
-// patch (application/apply-patch+yaml or +cbor): the API server takes it,
-// resizelet does not implement field management.
+// patch, which the API server takes but resizelet does not implement.
 var ErrApplyNotSupported = fmt.Errorf("server-side apply is not implemented by resizelet: %w", errors.ErrUnsupported)
 
 // applyNotSupported is resizelet's refusal of a server-side apply patch:
-// a 415 (the closest answer a client knows to handle), matching
-// ErrApplyNotSupported.
+// a 415, the closest answer a client knows to handle.
 func applyNotSupported(pt string) error {
 	return &statusError{
 		StatusError: apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "", schema.GroupResource{}, "",

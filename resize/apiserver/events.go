@@ -27,9 +27,8 @@ type Event struct {
 	// such as the resize events' JSON.
 	Lazy fmt.Stringer
 	// UID is the pod's UID, for V1's involvedObject. The cluster's log
-	// does not keep it, to save memory (Events and EventsSince leave it
-	// empty); watches and EventList fill it from the pod, as the kubelet's
-	// recorder does.
+	// does not keep it, to save memory; watches and EventList fill it from
+	// the pod, as the kubelet's recorder does.
 	UID types.UID
 }
 
@@ -60,8 +59,7 @@ type eventRecord struct {
 	nsec      int32
 }
 
-// zeroTime stands for the zero time.Time, whose seconds since the epoch
-// no clock gives.
+// zeroTime stands for the zero time.Time, a second no clock gives.
 const zeroTime = math.MinInt64
 
 // eventOrigin is an event's type and reason, who emitted it (the
@@ -113,8 +111,8 @@ func (l *eventLog) origin(o eventOrigin) *eventOrigin {
 	return p
 }
 
-// since returns the events from sequence number seq on, rendered, and how
-// many of those asked for were already dropped.
+// since returns the events from number seq on, and how many of those were
+// already dropped.
 func (l *eventLog) since(seq uint64) (out []Event, dropped uint64) {
 	first := l.next - uint64(len(l.ring))
 	if seq < first {
@@ -162,15 +160,13 @@ func (c *Cluster) RecordEvent(e Event) {
 	c.events.add(e)
 }
 
-// Events returns the events kept (the latest, up to the event limit) in
-// the order they were recorded, with their messages rendered.
+// Events returns the events kept, in order, with their messages rendered.
 func (c *Cluster) Events() []Event {
 	out, _ := c.EventsSince(0)
 	return out
 }
 
-// EventCount is how many events were ever recorded: the sequence number
-// the next event will have.
+// EventCount is how many events were ever recorded: the next one's number.
 func (c *Cluster) EventCount() uint64 {
 	if !c.lock() {
 		return 0
@@ -179,9 +175,8 @@ func (c *Cluster) EventCount() uint64 {
 	return c.events.next
 }
 
-// EventsSince returns the events recorded since the first seq events (seq
-// from an earlier EventCount), with their messages rendered; those already
-// dropped from the log are missing, and dropped says how many.
+// EventsSince returns the events recorded since the first seq (an earlier
+// EventCount), rendered; dropped says how many the log no longer has.
 func (c *Cluster) EventsSince(seq uint64) (events []Event, dropped uint64) {
 	if !c.lock() {
 		return nil, 0
@@ -206,12 +201,9 @@ func (e Event) Text() string {
 // last timestamp the event's time, count 1, and reportingController and
 // reportingInstance the source's component and host.
 //
-// What resizelet does not know is left out: involvedObject.resourceVersion
-// and, for container events, involvedObject.fieldPath
-// ("spec.containers{app}"); the kubelet's event correlator, which folds
-// repeats into a count, is not reproduced. The metadata the API server
-// adds on creation (resourceVersion, uid, creationTimestamp) EventList and
-// the watches fill.
+// Left out: involvedObject.resourceVersion and fieldPath, which resizelet
+// does not know, and the kubelet's event correlator (repeats folded into a
+// count). EventList and the watches add the API server's metadata.
 func (e Event) V1() *v1.Event {
 	namespace := e.Namespace
 	if namespace == "" {
@@ -221,8 +213,7 @@ func (e Event) V1() *v1.Event {
 	return &v1.Event{
 		TypeMeta: metav1.TypeMeta{Kind: "Event", APIVersion: "v1"},
 		ObjectMeta: metav1.ObjectMeta{
-			// util.GenerateEventName (k8s.io/client-go
-			// tools/record/util/util.go): the time in hex nanoseconds.
+			// util.GenerateEventName (client-go tools/record/util/util.go).
 			Name:      fmt.Sprintf("%s.%x", e.Pod, e.Time.UnixNano()),
 			Namespace: namespace,
 		},
@@ -242,12 +233,11 @@ func (e Event) V1() *v1.Event {
 	}
 }
 
-// eventV1 is event number rv-1 of the cluster's log in v1 (V1) with what
-// the API server adds when it stores one: resourceVersion (its number plus
-// one, as EventCount counts), uid and creationTimestamp. Many events share
-// an instant on a virtual clock, and the kubelet names an event after its
-// pod and instant, so the name gets the event's number as a suffix
-// ("web.188a1b2c3d4e5f60.7"), that no two events share one.
+// eventV1 is event number rv-1 in v1 (V1) with what the API server adds
+// when it stores one: resourceVersion (rv), uid and creationTimestamp.
+// Many events share an instant on a virtual clock, so the name, after the
+// pod and instant, gets the event's number ("web.188a1b2c3d4e5f60.7"),
+// that no two share one.
 func eventV1(e Event, rv uint64) *v1.Event {
 	out := e.V1()
 	out.Name += "." + strconv.FormatUint(rv-1, 10)
@@ -313,10 +303,9 @@ func ToEventsV1(e *v1.Event) *eventsv1.Event {
 	}
 }
 
-// uidCache finds the UIDs of the pods events are about, each pod once
-// (the log keeps none, see Event.UID): the pod of that name the cluster
-// has now, unless it was created after the event (another pod of the same
-// name), when the UID is left unknown.
+// uidCache finds the UIDs of events' pods, each pod once: the pod of that
+// name the cluster has now, unless it was created after the event (another
+// pod of the same name), when the UID is left unknown.
 type uidCache struct {
 	c    *Cluster
 	pods map[podRef]*v1.Pod

@@ -56,8 +56,7 @@ type amounts struct {
 
 func (a *amounts) set() bool { return a.hasCPU || a.hasMemory }
 
-// containerSet is what a narrow resize sets on one container (or on
-// spec.resources): its name and the amounts of its requests and limits.
+// containerSet is what a resize sets on one container (or spec.resources).
 type containerSet struct {
 	name             string
 	requests, limits amounts
@@ -65,16 +64,14 @@ type containerSet struct {
 
 // readNarrowPatch decodes a strategic merge patch of the narrow form into
 // the sets of containers, init containers and the pod level, appended to
-// buf (room on the caller's stack), or reports false for any other patch,
-// which takes the general path: another field or resource, a directive, a
-// null anywhere (in a strategic merge it deletes, which the form cannot
-// say), a number where a quantity string belongs, an empty list or
-// object, a key given twice, a quantity that does not parse or is beyond
-// resizelet's bounds, YAML.
+// buf (room on the caller's stack), or reports false for any other patch:
+// another field or resource, a directive, a null (in a strategic merge it
+// deletes), a number where a quantity string belongs, an empty list or
+// object, a key given twice, a bad or too large quantity, YAML.
 func readNarrowPatch(patch []byte, buf []containerSet) (cs, inits []containerSet, pod *containerSet, ok bool) {
 	// A null, or a "$" (a directive; no valid name or amount has one), is
-	// outside the form: such a patch, as kubectl apply's, takes the
-	// general path without paying for this decoding first.
+	// outside the form: such a patch, as kubectl apply's with its
+	// "$setElementOrder", takes the general path without this decoding.
 	if bytes.Contains(patch, []byte("null")) || bytes.IndexByte(patch, '$') >= 0 {
 		return nil, nil, nil, false
 	}
@@ -103,8 +100,8 @@ func readNarrowPatch(patch []byte, buf []containerSet) (cs, inits []containerSet
 	return cs, inits, pod, true
 }
 
-// narrowSets turns a decoded container list into sets; a list given but
-// empty, or a container without a name, is not of the narrow form.
+// narrowSets turns a container list into sets; an empty list, or a
+// container without a name, is not of the narrow form.
 func narrowSets(out []containerSet, list []narrowContainer) ([]containerSet, bool) {
 	if list != nil && len(list) == 0 {
 		return nil, false
@@ -127,8 +124,7 @@ func narrowSet(name string, r *narrowResources) (containerSet, bool) {
 	return s, okReq && okLim && (s.requests.set() || s.limits.set())
 }
 
-// parseAmounts parses what n gives into a; an object given but empty is
-// not of the narrow form.
+// parseAmounts parses n into a; an empty object is not of the form.
 func parseAmounts(n *narrowAmounts, a *amounts) bool {
 	if n == nil {
 		return true
@@ -157,13 +153,11 @@ func parseAmount(name v1.ResourceName, text string) (resource.Quantity, bool) {
 	return q, err == nil && cgconfig.AmountFits(name, q)
 }
 
-// editOfSets turns sets into the edit of old, its edits appended to buf
-// (room on the caller's stack), or reports false when the strategic merge
-// would do more than set amounts of containers old has: a name old does
-// not have (it adds a container), names out of old's order or given twice
-// (the merge follows the patch's order), or a list of old's with a name
-// twice (the merge patches the first; the general path gives what it
-// does, see TestDuplicateContainerNames).
+// editOfSets turns sets into the edit of old, appended to buf, or reports
+// false when the strategic merge would do more than set amounts of old's
+// containers: a name old does not have (it adds a container), names out
+// of old's order or given twice (the merge follows the patch's order), or
+// a list of old's with a name twice (TestDuplicateContainerNames).
 func editOfSets(old *v1.Pod, cs, inits []containerSet, pod *containerSet, buf []containerEdit) (resizeEdit, bool) {
 	var e resizeEdit
 	var ok bool
@@ -210,8 +204,7 @@ func setEdits(out []containerEdit, list []v1.Container, sets []containerSet) ([]
 	return out, true
 }
 
-// setRequirements returns rr with the amounts of s set: a list s sets is
-// a new map (the old one is shared, never changed).
+// setRequirements returns rr with the amounts of s set, in new maps.
 func setRequirements(rr v1.ResourceRequirements, s *containerSet) v1.ResourceRequirements {
 	if s.requests.set() {
 		rr.Requests = setList(rr.Requests, &s.requests)

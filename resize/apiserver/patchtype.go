@@ -47,10 +47,9 @@ const MaxJSONPatchOperations = 10000
 // (pkg/server/config.go), the json-patch library's AccumulatedCopySizeLimit.
 const jsonPatchMaxCopyBytes = 3 << 20
 
-// setJSONPatchCopyLimit sets the json-patch library's copy limit the way
-// the API server does when it starts (pkg/server/config.go, New): only
-// when it is unset or larger, so that a lower limit another user of the
-// library chose in the same process stays.
+// setJSONPatchCopyLimit sets the json-patch library's copy limit as the
+// API server does when it starts (pkg/server/config.go, New): only when
+// unset or larger, so that a lower limit set in the same process stays.
 func setJSONPatchCopyLimit() {
 	for {
 		existing := atomic.LoadInt64(&jsonpatch.AccumulatedCopySizeLimit)
@@ -93,12 +92,9 @@ func ValidPatchType(pt types.PatchType) error {
 // of spec.containers must name every container, in order, with its full
 // resources and resizePolicy.
 //
-// Errors wrap the *apierrors.StatusError the API server answers with: a
-// patch that cannot be read, 400; a JSON patch operation that does not
-// apply, 422 with the operation as the PatchError's Path ("[1]"); a result
-// that is not a pod or a key given twice, 422 Invalid on the field
-// "patch"; more than 3 MiB or MaxJSONPatchOperations operations, 413;
-// metadata as ApplyResize says; a patch type it does not take, 415.
+// Errors are as PatchError says (a JSON patch operation that does not
+// apply is its Path, "[1]"; more than MaxJSONPatchOperations operations,
+// 413), and a patch type it does not take a 415 (ValidPatchType).
 func ApplyResizePatch(old *v1.Pod, pt types.PatchType, patch []byte, opts ResizeOptions) (*v1.Pod, error) {
 	if err := ValidPatchType(pt); err != nil {
 		return nil, err
@@ -133,14 +129,13 @@ func ApplyResizePatch(old *v1.Pod, pt types.PatchType, patch []byte, opts Resize
 // then the strict decoding of the result and the checks of its metadata
 // (checkPatchedMeta).
 //
-// Unless whole, the patch is first applied to the pod without the
-// metadata and status it does not name (podPart), which are most of a
-// running pod's JSON: both merges and the JSON patch operations change a
-// top-level field only when the patch names it, so the result is the
-// same in every field the resize reads. When that fails, or gives
-// containers other than the old ones (the strategy then keeps the patched
-// pod whole), the patch is applied again to the whole pod, whose errors
-// and pod are the API server's to the letter.
+// Unless whole, the patch is first applied without the metadata and
+// status it does not name (podPart), most of a running pod's JSON: the
+// patches change a top-level field only when they name it, so the fields
+// the resize reads come out the same. When that fails, or gives containers
+// other than the old ones (kept whole by the strategy), the patch is
+// applied again to the whole pod, whose errors and pod are the API
+// server's to the letter.
 func patchedPod(old *v1.Pod, pt types.PatchType, patch []byte, opts ResizeOptions, whole bool) (oldPod, patched *v1.Pod, err error) {
 	oldPod = defaulted(old)
 	// The stored pod's resourceVersion: the cluster's, or else old's.
@@ -224,12 +219,11 @@ func (part podPart) restore(patched, stored *v1.Pod) {
 }
 
 // jsonPatched applies a JSON merge patch or a JSON patch to the stored
-// pod, as the API server's jsonPatcher does (patch.go, applyJSPatch,
-// under fieldValidation=Strict): the strict decoding of the patch (into
-// an object, or into operations, where a key an operation does not have
-// is a strict error), the library's application of it to the pod's JSON,
-// and the strict decoding of the result. Unless whole, the metadata and
-// status are left out when the patch does not name them (podPart).
+// pod, as the API server's jsonPatcher does (patch.go, applyJSPatch, under
+// fieldValidation=Strict): the strict decoding of the patch, the library's
+// application of it to the pod's JSON, and the strict decoding of the
+// result. Unless whole, the metadata and status are left out when the
+// patch does not name them (podPart).
 func jsonPatched(stored *v1.Pod, pt types.PatchType, patch []byte, whole bool) (*v1.Pod, error) {
 	var (
 		ops        []jsonPatchOp
@@ -255,8 +249,6 @@ func jsonPatched(stored *v1.Pod, pt types.PatchType, patch []byte, whole bool) (
 	if err != nil {
 		return nil, &PatchError{Err: err, status: apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))}
 	}
-	// resizelet's own refusal, before any value is parsed as a quantity
-	// (MaxExponent says why).
 	if where, err := find(hugeAmount); err != nil {
 		return nil, &PatchError{Path: where, Err: err}
 	}
@@ -389,8 +381,7 @@ func failedOperation(p jsonpatch.Patch, doc []byte, err error) string {
 	return ""
 }
 
-// applyMergePatch applies a JSON merge patch, already decoded strictly,
-// to doc as the API server does: with the library's merge.
+// applyMergePatch applies a JSON merge patch to doc as the API server does.
 func applyMergePatch(doc, patch []byte) ([]byte, error) {
 	patched, err := recovering(func() ([]byte, error) { return jsonpatch.MergePatch(doc, patch) })
 	var pe *PatchError
@@ -431,18 +422,15 @@ func invalidPatch(value, msg string) *apierrors.StatusError {
 	return apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{field.Invalid(field.NewPath("patch"), value, msg)})
 }
 
-// decodePatched decodes the patched JSON into a pod, strictly (unknown
-// fields and keys given twice refused, case-sensitive), as the API
+// decodePatched decodes the patched JSON into a pod, strictly, as the API
 // server's codec does under fieldValidation=Strict (k8s.io/apimachinery
-// pkg/runtime/serializer/json/json.go, Serializer.unmarshal). The
-// json-patch library copies values without decoding them, so a key given
-// twice in a JSON patch's value is reported twice: in the patch (`json
-// patch duplicate field "[0].value.cpu"`) and in the pod. patchStrictErrs,
-// the patch's own strict errors, come first, and are left out when the
-// result does not decode at all, as the API server leaves them out. Its
-// 422 on the field "patch" has value() as the value. A value the pod
-// cannot hold is a PatchError at the place locate finds in the patch (a
-// quantity's own error does not say where it is).
+// pkg/runtime/serializer/json/json.go, Serializer.unmarshal).
+// patchStrictErrs, the patch's own (a key given twice in a JSON patch's
+// value is reported there and again in the pod, as the library copies
+// values undecoded), come first, and are left out when the result does not
+// decode at all, as the API server leaves them out. Its 422 on the field
+// "patch" has value() as the value. A value the pod cannot hold is a
+// PatchError at the place locate finds in the patch.
 func decodePatched(patched []byte, value func() string, patchStrictErrs []error, locate func() (string, error)) (*v1.Pod, error) {
 	pod := &v1.Pod{}
 	strictErrs, err := kjson.UnmarshalStrict(patched, pod)
@@ -454,9 +442,8 @@ func decodePatched(patched []byte, value func() string, patchStrictErrs []error,
 		return nil, &PatchError{Err: err, status: status}
 	}
 	if all := append(patchStrictErrs, strictErrs...); len(all) > 0 {
-		// A key given twice, or a field the pod does not have (most likely
-		// a typo, "limit" for "limits"): the API server rejects them under
-		// fieldValidation=Strict rather than ignore them.
+		// A key given twice, or a field the pod does not have (a typo,
+		// "limit" for "limits"), refused rather than ignored.
 		strict := runtime.NewStrictDecodingError(all)
 		return nil, &PatchError{Err: strict, status: invalidPatch(value(), strict.Error())}
 	}
@@ -509,16 +496,14 @@ func findAmountInOps(ops []jsonPatchOp, check func(interface{}) error) (string, 
 	for i, op := range ops {
 		segments := strings.Split(op.Path, "/")
 		at := field.NewPath(fmt.Sprintf("[%d].value", i))
-		inList := false
-		if n := len(segments); n >= 2 && quantityMaps[segments[n-2]] {
+		n := len(segments)
+		if n >= 2 && quantityMaps[segments[n-2]] {
 			if err := check(op.Value); err != nil {
 				return at.String(), err
 			}
 			continue
-		} else if n >= 1 {
-			inList = quantityMaps[segments[n-1]]
 		}
-		if p, err := findAmount(op.Value, at, inList, check); err != nil {
+		if p, err := findAmount(op.Value, at, quantityMaps[segments[n-1]], check); err != nil {
 			return p, err
 		}
 	}

@@ -43,8 +43,7 @@ func ValidatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 	return validatePod(pod, opts)
 }
 
-// validatePod is ValidatePod for a pod whose amounts are within the
-// bounds.
+// validatePod is ValidatePod for a pod within the bounds.
 func validatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 	var errs field.ErrorList
 	if pod.Name == "" {
@@ -196,8 +195,7 @@ type resourceEntry struct {
 	q    resource.Quantity
 }
 
-// sortedEntries returns the list's resources in name order, in buf when
-// they fit.
+// sortedEntries returns the list's resources in name order, in buf.
 func sortedEntries(list v1.ResourceList, buf []resourceEntry) []resourceEntry {
 	out := buf[:0]
 	for name, q := range resources(list) {
@@ -276,7 +274,7 @@ func validateContainerResourceName(name v1.ResourceName, path func() *field.Path
 }
 
 // validateQuantityValue checks that a quantity is not negative, and whole
-// for extended resources (which count devices).
+// for extended resources.
 func validateQuantityValue(name v1.ResourceName, q *resource.Quantity, path func() *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if q.Sign() < 0 {
@@ -294,8 +292,7 @@ func nilPod(arg string) *field.Error {
 	return field.Required(field.NewPath(arg), "a nil *v1.Pod was given")
 }
 
-// ErrUIDTaken is wrapped by CreatePod's error for a pod whose UID another
-// stored pod already has.
+// ErrUIDTaken is wrapped by CreatePod's error for a UID another pod has.
 var ErrUIDTaken = errors.New("UID already taken by another pod")
 
 // msgUID is the rule for a UID the caller sets.
@@ -306,20 +303,18 @@ const msgUID = "must be 1 to 63 lower-case letters, digits and '-', starting and
 //
 // The metadata is validated by apimachinery's ValidateObjectMeta
 // (k8s.io/apimachinery pkg/api/validation/objectmeta.go), pod names as DNS
-// subdomains (pkg/apis/core/validation, ValidatePodName) and namespaces as
-// DNS labels (ValidateNamespaceName): "a/b", "..", a NUL or a
-// 5,000-character name is refused with the API server's messages, and no
-// two pods' namespace and name read alike in a key.
+// subdomains (pkg/apis/core/validation, ValidatePodName is
+// NameIsDNSSubdomain) and namespaces as DNS labels (ValidateNamespaceName
+// is NameIsDNSLabel), so no two pods' namespace and name read alike.
 //
 // The API server assigns every new object its UID and ignores one the
 // client sends (k8s.io/apiserver pkg/registry/rest, BeforeCreate,
-// FillObjectMetaSystemFields). resizelet keeps a UID the caller sets,
+// FillObjectMetaSystemFields, uuid.NewUUID). resizelet keeps a caller's,
 // because an embedder that mirrors a real cluster (or a kubelet's static
 // pod, whose manifest UID the kubelet keeps: pkg/kubelet/config/common.go,
 // applyDefaults) must be able to say which pod it means. The UID names the
-// pod cgroup and keys both checkpoints, so it must be what an API server's
-// UID always is: a DNS label (a UUID has 36 characters). That two pods
-// never share a UID is CreatePod's check (ErrUIDTaken).
+// pod cgroup and keys both checkpoints, so it must be a DNS label, as an
+// API server's UUID always is; CreatePod checks that no two pods share it.
 func ValidatePodMeta(pod *v1.Pod) field.ErrorList {
 	if pod == nil {
 		return field.ErrorList{nilPod("pod")}

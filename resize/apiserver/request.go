@@ -8,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// Amounts are cpu and memory amounts for a typed resize: millicores and
-// bytes. An amount whose Has flag is false is left as it is.
+// Amounts are cpu and memory amounts for a typed resize, in millicores and
+// bytes; one whose Has flag is false is left as it is.
 type Amounts struct {
 	MilliCPU  int64
 	Memory    int64
@@ -41,8 +41,7 @@ type ResizeRequest struct {
 }
 
 // Patch returns the strategic merge patch the request means, in the narrow
-// form (narrowPatch): for logs, and for the tests that hold the two paths
-// equal.
+// form (narrowPatch), for logs and the tests that hold the paths equal.
 func (r ResizeRequest) Patch() []byte {
 	var p narrowPatch
 	list := func(cs []ContainerResize) []narrowContainer {
@@ -103,11 +102,10 @@ func memoryQuantity(bytes int64) resource.Quantity {
 }
 
 // ApplyResizeRequest is ApplyResize for a typed request, made the edit
-// without JSON: it gives the pod and the errors ApplyResize gives for
-// req.Patch(). A request that names a container old does not have, or
-// names them out of old's order, goes through req.Patch() itself, since
-// the strategic merge then adds or reorders containers. old is never
-// modified; the pod returned is shared as ApplyResize's.
+// without JSON: it gives what ApplyResize gives for req.Patch(), through
+// which a request that names a container old does not have, or out of
+// old's order, goes (the strategic merge then adds or reorders
+// containers). old is never modified; the pod is shared as ApplyResize's.
 func ApplyResizeRequest(old *v1.Pod, req ResizeRequest, opts ResizeOptions) (*v1.Pod, error) {
 	if old == nil {
 		return nil, errors.New("apply resize: nil pod")
@@ -136,8 +134,7 @@ func requestSets(out []containerSet, cs []ContainerResize) []containerSet {
 	return out
 }
 
-// requestSet is the set of one container's resize, with the quantities its
-// patch's strings parse to.
+// requestSet is one container's set, as its patch's strings parse.
 func requestSet(c *ContainerResize) containerSet {
 	return containerSet{name: c.Name, requests: requestAmounts(c.Requests), limits: requestAmounts(c.Limits)}
 }

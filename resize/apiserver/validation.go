@@ -70,9 +70,8 @@ func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList 
 }
 
 // validateResize is ValidateResize, told with edited that applyEdit built
-// newPod from oldPod (an edit of resources and resizePolicy only): the
-// comparisons outside those fields then have their answer by construction
-// (equalOutsideResources), and the checks of values run as for any pod.
+// newPod from oldPod: the comparisons outside resources and resizePolicy
+// then have their answer by construction (equalOutsideResources).
 func validateResize(newPod, oldPod *v1.Pod, opts ResizeOptions, edited bool) field.ErrorList {
 	if newPod == nil || oldPod == nil {
 		var errs field.ErrorList
@@ -97,8 +96,7 @@ func validateResize(newPod, oldPod *v1.Pod, opts ResizeOptions, edited bool) fie
 		return field.ErrorList{field.Forbidden(field.NewPath(""), msgWindowsPod)}
 	}
 
-	// Amounts beyond resizelet's bounds are refused alone (ValidatePod),
-	// before the QoS class and the comparisons below read them.
+	// Amounts beyond the bounds are refused alone, before anything reads them.
 	if errs := ValidateAmounts(newPod); len(errs) > 0 {
 		return errs
 	}
@@ -129,8 +127,7 @@ func validateResize(newPod, oldPod *v1.Pod, opts ResizeOptions, edited bool) fie
 		podLevelChecked = true
 	}
 
-	// The rest compares containers index by index, so it needs the same
-	// containers in the same order.
+	// The rest compares containers index by index.
 	if orderErrs := validateContainerOrder(newPod, oldPod); len(orderErrs) > 0 {
 		return append(allErrs, orderErrs...)
 	}
@@ -186,8 +183,7 @@ func validateResize(newPod, oldPod *v1.Pod, opts ResizeOptions, edited bool) fie
 	return allErrs
 }
 
-// hasPodLevelResources reports whether the pod sets any pod-level request
-// or limit.
+// hasPodLevelResources reports whether the pod sets pod-level resources.
 func hasPodLevelResources(pod *v1.Pod) bool {
 	r := pod.Spec.Resources
 	return r != nil && len(r.Requests)+len(r.Limits) > 0
@@ -224,8 +220,8 @@ func resizeSupported(pod *v1.Pod) bool {
 	return true
 }
 
-// validateContainerOrder rejects a resize that adds, removes, renames or
-// reorders containers or init containers.
+// validateContainerOrder refuses added, removed, renamed or reordered
+// containers.
 func validateContainerOrder(newPod, oldPod *v1.Pod) field.ErrorList {
 	var errs field.ErrorList
 	check := func(newList, oldList []v1.Container, name, msgAdded, msgReordered string) {
@@ -272,8 +268,8 @@ func validateContainerResize(newC, oldC *v1.Container, list string, index int, p
 	return errs
 }
 
-// memoryResizePolicy returns the container's memory resize policy; unset
-// means NotRequired.
+// memoryResizePolicy is the container's memory resize policy (unset is
+// NotRequired).
 func memoryResizePolicy(c *v1.Container) v1.ResourceResizeRestartPolicy {
 	for _, p := range c.ResizePolicy {
 		if p.ResourceName == v1.ResourceMemory {
@@ -283,8 +279,7 @@ func memoryResizePolicy(c *v1.Container) v1.ResourceResizeRestartPolicy {
 	return v1.NotRequired
 }
 
-// resourcesRemoved reports whether a resource in oldList is missing from
-// newList.
+// resourcesRemoved reports whether newList lacks a resource of oldList.
 func resourcesRemoved(newList, oldList v1.ResourceList) bool {
 	if len(oldList) > len(newList) {
 		return true
@@ -322,8 +317,7 @@ func listEqualAfterUndo(list, old v1.ResourceList, p profile.Profile) bool {
 	return otherResourcesEqual(list, old)
 }
 
-// undoneLen is the length of the list the undo makes of list when the old
-// list is absent.
+// undoneLen is the length of the undo of list when the old one is absent.
 func undoneLen(list v1.ResourceList, p profile.Profile) int {
 	if !p.ComparesAddedResourceLists() || list == nil {
 		return 0
@@ -341,8 +335,8 @@ func isCPUOrMemory(name v1.ResourceName) bool {
 	return name == v1.ResourceCPU || name == v1.ResourceMemory
 }
 
-// otherResourcesEqual reports whether a and b hold the same resources
-// other than cpu and memory, in equal amounts.
+// otherResourcesEqual reports whether a and b are equal but for cpu and
+// memory.
 func otherResourcesEqual(a, b v1.ResourceList) bool {
 	if onlyCPUMemory(a) && onlyCPUMemory(b) {
 		return true
@@ -365,8 +359,7 @@ func otherResourcesEqual(a, b v1.ResourceList) bool {
 	return na == nb
 }
 
-// listsEqual is semantic equality of resource lists: the same resources in
-// equal amounts, an empty list equal to none.
+// listsEqual is semantic equality of resource lists (empty equals none).
 func listsEqual(a, b v1.ResourceList) bool {
 	if len(a) != len(b) {
 		return false
@@ -397,8 +390,8 @@ func containersEqual(c, o *v1.Container, edited bool) bool {
 	return requirementsEqual(&c.Resources, &o.Resources) && equalOutsideResources(c, o, edited)
 }
 
-// validatePodLevelResize checks a change of spec.resources when pod-level
-// resize is on: nothing may be removed and only cpu and memory may change.
+// validatePodLevelResize checks a change of spec.resources: nothing may be
+// removed and only cpu and memory may change.
 func validatePodLevelResize(newPod, oldPod *v1.Pod, p profile.Profile) field.ErrorList {
 	oldR, newR := oldPod.Spec.Resources, newPod.Spec.Resources
 	if oldR != nil && newR == nil {
@@ -464,8 +457,8 @@ func specEqualOutsideContainers(a, b *v1.PodSpec, skipResources, edited bool) bo
 	return apiequality.Semantic.DeepEqual(ac, bc)
 }
 
-// podResourcesEqual is semantic equality of spec.resources: absent equals
-// only absent.
+// podResourcesEqual is semantic equality of spec.resources (absent equals
+// only absent).
 func podResourcesEqual(a, b *v1.ResourceRequirements) bool {
 	if a == nil || b == nil {
 		return a == b

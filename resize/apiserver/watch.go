@@ -27,16 +27,14 @@ type WatchOptions struct {
 	// Namespace, when not empty, limits the watch to that namespace.
 	Namespace string
 	// ResourceVersion is where the watch starts, as a Kubernetes watch's
-	// resourceVersion parameter. "" or "0": first an Added for every pod
-	// (in creation order) and every event the log keeps, then the
-	// changes. A number: the changes after it. For pods it is the
-	// cluster's ResourceVersion (ListPodsVersioned's); the cluster keeps no
+	// parameter. "" or "0": first an Added for every pod (in creation
+	// order) and every event the log keeps, then the changes. A number:
+	// the changes after it, of Pods or Events alone (counted apart). For
+	// pods it is the cluster's ResourceVersion; the cluster keeps no
 	// history of pod changes, so an older one fails with
 	// ErrResourceVersionTooOld (the API server's 410 Gone). For events it
-	// is an event count (EventCount, an EventList's resourceVersion), and
-	// the events recorded since are sent first, or the watch fails with
-	// ErrResourceVersionTooOld when the log dropped some. A number needs
-	// Pods or Events alone: the two are counted apart.
+	// is an event count (EventCount, EventList's): the events since are
+	// sent first, or, if the log dropped some, the watch fails as well.
 	ResourceVersion string
 	// Buffer is how many changes (after the initial ones) the Watcher
 	// holds for its reader; 0 means DefaultWatchBuffer.
@@ -89,8 +87,7 @@ var closedWatch = func() chan WatchEvent {
 	return ch
 }()
 
-// errWatcherNotMade is Err's answer for a Watcher that Cluster.Watch did
-// not make.
+// errWatcherNotMade is Err's answer for a Watcher not made by Watch.
 var errWatcherNotMade = errors.New("apiserver: Watcher not made by Cluster.Watch")
 
 // ResultChan is the channel the changes arrive on; it is closed when the
@@ -112,8 +109,7 @@ func (w *Watcher) Stop() {
 	w.c.unwatch(w, nil)
 }
 
-// Err says why the channel was closed: nil while open or after Stop,
-// ErrWatchOverflow when the reader fell behind.
+// Err says why the channel was closed: ErrWatchOverflow, or nil.
 func (w *Watcher) Err() error {
 	if w == nil || w.c == nil {
 		return errWatcherNotMade
@@ -189,15 +185,15 @@ func (c *Cluster) Watch(opts WatchOptions) (*Watcher, error) {
 	return w, nil
 }
 
-// tooLargeResourceVersion is the watch cache's answer to a version it has
-// not reached (k8s.io/apiserver pkg/storage/errors.go,
-// NewTooLargeResourceVersionError, a 504 Timeout).
+// tooLargeResourceVersion is the watch cache's 504 for a version it has not
+// reached (k8s.io/apiserver pkg/storage/errors.go,
+// NewTooLargeResourceVersionError).
 func tooLargeResourceVersion(asked, current uint64) error {
 	return apierrors.NewTimeoutError("Too large resource version: "+strconv.FormatUint(asked, 10)+", current: "+strconv.FormatUint(current, 10), 1)
 }
 
-// eventsAsAdded is the events the log keeps from number from on, of a
-// namespace (all with ""), as Added changes. The caller holds the lock.
+// eventsAsAdded is the events kept from number from on, of a namespace
+// (all with ""), as Added changes. The caller holds the lock.
 func (c *Cluster) eventsAsAdded(namespace string, from uint64) []WatchEvent {
 	events, dropped := c.events.since(from)
 	seq := from + dropped
