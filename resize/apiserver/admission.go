@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -13,15 +14,12 @@ import (
 	"github.com/resizelet/resizelet/resize/profile"
 )
 
-// NodeInfo is what the API server knows of a node that its admission
-// plugins read: the Node object's name, its kubernetes.io/os label and its
-// status.allocatable. A kubelet registers it (Cluster.RegisterNode) as a
-// real kubelet registers its Node object.
+// NodeInfo is what the API server's admission plugins read of a node: the
+// Node object's name, kubernetes.io/os label and status.allocatable, as a
+// kubelet registers it (Cluster.RegisterNode).
 type NodeInfo struct {
-	Name string
-	// OS is the node's kubernetes.io/os label; empty when the node has
-	// none.
-	OS          string
+	Name        string
+	OS          string // the kubernetes.io/os label; empty when none
 	Allocatable v1.ResourceList
 }
 
@@ -32,16 +30,14 @@ const (
 	CauseUnsupportedPlatform metav1.CauseType = "UnsupportedPlatform"
 )
 
-// podsResource is the group and resource admission errors name, as
-// admission.NewForbidden takes it from the request's attributes (the
-// resize subresource is not part of it).
+// podsResource is the resource the errors name, as admission.NewForbidden
+// takes it from the request (without the resize subresource).
 var podsResource = schema.GroupResource{Resource: "pods"}
 
 // ForbiddenError is an admission plugin's refusal: the API server's 403,
-// whose text is `pods "resize-demo" is forbidden: <Err>` (admission's
-// NewForbidden). It wraps the apimachinery StatusError, with Cause among
-// its details' causes when set, so apierrors.IsForbidden and errors.As
-// with *apierrors.StatusError work on it.
+// `pods "resize-demo" is forbidden: <Err>` (admission's NewForbidden). It
+// wraps the apimachinery StatusError, with Cause among its details' causes
+// when set, so apierrors.IsForbidden and errors.As work on it.
 type ForbiddenError struct {
 	Name  string
 	Err   error
@@ -64,6 +60,7 @@ func (e *ForbiddenError) Unwrap() error {
 	return e.status()
 }
 
+// status is the StatusError, built from the fields as InvalidError's.
 func (e *ForbiddenError) status() *apierrors.StatusError {
 	st := apierrors.NewForbidden(podsResource, e.Name, e.Err)
 	if e.Cause != "" {
@@ -74,13 +71,12 @@ func (e *ForbiddenError) status() *apierrors.StatusError {
 
 // AdmitResize is the PodResizeValidator admission plugin, default-on from
 // 1.36 (profile.Profile.ResizeAdmissionPlugin), on a resize that passed
-// the resize subresource (ApplyResize gave updated from old), for a pod
-// on node (nil means unbound; a pod without spec.nodeName counts as bound
-// to node, and one whose spec.nodeName names another node is refused as
-// bound to a node the plugin does not find). It runs only while
-// InPlacePodVerticalScaling is on, for a pod bound to a node, and only
-// when the resize changed the generation. Then, in the plugin's order
-// (validatePodResize):
+// the resize subresource (ApplyResize gave updated from old), for a pod on
+// node (nil means unbound; a pod without spec.nodeName counts as bound to
+// node, and one bound to another node is refused as bound to a node the
+// plugin does not find). It runs only while InPlacePodVerticalScaling is
+// on, for a bound pod, when the resize changed the generation. Then, in
+// the plugin's order (validatePodResize):
 //
 //  1. a node that is not registered is refused: "node %q not found";
 //  2. a node whose kubernetes.io/os label is set and not linux is refused:
@@ -92,25 +88,19 @@ func (e *ForbiddenError) status() *apierrors.StatusError {
 //     "; memory, requested: N, allocatable: M" (bytes) after it or alone.
 //
 // A refusal is a *ForbiddenError. Validating admission runs after the
-// strategy's validation, so an invalid resize gets ApplyResize's error and
-// never reaches this. Cluster runs it on the node each pod is bound to.
+// strategy's validation, so an invalid resize never reaches this.
 func AdmitResize(old, updated *v1.Pod, node *NodeInfo, opts ResizeOptions) error {
-	if node == nil {
-		return admitResize(old, updated, "", nil, opts)
-	}
-	bound := updated.Spec.NodeName
-	if bound == "" {
-		bound = node.Name
-	}
-	if bound != node.Name {
-		node = nil
+	bound := ""
+	if node != nil {
+		if bound = cmp.Or(updated.Spec.NodeName, node.Name); bound != node.Name {
+			node = nil
+		}
 	}
 	return admitResize(old, updated, bound, node, opts)
 }
 
 // admitResize is AdmitResize for a pod bound to the node named bound (""
-// when unbound), registered as node (nil when the plugin's node lister
-// would not find it).
+// when unbound), registered as node (nil when not found).
 func admitResize(old, updated *v1.Pod, bound string, node *NodeInfo, opts ResizeOptions) error {
 	p := opts.profile()
 	if !p.ResizeAdmissionPlugin() || !p.Gate(profile.GateInPlacePodVerticalScaling) {
@@ -132,9 +122,8 @@ func admitResize(old, updated *v1.Pod, bound string, node *NodeInfo, opts Resize
 	return nil
 }
 
-// requestsWithinAllocatable is the plugin's validateRequestsWithinAllocatable:
-// quantities are compared, and the message prints cpu in millicores and
-// memory in bytes, cpu first.
+// requestsWithinAllocatable is the plugin's
+// validateRequestsWithinAllocatable.
 func requestsWithinAllocatable(pod *v1.Pod, allocatable v1.ResourceList) error {
 	requests := qos.PodRequests(pod, qos.Options{})
 	cpuRequests, memRequests := requests[v1.ResourceCPU], requests[v1.ResourceMemory]

@@ -35,16 +35,16 @@ type ResizeOptions struct {
 	// stay on whatever Gate says.
 	Gate func(name string) bool
 
-	// resolved, when set (a Cluster's options), is the profile the
-	// options stand for, with its answers worked out once.
+	// resolved, when set (a Cluster's options), is the profile worked out
+	// once.
 	resolved *profile.Profile
 	// allowInitRestartContainer lets ValidatePod accept a RestartContainer
 	// policy on a non-sidecar init container, as the 1.36 API server does
 	// when the old pod already had one (ValidateResize sets it).
 	allowInitRestartContainer bool
 	// resourceVersion, when not 0 (a Cluster's resize), is the stored
-	// pod's resourceVersion, which the pods a Cluster stores do not carry
-	// themselves: a patch sees it and may only repeat it.
+	// pod's, which a Cluster's stored pods do not carry: a patch may only
+	// repeat it.
 	resourceVersion uint64
 }
 
@@ -60,15 +60,10 @@ func (o ResizeOptions) profile() profile.Profile {
 	return p
 }
 
-// podKind is the group and kind InvalidError reports, as the API server
-// names core pods.
-var podKind = schema.GroupKind{Kind: "Pod"}
-
-// InvalidError is what the API server returns for an invalid object: the
-// pod's name and the validation errors. Its text is the one kubectl prints,
-// `Pod "resize-demo" is invalid: spec: ...` (several errors in brackets).
-// It wraps the apimachinery StatusError (reason Invalid, code 422), so
-// apierrors.IsInvalid and errors.As with *apierrors.StatusError work on it.
+// InvalidError is the API server's answer for an invalid pod, with the
+// text kubectl prints, `Pod "resize-demo" is invalid: spec: ...`. It wraps
+// the apimachinery StatusError (reason Invalid, code 422), so
+// apierrors.IsInvalid and errors.As work on it.
 type InvalidError struct {
 	Name string
 	Errs field.ErrorList
@@ -91,8 +86,7 @@ func (e *InvalidError) Unwrap() error {
 }
 
 // Is reports ErrAmountTooLarge when one of the errors is an amount beyond
-// resizelet's bounds, so that callers can tell that refusal (which a real
-// API server would not make) from the API server's own.
+// resizelet's bounds, a refusal a real API server would not make.
 func (e *InvalidError) Is(target error) bool {
 	if e == nil {
 		return false
@@ -100,37 +94,32 @@ func (e *InvalidError) Is(target error) bool {
 	return target == ErrAmountTooLarge && slices.ContainsFunc(e.Errs, isAmountBound)
 }
 
-// status builds the StatusError from the fields rather than storing it, so
-// an InvalidError built by hand is as good as one from ApplyResize.
+// status builds the StatusError from the fields, so that an InvalidError
+// built by hand is as good as one from ApplyResize.
 func (e *InvalidError) status() *apierrors.StatusError {
-	return apierrors.NewInvalid(podKind, e.Name, e.Errs)
+	return apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, e.Name, e.Errs)
 }
 
 // PatchError is returned when the patch itself is malformed: not JSON or
 // YAML, not an object, a list where a map belongs (or the reverse), a value
 // of the wrong type, a bad quantity, or (a JSON patch) an operation that
 // does not apply. Err carries the decoder's own words (`json: cannot
-// unmarshal ...`, `quantities must match the regular expression ...`), as
-// the API server answers with them; Path, when known, says where in the
-// patch the problem is.
+// unmarshal ...`), as the API server answers with them.
 //
-// It also wraps the *apierrors.StatusError the API server answers such a
-// patch with (errors.As finds it): 400 Bad Request for a patch it cannot
-// read (apierrors.IsBadRequest), 422 for one it cannot apply or whose
-// result is not a pod (apierrors.IsInvalid: the API server reports those
-// as an invalid "patch" field, or, for a JSON patch operation that fails,
-// as a bare 422 "the server rejected our request due to an error in our
-// request"), 413 for one too large, and for a patched pod the API server
-// refuses before its strategy runs, 400 (another name or namespace) or
-// 409 Conflict (a stale metadata.resourceVersion, which also matches
-// ErrConflict). Error returns resizelet's own, more precise text.
+// It also wraps the *apierrors.StatusError the API server answers with
+// (errors.As finds it): 400 for a patch it cannot read, 422 for one it
+// cannot apply or whose result is not a pod (an invalid "patch" field, or
+// for a failed JSON patch operation a bare 422 "the server rejected our
+// request due to an error in our request"), 413 for one too large, and
+// for a patched pod refused before the strategy runs, 400 (another name or
+// namespace) or 409 Conflict (a stale metadata.resourceVersion, which also
+// matches ErrConflict). Error returns resizelet's own, more precise text.
 type PatchError struct {
-	// Path is where the bad value is, for example
-	// "spec.containers[0].resources.limits[cpu]" (list indexes count in the
-	// patch), or for a JSON patch the operation, "[1]", or its value,
-	// "[1].value"; for what the API server checks of the patched pod, the
-	// pod's field ("metadata.name", "metadata.resourceVersion"); empty when
-	// the patch as a whole is wrong or the place is already in Err's text.
+	// Path is where the bad value is: in the patch
+	// ("spec.containers[0].resources.limits[cpu]", list indexes counting
+	// in the patch; for a JSON patch the operation "[1]" or its value
+	// "[1].value"), or a field of the patched pod ("metadata.name");
+	// empty when the patch as a whole is wrong or Err already says where.
 	Path string
 	Err  error
 
@@ -181,11 +170,12 @@ var errEmptyPatch = errors.New("empty patch")
 
 // ApplyResize is the pod resize subresource. It applies patch (a strategic
 // merge patch for v1.Pod, as JSON or YAML) to old (defaulted, as the API
-// server stores only defaulted pods), keeps from the result only what
-// /resize may change, applies v1 defaulting, validates the result against
-// old (ValidateResize) and bumps metadata.generation when the spec changed.
-// It returns the new pod, or a *PatchError for a malformed patch, or an
-// *InvalidError when validation fails; old is never modified.
+// server stores only defaulted pods), keeps only what /resize may change,
+// applies v1 defaulting, validates the result against old (ValidateResize)
+// and bumps metadata.generation when the spec changed. It returns the new
+// pod, a *PatchError or an *InvalidError; old is never modified. The pod
+// returned shares with old the parts the resize did not change, as the API
+// server's objects are shared: read it, or DeepCopy it before changing it.
 //
 // What /resize keeps is what the API server's resize strategy keeps
 // (pkg/registry/core/pod/strategy.go, dropNonResizeUpdates): the resources
@@ -198,41 +188,21 @@ var errEmptyPatch = errors.New("empty patch")
 //
 // The patch and the patched object are decoded strictly, as under
 // fieldValidation=Strict (what kubectl apply, create, replace and edit
-// send): an unknown field or a key given twice is a PatchError, 422 on the
-// field "patch", rather than a change silently dropped. A YAML patch keeps
-// the last of a key's values, as kubectl's conversion of it does
-// (decodePatch). A patch larger than MaxRequestBodyBytes is refused (413).
-//
-// A patch of the narrow form (readNarrowPatch) is decoded straight into
-// the edit; any other is merged as the API server merges it and read back
-// into the same edit (applyPatch). Both end in applyEdit. The pod returned
-// shares with old the parts the resize did not change, as the API server's
-// objects are shared: read it, or DeepCopy it before changing anything.
+// send): an unknown field or a key given twice is a 422 PatchError rather
+// than a change silently dropped. A YAML patch keeps the last of a key's
+// values, as kubectl's conversion does. A patch larger than
+// MaxRequestBodyBytes is refused (413).
 func ApplyResize(old *v1.Pod, patch []byte, opts ResizeOptions) (*v1.Pod, error) {
-	if old == nil {
-		return nil, errors.New("apply resize: nil pod")
-	}
-	if len(patch) > MaxRequestBodyBytes {
-		return nil, bodyTooLarge(len(patch))
-	}
-	// Room for the sets and edits of a typical patch on the stack.
-	var sets [4]containerSet
-	var edits [4]containerEdit
-	if cs, inits, pod, ok := readNarrowPatch(patch, sets[:0]); ok {
-		if e, ok := editOfSets(old, cs, inits, pod, edits[:0]); ok {
-			return applyEdit(old, &e, opts)
-		}
-	}
-	return applyPatch(old, StrategicMergePatch, patch, opts)
+	return ApplyResizePatch(old, StrategicMergePatch, patch, opts)
 }
 
 // strategicPatched applies a strategic merge patch to the stored pod, as
-// the API server's strategicPatcher does (patch.go, strategicPatchObject
-// and applyPatchToObject): the pod and the patch (decodePatch) as JSON
-// maps, merged with v1.Pod's patch strategies and merge keys, and the
-// result decoded strictly back into a v1.Pod (decodePatched), with the
-// patch's own strict errors first. Unless whole, the pod's metadata and
-// status go through none of it when the patch does not name them
+// the API server's strategicPatcher does (k8s.io/apiserver
+// pkg/endpoints/handlers/patch.go, strategicPatchObject and
+// applyPatchToObject): the pod and the patch as JSON maps, merged with
+// v1.Pod's patch strategies and merge keys, and the result decoded
+// strictly back into a v1.Pod (decodePatched). Unless whole, the pod's
+// metadata and status are left out when the patch does not name them
 // (podPart).
 func strategicPatched(stored *v1.Pod, patch []byte, whole bool) (*v1.Pod, error) {
 	patchMap, dupErrs, err := decodePatch(patch)
@@ -259,10 +229,9 @@ func strategicPatched(stored *v1.Pod, patch []byte, whole bool) (*v1.Pod, error)
 	if err != nil {
 		return nil, &PatchError{Err: err, status: internalStatus(err)}
 	}
-	// The API server's 422 on the field "patch" has the patch as the
-	// value.
+	// The API server's 422 on the field "patch" has the patch as value.
 	patched, err := decodePatched(out, func() string { return fmt.Sprintf("%+v", patchMap) }, dupErrs,
-		func() (string, error) { return findAmount(patchMap, checkQuantity) })
+		func() (string, error) { return findAmount(patchMap, nil, false, checkQuantity) })
 	if err != nil {
 		return nil, err
 	}
@@ -272,10 +241,9 @@ func strategicPatched(stored *v1.Pod, patch []byte, whole bool) (*v1.Pod, error)
 
 // decodePatch reads a patch given as JSON or YAML into a JSON object.
 // JSON is decoded strictly, as the API server decodes a strategic merge
-// patch (k8s.io/apiserver pkg/endpoints/handlers/patch.go,
-// strategicPatchObject): a key given twice is returned in dupErrs, for
-// strategicPatched to report once nothing else failed, the map holding the last
-// value. Anything that is not valid JSON is read as YAML and converted
+// patch (patch.go, strategicPatchObject): a key given twice is returned in
+// dupErrs, for strategicPatched to report once nothing else failed, the
+// map holding the last value. Anything else is read as YAML and converted
 // with sigs.k8s.io/yaml, which keeps the last of a key's values, as kubectl
 // patch does before it sends (k8s.io/kubectl pkg/cmd/patch/patch.go): the
 // API server, which takes JSON only, never sees the duplicate.
@@ -288,41 +256,35 @@ func decodePatch(patch []byte) (m map[string]interface{}, dupErrs []error, err e
 	if !json.Valid(trimmed) {
 		converted, err := yaml.YAMLToJSON(trimmed)
 		if err != nil {
-			if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
+			if trimmed[0] == '{' || trimmed[0] == '[' {
 				// It was meant as JSON: the JSON syntax error says more
 				// than the YAML one.
 				var v interface{}
-				jsonErr := json.Unmarshal(trimmed, &v)
-				return nil, nil, &PatchError{Err: jsonErr}
+				return nil, nil, &PatchError{Err: json.Unmarshal(trimmed, &v)}
 			}
 			return nil, nil, &PatchError{Err: err}
 		}
 		data = converted
 	}
-	// Decoding into a map gives the API server's own message for a patch
-	// that is not an object ("json: cannot unmarshal array into Go value of
-	// type map[string]interface {}"). A null patch decodes to a nil map and,
-	// as on the API server, changes nothing.
+	// A patch that is not an object gets the API server's own message; a
+	// null patch decodes to a nil map and, as there, changes nothing.
 	dupErrs, err = kjson.UnmarshalStrict(data, &m)
 	if err != nil {
 		return nil, nil, &PatchError{Err: err}
 	}
-	// resizelet's own refusal, before any value is parsed as a quantity
-	// (MaxExponent says why).
-	if where, err := findAmount(m, hugeAmount); err != nil {
+	if where, err := findAmount(m, nil, false, hugeAmount); err != nil {
 		return nil, nil, &PatchError{Path: where, Err: err}
 	}
 	return m, dupErrs, nil
 }
 
 // strategicMerge applies the patch with v1.Pod's merge strategies, and
-// answers a failure as the API server does (patch.go,
-// interpretStrategicMergePatchError): 400 for a patch of the wrong form,
-// 422 for a list of lists or retainKeys that do not match, and the error as
-// it is (a 500) otherwise. The merge code panics on some malformed patches
-// (a merge key whose value is an object, found by FuzzApplyResize); the API
-// server's panic recovery answers such a request with a 500, and so does
-// this.
+// answers a failure as the API server does (k8s.io/apiserver
+// pkg/endpoints/handlers/patch.go, interpretStrategicMergePatchError): 400
+// for a patch of the wrong form, 422 for a list of lists or retainKeys that
+// do not match, a 500 otherwise. The merge code panics on some malformed
+// patches (a merge key whose value is an object, found by FuzzApplyResize),
+// which the API server's panic recovery answers with a 500, as this does.
 func strategicMerge(original, patch map[string]interface{}) (merged map[string]interface{}, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -331,47 +293,31 @@ func strategicMerge(original, patch map[string]interface{}) (merged map[string]i
 		}
 	}()
 	merged, err = strategicpatch.StrategicMergeMapPatch(original, patch, &v1.Pod{})
-	if err != nil {
-		return nil, &PatchError{Err: err, status: strategicMergeStatus(err)}
+	if err == nil {
+		return merged, nil
 	}
-	return merged, nil
-}
-
-// strategicMergeStatus is interpretStrategicMergePatchError
-// (k8s.io/apiserver pkg/endpoints/handlers/patch.go).
-func strategicMergeStatus(err error) *apierrors.StatusError {
+	var status *apierrors.StatusError
 	switch err {
 	case mergepatch.ErrBadJSONDoc, mergepatch.ErrBadPatchFormatForPrimitiveList, mergepatch.ErrBadPatchFormatForRetainKeys,
 		mergepatch.ErrBadPatchFormatForSetElementOrderList, mergepatch.ErrUnsupportedStrategicMergePatchFormat:
-		return apierrors.NewBadRequest(err.Error())
+		status = apierrors.NewBadRequest(err.Error())
 	case mergepatch.ErrNoListOfLists, mergepatch.ErrPatchContentNotMatchRetainKeys:
-		return apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+		status = apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+	default:
+		status = internalStatus(err)
 	}
-	return internalStatus(err)
+	return nil, &PatchError{Err: err, status: status}
 }
 
-// quantityMaps are the object keys whose values are resource lists, so their
-// string values must parse as quantities.
+// quantityMaps are the object keys whose values are resource lists.
 var quantityMaps = map[string]bool{"requests": true, "limits": true, "overhead": true}
 
-// findAmount walks a patch for the first value in a resource list
-// (requests, limits, overhead) that check refuses, in a stable order
-// (keys sorted), and returns its path in the field-path notation of
-// validation errors, with check's error. List indexes in the path are
-// positions in the patch. Only values in resource lists are amounts: a
-// container named "1e1001" is a name, as the API server reads it.
-func findAmount(patch map[string]interface{}, check func(interface{}) error) (string, error) {
-	for _, k := range slices.Sorted(maps.Keys(patch)) {
-		if p, err := findAmountIn(patch[k], field.NewPath(k), quantityMaps[k], check); err != nil {
-			return p, err
-		}
-	}
-	return "", nil
-}
-
-// findAmountIn is findAmount below path, for a value that is a resource
-// list itself when inList.
-func findAmountIn(v interface{}, path *field.Path, inList bool, check func(interface{}) error) (string, error) {
+// findAmount walks a patch value at path (nil for the whole patch), keys
+// sorted, for the first value in a resource list (v itself when inList)
+// that check refuses, and returns its path (list indexes are positions in
+// the patch) with check's error. Only values in resource lists are
+// amounts: a container named "1e1001" is a name, as the API server reads it.
+func findAmount(v interface{}, path *field.Path, inList bool, check func(interface{}) error) (string, error) {
 	switch t := v.(type) {
 	case map[string]interface{}:
 		for _, k := range slices.Sorted(maps.Keys(t)) {
@@ -381,13 +327,13 @@ func findAmountIn(v interface{}, path *field.Path, inList bool, check func(inter
 				}
 				continue
 			}
-			if p, err := findAmountIn(t[k], path.Child(k), quantityMaps[k], check); err != nil {
+			if p, err := findAmount(t[k], path.Child(k), quantityMaps[k], check); err != nil {
 				return p, err
 			}
 		}
 	case []interface{}:
 		for i := range t {
-			if p, err := findAmountIn(t[i], path.Index(i), false, check); err != nil {
+			if p, err := findAmount(t[i], path.Index(i), false, check); err != nil {
 				return p, err
 			}
 		}
@@ -395,9 +341,9 @@ func findAmountIn(v interface{}, path *field.Path, inList bool, check func(inter
 	return "", nil
 }
 
-// hugeAmount refuses an amount whose exponent is beyond MaxExponent
-// (CheckExponent), before anything parses it. Only strings can hold one:
-// a patch's numbers are decoded as int64 or float64, which have none.
+// hugeAmount is resizelet's own refusal of an amount whose exponent is
+// beyond MaxExponent (CheckExponent), before anything parses it. Only
+// strings can hold one: a patch's numbers are decoded as int64 or float64.
 func hugeAmount(v interface{}) error {
 	if s, ok := v.(string); ok {
 		return CheckExponent(strings.TrimSpace(s))
@@ -405,8 +351,7 @@ func hugeAmount(v interface{}) error {
 	return nil
 }
 
-// checkQuantity decodes a patch value as a quantity the way the pod's
-// decoder does, and returns the decoder's error.
+// checkQuantity returns the pod decoder's error for a patch value.
 func checkQuantity(v interface{}) error {
 	data, err := json.Marshal(v)
 	if err != nil {

@@ -13,26 +13,22 @@ import (
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 )
 
-// ErrAmountTooLarge is reported (errors.Is on an *InvalidError) when a pod
-// was refused because an amount, or a pod's total of one, is beyond what
-// resizelet takes (cgconfig.MaxMilliCPU, cgconfig.MaxAmount).
-//
-// This is resizelet's rule, not the API server's: the 1.35 API server
-// checks only that a resource quantity is not negative (and whole, for
-// extended resources; pkg/apis/core/validation,
+// ErrAmountTooLarge is reported (errors.Is on an *InvalidError) when an
+// amount, or a pod's total of one, is beyond what resizelet takes
+// (cgconfig.MaxMilliCPU, cgconfig.MaxAmount). This is resizelet's rule:
+// the 1.35 API server checks only that a quantity is not negative (and
+// whole, for extended resources; pkg/apis/core/validation,
 // ValidateResourceQuantityValue) and lets the kubelet overflow int64 on the
-// rest (see package cgroup/cgconfig, MaxMilliCPU). Refusing such a pod at
-// the API keeps every value resizelet writes to a cgroup or sends to a
-// runtime derived from an amount that fits.
+// rest. Refusing such a pod at the API keeps every value resizelet writes
+// to a cgroup or sends to a runtime derived from an amount that fits.
 var ErrAmountTooLarge = cgconfig.ErrAmountTooLarge
 
 // originAmountBound marks the field errors of the amount bounds, so that
 // InvalidError can report ErrAmountTooLarge.
 const originAmountBound = "resizelet:maximum"
 
-// validateAmount refuses a quantity beyond the bounds, with the path of
-// the field that holds it. Negative quantities are the API server's own
-// check (validateQuantityValue) and are not reported again here.
+// validateAmount refuses a quantity beyond the bounds, at path. Negative
+// quantities are validateQuantityValue's to report.
 func validateAmount(name v1.ResourceName, q *resource.Quantity, path func() *field.Path) field.ErrorList {
 	if q.Sign() < 0 || cgconfig.AmountFits(name, *q) {
 		return nil
@@ -41,17 +37,14 @@ func validateAmount(name v1.ResourceName, q *resource.Quantity, path func() *fie
 }
 
 // ValidateAmounts returns the errors of the amount bounds alone for pod:
-// every request, limit and overhead amount, and the pod's totals (see
-// totals). ValidatePod includes them; scenario files check
-// their manifests and patches with it before anything runs.
+// every request, limit and overhead amount, and the pod's totals. Scenario
+// files check their manifests and patches with it before anything runs.
 func ValidateAmounts(pod *v1.Pod) field.ErrorList {
 	if pod == nil {
-		return nilPodErrors("pod")
+		return field.ErrorList{nilPod("pod")}
 	}
-	// The totals (see totals) are summed in the same walk as the amounts
-	// are checked, from the amounts within the bounds: they are reported
-	// only when every amount is within them, so once one is not, nothing
-	// more is added.
+	// The totals are summed in the same walk, reported only when every
+	// amount is within the bounds: once one is not, nothing more is added.
 	var errs field.ErrorList
 	var t totals
 	// each checks the amounts of a list of requests (limits false) or
@@ -60,9 +53,8 @@ func ValidateAmounts(pod *v1.Pod) field.ErrorList {
 		if len(list) == 0 {
 			return
 		}
-		// Room for the entries of a typical list, which has cpu and
-		// memory and at most two more resources (zeroing more room costs
-		// more than the rare list that needs it gets from the heap).
+		// Room for a typical list, cpu, memory and at most two more
+		// (zeroing more costs more than the rare longer list's heap).
 		var buf [4]resourceEntry
 		for _, e := range sortedEntries(list, buf[:]) {
 			name, q := e.name, e.q
@@ -101,37 +93,24 @@ func ValidateAmounts(pod *v1.Pod) field.ErrorList {
 }
 
 // totals are the pod's running sums of each resource's requests and of
-// its limits: every container's (init containers' too), with the overhead
-// (as both) and the pod-level amount. Their sum is at least every total
-// the kubelet computes from the pod (its effective requests and limits
-// take the larger of init containers and the rest, or the pod-level
-// amount alone), so no total the kubelet converts to int64 can overflow
-// either. The bound is on the plain sum because it is simple to state;
-// it refuses only pods asking for more than nine billion CPUs or 8Pi of
-// memory. Only the amounts within the bounds are added (validateAmounts
-// reports the others first), so each sum stops at the bound and never
-// overflows.
-
-// errors refuses the sums beyond the bound.
-func (t *totals) errors() field.ErrorList {
-	if !t.anyOver {
-		return nil
-	}
-	var errs field.ErrorList
-	for _, e := range t.over() {
-		kind := "requests"
-		if e.limits {
-			kind = "limits"
-		}
-		errs = append(errs, field.Forbidden(field.NewPath("spec"),
-			"the pod's "+string(e.name)+" "+kind+" (containers, init containers, overhead and pod level together) add up to more than "+
-				cgconfig.AmountBoundText(e.name)).WithOrigin(originAmountBound))
-	}
-	return errs
+// its limits: every container's (init containers' too), the overhead (as
+// both) and the pod-level amount. That sum is at least every total the
+// kubelet computes from the pod (the larger of init containers and the
+// rest, or the pod-level amount alone), so none the kubelet converts to
+// int64 can overflow. The bound is on the plain sum because it is simple
+// to state; it refuses only pods asking for more than nine billion CPUs or
+// 8Pi of memory. Each sum stops at the bound and never overflows. A pod
+// names few resources, so a fixed array on the stack holds the sums; more
+// spill into more.
+type totals struct {
+	fixed [8]total
+	n     int
+	more  []total
+	// anyOver says whether a sum went beyond the bound.
+	anyOver bool
 }
 
-// total is one resource's running sum of requests or of limits, in the
-// scheduler's unit.
+// total is one resource's sum of requests or limits, in the scheduler's unit.
 type total struct {
 	name   v1.ResourceName
 	limits bool
@@ -139,19 +118,26 @@ type total struct {
 	over   bool
 }
 
-// totals are the running sums of a pod. A pod names few resources, so a
-// fixed array on the stack holds them; a pod with more distinct resources
-// than that spills the rest into more, allocated only then.
-type totals struct {
-	fixed [8]total
-	n     int
-	more  []total
-	// anyOver says whether a sum went beyond the bound (errors has
-	// nothing to look for otherwise).
-	anyOver bool
+// amount adds q to the resource's sum of requests or of limits.
+func (t *totals) amount(name v1.ResourceName, q resource.Quantity, limits bool) {
+	if q.Sign() <= 0 {
+		return
+	}
+	var v, bound int64
+	if name == v1.ResourceCPU {
+		v, bound = q.MilliValue(), cgconfig.MaxMilliCPU
+	} else {
+		v, bound = q.Value(), cgconfig.MaxAmount
+	}
+	e := t.entry(name, limits)
+	if e.over || v > bound-e.sum {
+		e.over, t.anyOver = true, true
+		return
+	}
+	e.sum += v
 }
 
-// entry returns the running sum of the resource's requests or limits.
+// entry returns the resource's total.
 func (t *totals) entry(name v1.ResourceName, limits bool) *total {
 	for i := 0; i < t.n; i++ {
 		if e := &t.fixed[i]; e.name == name && e.limits == limits {
@@ -172,54 +158,42 @@ func (t *totals) entry(name v1.ResourceName, limits bool) *total {
 	return &t.more[len(t.more)-1]
 }
 
-func (t *totals) amount(name v1.ResourceName, q resource.Quantity, limits bool) {
-	if q.Sign() <= 0 {
-		return
-	}
-	var v, bound int64
-	if name == v1.ResourceCPU {
-		v, bound = q.MilliValue(), cgconfig.MaxMilliCPU
-	} else {
-		v, bound = q.Value(), cgconfig.MaxAmount
-	}
-	e := t.entry(name, limits)
-	if e.over || v > bound-e.sum {
-		e.over, t.anyOver = true, true
-		return
-	}
-	e.sum += v
-}
-
-// over returns the sums beyond the bound, requests before limits and by
+// errors refuses the sums beyond the bound, requests before limits and by
 // resource name within each, so that errors come in a stable order.
-func (t *totals) over() []total {
-	var out []total
-	for _, limits := range []bool{false, true} {
-		start := len(out)
+func (t *totals) errors() field.ErrorList {
+	if !t.anyOver {
+		return nil
+	}
+	var errs field.ErrorList
+	for _, kind := range []string{"requests", "limits"} {
+		var over []total
 		for _, e := range append(t.fixed[:t.n:t.n], t.more...) {
-			if e.over && e.limits == limits {
-				out = append(out, e)
+			if e.over && e.limits == (kind == "limits") {
+				over = append(over, e)
 			}
 		}
-		slices.SortFunc(out[start:], func(a, b total) int { return strings.Compare(string(a.name), string(b.name)) })
+		slices.SortFunc(over, func(a, b total) int { return strings.Compare(string(a.name), string(b.name)) })
+		for _, e := range over {
+			errs = append(errs, field.Forbidden(field.NewPath("spec"),
+				"the pod's "+string(e.name)+" "+kind+" (containers, init containers, overhead and pod level together) add up to more than "+
+					cgconfig.AmountBoundText(e.name)).WithOrigin(originAmountBound))
+		}
 	}
-	return out
+	return errs
 }
 
 // isAmountBound reports a field error of the amount bounds.
 func isAmountBound(e *field.Error) bool { return e != nil && e.Origin == originAmountBound }
 
-// MaxExponent bounds the exponent of a number written in scientific
-// notation where an amount may be. apimachinery's ParseQuantity rounds
-// every amount to nano units, which for "1e-54775807" means a power of ten
-// with 54 million digits, and comparing quantities (the generation check
-// of a resize compares the old spec with the new) brings them to one
-// scale: one such value keeps a process busy for minutes. No amount a node
-// can have needs an exponent beyond a few dozen.
+// MaxExponent bounds the exponent of a number in scientific notation
+// where an amount may be. apimachinery's ParseQuantity rounds every amount
+// to nano units, which for "1e-54775807" means a power of ten with 54
+// million digits, and comparing quantities (as the generation check does)
+// brings them to one scale: one such value keeps a process busy for
+// minutes. No amount a node can have needs an exponent beyond a few dozen.
 const MaxExponent = 1000
 
-// CheckExponent refuses a number with an exponent beyond ±MaxExponent;
-// anything else, numbers or not, passes.
+// CheckExponent refuses a number with an exponent beyond ±MaxExponent.
 func CheckExponent(text string) error {
 	i := strings.IndexAny(text, "eE")
 	if i <= 0 || i == len(text)-1 {

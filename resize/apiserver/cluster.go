@@ -30,53 +30,38 @@ var ErrPodNotFound = errors.New("pod not found")
 // subresource does.
 //
 // A pod is bound to the node its spec.nodeName names. A pod without one is
-// bound to the cluster's only registered node while there is exactly one
-// (resizelet's single-node convention: the kubelet a pod was handed to runs
-// it, and scenarios and tests create pods without a nodeName); with no
-// registered node, or several, such a pod is unbound, as a pod the
+// bound to the only registered node while there is exactly one
+// (resizelet's single-node convention: scenarios and tests create pods
+// without a nodeName); with none, or several, it is unbound, as a pod the
 // scheduler has not placed yet.
 //
-// The zero Cluster is usable: it is an empty cluster with the options'
-// defaults, as NewCluster(ClusterOptions{}) makes, set up on first use. A
-// nil *Cluster answers every call with an error (ErrNilCluster) or, for a
-// method without an error result, a zero value.
+// The zero Cluster is usable: an empty cluster with the options' defaults,
+// set up on first use. A nil *Cluster answers every call with
+// ErrNilCluster or, for a method without an error result, a zero value.
 type Cluster struct {
-	// setup sets up a zero Cluster on first use (init).
-	setup   sync.Once
-	mu      sync.Mutex
-	profile profile.Profile
-	// pods are the stored pods.
-	pods map[podRef]storedPod
-	// created numbers the pods in the order they were created (ListPods
-	// sorts by it).
-	created uint64
-	// uids are the pods' UIDs, which no two pods share (CreatePod).
-	uids map[types.UID]podRef
-	// incarnations counts the pods created under each name (newUID).
-	incarnations map[podRef]int
-	// thawed are the pods kept decoded: the ones used most recently, at
-	// most hotPods of them (see storedPod).
-	thawed frozen.Recent[podRef]
-	events eventLog
-	// nodes are the nodes registered with RegisterNode, by name:
-	// admission reads the one a pod is bound to.
-	nodes map[string]*NodeInfo
+	setup        sync.Once // sets up a zero Cluster on first use (init)
+	mu           sync.Mutex
+	profile      profile.Profile
+	pods         map[podRef]storedPod
+	created      uint64                // numbers the pods in creation order
+	uids         map[types.UID]podRef  // which no two pods share (CreatePod)
+	incarnations map[podRef]int        // pods created under each name (newUID)
+	thawed       frozen.Recent[podRef] // the pods kept decoded (storedPod)
+	events       eventLog
+	nodes        map[string]*NodeInfo // registered with RegisterNode, by name
 	// rv is the cluster's resourceVersion: bumped by every pod write, as
-	// etcd's revision is by every write, so that a pod's resourceVersion
-	// is the rv of its last write.
-	rv uint64
-	// watchers are the open watches (watch.go); nil while nobody watches.
-	watchers []*Watcher
+	// etcd's revision is, so a pod's resourceVersion is the rv of its last
+	// write.
+	rv       uint64
+	watchers []*Watcher // the open watches (watch.go); nil while none
 }
 
 // storedPod is a pod as the cluster stores it: decoded while it is used
 // (pod), frozen (package allocation/frozen) once it has not been for a
 // while, so that a node with many settled pods stays small. A pod that
-// cannot be frozen stays decoded.
-//
-// The stored objects carry no resourceVersion: rv holds it, and the
-// copies GetPod, ListPods and watches hand out get it, so that a write
-// costs no string.
+// cannot be frozen stays decoded. The stored objects carry no
+// resourceVersion: rv holds it, and only the copies handed out get it, so
+// that a write costs no string.
 type storedPod struct {
 	pod    *v1.Pod
 	frozen frozen.Pod
@@ -85,16 +70,15 @@ type storedPod struct {
 }
 
 // DefaultHotPods is how many pods a Cluster keeps decoded unless
-// ClusterOptions.HotPods says otherwise: one, the pod being resized, for
-// the reason core.DefaultHotPods gives.
+// ClusterOptions.HotPods says otherwise, for core.DefaultHotPods's reason.
 const DefaultHotPods = 1
 
 // DefaultEventLimit is how many of the latest events a Cluster keeps
 // unless ClusterOptions.EventLimit says otherwise.
 const DefaultEventLimit = 256
 
-// ClusterOptions configure the API server's behaviour: the Kubernetes
-// version (validation rules differ by version) and its feature gates.
+// ClusterOptions configure the API server: the Kubernetes version
+// (validation rules differ by version), its feature gates and bounds.
 type ClusterOptions struct {
 	Profile      profile.Version // empty means profile.Default
 	FeatureGates map[string]bool
@@ -102,13 +86,13 @@ type ClusterOptions struct {
 	// 0 means DefaultEventLimit; a negative limit keeps every event.
 	EventLimit int
 	// HotPods is how many of the most recently used pods are kept
-	// decoded; the others are kept frozen and decoded when read. 0 means
-	// DefaultHotPods; a negative value keeps none decoded between calls.
+	// decoded, the others frozen. 0 means DefaultHotPods; a negative value
+	// keeps none decoded between calls.
 	HotPods int
 }
 
-// ErrNilCluster is what a nil *Cluster answers every call that has an
-// error result with: it has no pods to act on.
+// ErrNilCluster is what a nil *Cluster answers every call with an error
+// result.
 var ErrNilCluster = errors.New("apiserver: nil *Cluster (make one with NewCluster, or use a zero Cluster)")
 
 // NewCluster returns an empty cluster.
@@ -134,9 +118,8 @@ func (c *Cluster) configure(opts ClusterOptions) {
 }
 
 // init sets up a zero Cluster as NewCluster(ClusterOptions{}) would, once,
-// and reports whether c is usable (not nil). Every exported method calls
-// it first: sync.Once makes the setup race-free, and costs an atomic load
-// once done.
+// and reports whether c is not nil. Every exported method calls it first:
+// sync.Once makes the setup race-free for an atomic load.
 func (c *Cluster) init() bool {
 	if c == nil {
 		return false
@@ -145,28 +128,30 @@ func (c *Cluster) init() bool {
 	return true
 }
 
-// get returns the stored pod, decoding it if it is frozen (the decoded
-// pod is then the caller's, and the cluster keeps the frozen one).
-func (c *Cluster) get(key podRef) (*v1.Pod, bool) {
+// lock is init, then takes c.mu when c is usable (the caller unlocks).
+func (c *Cluster) lock() bool {
+	if !c.init() {
+		return false
+	}
+	c.mu.Lock()
+	return true
+}
+
+// get returns the stored pod, decoded (a frozen one thawed is the
+// caller's; the cluster keeps it frozen), and what c.pods holds for it.
+func (c *Cluster) get(key podRef) (*v1.Pod, storedPod, bool) {
 	sp, ok := c.pods[key]
 	if !ok {
-		return nil, false
+		return nil, sp, false
 	}
-	return c.decoded(key, sp), true
-}
-
-// decoded is get for sp, what c.pods holds for key.
-func (c *Cluster) decoded(key podRef, sp storedPod) *v1.Pod {
 	if sp.pod != nil {
 		c.thawed.Touch(key)
-		return sp.pod
 	}
-	return sp.frozen.Thaw()
+	return sp.thaw(), sp, true
 }
 
-// put stores pod (decoded: it was just written) with the next
-// resourceVersion, tells the watchers, and freezes the pods used least
-// recently beyond the hot limit.
+// put stores pod with the next resourceVersion, tells the watchers, and
+// freezes the pods used least recently beyond the hot limit.
 func (c *Cluster) put(key podRef, pod *v1.Pod) {
 	prev := c.pods[key]
 	if pod.ResourceVersion != "" {
@@ -199,7 +184,7 @@ func (c *Cluster) put(key podRef, pod *v1.Pod) {
 	})
 }
 
-// thaw is the stored pod decoded: pod, or the frozen pod thawed (then the
+// thaw is the stored pod decoded: pod, or the frozen pod thawed (the
 // caller's own).
 func (sp *storedPod) thaw() *v1.Pod {
 	if sp.pod != nil {
@@ -229,14 +214,13 @@ func withVersion(pod *v1.Pod, rv uint64) *v1.Pod {
 	return &p
 }
 
-// ResourceVersion is the cluster's current resourceVersion: that of its
-// latest pod write (0 before the first). A watch from it misses nothing
-// written after.
+// ResourceVersion is the cluster's current resourceVersion, that of its
+// latest pod write (0 before the first), from which a watch misses
+// nothing.
 func (c *Cluster) ResourceVersion() uint64 {
-	if !c.init() {
+	if !c.lock() {
 		return 0
 	}
-	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.rv
 }
@@ -244,23 +228,20 @@ func (c *Cluster) ResourceVersion() uint64 {
 // podRef is a pod's namespace and name, the key pods are stored by.
 type podRef struct{ namespace, name string }
 
-func podKey(namespace, name string) podRef { return podRef{namespace, name} }
-
-// resizeOptions are the options of the cluster's resizes. The gates are
-// the resolved profile's; Gate stays nil (its method value would be
-// allocated on every resize, and resolved answers for it).
+// resizeOptions are the options of the cluster's resizes. Gate stays nil:
+// its method value would be allocated on every resize, and resolved
+// answers for it.
 func (c *Cluster) resizeOptions() ResizeOptions {
 	return ResizeOptions{Profile: c.profile.Version(), resolved: &c.profile}
 }
 
 // CreatePod stores a new pod as the API server would: defaulted, with a
 // UID derived from namespace and name when it has none, generation 1, and
-// validated (its metadata by ValidatePodMeta, which also says what a UID
-// the caller set means here; a UID another pod has is refused with
-// ErrUIDTaken, a 409). A pod that carries a resourceVersion is refused as
-// the API server's storage refuses it, and a name already taken with 409
-// AlreadyExists. The pod returned is the stored one, shared, as
-// ResizePod's: read it, or DeepCopy it before changing anything in it.
+// validated (its metadata by ValidatePodMeta, which says what a UID the
+// caller set means here; a UID another pod has is a 409, ErrUIDTaken). A
+// pod that carries a resourceVersion is refused as the API server's
+// storage refuses it, and a name already taken with 409 AlreadyExists. The
+// pod returned is the stored one, shared, as ResizePod's.
 func (c *Cluster) CreatePod(pod *v1.Pod) (*v1.Pod, error) {
 	if !c.init() {
 		return nil, ErrNilCluster
@@ -292,7 +273,7 @@ func (c *Cluster) CreatePod(pod *v1.Pod) (*v1.Pod, error) {
 	p.Status = v1.PodStatus{Phase: v1.PodPending, QOSClass: computeQOS(p, c.profile)}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	key := podKey(p.Namespace, p.Name)
+	key := podRef{p.Namespace, p.Name}
 	if _, ok := c.pods[key]; ok {
 		return nil, podExists(p.Name)
 	}
@@ -310,14 +291,14 @@ func (c *Cluster) CreatePod(pod *v1.Pod) (*v1.Pod, error) {
 	return p, nil
 }
 
-// newUID is the UID of a new pod of that name: derived from its namespace
-// and name (deterministicUID), so that the same scenario gives the same
-// cgroup paths and checkpoints on every run, and from how many pods of
-// that name were created before it, so that a pod created again after a
-// deletion is another pod, as the API server's random UIDs make it: with
-// the first one's UID it would inherit that pod's checkpoint records (a
-// kubelet writes a deletion to its checkpoint files only with its next
-// write) and its cgroups. The caller holds c.mu.
+// newUID is the UID of a new pod: derived from its namespace and name, so
+// that the same scenario gives the same cgroup paths and checkpoints on
+// every run, and from how many pods of that name came before it, so that
+// a pod created again after a deletion is another pod, as the API
+// server's random UIDs make it: with the first one's UID it would inherit
+// that pod's checkpoint records (a kubelet writes a deletion to its
+// checkpoint files only with its next write) and its cgroups. The caller
+// holds c.mu.
 func (c *Cluster) newUID(key podRef) types.UID {
 	if c.incarnations == nil {
 		c.incarnations = map[podRef]int{}
@@ -338,11 +319,10 @@ func deterministicUID(namespace, name string) types.UID {
 	return types.UID(fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]))
 }
 
-// GetPod returns a copy of the pod, or the API server's 404
-// (apierrors.IsNotFound), which also matches ErrPodNotFound. The copy
-// carries no resourceVersion (a kubelet has no use for it, and two nodes
-// that wrote the same statuses a different number of times compare equal);
-// GetPodVersioned gives it.
+// GetPod returns a copy of the pod, or the API server's 404, which also
+// matches ErrPodNotFound. The copy carries no resourceVersion (a kubelet
+// has no use for it, and two nodes that wrote the same statuses a
+// different number of times compare equal); GetPodVersioned gives it.
 func (c *Cluster) GetPod(namespace, name string) (*v1.Pod, error) {
 	return c.getPod(namespace, name, false)
 }
@@ -354,26 +334,22 @@ func (c *Cluster) GetPodVersioned(namespace, name string) (*v1.Pod, error) {
 }
 
 func (c *Cluster) getPod(namespace, name string, versioned bool) (*v1.Pod, error) {
-	if !c.init() {
+	if !c.lock() {
 		return nil, ErrNilCluster
 	}
-	c.mu.Lock()
 	defer c.mu.Unlock()
-	sp, ok := c.pods[podKey(namespace, name)]
+	sp, ok := c.pods[podRef{namespace, name}]
 	if !ok {
 		return nil, podNotFound(name)
 	}
 	return sp.copy(versioned), nil
 }
 
-// copy is a deep copy of the stored pod, with its resourceVersion when
-// versioned.
+// copy is a deep copy of the stored pod, versioned or not.
 func (sp *storedPod) copy(versioned bool) *v1.Pod {
-	var p *v1.Pod
+	p := sp.thaw()
 	if sp.pod != nil {
-		p = sp.pod.DeepCopy()
-	} else {
-		p = sp.frozen.Thaw()
+		p = p.DeepCopy()
 	}
 	if versioned {
 		p.ResourceVersion = strconv.FormatUint(sp.rv, 10)
@@ -389,17 +365,16 @@ func (c *Cluster) ListPods() []*v1.Pod {
 }
 
 // ListPodsVersioned is ListPods with each pod's resourceVersion, and the
-// cluster's resourceVersion at the time of the list (a list's
-// metadata.resourceVersion), from which a Watch continues without a gap.
+// cluster's (a list's metadata.resourceVersion), from which a Watch
+// continues without a gap.
 func (c *Cluster) ListPodsVersioned() ([]*v1.Pod, uint64) {
 	return c.listPods(true)
 }
 
 func (c *Cluster) listPods(versioned bool) ([]*v1.Pod, uint64) {
-	if !c.init() {
+	if !c.lock() {
 		return nil, 0
 	}
-	c.mu.Lock()
 	defer c.mu.Unlock()
 	stored := c.inOrder("")
 	out := make([]*v1.Pod, 0, len(stored))
@@ -410,20 +385,18 @@ func (c *Cluster) listPods(versioned bool) ([]*v1.Pod, uint64) {
 }
 
 // DeletePod removes the pod, or answers the API server's 404
-// (apierrors.IsNotFound, ErrPodNotFound). Watchers see it Deleted, with
-// the pod as it was and a new resourceVersion.
+// (ErrPodNotFound). Watchers see it Deleted, as it was, with a new
+// resourceVersion.
 func (c *Cluster) DeletePod(namespace, name string) error {
-	if !c.init() {
+	if !c.lock() {
 		return ErrNilCluster
 	}
-	c.mu.Lock()
 	defer c.mu.Unlock()
-	key := podKey(namespace, name)
-	p, ok := c.get(key)
+	key := podRef{namespace, name}
+	p, prev, ok := c.get(key)
 	if !ok {
 		return podNotFound(name)
 	}
-	prev := c.pods[key]
 	delete(c.uids, p.UID)
 	delete(c.pods, key)
 	c.thawed.Forget(key)
@@ -435,22 +408,20 @@ func (c *Cluster) DeletePod(namespace, name string) error {
 }
 
 // MarkPodDeleted starts the graceful deletion of a pod, as the API server
-// does for a pod bound to a node (k8s.io/apiserver
-// pkg/registry/rest/delete.go, BeforeDelete, with the pod strategy's
-// CheckGracefulDelete): it sets metadata.deletionTimestamp to now plus the
-// grace period (spec.terminationGracePeriodSeconds; 0 for a pod that has
-// finished or is unbound, see Cluster) and deletionGracePeriodSeconds,
-// and bumps metadata.generation. The pod stays until the kubelet has torn
-// it down and deletes it (DeletePod). A pod already marked keeps its
-// marks. It returns the stored pod, shared, as ResizePod does.
+// does (k8s.io/apiserver pkg/registry/rest/delete.go, BeforeDelete, with
+// the pod strategy's CheckGracefulDelete): it sets deletionTimestamp to
+// now plus the grace period (spec.terminationGracePeriodSeconds; 0 for a
+// pod that has finished or is unbound) and deletionGracePeriodSeconds, and
+// bumps metadata.generation. The pod stays until the kubelet has torn it
+// down and deletes it (DeletePod). A pod already marked keeps its marks.
+// It returns the stored pod, shared, as ResizePod does.
 func (c *Cluster) MarkPodDeleted(namespace, name string, now time.Time) (*v1.Pod, error) {
-	if !c.init() {
+	if !c.lock() {
 		return nil, ErrNilCluster
 	}
-	c.mu.Lock()
 	defer c.mu.Unlock()
-	key := podKey(namespace, name)
-	p, ok := c.get(key)
+	key := podRef{namespace, name}
+	p, _, ok := c.get(key)
 	if !ok {
 		return nil, podNotFound(name)
 	}
@@ -484,19 +455,17 @@ func (c *Cluster) MarkPodDeleted(namespace, name string, now time.Time) (*v1.Pod
 }
 
 // UpdatePodStatus replaces the pod's status, as the kubelet's status
-// manager does. It fails if the pod is gone (404, apierrors.IsNotFound) or
-// its UID changed (409, apierrors.IsConflict, as the API server answers an
-// update whose UID precondition fails); both match ErrPodNotFound. The
-// status is kept as given, sharing its slices and pointers with the
-// caller, who must not change them afterwards.
+// manager does. It fails if the pod is gone (404) or its UID changed (409,
+// as the API server answers an update whose UID precondition fails); both
+// match ErrPodNotFound. The status is kept as given, shared with the
+// caller, who must not change it afterwards.
 func (c *Cluster) UpdatePodStatus(namespace, name string, uid types.UID, status v1.PodStatus) error {
-	if !c.init() {
+	if !c.lock() {
 		return ErrNilCluster
 	}
-	c.mu.Lock()
 	defer c.mu.Unlock()
-	key := podKey(namespace, name)
-	p, ok := c.get(key)
+	key := podRef{namespace, name}
+	p, _, ok := c.get(key)
 	if !ok {
 		return podNotFound(name)
 	}
@@ -504,9 +473,7 @@ func (c *Cluster) UpdatePodStatus(namespace, name string, uid types.UID, status 
 		return uidConflict(namespace, name, string(uid), string(p.UID))
 	}
 	// Stored pods are never changed in place: an update stores a new
-	// object, with the status as given (the caller does not change it
-	// afterwards, as the API interface says). It is built without the old
-	// status, which it would only copy to overwrite.
+	// object, built without the old status it would only overwrite.
 	c.put(key, &v1.Pod{TypeMeta: p.TypeMeta, ObjectMeta: p.ObjectMeta, Spec: p.Spec, Status: status})
 	return nil
 }

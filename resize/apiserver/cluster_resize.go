@@ -6,22 +6,17 @@ import (
 )
 
 // ResizePod applies a resize through the resize subresource. On success
-// the stored pod has the new spec (and a bumped generation if the spec
-// changed) and a new resourceVersion; on error nothing changes. A pod the
-// cluster does not have is the API server's 404 (apierrors.IsNotFound,
-// ErrPodNotFound); the patch's own errors are ApplyResize's.
-//
-// The pod returned is the stored one, shared: read it, or DeepCopy it
-// before changing anything in it. The cluster never changes a stored pod
-// in place (an update stores a new one), so it stays as returned. Stored
-// pods carry no resourceVersion (GetPodVersioned's copies do).
+// the stored pod has the new spec (and generation, if the spec changed)
+// and a new resourceVersion; on error nothing changes. A missing pod is a
+// 404 (ErrPodNotFound); the patch's own errors are ApplyResize's. The pod
+// returned is the stored one, never changed in place, shared: read it, or
+// DeepCopy it before changing it. It has no resourceVersion.
 func (c *Cluster) ResizePod(namespace, name string, patch []byte) (*v1.Pod, error) {
 	return c.resizePatch(namespace, name, StrategicMergePatch, patch, true)
 }
 
-// ResizePodRequest applies a typed resize as ResizePod applies its patch
-// (ApplyResizeRequest). On error nothing changes. The pod returned is the
-// stored one, shared, as ResizePod's.
+// ResizePodRequest applies a typed resize (ApplyResizeRequest) as
+// ResizePod applies its patch.
 func (c *Cluster) ResizePodRequest(namespace, name string, req ResizeRequest) (*v1.Pod, error) {
 	return c.resize(namespace, name, true, func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error) {
 		return ApplyResizeRequest(old, req, o)
@@ -29,30 +24,24 @@ func (c *Cluster) ResizePodRequest(namespace, name string, req ResizeRequest) (*
 }
 
 // DryRunResizePod applies a resize as ResizePod does and returns the pod
-// it would store, without storing it (the API server's dry run). The pod
-// shares what the resize did not change with the stored one: read it, or
-// DeepCopy it before changing anything in it.
+// it would store, shared in the same way, without storing it (the API
+// server's dry run).
 func (c *Cluster) DryRunResizePod(namespace, name string, patch []byte) (*v1.Pod, error) {
 	return c.resizePatch(namespace, name, StrategicMergePatch, patch, false)
 }
 
-// RegisterNode records a node, as a kubelet registers its Node object: the
-// admission plugins that read the node (the PodResizeValidator from 1.36,
-// AdmitResize) check a resize against the node the pod is bound to.
-// Nodes are kept by name; registering a name again replaces that node (a
-// restarted kubelet registers anew). A pod without spec.nodeName counts as
-// bound to the only registered node while there is exactly one, and as
-// unbound otherwise (see Cluster); those plugins let every resize of an
-// unbound pod through, and refuse one of a pod bound to a node that was
-// never registered ("node %q not found"), as the plugin does when its node
-// lister has no such node.
+// RegisterNode records a node, as a kubelet registers its Node object, for
+// the admission plugins that check a resize against the node the pod is
+// bound to (AdmitResize). Registering a name again replaces that node (a
+// restarted kubelet registers anew). Those plugins let every resize of an
+// unbound pod through (see Cluster), and refuse one of a pod bound to a
+// node never registered ("node %q not found").
 func (c *Cluster) RegisterNode(node NodeInfo) {
-	if !c.init() {
+	if !c.lock() {
 		return
 	}
-	node.Allocatable = node.Allocatable.DeepCopy()
-	c.mu.Lock()
 	defer c.mu.Unlock()
+	node.Allocatable = node.Allocatable.DeepCopy()
 	if c.nodes == nil {
 		c.nodes = map[string]*NodeInfo{}
 	}
@@ -61,10 +50,9 @@ func (c *Cluster) RegisterNode(node NodeInfo) {
 
 // Node returns the registered node of that name.
 func (c *Cluster) Node(name string) (NodeInfo, bool) {
-	if !c.init() {
+	if !c.lock() {
 		return NodeInfo{}, false
 	}
-	c.mu.Lock()
 	defer c.mu.Unlock()
 	n, ok := c.nodes[name]
 	if !ok {
@@ -75,9 +63,8 @@ func (c *Cluster) Node(name string) (NodeInfo, bool) {
 	return out, true
 }
 
-// boundNode returns the name of the node p is bound to ("" when it is
-// unbound) and that node as registered (nil when no node of that name
-// registered). The caller holds c.mu.
+// boundNode returns the name of the node p is bound to ("" when unbound)
+// and that node as registered (nil when none is). The caller holds c.mu.
 func (c *Cluster) boundNode(p *v1.Pod) (string, *NodeInfo) {
 	if name := p.Spec.NodeName; name != "" {
 		return name, c.nodes[name]
@@ -90,29 +77,25 @@ func (c *Cluster) boundNode(p *v1.Pod) (string, *NodeInfo) {
 	return "", nil
 }
 
-// resize runs apply on the stored pod under the cluster's lock, then the
-// validating admission plugins (AdmitResize) and, with store, stores what
-// it returns.
+// resize runs apply on the stored pod under the lock, then the admission
+// plugins (AdmitResize), and with store stores the result.
 func (c *Cluster) resize(namespace, name string, store bool, apply func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error)) (*v1.Pod, error) {
-	if !c.init() {
+	if !c.lock() {
 		return nil, ErrNilCluster
 	}
-	c.mu.Lock()
 	defer c.mu.Unlock()
-	key := podKey(namespace, name)
-	sp, ok := c.pods[key]
+	key := podRef{namespace, name}
+	old, sp, ok := c.get(key)
 	if !ok {
 		return nil, podNotFound(name)
 	}
-	old := c.decoded(key, sp)
 	opts := c.resizeOptions()
 	opts.resourceVersion = sp.rv
 	updated, err := apply(old, opts)
 	if err != nil {
 		return nil, err
 	}
-	// The resize strategy keeps spec.nodeName, so the old pod and the
-	// updated one are bound to the same node.
+	// The resize strategy keeps spec.nodeName.
 	bound, node := c.boundNode(updated)
 	if err := admitResize(old, updated, bound, node, opts); err != nil {
 		return nil, err
@@ -123,11 +106,9 @@ func (c *Cluster) resize(namespace, name string, store bool, apply func(old *v1.
 	return updated, nil
 }
 
-// ResizePodPatch is ResizePod for a patch of type pt ("" is a strategic
-// merge patch; ApplyResizePatch says how each is applied and what it
-// answers). The patch type is checked before the pod is looked up, as the
-// API server does. The pod returned is the stored one, shared, as
-// ResizePod's.
+// ResizePodPatch is ResizePod for a patch of type pt (ApplyResizePatch),
+// checked before the pod is looked up, as the API server does. The pod
+// returned is the stored one, shared, as ResizePod's.
 func (c *Cluster) ResizePodPatch(namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error) {
 	return c.resizePatch(namespace, name, pt, patch, true)
 }

@@ -9,13 +9,11 @@ import (
 	"github.com/resizelet/resizelet/allocation/reslist"
 )
 
-// resources yields the resources of list with their amounts. Almost every
-// list a resize reads holds cpu, memory or both and nothing else: such a
-// list is read with two lookups (reslist.CPUMemoryOf), cpu first, so in
-// name order, since ranging over a map starts an iterator with a random
-// seed, which costs more. Any other list is ranged over, in no order.
-// Every walk of a resource list in this package goes through it
-// (TestResourcesYieldsTheList holds it to the map).
+// resources yields the resources of list with their amounts, as every walk
+// of a resource list here does. A list of cpu, memory or both, as almost
+// all are, is read with two lookups (reslist.CPUMemoryOf), in name order,
+// cheaper than ranging over a map (its iterator's random seed); any other
+// is ranged over, in no order (TestResourcesYieldsTheList).
 func resources(list v1.ResourceList) iter.Seq2[v1.ResourceName, resource.Quantity] {
 	return func(yield func(v1.ResourceName, resource.Quantity) bool) {
 		cm, only := reslist.CPUMemoryOf(list)
@@ -40,10 +38,4 @@ func resources(list v1.ResourceList) iter.Seq2[v1.ResourceName, resource.Quantit
 func onlyCPUMemory(list v1.ResourceList) bool {
 	_, _, only := reslist.CPUMemoryKeys(list)
 	return only
-}
-
-// hasResource reports whether list holds the resource.
-func hasResource(list v1.ResourceList, name v1.ResourceName) bool {
-	_, ok := list[name]
-	return ok
 }

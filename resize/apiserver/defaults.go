@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -14,11 +15,9 @@ import (
 // (pkg/apis/core/v1/defaults.go, SetDefaults_Pod) that matters for resize:
 // each container's and init container's missing requests are copied from
 // its limits (reference detail 6), pod-level requests are filled in when
-// pod-level limits are set, and an empty namespace becomes "default".
-//
-// It does not default resizePolicy: neither does the v1.35.4 API server
-// (resize/kubelet-resize.md §2.1), and an unset policy means NotRequired
-// everywhere it is read.
+// pod-level limits are set, and an empty namespace becomes "default". It
+// does not default resizePolicy, as the v1.35.4 API server does not
+// (resize/kubelet-resize.md §2.1): unset means NotRequired where read.
 func DefaultPod(pod *v1.Pod) {
 	if pod == nil {
 		return
@@ -32,15 +31,14 @@ func DefaultPod(pod *v1.Pod) {
 	for i := range pod.Spec.InitContainers {
 		defaultRequestsFromLimits(&pod.Spec.InitContainers[i].Resources)
 	}
-	// Pod-level requests are defaulted after the containers', as the API
-	// server does, because they may come from the containers' requests.
+	// After the containers', as the API server does: they may come from
+	// the containers' requests.
 	if r := pod.Spec.Resources; r != nil && len(r.Limits) > 0 {
 		defaultPodLevelRequests(pod)
 	}
 }
 
-// defaultRequestsFromLimits copies every limit that has no request into
-// the requests.
+// defaultRequestsFromLimits copies every limit without a request.
 func defaultRequestsFromLimits(r *v1.ResourceRequirements) {
 	if r.Limits == nil {
 		return
@@ -55,30 +53,28 @@ func defaultRequestsFromLimits(r *v1.ResourceRequirements) {
 	}
 }
 
-// defaultPodLevelRequests fills spec.resources.requests (KEP-2837
-// defaulting rules): a resource the containers request takes the
-// containers' effective request; one they do not takes the pod-level
-// limit. v1 defaulting runs it when pod-level limits are set, the 1.37
-// strategy (defaultPodLevelResources) when requests or limits are.
+// defaultPodLevelRequests fills spec.resources.requests (KEP-2837): a
+// resource the containers request takes their effective request; one they
+// do not takes the pod-level limit.
 func defaultPodLevelRequests(pod *v1.Pod) {
 	r := pod.Spec.Resources
-	reqs := r.Requests
-	if reqs == nil {
-		reqs = v1.ResourceList{}
-	}
 	aggregate := qos.PodRequests(pod, qos.Options{ExcludeOverhead: true, SkipPodLevelResources: true})
-	for name, q := range aggregate {
-		if _, ok := reqs[name]; !ok && resourcehelper.IsSupportedPodLevelResource(name) && overcommitAllowed(name) {
-			reqs[name] = q.DeepCopy()
+	fillMissing(&r.Requests, aggregate, func(name v1.ResourceName) bool {
+		return resourcehelper.IsSupportedPodLevelResource(name) && overcommitAllowed(name)
+	})
+	fillMissing(&r.Requests, r.Limits, resourcehelper.IsSupportedPodLevelResource)
+}
+
+// fillMissing sets in *list a copy of each amount of from whose resource
+// the list lacks and take admits; the list is made when it gets one.
+func fillMissing(list *v1.ResourceList, from v1.ResourceList, take func(v1.ResourceName) bool) {
+	for name, q := range from {
+		if _, ok := (*list)[name]; !ok && take(name) {
+			if *list == nil {
+				*list = v1.ResourceList{}
+			}
+			(*list)[name] = q.DeepCopy()
 		}
-	}
-	for name, q := range r.Limits {
-		if _, ok := reqs[name]; !ok && resourcehelper.IsSupportedPodLevelResource(name) {
-			reqs[name] = q.DeepCopy()
-		}
-	}
-	if len(reqs) > 0 {
-		r.Requests = reqs
 	}
 }
 
@@ -87,25 +83,23 @@ func isHugePages(name v1.ResourceName) bool {
 	return strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix)
 }
 
-// isNativeResource reports whether the resource belongs to Kubernetes: no
-// domain, or a kubernetes.io domain.
+// isNativeResource reports whether the resource has no domain, or a
+// kubernetes.io one.
 func isNativeResource(name v1.ResourceName) bool {
 	s := string(name)
 	return !strings.Contains(s, "/") || strings.Contains(s, v1.ResourceDefaultNamespacePrefix)
 }
 
-// overcommitAllowed reports whether a request may be below the limit:
-// native resources other than huge pages.
+// overcommitAllowed reports whether a request may be below the limit.
 func overcommitAllowed(name v1.ResourceName) bool {
 	return isNativeResource(name) && !isHugePages(name)
 }
 
 // defaultPodLevelResources is the 1.37 API server's DefaultPodLevelResources
 // (pkg/api/pod/util.go), which its pod strategy applies on create and the
-// resize strategy on every resize of a pod with pod-level resources while
-// PodLevelResourcesFixDefaulting is on (profile.Profile.
-// DefaultsPodLevelResources). On a pod that sets pod-level requests or
-// limits, in this order:
+// resize strategy on every resize while PodLevelResourcesFixDefaulting is
+// on (profile.Profile.DefaultsPodLevelResources). On a pod that sets
+// pod-level requests or limits, in this order:
 //
 //  1. hugepage limits the containers declare and the pod does not request
 //     or limit become pod-level limits (their aggregate);
@@ -123,56 +117,27 @@ func defaultPodLevelResources(pod *v1.Pod) {
 	if r == nil || len(r.Requests)+len(r.Limits) == 0 {
 		return
 	}
-	// The aggregates are the containers' alone: the helper is given a pod
-	// with nothing but them.
-	containers := &v1.Pod{Spec: v1.PodSpec{Containers: pod.Spec.Containers, InitContainers: pod.Spec.InitContainers}}
-	defaultHugePagePodLevelLimits(r, containers)
+	aggregate := resourcehelper.AggregateContainerLimits(&v1.Pod{Spec: v1.PodSpec{Containers: pod.Spec.Containers, InitContainers: pod.Spec.InitContainers}}, resourcehelper.PodResourcesOptions{})
+	// Step 1.
+	fillMissing(&r.Limits, aggregate, func(name v1.ResourceName) bool {
+		_, requested := r.Requests[name]
+		return resourcehelper.IsSupportedPodLevelResource(name) && isHugePages(name) && !requested
+	})
 	defaultPodLevelRequests(pod)
-	defaultPodLevelLimits(pod, containers)
-}
-
-// defaultHugePagePodLevelLimits is step 1 of defaultPodLevelResources.
-func defaultHugePagePodLevelLimits(r *v1.ResourceRequirements, containers *v1.Pod) {
-	limits := r.Limits
-	if limits == nil {
-		limits = v1.ResourceList{}
-	}
-	for name, q := range resourcehelper.AggregateContainerLimits(containers, resourcehelper.PodResourcesOptions{}) {
-		if !resourcehelper.IsSupportedPodLevelResource(name) || !isHugePages(name) {
-			continue
-		}
-		if _, ok := r.Requests[name]; ok {
-			continue
-		}
-		if _, ok := limits[name]; !ok {
-			limits[name] = q
-		}
-	}
-	if len(limits) > 0 {
-		r.Limits = limits
-	}
+	defaultPodLevelLimits(pod, aggregate)
 }
 
 // defaultPodLevelLimits is step 3 of defaultPodLevelResources.
-func defaultPodLevelLimits(pod *v1.Pod, containers *v1.Pod) {
+func defaultPodLevelLimits(pod *v1.Pod, aggregate v1.ResourceList) {
 	r := pod.Spec.Resources
 	var candidates []v1.ResourceName
 	for name := range r.Requests {
-		if !resourcehelper.IsSupportedPodLevelResource(name) {
-			continue
-		}
-		if _, ok := r.Limits[name]; !ok {
+		if _, ok := r.Limits[name]; !ok && resourcehelper.IsSupportedPodLevelResource(name) {
 			candidates = append(candidates, name)
 		}
 	}
 	declared := func(list v1.ResourceList) {
-		kept := candidates[:0]
-		for _, name := range candidates {
-			if _, ok := list[name]; ok {
-				kept = append(kept, name)
-			}
-		}
-		candidates = kept
+		candidates = slices.DeleteFunc(candidates, func(name v1.ResourceName) bool { _, ok := list[name]; return !ok })
 	}
 	for i := range pod.Spec.InitContainers {
 		declared(pod.Spec.InitContainers[i].Resources.Limits)
@@ -183,10 +148,6 @@ func defaultPodLevelLimits(pod *v1.Pod, containers *v1.Pod) {
 	for i := range pod.Spec.EphemeralContainers {
 		declared(pod.Spec.EphemeralContainers[i].Resources.Limits)
 	}
-	if len(candidates) == 0 {
-		return
-	}
-	aggregate := resourcehelper.AggregateContainerLimits(containers, resourcehelper.PodResourcesOptions{})
 	for _, name := range candidates {
 		q, ok := aggregate[name]
 		if !ok {

@@ -9,12 +9,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// resizeEdit is a resize as one typed edit of a pod, whichever way it came
-// (a ResizeRequest, a narrow strategic merge patch, or any patch applied
-// by apimachinery and read back): the new resources and resizePolicy of
-// some containers and init containers (by index in the old pod), and the
-// new pod-level resources. applyEdit applies it. What /resize may change
-// is exactly what it holds (the resize strategy's dropNonResizeUpdates).
+// resizeEdit is a resize as one typed edit of a pod, whichever way it came:
+// the new resources and resizePolicy of containers (by index in the old
+// pod) and pod-level resources, exactly what /resize may change (the
+// resize strategy's dropNonResizeUpdates).
 type resizeEdit struct {
 	containers     []containerEdit
 	initContainers []containerEdit
@@ -22,23 +20,22 @@ type resizeEdit struct {
 	// then removes them, which validation refuses).
 	podLevel    *v1.ResourceRequirements
 	setPodLevel bool
-	// patched, when set, is a patched pod whose containers or init
-	// containers are not the old pod's names in the old pod's order: the
-	// strategy keeps it whole, for validation to refuse.
+	// patched, when set, is a patched pod whose containers are not the
+	// old pod's, in its order: the strategy keeps it whole, for validation
+	// to refuse.
 	patched *v1.Pod
 }
 
-// containerEdit is the new resources and resizePolicy of the container
-// at index of its list.
+// containerEdit is the new resources and resizePolicy of a container.
 type containerEdit struct {
 	index        int
 	resources    v1.ResourceRequirements
 	resizePolicy []v1.ContainerResizePolicy
 }
 
-// editOfPatched is the edit a patched pod (already decoded, its metadata
-// checked) stands for: every container's resources and resizePolicy, and
-// spec.resources, as the resize strategy takes them from the patched pod.
+// editOfPatched is the edit a patched pod stands for: every container's
+// resources and resizePolicy, and spec.resources, as the resize strategy
+// takes them from it.
 func editOfPatched(patched, old *v1.Pod) resizeEdit {
 	if !sameNames(patched.Spec.Containers, old.Spec.Containers) || !sameNames(patched.Spec.InitContainers, old.Spec.InitContainers) {
 		return resizeEdit{patched: patched}
@@ -58,24 +55,18 @@ func editOfPatched(patched, old *v1.Pod) resizeEdit {
 	}
 }
 
-// sameNames reports whether two container lists hold the same names in
-// the same order.
+// sameNames reports whether two container lists have the same names.
 func sameNames(a, b []v1.Container) bool {
 	return slices.EqualFunc(a, b, func(x, y v1.Container) bool { return x.Name == y.Name })
 }
 
-// applyEdit is the resize subresource once the patch is read: the edit
-// applied to old (defaulted, when it needs it), v1 defaulting of what
-// changed, the strategy's pod-level defaulting (1.37), the generation and
-// ValidateResize. The new pod shares with old everything the edit does
-// not change; neither is changed in place. Every path of ApplyResize,
-// ApplyResizePatch and ApplyResizeRequest ends here.
+// applyEdit is the resize subresource once the patch is read, where every
+// path ends: the edit applied to old defaulted, v1 defaulting of what
+// changed, the strategy's pod-level defaulting (1.37), ValidateResize and
+// the generation. The new pod shares with old what the edit does not
+// change; neither is changed in place.
 func applyEdit(old *v1.Pod, e *resizeEdit, opts ResizeOptions) (*v1.Pod, error) {
-	oldPod := old
-	if needsDefaulting(old) {
-		oldPod = old.DeepCopy()
-		DefaultPod(oldPod)
-	}
+	oldPod := defaulted(old)
 	newPod := editedPod(oldPod, e, opts)
 	if errs := validateResize(newPod, oldPod, opts, e.patched == nil); len(errs) > 0 {
 		return nil, &InvalidError{Name: oldPod.Name, Errs: errs}
@@ -143,26 +134,20 @@ func specChanged(newPod, oldPod *v1.Pod, e *resizeEdit) bool {
 		!podResourcesEqual(newPod.Spec.Resources, oldPod.Spec.Resources)
 }
 
-// containersChanged reports whether an edited container of list differs
-// from old's at its index in resources or resizePolicy, the two things an
-// edit changes (the others keep old's amounts, at most re-parsed).
+// containersChanged reports whether an edited container differs from old's
+// (the others keep old's amounts, at most re-parsed).
 func containersChanged(list, old []v1.Container, edits []containerEdit) bool {
-	for _, e := range edits {
-		c, o := &list[e.index], &old[e.index]
-		if !requirementsEqual(&c.Resources, &o.Resources) || !slices.Equal(c.ResizePolicy, o.ResizePolicy) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(edits, func(e containerEdit) bool { return !containersEqual(&list[e.index], &old[e.index], true) })
 }
 
 // editedContainers returns list with the edits applied, requests
-// defaulted from limits, and every container's resources as they come
-// back from JSON (the strategy takes them all from the patched pod):
-// list itself when that changes nothing, else a new list whose containers
-// share everything else with list's.
+// defaulted, and every container's resources as they come back from JSON
+// (the strategy takes them all from the patched pod): list itself when
+// that changes nothing.
 func editedContainers(list []v1.Container, edits []containerEdit) []v1.Container {
-	serial := !slices.ContainsFunc(list, notSerial)
+	serial := !slices.ContainsFunc(list, func(c v1.Container) bool {
+		return !listInSerialForm(c.Resources.Requests) || !listInSerialForm(c.Resources.Limits)
+	})
 	if len(edits) == 0 && serial {
 		return list
 	}
@@ -181,12 +166,11 @@ func editedContainers(list []v1.Container, edits []containerEdit) []v1.Container
 }
 
 // serialForm reports whether q keeps its format through JSON: the API
-// server only holds quantities it decoded, and a quantity decodes with the
-// format its printed form says. DecimalSI always does. BinarySI does only
-// when it prints with a binary suffix, as a non-zero whole multiple of 1Ki:
-// otherwise it prints as a plain number ("402653000") that decodes as
-// DecimalSI, and then prints differently ("402653k"). DecimalExponent is
-// taken as not keeping it (its plain numbers decode as DecimalSI).
+// server only holds quantities it decoded, in the format their printed
+// form says. BinarySI keeps it only for a non-zero multiple of 1Ki, which
+// prints with a binary suffix: otherwise it prints as a plain number
+// ("402653000") that decodes as DecimalSI and prints differently
+// ("402653k"). DecimalExponent's plain numbers decode as DecimalSI too.
 func serialForm(q *resource.Quantity) bool {
 	switch q.Format {
 	case resource.DecimalSI:
@@ -198,8 +182,7 @@ func serialForm(q *resource.Quantity) bool {
 	return false
 }
 
-// listInSerialForm reports whether every quantity of list is in serial
-// form.
+// listInSerialForm reports whether every quantity of list keeps its form.
 func listInSerialForm(list v1.ResourceList) bool {
 	for _, q := range resources(list) {
 		if !serialForm(&q) {
@@ -209,15 +192,8 @@ func listInSerialForm(list v1.ResourceList) bool {
 	return true
 }
 
-// notSerial reports whether a container's requests or limits hold a
-// quantity JSON would change.
-func notSerial(c v1.Container) bool {
-	return !listInSerialForm(c.Resources.Requests) || !listInSerialForm(c.Resources.Limits)
-}
-
-// serialized returns list as JSON would give it back: list itself when
-// every quantity is in serial form, else a copy with each quantity parsed
-// from its printed form.
+// serialized returns list as JSON would give it back: list itself, or a
+// copy with each quantity parsed from its printed form.
 func serialized(list v1.ResourceList) v1.ResourceList {
 	if listInSerialForm(list) {
 		return list
@@ -240,6 +216,16 @@ func serializedRequirements(rr v1.ResourceRequirements) v1.ResourceRequirements 
 	return rr
 }
 
+// defaulted is old, or a defaulted copy when DefaultPod would change it.
+func defaulted(old *v1.Pod) *v1.Pod {
+	if !needsDefaulting(old) {
+		return old
+	}
+	p := old.DeepCopy()
+	DefaultPod(p)
+	return p
+}
+
 // needsDefaulting reports whether DefaultPod could change the pod: no
 // namespace, a container limit without its request, or pod-level limits
 // (whose requests defaulting may fill in).
@@ -257,7 +243,7 @@ func needsDefaulting(p *v1.Pod) bool {
 // limitWithoutRequest reports whether rr has a limit without its request.
 func limitWithoutRequest(rr *v1.ResourceRequirements) bool {
 	for name := range resources(rr.Limits) {
-		if !hasResource(rr.Requests, name) {
+		if _, ok := rr.Requests[name]; !ok {
 			return true
 		}
 	}

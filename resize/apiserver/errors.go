@@ -10,33 +10,26 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// The Cluster's errors are the API server's: each is, or wraps, the
-// *apierrors.StatusError a real API server answers with (its code, reason
-// and message), so that apierrors.IsNotFound, IsConflict, IsInvalid,
-// IsBadRequest and errors.As with *apierrors.StatusError work on them, as
-// they do on what client-go returns. They also match resizelet's own
-// sentinels (ErrPodNotFound, ErrUIDTaken) with errors.Is.
-
 // ErrConflict is matched (errors.Is) by the API server's Conflict (409) for
 // a patch whose metadata.resourceVersion is not the stored pod's (a
 // PatchError on that field).
 var ErrConflict = errors.New("conflict")
 
 // ErrResourceVersionTooOld is matched by Watch's error for a
-// resourceVersion older than the cluster's current one: the changes since
-// then are not kept, as an API server answers a watch from a compacted
-// revision with 410 Gone (the client lists again).
+// resourceVersion whose changes since are not kept, as an API server
+// answers a watch from a compacted revision with 410 Gone.
 var ErrResourceVersionTooOld = errors.New("resource version too old")
 
-// statusError is one of the cluster's errors: the API server's
-// StatusError, plus the resizelet sentinel it also matches.
+// statusError is one of the cluster's errors: the *apierrors.StatusError a
+// real API server answers with, so that apierrors.IsNotFound, IsConflict
+// and the rest work on it as on what client-go returns, plus the
+// resizelet sentinel (ErrPodNotFound, ...) it also matches.
 type statusError struct {
 	*apierrors.StatusError
 	sentinel error
 }
 
-// Unwrap returns the StatusError, for errors.As, and the sentinel, so that
-// errors.Is(err, ErrPodNotFound) keeps working on the cluster's errors.
+// Unwrap returns the StatusError and the sentinel.
 func (e *statusError) Unwrap() []error {
 	if e.sentinel == nil {
 		return []error{e.StatusError}
@@ -74,13 +67,10 @@ func resourceVersionConflict(name string) error {
 // UID is not the stored object's (k8s.io/apiserver pkg/storage/interfaces.go,
 // Preconditions.Check: a storage InvalidObjError that
 // pkg/storage/errors/storage.go, InterpretUpdateError, turns into a
-// Conflict). It also matches ErrPodNotFound: the pod the caller meant is
-// gone (another of the same name took its place), which is how the
-// kubelet's status manager treats it.
-//
-// The cause reads as the storage error prints itself (k8s.io/apiserver
-// pkg/storage/errors.go, StorageError.Error, code 4 "invalid object", the
-// object's etcd key under the default /registry prefix).
+// Conflict), its cause as StorageError.Error prints it (code 4, the etcd
+// key under the default /registry prefix). It also matches ErrPodNotFound:
+// the pod the caller meant is gone (another of the same name took its
+// place), as the kubelet's status manager treats it.
 func uidConflict(namespace, name string, want, got string) error {
 	cause := fmt.Errorf("StorageError: invalid object, Code: 4, Key: /registry/pods/%s/%s, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: %v, UID in object meta: %v",
 		namespace, name, want, got)
@@ -97,28 +87,21 @@ func internalStatus(err error) *apierrors.StatusError {
 	}}
 }
 
-// unsupportedMediaTypeMessage is the message of the API server's answer to
-// a patch whose Content-Type is none of those the route consumes: the
-// request never reaches the patch handler, go-restful's router refuses it
-// (github.com/emicklei/go-restful/v3 jsr311.go, "415: Unsupported Media
-// Type"), and the API server's service error handler turns that into a
-// Status (k8s.io/apiserver pkg/server/handler.go, serviceErrorHandler).
-const unsupportedMediaTypeMessage = "415: Unsupported Media Type"
-
-// unsupportedPatchType is the API server's 415 for a patch type it does
-// not take.
+// unsupportedPatchType is the API server's 415 for a patch whose
+// Content-Type is none the route consumes: go-restful's router refuses it
+// before the patch handler (github.com/emicklei/go-restful/v3 jsr311.go),
+// and the API server's service error handler makes that a Status
+// (k8s.io/apiserver pkg/server/handler.go, serviceErrorHandler).
 func unsupportedPatchType() error {
-	return apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "", schema.GroupResource{}, "", unsupportedMediaTypeMessage, 0, false)
+	return apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "", schema.GroupResource{}, "", "415: Unsupported Media Type", 0, false)
 }
 
 // ErrApplyNotSupported is matched by the error of a server-side apply
-// patch (application/apply-patch+yaml or +cbor): the API server takes it,
-// resizelet does not implement field management.
+// patch, which the API server takes but resizelet does not implement.
 var ErrApplyNotSupported = fmt.Errorf("server-side apply is not implemented by resizelet: %w", errors.ErrUnsupported)
 
 // applyNotSupported is resizelet's refusal of a server-side apply patch:
-// a 415 (the closest answer a client knows to handle) that also matches
-// ErrApplyNotSupported and errors.ErrUnsupported.
+// a 415, the closest answer a client knows to handle.
 func applyNotSupported(pt string) error {
 	return &statusError{
 		StatusError: apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "", schema.GroupResource{}, "",

@@ -23,27 +23,26 @@ type Event struct {
 	Source    string // the reporting component, "kubelet", as kubectl describe shows it under From
 	Host      string // the node the component runs on
 	// Lazy, when set and Message is empty, renders the message when the
-	// event is read (Events): for messages costly to format and often
-	// never read, such as the resize events' JSON.
+	// event is read: for messages costly to format and often never read,
+	// such as the resize events' JSON.
 	Lazy fmt.Stringer
 	// UID is the pod's UID, for V1's involvedObject. The cluster's log
-	// does not keep it, so that a node's events cost no more memory
-	// (Events and EventsSince leave it empty); watches and EventList fill
-	// it from the pod, as the kubelet's recorder takes it from the pod.
+	// does not keep it, to save memory; watches and EventList fill it from
+	// the pod, as the kubelet's recorder does.
 	UID types.UID
 }
 
 // eventLog keeps the latest events in a ring of limit records (every
-// event when limit is not positive), in a compact form: an event's type,
-// reason, source, host and time zone, a few dozen combinations for all the
-// events a node emits, are kept once, and its time as seconds and
-// nanoseconds since the Unix epoch (a wall-clock time keeps no monotonic
-// reading here, as it would keep none once the API server had stored it).
+// event when limit is not positive), compactly: an event's type, reason,
+// source, host and time zone, a few dozen combinations for all the events
+// a node emits, are kept once (origins), and its time as seconds and
+// nanoseconds since the epoch (no monotonic reading, as none survives the
+// API server's storage either).
 type eventLog struct {
 	limit int
-	// ring holds the event with sequence number seq at seq % limit (at
-	// seq when the log is unbounded); next is the sequence number of the
-	// next event, so the log holds the events from next-len(ring) on.
+	// ring holds event number seq at seq % limit (at seq when unbounded);
+	// next is the next event's number, so the log holds those from
+	// next-len(ring) on.
 	ring    []eventRecord
 	next    uint64
 	origins map[eventOrigin]*eventOrigin
@@ -60,17 +59,17 @@ type eventRecord struct {
 	nsec      int32
 }
 
-// zeroTime stands for the zero time.Time, whose seconds since the epoch
-// no clock gives.
+// zeroTime stands for the zero time.Time, a second no clock gives.
 const zeroTime = math.MinInt64
 
 // eventOrigin is an event's type and reason, who emitted it (the
-// component and its node), and the time zone of its time.
+// component and its node), and its time zone.
 type eventOrigin struct {
 	typ, reason, source, host string
 	loc                       *time.Location
 }
 
+// add keeps e, dropping the oldest event when the ring is full.
 func (l *eventLog) add(e Event) {
 	o := eventOrigin{typ: e.Type, reason: e.Reason, source: e.Source, host: e.Host, loc: e.Time.Location()}
 	r := eventRecord{
@@ -97,16 +96,14 @@ func (l *eventLog) add(e Event) {
 	l.next++
 }
 
-// origin is o as the log keeps it, shared by every record with the same
-// origin.
+// origin is o as the log keeps it, shared by every record with it.
 func (l *eventLog) origin(o eventOrigin) *eventOrigin {
 	p, ok := l.origins[o]
 	if !ok {
 		if l.origins == nil {
 			l.origins = map[eventOrigin]*eventOrigin{}
 		}
-		// A copy made here, not &o: taking o's address would move every
-		// call's o to the heap.
+		// Not &o, which would move every call's o to the heap.
 		p = new(eventOrigin)
 		*p = o
 		l.origins[o] = p
@@ -114,8 +111,8 @@ func (l *eventLog) origin(o eventOrigin) *eventOrigin {
 	return p
 }
 
-// since returns the events from sequence number seq on, rendered, and how
-// many of those asked for were already dropped.
+// since returns the events from number seq on, and how many of those were
+// already dropped.
 func (l *eventLog) since(seq uint64) (out []Event, dropped uint64) {
 	first := l.next - uint64(len(l.ring))
 	if seq < first {
@@ -146,19 +143,16 @@ func (r *eventRecord) event() Event {
 	if r.sec != zeroTime {
 		e.Time = time.Unix(r.sec, int64(r.nsec)).In(o.loc)
 	}
-	if e.Message == "" && e.Lazy != nil {
-		e.Message = e.Lazy.String()
-	}
+	e.Message = e.Text()
 	return e
 }
 
-// RecordEvent stores an event. Once the cluster holds its event limit, the
-// oldest event is dropped for each new one. Watchers of events see it.
+// RecordEvent stores an event, dropping the oldest once the cluster holds
+// its event limit. Watchers of events see it.
 func (c *Cluster) RecordEvent(e Event) {
-	if !c.init() {
+	if !c.lock() {
 		return
 	}
-	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.watchers != nil {
 		c.notifyEvent(e, c.events.next)
@@ -166,37 +160,27 @@ func (c *Cluster) RecordEvent(e Event) {
 	c.events.add(e)
 }
 
-// Events returns the events kept (the latest, up to the event limit) in
-// the order they were recorded, with their messages rendered.
+// Events returns the events kept, in order, with their messages rendered.
 func (c *Cluster) Events() []Event {
-	if !c.init() {
-		return nil
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out, _ := c.events.since(0)
+	out, _ := c.EventsSince(0)
 	return out
 }
 
-// EventCount is how many events were ever recorded: the sequence number
-// the next event will have.
+// EventCount is how many events were ever recorded: the next one's number.
 func (c *Cluster) EventCount() uint64 {
-	if !c.init() {
+	if !c.lock() {
 		return 0
 	}
-	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.events.next
 }
 
-// EventsSince returns the events recorded since the first seq events (seq
-// from an earlier EventCount), with their messages rendered; those already
-// dropped from the log are missing, and dropped says how many.
+// EventsSince returns the events recorded since the first seq (an earlier
+// EventCount), rendered; dropped says how many the log no longer has.
 func (c *Cluster) EventsSince(seq uint64) (events []Event, dropped uint64) {
-	if !c.init() {
+	if !c.lock() {
 		return nil, 0
 	}
-	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.events.since(seq)
 }
@@ -213,20 +197,13 @@ func (e Event) Text() string {
 // server (k8s.io/client-go tools/record/event.go, makeEvent and
 // generateEvent): named after the pod and the time in nanoseconds
 // ("web.188a1b2c3d4e5f60", util.GenerateEventName), in the pod's namespace
-// ("default" when empty), about the pod (involvedObject kind Pod, apiVersion
-// v1, its namespace, name and UID), with the reason, message and type,
-// source component and host, first and last timestamp the event's time,
-// count 1, and reportingController and reportingInstance the source's
-// component and host, as generateEvent sets them.
+// ("default" when empty), about the pod (involvedObject), with first and
+// last timestamp the event's time, count 1, and reportingController and
+// reportingInstance the source's component and host.
 //
-// What resizelet does not know is left out: involvedObject.resourceVersion
-// (the pod's version as the kubelet last saw it) and, for container events
-// (Pulled, Created, Started, Killing), involvedObject.fieldPath
-// ("spec.containers{app}"), which resizelet's events do not carry; and
-// the kubelet's event correlator, which folds repeats of one event into a
-// count, is not reproduced. The metadata the API server adds on creation
-// (resourceVersion, uid, creationTimestamp) are the Cluster's to give:
-// EventList and the watches fill them.
+// Left out: involvedObject.resourceVersion and fieldPath, which resizelet
+// does not know, and the kubelet's event correlator (repeats folded into a
+// count). EventList and the watches add the API server's metadata.
 func (e Event) V1() *v1.Event {
 	namespace := e.Namespace
 	if namespace == "" {
@@ -236,7 +213,8 @@ func (e Event) V1() *v1.Event {
 	return &v1.Event{
 		TypeMeta: metav1.TypeMeta{Kind: "Event", APIVersion: "v1"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      eventName(e.Pod, e.Time.UnixNano()),
+			// util.GenerateEventName (client-go tools/record/util/util.go).
+			Name:      fmt.Sprintf("%s.%x", e.Pod, e.Time.UnixNano()),
 			Namespace: namespace,
 		},
 		InvolvedObject: v1.ObjectReference{
@@ -255,20 +233,11 @@ func (e Event) V1() *v1.Event {
 	}
 }
 
-// eventName is util.GenerateEventName (k8s.io/client-go
-// tools/record/util/util.go): the object's name and the time in
-// nanoseconds, in hexadecimal.
-func eventName(object string, unixNano int64) string {
-	return fmt.Sprintf("%s.%x", object, unixNano)
-}
-
-// eventV1 is an event of the cluster's log, number rv-1, in v1 (V1) with
-// what the API server adds when it stores one: resourceVersion (its number in the
-// log plus one, the versions EventCount and EventList count in), uid and
-// creationTimestamp. As many events share an instant on a virtual clock,
-// and the kubelet names an event after its pod and instant, the name gets
-// the event's number as a suffix ("web.188a1b2c3d4e5f60.7") so that no two
-// events of the cluster share one.
+// eventV1 is event number rv-1 in v1 (V1) with what the API server adds
+// when it stores one: resourceVersion (rv), uid and creationTimestamp.
+// Many events share an instant on a virtual clock, so the name, after the
+// pod and instant, gets the event's number ("web.188a1b2c3d4e5f60.7"),
+// that no two share one.
 func eventV1(e Event, rv uint64) *v1.Event {
 	out := e.V1()
 	out.Name += "." + strconv.FormatUint(rv-1, 10)
@@ -278,9 +247,8 @@ func eventV1(e Event, rv uint64) *v1.Event {
 	return out
 }
 
-// EventV1 is a WatchEvent's event as the API server serves it: V1 with the
-// metadata it adds (see EventList) and a name unique in the cluster. It
-// is nil for a pod change.
+// EventV1 is a WatchEvent's event as the API server serves it (eventV1);
+// nil for a pod change.
 func (ev WatchEvent) EventV1() *v1.Event {
 	if ev.Event == nil {
 		return nil
@@ -290,16 +258,13 @@ func (ev WatchEvent) EventV1() *v1.Event {
 
 // EventList returns the events the cluster keeps, of a namespace (all with
 // ""), as the API server lists them (core v1): each with the metadata the
-// API server adds when it stores one (a resourceVersion, its number in
-// the log plus one; a uid; creationTimestamp; a name unique in the
-// cluster, see EventV1) and involvedObject.uid the UID of the pod it is
-// about, and the list's resourceVersion the event count, from which a
+// API server adds (see WatchEvent.EventV1) and involvedObject.uid the UID
+// of its pod, and the list's resourceVersion the event count, from which a
 // Watch of events continues.
 func (c *Cluster) EventList(namespace string) *v1.EventList {
-	if !c.init() {
+	if !c.lock() {
 		return nil
 	}
-	c.mu.Lock()
 	defer c.mu.Unlock()
 	list := &v1.EventList{
 		TypeMeta: metav1.TypeMeta{Kind: "EventList", APIVersion: "v1"},
@@ -323,7 +288,6 @@ func ToEventsV1(e *v1.Event) *eventsv1.Event {
 		TypeMeta:                 metav1.TypeMeta{Kind: "Event", APIVersion: "events.k8s.io/v1"},
 		ObjectMeta:               *e.ObjectMeta.DeepCopy(),
 		EventTime:                e.EventTime,
-		Series:                   nil,
 		ReportingController:      e.ReportingController,
 		ReportingInstance:        e.ReportingInstance,
 		Action:                   e.Action,
@@ -339,23 +303,20 @@ func ToEventsV1(e *v1.Event) *eventsv1.Event {
 	}
 }
 
-// uidCache finds the UIDs of the pods events are about, each pod once.
-// The cluster's log does not keep UIDs (see Event.UID); an event's pod is
-// the pod of that name the cluster has now, unless that pod was created
-// after the event (another pod of the same name, made after the first was
-// deleted), when the UID is left unknown.
+// uidCache finds the UIDs of events' pods, each pod once: the pod of that
+// name the cluster has now, unless it was created after the event (another
+// pod of the same name), when the UID is left unknown.
 type uidCache struct {
 	c    *Cluster
 	pods map[podRef]*v1.Pod
 }
 
-// of returns the UID of e's pod, or e's own UID when it has one. The
-// caller holds the cluster's lock.
+// of returns e's UID, or else its pod's. The caller holds the lock.
 func (u *uidCache) of(e *Event) types.UID {
 	if e.UID != "" {
 		return e.UID
 	}
-	key := podKey(e.Namespace, e.Pod)
+	key := podRef{e.Namespace, e.Pod}
 	p, ok := u.pods[key]
 	if !ok {
 		if sp, stored := u.c.pods[key]; stored {

@@ -2,6 +2,8 @@ package apiserver
 
 import (
 	"bytes"
+	"maps"
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -19,8 +21,7 @@ import (
 // narrowPatch is that form as a type: a patch that decodes strictly into
 // it (no other field, no key twice, names matched case-sensitively, as
 // the API server decodes) is read as an edit directly, without the JSON
-// round trip of the pod and the strategic merge. The strict decoding is
-// what tells a patch of this form from one that only looks like it.
+// round trip of the pod and the strategic merge.
 type narrowPatch struct {
 	Spec struct {
 		Containers     []narrowContainer `json:"containers,omitempty"`
@@ -29,16 +30,19 @@ type narrowPatch struct {
 	} `json:"spec"`
 }
 
+// narrowContainer is a container of a narrowPatch.
 type narrowContainer struct {
 	Name      string          `json:"name"`
 	Resources narrowResources `json:"resources"`
 }
 
+// narrowResources are the requests and limits of a narrowContainer.
 type narrowResources struct {
 	Requests *narrowAmounts `json:"requests,omitempty"`
 	Limits   *narrowAmounts `json:"limits,omitempty"`
 }
 
+// narrowAmounts are the amounts of one list of narrowResources.
 type narrowAmounts struct {
 	CPU    *string `json:"cpu,omitempty"`
 	Memory *string `json:"memory,omitempty"`
@@ -52,29 +56,22 @@ type amounts struct {
 
 func (a *amounts) set() bool { return a.hasCPU || a.hasMemory }
 
-// containerSet is what a narrow resize sets on one container (or on
-// spec.resources): its name and the amounts of its requests and limits.
+// containerSet is what a resize sets on one container (or spec.resources).
 type containerSet struct {
 	name             string
 	requests, limits amounts
 }
 
 // readNarrowPatch decodes a strategic merge patch of the narrow form into
-// the sets of containers, init containers and the pod level, or reports
-// false for any other patch, which takes the general path: another field
-// or resource, a "$patch" or "$setElementOrder" directive, a null
-// anywhere (in a strategic merge it deletes, which the form cannot say),
-// a number where a quantity string belongs, an empty list or object, a
-// key given twice, a quantity that does not parse or is beyond
-// resizelet's bounds, YAML.
-//
-// The sets are appended to buf, whose room the caller may give on its
-// stack.
+// the sets of containers, init containers and the pod level, appended to
+// buf (room on the caller's stack), or reports false for any other patch:
+// another field or resource, a directive, a null (in a strategic merge it
+// deletes), a number where a quantity string belongs, an empty list or
+// object, a key given twice, a bad or too large quantity, YAML.
 func readNarrowPatch(patch []byte, buf []containerSet) (cs, inits []containerSet, pod *containerSet, ok bool) {
-	// A null, or a "$" (a directive; no valid container name or amount
-	// has one), is outside the form: such a patch, as kubectl apply's
-	// with its "$setElementOrder", takes the general path without paying
-	// for this decoding first, and gives there what it would give here.
+	// A null, or a "$" (a directive; no valid name or amount has one), is
+	// outside the form: such a patch, as kubectl apply's with its
+	// "$setElementOrder", takes the general path without this decoding.
 	if bytes.Contains(patch, []byte("null")) || bytes.IndexByte(patch, '$') >= 0 {
 		return nil, nil, nil, false
 	}
@@ -103,8 +100,8 @@ func readNarrowPatch(patch []byte, buf []containerSet) (cs, inits []containerSet
 	return cs, inits, pod, true
 }
 
-// narrowSets turns a decoded container list into sets; a list given but
-// empty, or a container without a name, is not of the narrow form.
+// narrowSets turns a container list into sets; an empty list, or a
+// container without a name, is not of the narrow form.
 func narrowSets(out []containerSet, list []narrowContainer) ([]containerSet, bool) {
 	if list != nil && len(list) == 0 {
 		return nil, false
@@ -119,8 +116,7 @@ func narrowSets(out []containerSet, list []narrowContainer) ([]containerSet, boo
 	return out, true
 }
 
-// narrowSet parses one container's quantities as the pod's decoder does
-// (Quantity.UnmarshalJSON trims the white space around the string).
+// narrowSet parses one container's quantities as the pod's decoder does.
 func narrowSet(name string, r *narrowResources) (containerSet, bool) {
 	s := containerSet{name: name}
 	okReq := parseAmounts(r.Requests, &s.requests)
@@ -128,31 +124,26 @@ func narrowSet(name string, r *narrowResources) (containerSet, bool) {
 	return s, okReq && okLim && (s.requests.set() || s.limits.set())
 }
 
-// parseAmounts parses what n gives into a; an object given but empty is
-// not of the narrow form.
+// parseAmounts parses n into a; an empty object is not of the form.
 func parseAmounts(n *narrowAmounts, a *amounts) bool {
 	if n == nil {
 		return true
 	}
-	var ok bool
+	ok := true
 	if n.CPU != nil {
-		if a.cpu, ok = parseAmount(v1.ResourceCPU, *n.CPU); !ok {
-			return false
-		}
-		a.hasCPU = true
+		a.cpu, a.hasCPU = parseAmount(v1.ResourceCPU, *n.CPU)
+		ok = a.hasCPU
 	}
 	if n.Memory != nil {
-		if a.memory, ok = parseAmount(v1.ResourceMemory, *n.Memory); !ok {
-			return false
-		}
-		a.hasMemory = true
+		a.memory, a.hasMemory = parseAmount(v1.ResourceMemory, *n.Memory)
+		ok = ok && a.hasMemory
 	}
-	return a.set()
+	return ok && a.set()
 }
 
-// parseAmount parses a quantity string. Amounts beyond resizelet's bounds
-// (and exponents too large to parse) are not taken: the general way
-// refuses them before comparing.
+// parseAmount parses a quantity string, trimmed as Quantity.UnmarshalJSON
+// trims it. Amounts beyond resizelet's bounds (and exponents too large to
+// parse) are not taken: the general path refuses them before comparing.
 func parseAmount(name v1.ResourceName, text string) (resource.Quantity, bool) {
 	text = strings.TrimSpace(text)
 	if CheckExponent(text) != nil {
@@ -162,15 +153,11 @@ func parseAmount(name v1.ResourceName, text string) (resource.Quantity, bool) {
 	return q, err == nil && cgconfig.AmountFits(name, q)
 }
 
-// editOfSets turns sets into the edit of old, or reports false when the
-// strategic merge would do more than set amounts of containers old has:
-// a name old does not have (it adds a container), names out of old's
-// order or given twice (the merge follows the patch's order), or a list
-// of old's with a name twice (the merge patches the first; the general
-// path gives what it does, see TestDuplicateContainerNames).
-//
-// The edits are appended to buf, whose room the caller may give on its
-// stack.
+// editOfSets turns sets into the edit of old, appended to buf, or reports
+// false when the strategic merge would do more than set amounts of old's
+// containers: a name old does not have (it adds a container), names out
+// of old's order or given twice (the merge follows the patch's order), or
+// a list of old's with a name twice (TestDuplicateContainerNames).
 func editOfSets(old *v1.Pod, cs, inits []containerSet, pod *containerSet, buf []containerEdit) (resizeEdit, bool) {
 	var e resizeEdit
 	var ok bool
@@ -192,6 +179,7 @@ func editOfSets(old *v1.Pod, cs, inits []containerSet, pod *containerSet, buf []
 	return e, true
 }
 
+// setEdits appends to out the edits of sets on list, as editOfSets.
 func setEdits(out []containerEdit, list []v1.Container, sets []containerSet) ([]containerEdit, bool) {
 	if len(sets) == 0 {
 		return nil, true
@@ -205,7 +193,7 @@ func setEdits(out []containerEdit, list []v1.Container, sets []containerSet) ([]
 	}
 	last := -1
 	for i := range sets {
-		idx := containerIndex(list, sets[i].name)
+		idx := slices.IndexFunc(list, func(c v1.Container) bool { return c.Name == sets[i].name })
 		if idx <= last {
 			return nil, false
 		}
@@ -216,18 +204,7 @@ func setEdits(out []containerEdit, list []v1.Container, sets []containerSet) ([]
 	return out, true
 }
 
-// containerIndex is the index of the container named name, or -1.
-func containerIndex(list []v1.Container, name string) int {
-	for i := range list {
-		if list[i].Name == name {
-			return i
-		}
-	}
-	return -1
-}
-
-// setRequirements returns rr with the amounts of s set: a list s sets is
-// a new map (the old one is shared, never changed).
+// setRequirements returns rr with the amounts of s set, in new maps.
 func setRequirements(rr v1.ResourceRequirements, s *containerSet) v1.ResourceRequirements {
 	if s.requests.set() {
 		rr.Requests = setList(rr.Requests, &s.requests)
@@ -238,11 +215,10 @@ func setRequirements(rr v1.ResourceRequirements, s *containerSet) v1.ResourceReq
 	return rr
 }
 
+// setList is setRequirements for one list.
 func setList(list v1.ResourceList, a *amounts) v1.ResourceList {
 	out := make(v1.ResourceList, len(list)+2)
-	for name, q := range list {
-		out[name] = q
-	}
+	maps.Copy(out, list)
 	if a.hasCPU {
 		out[v1.ResourceCPU] = a.cpu
 	}

@@ -34,8 +34,7 @@ const (
 
 // MaxRequestBodyBytes is the largest patch the API server reads: 3 MiB,
 // its default --max-request-body-bytes (k8s.io/apiserver
-// pkg/server/config.go, MaxRequestBodyBytes). A larger one is refused
-// with 413 Request Entity Too Large.
+// pkg/server/config.go). A larger one is refused with 413.
 const MaxRequestBodyBytes = 3 << 20
 
 // MaxJSONPatchOperations is the most operations a JSON patch may hold
@@ -45,14 +44,12 @@ const MaxJSONPatchOperations = 10000
 
 // jsonPatchMaxCopyBytes bounds how much a JSON patch's copy operations may
 // add to the document: the API server's default JSONPatchMaxCopyBytes
-// (pkg/server/config.go), which it sets as the json-patch library's
-// AccumulatedCopySizeLimit.
+// (pkg/server/config.go), the json-patch library's AccumulatedCopySizeLimit.
 const jsonPatchMaxCopyBytes = 3 << 20
 
-// setJSONPatchCopyLimit sets the json-patch library's copy limit the way
-// the API server does when it starts (pkg/server/config.go, New): only
-// when it is unset or larger, so that a lower limit another user of the
-// library chose in the same process stays.
+// setJSONPatchCopyLimit sets the json-patch library's copy limit as the
+// API server does when it starts (pkg/server/config.go, New): only when
+// unset or larger, so that a lower limit set in the same process stays.
 func setJSONPatchCopyLimit() {
 	for {
 		existing := atomic.LoadInt64(&jsonpatch.AccumulatedCopySizeLimit)
@@ -66,12 +63,11 @@ func setJSONPatchCopyLimit() {
 }
 
 // ValidPatchType returns nil when the resize subresource takes pt (""
-// stands for a strategic merge patch), or the API server's refusal: 415
-// Unsupported Media Type for a type it does not know, and resizelet's own
-// 415 (matching ErrApplyNotSupported) for a server-side apply patch, which
-// the API server takes but resizelet does not implement. The API server
-// refuses the type before it reads the pod, so a bad type on a missing pod
-// is a 415, not a 404.
+// stands for a strategic merge patch), or the API server's 415 Unsupported
+// Media Type, or resizelet's own 415 (matching ErrApplyNotSupported) for a
+// server-side apply patch, which the API server takes but resizelet does
+// not implement. The type is refused before the pod is read, so a bad type
+// on a missing pod is a 415, not a 404.
 func ValidPatchType(pt types.PatchType) error {
 	switch pt {
 	case "", StrategicMergePatch, MergePatch, JSONPatch:
@@ -83,39 +79,42 @@ func ValidPatchType(pt types.PatchType) error {
 }
 
 // ApplyResizePatch is ApplyResize for a patch of type pt: "" or
-// StrategicMergePatch (ApplyResize itself), MergePatch or JSONPatch.
+// StrategicMergePatch (ApplyResize), MergePatch or JSONPatch. A patch of
+// the narrow form (readNarrowPatch) is decoded straight into the edit; any
+// other is applied as the API server applies it and read back into the
+// same edit.
 //
 // A JSON merge patch or a JSON patch is applied as the API server applies
 // it (k8s.io/apiserver pkg/endpoints/handlers/patch.go, jsonPatcher): to
 // the old pod's JSON (defaulted, with kind, apiVersion and
-// metadata.resourceVersion), with the json-patch library the API server
-// uses, and the result decoded strictly into a v1.Pod; then come the
-// checks, strategy, defaulting and validation of ApplyResize. A merge patch
-// replaces lists whole: one of spec.containers must name every container,
-// in order, with its full resources and resizePolicy.
+// metadata.resourceVersion), with the json-patch library, and the result
+// decoded strictly into a v1.Pod. A merge patch replaces lists whole: one
+// of spec.containers must name every container, in order, with its full
+// resources and resizePolicy.
 //
-// Errors are the API server's, each wrapping the *apierrors.StatusError it
-// answers with: a patch that cannot be read, 400; a JSON patch operation
-// that does not apply, 422 with the operation as the PatchError's Path
-// ("[1]"); a result that is not a pod or a key given twice, 422 Invalid on
-// the field "patch" (`strict decoding error: json patch duplicate field
-// "[0].value.cpu"`); more than 3 MiB or MaxJSONPatchOperations operations,
-// 413; metadata as ApplyResize says; validation, an *InvalidError; a patch
-// type the API server does not take, 415 (ValidPatchType).
+// Errors are as PatchError says (a JSON patch operation that does not
+// apply is its Path, "[1]"; more than MaxJSONPatchOperations operations,
+// 413), and a patch type it does not take a 415 (ValidPatchType).
 func ApplyResizePatch(old *v1.Pod, pt types.PatchType, patch []byte, opts ResizeOptions) (*v1.Pod, error) {
 	if err := ValidPatchType(pt); err != nil {
 		return nil, err
 	}
-	if pt == "" || pt == StrategicMergePatch {
-		return ApplyResize(old, patch, opts)
+	if old == nil {
+		return nil, errors.New("apply resize: nil pod")
 	}
-	return applyPatch(old, pt, patch, opts)
-}
-
-// applyPatch is the general path of every patch type: the patch applied
-// as the API server applies it (patchedPod), and the patched pod read
-// back as the edit it stands for.
-func applyPatch(old *v1.Pod, pt types.PatchType, patch []byte, opts ResizeOptions) (*v1.Pod, error) {
+	if len(patch) > MaxRequestBodyBytes {
+		return nil, bodyTooLarge(len(patch))
+	}
+	if pt == "" || pt == StrategicMergePatch {
+		// Room for the sets and edits of a typical patch on the stack.
+		var sets [4]containerSet
+		var edits [4]containerEdit
+		if cs, inits, pod, ok := readNarrowPatch(patch, sets[:0]); ok {
+			if e, ok := editOfSets(old, cs, inits, pod, edits[:0]); ok {
+				return applyEdit(old, &e, opts)
+			}
+		}
+	}
 	oldPod, patched, err := patchedPod(old, pt, patch, opts, false)
 	if err != nil {
 		return nil, err
@@ -124,36 +123,26 @@ func applyPatch(old *v1.Pod, pt types.PatchType, patch []byte, opts ResizeOption
 	return applyEdit(oldPod, &e, opts)
 }
 
-// patchedPod applies a patch of type pt to old as the API server does,
-// with apimachinery and the json-patch library: to old defaulted (which
-// it returns as oldPod, a copy when defaulting changes it), with the
-// stored resourceVersion; then the strict decoding of the result and the
-// checks of its metadata (checkPatchedMeta). A strategic merge patch goes
-// through JSON maps (strategicPatched), a JSON merge or JSON patch
-// through the pod's JSON (jsonPatched).
+// patchedPod applies a patch of type pt to old as the API server does:
+// to old defaulted (returned as oldPod), with the stored resourceVersion,
+// through JSON maps (strategicPatched) or the pod's JSON (jsonPatched);
+// then the strict decoding of the result and the checks of its metadata
+// (checkPatchedMeta).
 //
-// Unless whole, the patch is first applied to the pod without the
-// metadata and status it does not name (podPart), which are most of a
-// running pod's JSON. Both merges and the JSON patch operations change a
-// top-level field only when the patch names it, so the result is the
-// whole document's in every field the resize reads. When that first
-// application fails, or the containers it gives are not the old ones (the
-// strategy then keeps the patched pod whole, metadata and status
-// included), the patch is applied again to the whole pod, whose errors
-// and pod are the API server's to the letter.
+// Unless whole, the patch is first applied without the metadata and
+// status it does not name (podPart), most of a running pod's JSON: the
+// patches change a top-level field only when they name it, so the fields
+// the resize reads come out the same. When that fails, or gives containers
+// other than the old ones (kept whole by the strategy), the patch is
+// applied again to the whole pod, whose errors and pod are the API
+// server's to the letter.
 func patchedPod(old *v1.Pod, pt types.PatchType, patch []byte, opts ResizeOptions, whole bool) (oldPod, patched *v1.Pod, err error) {
-	if old == nil {
-		return nil, nil, errors.New("apply resize: nil pod")
+	oldPod = defaulted(old)
+	// The stored pod's resourceVersion: the cluster's, or else old's.
+	current := old.ResourceVersion
+	if opts.resourceVersion != 0 {
+		current = strconv.FormatUint(opts.resourceVersion, 10)
 	}
-	if len(patch) > MaxRequestBodyBytes {
-		return nil, nil, bodyTooLarge(len(patch))
-	}
-	oldPod = old
-	if needsDefaulting(old) {
-		oldPod = old.DeepCopy()
-		DefaultPod(oldPod)
-	}
-	current := currentResourceVersion(old, opts)
 	stored := oldPod
 	if current != oldPod.ResourceVersion {
 		cp := *oldPod
@@ -181,16 +170,13 @@ func patchedPod(old *v1.Pod, pt types.PatchType, patch []byte, opts ResizeOption
 }
 
 // podPart is the part of the stored pod a patch is applied to: all of it,
-// or without its metadata, its status or both, when the patch names
-// neither at its top level (partFor). restore puts what was left out back
-// into the patched pod, as the stored pod has it.
+// or without the metadata, the status or both, which restore puts back.
 type podPart struct{ noMeta, noStatus bool }
 
-// partFor is the part of the pod a patch whose top-level keys are keys
-// needs: all but the metadata and status it does not name. A key that is
-// empty (a JSON patch path that is the whole document) or a strategic
-// merge directive ("$patch", "$retainKeys", ...), which may act on every
-// field, needs the whole pod.
+// partFor is the part a patch with these top-level keys needs: all but the
+// metadata and status it does not name. An empty key (a JSON patch path
+// that is the whole document) or a strategic merge directive ("$patch",
+// "$retainKeys", ...), which may act on every field, needs the whole pod.
 func partFor(keys iter.Seq[string]) podPart {
 	part := podPart{noMeta: true, noStatus: true}
 	for k := range keys {
@@ -233,13 +219,11 @@ func (part podPart) restore(patched, stored *v1.Pod) {
 }
 
 // jsonPatched applies a JSON merge patch or a JSON patch to the stored
-// pod, as the API server's jsonPatcher does (patch.go, applyJSPatch,
-// under fieldValidation=Strict): the strict decoding of the patch (into
-// an object, or into operations, where a key an operation does not have
-// is a strict error), the library's application of it to the pod's JSON,
-// and the strict decoding of the result, whose errors follow the
-// patch's. Unless whole, the pod's metadata and status are left out of
-// the JSON when the patch does not name them (podPart).
+// pod, as the API server's jsonPatcher does (patch.go, applyJSPatch, under
+// fieldValidation=Strict): the strict decoding of the patch, the library's
+// application of it to the pod's JSON, and the strict decoding of the
+// result. Unless whole, the metadata and status are left out when the
+// patch does not name them (podPart).
 func jsonPatched(stored *v1.Pod, pt types.PatchType, patch []byte, whole bool) (*v1.Pod, error) {
 	var (
 		ops        []jsonPatchOp
@@ -260,13 +244,11 @@ func jsonPatched(stored *v1.Pod, pt types.PatchType, patch []byte, whole bool) (
 	} else {
 		strictErrs, err = kjson.UnmarshalStrict(patch, &m)
 		keys = maps.Keys(m)
-		find = func(check func(interface{}) error) (string, error) { return findAmount(m, check) }
+		find = func(check func(interface{}) error) (string, error) { return findAmount(m, nil, false, check) }
 	}
 	if err != nil {
 		return nil, &PatchError{Err: err, status: apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))}
 	}
-	// resizelet's own refusal, before any value is parsed as a quantity
-	// (MaxExponent says why).
 	if where, err := find(hugeAmount); err != nil {
 		return nil, &PatchError{Path: where, Err: err}
 	}
@@ -274,9 +256,14 @@ func jsonPatched(stored *v1.Pod, pt types.PatchType, patch []byte, whole bool) (
 	if !whole {
 		part = partFor(keys)
 	}
-	doc, err := encodeStored(part.of(stored))
+	// The stored pod as the API server encodes it for these patches
+	// (jsonPatcher.applyPatchToCurrentObject: runtime.Encode with the v1
+	// codec), with kind and apiVersion.
+	enc := *part.of(stored)
+	enc.Kind, enc.APIVersion = "Pod", "v1"
+	doc, err := json.Marshal(&enc)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("apply resize: encode pod %s: %w", enc.Name, err)
 	}
 	var out []byte
 	if pt == JSONPatch {
@@ -309,32 +296,9 @@ func bodyTooLarge(size int) error {
 	}
 }
 
-// currentResourceVersion is the stored pod's resourceVersion: the
-// cluster's, when the options carry it, or else the one old has.
-func currentResourceVersion(old *v1.Pod, opts ResizeOptions) string {
-	if opts.resourceVersion != 0 {
-		return strconv.FormatUint(opts.resourceVersion, 10)
-	}
-	return old.ResourceVersion
-}
-
-// encodeStored is the stored pod as the API server encodes it for a JSON
-// or merge patch (patch.go, jsonPatcher.applyPatchToCurrentObject:
-// runtime.Encode with the v1 codec): with kind and apiVersion.
-func encodeStored(pod *v1.Pod) ([]byte, error) {
-	p := *pod
-	p.TypeMeta.Kind, p.TypeMeta.APIVersion = "Pod", "v1"
-	data, err := json.Marshal(&p)
-	if err != nil {
-		return nil, fmt.Errorf("apply resize: encode pod %s: %w", pod.Name, err)
-	}
-	return data, nil
-}
-
-// jsonPatchOp is the shape of a JSON patch operation, for the strict
-// decoding of the patch the API server makes before applying it
-// (patch.go, jsonPatchOp): a key an operation does not have ("valeu") is
-// a strict decoding error.
+// jsonPatchOp is a JSON patch operation, for the strict decoding the API
+// server makes before applying it (patch.go, jsonPatchOp): a key an
+// operation does not have ("valeu") is a strict decoding error.
 type jsonPatchOp struct {
 	Op    string      `json:"op"`
 	Path  string      `json:"path"`
@@ -344,7 +308,7 @@ type jsonPatchOp struct {
 
 // applyJSONPatch applies a JSON patch, already decoded strictly, to doc
 // as the API server does: the library's decoding, the bound on
-// operations, and the operations in order.
+// operations, then the operations.
 func applyJSONPatch(doc, patch []byte) ([]byte, error) {
 	decoded, err := jsonpatch.DecodePatch(patch)
 	if err != nil {
@@ -364,10 +328,9 @@ func applyJSONPatch(doc, patch []byte) ([]byte, error) {
 		return nil, pe
 	}
 	if err != nil {
-		// The API server answers with a bare 422, whose message is the
-		// generic one (apierrors.NewGenericServerResponse keeps no server
-		// message for 422); the operation and the library's words are
-		// kept in the PatchError.
+		// The API server answers with a bare 422 whose message is the
+		// generic one (NewGenericServerResponse keeps none for 422); the
+		// PatchError keeps the operation and the library's words.
 		return nil, &PatchError{
 			Path:   failedOperation(decoded, doc, err),
 			Err:    err,
@@ -380,9 +343,9 @@ func applyJSONPatch(doc, patch []byte) ([]byte, error) {
 // opKeys are the top-level keys of the pod that a JSON patch's
 // operations name in their path or from, as the json-patch library reads
 // a path: the segment after the first "/" (findObject ignores what comes
-// before it). A path without a "/" yields "", which may be the whole
-// document. An empty from is passed over: only move and copy read it,
-// and they refuse it.
+// before it); "" for a path without one, which may be the whole document.
+// An empty from is passed over: only move and copy read it, and they
+// refuse it.
 func opKeys(ops []jsonPatchOp) iter.Seq[string] {
 	return func(yield func(string) bool) {
 		for _, op := range ops {
@@ -400,11 +363,10 @@ func opKeys(ops []jsonPatchOp) iter.Seq[string] {
 	}
 }
 
-// failedOperation finds which operation of a patch failed with err, by
-// applying the operations one at a time (only once the patch has failed,
-// so the common case pays nothing), and returns it as "[i]"; "" when the
-// one-at-a-time run does not fail the same way (the copy limit counts
-// across operations).
+// failedOperation finds which operation of a failed patch failed with err,
+// by applying them one at a time, and returns it as "[i]"; "" when that
+// run does not fail the same way (the copy limit counts across
+// operations).
 func failedOperation(p jsonpatch.Patch, doc []byte, err error) string {
 	for i := range p {
 		next, opErr := recovering(func() ([]byte, error) { return p[i : i+1].Apply(doc) })
@@ -419,8 +381,7 @@ func failedOperation(p jsonpatch.Patch, doc []byte, err error) string {
 	return ""
 }
 
-// applyMergePatch applies a JSON merge patch, already decoded strictly,
-// to doc as the API server does: with the library's merge.
+// applyMergePatch applies a JSON merge patch to doc as the API server does.
 func applyMergePatch(doc, patch []byte) ([]byte, error) {
 	patched, err := recovering(func() ([]byte, error) { return jsonpatch.MergePatch(doc, patch) })
 	var pe *PatchError
@@ -441,14 +402,14 @@ func applyMergePatch(doc, patch []byte) ([]byte, error) {
 // recovering runs a json-patch library call and turns a panic into a
 // PatchError with a 500: the library panics on some malformed patches (a
 // "replace" of the whole document without a value, found by
-// FuzzApplyResizePatch), and the API server's panic recovery answers such
-// a request with an internal error (k8s.io/apiserver
-// pkg/endpoints/handlers/finisher, pkg/server/filters/wrap.go).
+// FuzzApplyResizePatch), which the API server's panic recovery answers
+// with an internal error (k8s.io/apiserver pkg/endpoints/handlers/finisher,
+// pkg/server/filters/wrap.go).
 func recovering(call func() ([]byte, error)) (out []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			cause := fmt.Errorf("json patch failed: %v", r)
-			out, err = nil, &PatchError{Err: cause, status: apierrors.NewInternalError(cause)}
+			err = &PatchError{Err: cause, status: apierrors.NewInternalError(cause)}
 		}
 	}()
 	return call()
@@ -461,20 +422,15 @@ func invalidPatch(value, msg string) *apierrors.StatusError {
 	return apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{field.Invalid(field.NewPath("patch"), value, msg)})
 }
 
-// decodePatched decodes the patched JSON into a pod, strictly (unknown
-// fields and keys given twice refused, case-sensitive), as the API
+// decodePatched decodes the patched JSON into a pod, strictly, as the API
 // server's codec does under fieldValidation=Strict (k8s.io/apimachinery
-// pkg/runtime/serializer/json/json.go, Serializer.unmarshal:
-// kjson.UnmarshalStrict with every strict option). A key given twice in a
-// JSON patch's value is in the patched JSON as the patch has it, since
-// the json-patch library copies values without decoding them, so it is
-// reported twice: once in the patch (`json patch duplicate field
-// "[0].value.cpu"`) and once in the pod. patchStrictErrs, the strict
-// errors of the patch itself, come first, and are left out when the
-// result does not decode at all, as the API server leaves them out. Its
-// 422 on the field "patch" has value() as the value. A value the pod
-// cannot hold is a PatchError whose Path locate finds in the patch, when
-// it can (a quantity's own error does not say where it is).
+// pkg/runtime/serializer/json/json.go, Serializer.unmarshal).
+// patchStrictErrs, the patch's own (a key given twice in a JSON patch's
+// value is reported there and again in the pod, as the library copies
+// values undecoded), come first, and are left out when the result does not
+// decode at all, as the API server leaves them out. Its 422 on the field
+// "patch" has value() as the value. A value the pod cannot hold is a
+// PatchError at the place locate finds in the patch.
 func decodePatched(patched []byte, value func() string, patchStrictErrs []error, locate func() (string, error)) (*v1.Pod, error) {
 	pod := &v1.Pod{}
 	strictErrs, err := kjson.UnmarshalStrict(patched, pod)
@@ -486,9 +442,8 @@ func decodePatched(patched []byte, value func() string, patchStrictErrs []error,
 		return nil, &PatchError{Err: err, status: status}
 	}
 	if all := append(patchStrictErrs, strictErrs...); len(all) > 0 {
-		// A key given twice, or a field the pod does not have (most likely
-		// a typo, "limit" for "limits"): the API server rejects them under
-		// fieldValidation=Strict rather than ignore them.
+		// A key given twice, or a field the pod does not have (a typo,
+		// "limit" for "limits"), refused rather than ignored.
 		strict := runtime.NewStrictDecodingError(all)
 		return nil, &PatchError{Err: strict, status: invalidPatch(value(), strict.Error())}
 	}
@@ -541,16 +496,14 @@ func findAmountInOps(ops []jsonPatchOp, check func(interface{}) error) (string, 
 	for i, op := range ops {
 		segments := strings.Split(op.Path, "/")
 		at := field.NewPath(fmt.Sprintf("[%d].value", i))
-		inList := false
-		if n := len(segments); n >= 2 && quantityMaps[segments[n-2]] {
+		n := len(segments)
+		if n >= 2 && quantityMaps[segments[n-2]] {
 			if err := check(op.Value); err != nil {
 				return at.String(), err
 			}
 			continue
-		} else if n >= 1 {
-			inList = quantityMaps[segments[n-1]]
 		}
-		if p, err := findAmountIn(op.Value, at, inList, check); err != nil {
+		if p, err := findAmount(op.Value, at, quantityMaps[segments[n-1]], check); err != nil {
 			return p, err
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -21,22 +20,22 @@ import (
 // needs, with its messages and field paths: metadata.name set; containers
 // present, named (DNS-1123 labels) and unique across regular, init and
 // ephemeral containers; resources well formed (known names, non-negative,
-// integer extended resources, requests at most limits, requests equal to
-// limits where overcommit is not allowed); resizePolicy valid (cpu or
-// memory, no duplicates, NotRequired or RestartContainer, NotRequired only
-// when the pod's restartPolicy is Never); init containers may set
-// resizePolicy only while InPlacePodVerticalScaling is on (the API server's
+// integer extended resources, requests at most limits, or equal where
+// overcommit is not allowed); resizePolicy valid (cpu or memory, no
+// duplicates, NotRequired or RestartContainer, NotRequired only when the
+// pod's restartPolicy is Never); init containers may set resizePolicy only
+// while InPlacePodVerticalScaling is on (the API server's
 // AllowSidecarResizePolicy, which despite its name admits any init
 // container); ephemeral containers may set neither resources nor
-// resizePolicy. Resource names are checked in sorted order, so the errors
-// come in a stable order (the API server walks maps at random).
+// resizePolicy. Resource names are checked in sorted order, for a stable
+// order of errors (the API server walks maps at random).
 //
 // Amounts beyond resizelet's bounds (ErrAmountTooLarge) are refused alone,
 // before anything reads them: converted to int64 they are other numbers,
 // and compared they can cost minutes.
 func ValidatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 	if pod == nil {
-		return nilPodErrors("pod")
+		return field.ErrorList{nilPod("pod")}
 	}
 	if errs := ValidateAmounts(pod); len(errs) > 0 {
 		return errs
@@ -44,8 +43,7 @@ func ValidatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 	return validatePod(pod, opts)
 }
 
-// validatePod is ValidatePod for a pod whose amounts are within the
-// bounds.
+// validatePod is ValidatePod for a pod within the bounds.
 func validatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 	var errs field.ErrorList
 	if pod.Name == "" {
@@ -53,16 +51,26 @@ func validatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 	}
 	never := pod.Spec.RestartPolicy == v1.RestartPolicyNever
 
-	// names holds the names taken so far, as the API server's set does
-	// (an init container without a name takes none); pods have few
-	// containers, so a list on the stack does.
+	// names are the names taken so far, as the API server's set (an init
+	// container without a name takes none), on the stack.
 	var buf [16]string
 	names := buf[:0]
-	unique := func(list string, i int, name string) {
-		if slices.Contains(names, name) {
-			errs = append(errs, field.Duplicate(containerPath(list, i).Child("name"), name))
-		} else if name != "" || list != "initContainers" {
-			names = append(names, name)
+	// common checks what every kind of container shares: its name (unique
+	// among all), resources and resizePolicy.
+	common := func(c *v1.Container, list string, i int) {
+		if c.Name == "" {
+			errs = append(errs, field.Required(containerPath(list, i).Child("name"), ""))
+		} else if !isDNS1123Label(c.Name) {
+			for _, msg := range validation.IsDNS1123Label(c.Name) {
+				errs = append(errs, field.Invalid(containerPath(list, i).Child("name"), c.Name, msg))
+			}
+		}
+		errs = append(errs, validateResourceRequirements(&c.Resources, list, i, true)...)
+		errs = append(errs, validateResizePolicy(c.ResizePolicy, list, i, never)...)
+		if slices.Contains(names, c.Name) {
+			errs = append(errs, field.Duplicate(containerPath(list, i).Child("name"), c.Name))
+		} else if c.Name != "" || list != "initContainers" {
+			names = append(names, c.Name)
 		}
 	}
 
@@ -70,16 +78,13 @@ func validatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 		errs = append(errs, field.Required(field.NewPath("spec", "containers"), ""))
 	}
 	for i := range pod.Spec.Containers {
-		c := &pod.Spec.Containers[i]
-		errs = append(errs, validateContainerCommon(c, "containers", i, never)...)
-		unique("containers", i, c.Name)
+		common(&pod.Spec.Containers[i], "containers", i)
 	}
 
 	gateOn := opts.profile().Gate(profile.GateInPlacePodVerticalScaling)
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		errs = append(errs, validateContainerCommon(c, "initContainers", i, never)...)
-		unique("initContainers", i, c.Name)
+		common(c, "initContainers", i)
 		if !gateOn && len(c.ResizePolicy) > 0 {
 			errs = append(errs, field.Invalid(containerPath("initContainers", i).Child("resizePolicy"), c.ResizePolicy, msgInitResizePolicy))
 		}
@@ -94,8 +99,7 @@ func validatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 
 	for i := range pod.Spec.EphemeralContainers {
 		c := (*v1.Container)(&pod.Spec.EphemeralContainers[i].EphemeralContainerCommon)
-		errs = append(errs, validateContainerCommon(c, "ephemeralContainers", i, never)...)
-		unique("ephemeralContainers", i, c.Name)
+		common(c, "ephemeralContainers", i)
 		if r := c.Resources; r.Limits != nil || r.Requests != nil || r.Claims != nil {
 			errs = append(errs, field.Forbidden(containerPath("ephemeralContainers", i).Child("resources"), msgEphemeralField))
 		}
@@ -128,32 +132,14 @@ func initRestartContainer(pod *v1.Pod) bool {
 	return false
 }
 
-// containerPath is spec.<list>[index]. Paths are built only for errors:
-// a valid pod builds none.
+// containerPath is spec.<list>[index], built only for errors.
 func containerPath(list string, index int) *field.Path {
 	return field.NewPath("spec", list).Index(index)
 }
 
-// validateContainerCommon checks what every kind of container shares: its
-// name, resources and resizePolicy.
-func validateContainerCommon(c *v1.Container, list string, index int, restartNever bool) field.ErrorList {
-	var errs field.ErrorList
-	if c.Name == "" {
-		errs = append(errs, field.Required(containerPath(list, index).Child("name"), ""))
-	} else if !isDNS1123Label(c.Name) {
-		for _, msg := range validation.IsDNS1123Label(c.Name) {
-			errs = append(errs, field.Invalid(containerPath(list, index).Child("name"), c.Name, msg))
-		}
-	}
-	errs = append(errs, validateResourceRequirements(&c.Resources, list, index, true)...)
-	errs = append(errs, validateResizePolicy(c.ResizePolicy, list, index, restartNever)...)
-	return errs
-}
-
 // isDNS1123Label reports what validation.IsDNS1123Label finds no fault
-// with: 1 to 63 lower-case letters, digits and '-', starting and ending
-// with a letter or digit. It saves the regular expression for the names
-// that are fine.
+// with (1 to 63 lower-case letters, digits and '-', starting and ending
+// with a letter or digit), without its regular expression.
 func isDNS1123Label(s string) bool {
 	if len(s) == 0 || len(s) > validation.DNS1123LabelMaxLength {
 		return false
@@ -171,8 +157,7 @@ func isDNS1123Label(s string) bool {
 }
 
 // validateResizePolicy checks a container's resizePolicy list, with the
-// API server's field paths (the list itself, not the entry, except for
-// duplicates).
+// API server's field paths (the list, not the entry, but for duplicates).
 func validateResizePolicy(list []v1.ContainerResizePolicy, ctrList string, index int, restartNever bool) field.ErrorList {
 	var errs field.ErrorList
 	path := func() *field.Path { return containerPath(ctrList, index).Child("resizePolicy") }
@@ -210,8 +195,7 @@ type resourceEntry struct {
 	q    resource.Quantity
 }
 
-// sortedEntries returns the list's resources with their amounts, in name
-// order, in buf when they fit.
+// sortedEntries returns the list's resources in name order, in buf.
 func sortedEntries(list v1.ResourceList, buf []resourceEntry) []resourceEntry {
 	out := buf[:0]
 	for name, q := range resources(list) {
@@ -237,29 +221,30 @@ func validateResourceRequirements(r *v1.ResourceRequirements, list string, index
 	}
 	// Room as in ValidateAmounts.
 	var buf [4]resourceEntry
-	for _, e := range sortedEntries(r.Limits, buf[:]) {
-		name, q := e.name, e.q
-		p := func() *field.Path { return path().Child("limits").Key(string(name)) }
-		if container {
-			errs = append(errs, validateContainerResourceName(name, p)...)
+	for _, kind := range [2]string{"limits", "requests"} {
+		rl := r.Limits
+		if kind == "requests" {
+			rl = r.Requests
 		}
-		errs = append(errs, validateQuantityValue(name, &q, p)...)
-	}
-	for _, e := range sortedEntries(r.Requests, buf[:]) {
-		name, q := e.name, e.q
-		p := func() *field.Path { return path().Child("requests").Key(string(name)) }
-		if container {
-			errs = append(errs, validateContainerResourceName(name, p)...)
-		}
-		errs = append(errs, validateQuantityValue(name, &q, p)...)
-		limit, ok := r.Limits[name]
-		switch {
-		case ok && q.Cmp(limit) != 0 && !overcommitAllowed(name):
-			errs = append(errs, field.Invalid(path().Child("requests"), q.String(), fmt.Sprintf("must be equal to %s limit of %s", name, limit.String())))
-		case ok && q.Cmp(limit) > 0:
-			errs = append(errs, field.Invalid(path().Child("requests"), q.String(), fmt.Sprintf("must be less than or equal to %s limit of %s", name, limit.String())))
-		case !ok && !overcommitAllowed(name):
-			errs = append(errs, field.Required(path().Child("limits"), msgLimitRequired))
+		for _, e := range sortedEntries(rl, buf[:]) {
+			name, q := e.name, e.q
+			p := func() *field.Path { return path().Child(kind).Key(string(name)) }
+			if container {
+				errs = append(errs, validateContainerResourceName(name, p)...)
+			}
+			errs = append(errs, validateQuantityValue(name, &q, p)...)
+			if kind == "limits" {
+				continue
+			}
+			limit, ok := r.Limits[name]
+			switch {
+			case ok && q.Cmp(limit) != 0 && !overcommitAllowed(name):
+				errs = append(errs, field.Invalid(path().Child("requests"), q.String(), fmt.Sprintf("must be equal to %s limit of %s", name, limit.String())))
+			case ok && q.Cmp(limit) > 0:
+				errs = append(errs, field.Invalid(path().Child("requests"), q.String(), fmt.Sprintf("must be less than or equal to %s limit of %s", name, limit.String())))
+			case !ok && !overcommitAllowed(name):
+				errs = append(errs, field.Required(path().Child("limits"), msgLimitRequired))
+			}
 		}
 	}
 	return errs
@@ -289,7 +274,7 @@ func validateContainerResourceName(name v1.ResourceName, path func() *field.Path
 }
 
 // validateQuantityValue checks that a quantity is not negative, and whole
-// for extended resources (which count devices).
+// for extended resources.
 func validateQuantityValue(name v1.ResourceName, q *resource.Quantity, path func() *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if q.Sign() < 0 {
@@ -301,17 +286,13 @@ func validateQuantityValue(name v1.ResourceName, q *resource.Quantity, path func
 	return errs
 }
 
-// nilPod is the error a validation answers a nil pod with: Required, on
-// the argument's name, since no field of a missing pod can be named.
+// nilPod is a validation's error for a nil pod: Required, on the
+// argument's name, since no field of a missing pod can be named.
 func nilPod(arg string) *field.Error {
 	return field.Required(field.NewPath(arg), "a nil *v1.Pod was given")
 }
 
-// nilPodErrors is nilPod as a list, for a validation that has only one pod.
-func nilPodErrors(arg string) field.ErrorList { return field.ErrorList{nilPod(arg)} }
-
-// ErrUIDTaken is wrapped by CreatePod's error for a pod whose UID another
-// stored pod already has.
+// ErrUIDTaken is wrapped by CreatePod's error for a UID another pod has.
 var ErrUIDTaken = errors.New("UID already taken by another pod")
 
 // msgUID is the rule for a UID the caller sets.
@@ -320,38 +301,28 @@ const msgUID = "must be 1 to 63 lower-case letters, digits and '-', starting and
 // ValidatePodMeta is the API server's validation of a new pod's metadata,
 // plus resizelet's rule for a UID the caller set.
 //
-// The metadata is validated by apimachinery's own ValidateObjectMeta
-// (k8s.io/apimachinery pkg/api/validation/objectmeta.go), with pod names
-// as DNS subdomains (pkg/apis/core/validation, ValidatePodName is
+// The metadata is validated by apimachinery's ValidateObjectMeta
+// (k8s.io/apimachinery pkg/api/validation/objectmeta.go), pod names as DNS
+// subdomains (pkg/apis/core/validation, ValidatePodName is
 // NameIsDNSSubdomain) and namespaces as DNS labels (ValidateNamespaceName
-// is NameIsDNSLabel): so "a/b", "..", a NUL or a 5,000-character name is
-// refused with the API server's messages, and no two pods' namespace and
-// name can read alike in a key ("default/a b" is not a pod name).
+// is NameIsDNSLabel), so no two pods' namespace and name read alike.
 //
 // The API server assigns every new object its UID and ignores one the
-// client sends (k8s.io/apiserver pkg/registry/rest, BeforeCreate fills
-// the system fields with FillObjectMetaSystemFields, a fresh
-// uuid.NewUUID). resizelet keeps a UID the caller sets instead, because
-// an embedder that mirrors a real cluster (or a kubelet's static pod,
-// whose manifest UID the kubelet keeps: pkg/kubelet/config/common.go,
-// applyDefaults) must be able to say which pod it means; a pod without
-// one gets a UID derived from its namespace and name. The UID names the
-// pod cgroup and keys both checkpoints, so resizelet asks it to be what an
-// API server's UID always is: lower-case letters, digits and '-', at most
-// 63 characters (a DNS label; a UUID has 36). That two pods never share a
-// UID is CreatePod's check (ErrUIDTaken), since it needs the other pods.
+// client sends (k8s.io/apiserver pkg/registry/rest, BeforeCreate,
+// FillObjectMetaSystemFields, uuid.NewUUID). resizelet keeps a caller's,
+// because an embedder that mirrors a real cluster (or a kubelet's static
+// pod, whose manifest UID the kubelet keeps: pkg/kubelet/config/common.go,
+// applyDefaults) must be able to say which pod it means. The UID names the
+// pod cgroup and keys both checkpoints, so it must be a DNS label, as an
+// API server's UUID always is; CreatePod checks that no two pods share it.
 func ValidatePodMeta(pod *v1.Pod) field.ErrorList {
 	if pod == nil {
-		return nilPodErrors("pod")
+		return field.ErrorList{nilPod("pod")}
 	}
 	errs := apimachineryvalidation.ValidateObjectMeta(&pod.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
-	return append(errs, validateUID(pod.UID)...)
-}
-
-// validateUID checks a UID the caller set (an empty one is assigned).
-func validateUID(uid types.UID) field.ErrorList {
-	if uid == "" || isDNS1123Label(string(uid)) {
-		return nil
+	// An empty UID is assigned.
+	if uid := string(pod.UID); uid != "" && !isDNS1123Label(uid) {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "uid"), uid, msgUID))
 	}
-	return field.ErrorList{field.Invalid(field.NewPath("metadata", "uid"), string(uid), msgUID)}
+	return errs
 }

@@ -8,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// Amounts are cpu and memory amounts for a typed resize: millicores and
-// bytes. An amount whose Has flag is false is left as it is.
+// Amounts are cpu and memory amounts for a typed resize, in millicores and
+// bytes; one whose Has flag is false is left as it is.
 type Amounts struct {
 	MilliCPU  int64
 	Memory    int64
@@ -29,13 +29,10 @@ type ContainerResize struct {
 	Limits   Amounts
 }
 
-// ResizeRequest is a resize without JSON: what a strategic merge patch of
-// the containers' (and init containers', and the pod-level) cpu and memory
-// requests and limits would say, as numbers. It means exactly the patch
-// that sets each given amount under its container, matched by name (a name
-// the pod does not have adds a container, which validation refuses), with
-// cpu written in millicores ("300m") and memory in bytes with binary
-// suffixes where exact ("192Mi"), as resource.Quantity prints them.
+// ResizeRequest is a resize without JSON: it means exactly the strategic
+// merge patch (Patch) that sets each given cpu and memory amount under its
+// container, matched by name (a name the pod does not have adds a
+// container, which validation refuses), or under spec.resources.
 type ResizeRequest struct {
 	Containers     []ContainerResize
 	InitContainers []ContainerResize
@@ -43,9 +40,8 @@ type ResizeRequest struct {
 	PodLevel *ContainerResize
 }
 
-// Patch returns the strategic merge patch the request means, for logs and
-// for the differential tests that hold the two paths equal: the request
-// in the narrow form (narrowPatch), as JSON.
+// Patch returns the strategic merge patch the request means, in the narrow
+// form (narrowPatch), for logs and the tests that hold the paths equal.
 func (r ResizeRequest) Patch() []byte {
 	var p narrowPatch
 	list := func(cs []ContainerResize) []narrowContainer {
@@ -67,9 +63,9 @@ func (r ResizeRequest) Patch() []byte {
 	return b
 }
 
-// patchResources writes a container's amounts as a patch's strings: cpu
-// in millicores, memory in bytes with binary suffixes where exact, as
-// resource.Quantity prints them.
+// patchResources writes a container's amounts as a patch's strings, as
+// resource.Quantity prints them: cpu in millicores ("300m"), memory in
+// bytes with binary suffixes where exact ("192Mi").
 func patchResources(c ContainerResize) narrowResources {
 	amounts := func(a Amounts) *narrowAmounts {
 		if !a.HasCPU && !a.HasMemory {
@@ -90,14 +86,14 @@ func patchResources(c ContainerResize) narrowResources {
 	return narrowResources{Requests: amounts(c.Requests), Limits: amounts(c.Limits)}
 }
 
+// cpuQuantity is milli millicores.
 func cpuQuantity(milli int64) resource.Quantity {
 	return *resource.NewMilliQuantity(milli, resource.DecimalSI)
 }
 
-// memoryQuantity is the quantity a JSON patch's memory string would
-// parse to: the string is the BinarySI form, which has a binary suffix
-// only for a non-zero multiple of 1Ki (Quantity.CanonicalizeBytes); a
-// string without a suffix parses as DecimalSI.
+// memoryQuantity is the quantity the patch's memory string parses to: the
+// BinarySI form has a binary suffix only for a non-zero multiple of 1Ki
+// (Quantity.CanonicalizeBytes), and one without parses as DecimalSI.
 func memoryQuantity(bytes int64) resource.Quantity {
 	if bytes != 0 && bytes%1024 == 0 {
 		return *resource.NewQuantity(bytes, resource.BinarySI)
@@ -105,16 +101,11 @@ func memoryQuantity(bytes int64) resource.Quantity {
 	return *resource.NewQuantity(bytes, resource.DecimalSI)
 }
 
-// ApplyResizeRequest is ApplyResize for a typed request: the request is
-// the edit (applyEdit, as every path ends), without JSON. It gives the pod
-// and the errors ApplyResize gives for req.Patch() (the same semantics);
-// a request that names a container old does not have, or names them out
-// of old's order, goes through req.Patch() itself, since the strategic
-// merge then adds or reorders containers. old is never modified.
-//
-// The pod it returns shares with old the parts the resize did not change,
-// as the API server's objects are shared: read it, or DeepCopy it before
-// changing anything in it.
+// ApplyResizeRequest is ApplyResize for a typed request, made the edit
+// without JSON: it gives what ApplyResize gives for req.Patch(), through
+// which a request that names a container old does not have, or out of
+// old's order, goes (the strategic merge then adds or reorders
+// containers). old is never modified; the pod is shared as ApplyResize's.
 func ApplyResizeRequest(old *v1.Pod, req ResizeRequest, opts ResizeOptions) (*v1.Pod, error) {
 	if old == nil {
 		return nil, errors.New("apply resize: nil pod")
@@ -135,6 +126,7 @@ func ApplyResizeRequest(old *v1.Pod, req ResizeRequest, opts ResizeOptions) (*v1
 	return ApplyResize(old, req.Patch(), opts)
 }
 
+// requestSets appends the sets of each container's resize to out.
 func requestSets(out []containerSet, cs []ContainerResize) []containerSet {
 	for i := range cs {
 		out = append(out, requestSet(&cs[i]))
@@ -142,12 +134,12 @@ func requestSets(out []containerSet, cs []ContainerResize) []containerSet {
 	return out
 }
 
-// requestSet is the sets of one container's resize, with the quantities
-// its patch's strings would parse to.
+// requestSet is one container's set, as its patch's strings parse.
 func requestSet(c *ContainerResize) containerSet {
 	return containerSet{name: c.Name, requests: requestAmounts(c.Requests), limits: requestAmounts(c.Limits)}
 }
 
+// requestAmounts is requestSet for one list.
 func requestAmounts(a Amounts) amounts {
 	out := amounts{hasCPU: a.HasCPU, hasMemory: a.HasMemory}
 	if a.HasCPU {

@@ -51,7 +51,7 @@ const (
 
 // ValidateResize returns the errors the API server's ValidatePodResize
 // gives for newPod replacing oldPod through the resize subresource, in its
-// order. The order per version, as read in the validation source:
+// order, per version:
 //
 //   - 1.33 and 1.34: pod-level resources (alone), static pod (alone),
 //     windows pod (alone), then the pod spec errors of newPod (ValidatePod),
@@ -62,21 +62,16 @@ const (
 //     there when their resize is off), container order (stopping there),
 //     removals, then what else changed.
 //
-// The QoS class check therefore comes before the removal checks (reference
-// detail 6). Messages that are "alone" replace every other error, as they
-// do in the API server.
-//
-// A nil pod is an error on the argument's name ("newPod: Required value"),
-// as for every validation of this package: there is nothing to validate.
+// So the QoS class check comes before the removal checks (reference
+// detail 6). An error "alone" replaces every other, as in the API server.
+// A nil pod is an error on the argument's name ("newPod: Required value").
 func ValidateResize(newPod, oldPod *v1.Pod, opts ResizeOptions) field.ErrorList {
 	return validateResize(newPod, oldPod, opts, false)
 }
 
 // validateResize is ValidateResize, told with edited that applyEdit built
-// newPod from oldPod (an edit of resources and resizePolicy only, every
-// path's case): the comparisons outside those fields then have their
-// answer by construction (equalOutsideResources says how), and the
-// checks of values run as for any pod.
+// newPod from oldPod: the comparisons outside resources and resizePolicy
+// then have their answer by construction (equalOutsideResources).
 func validateResize(newPod, oldPod *v1.Pod, opts ResizeOptions, edited bool) field.ErrorList {
 	if newPod == nil || oldPod == nil {
 		var errs field.ErrorList
@@ -101,8 +96,7 @@ func validateResize(newPod, oldPod *v1.Pod, opts ResizeOptions, edited bool) fie
 		return field.ErrorList{field.Forbidden(field.NewPath(""), msgWindowsPod)}
 	}
 
-	// Amounts beyond resizelet's bounds are refused alone (ValidatePod),
-	// before the QoS class and the comparisons below read them.
+	// Amounts beyond the bounds are refused alone, before anything reads them.
 	if errs := ValidateAmounts(newPod); len(errs) > 0 {
 		return errs
 	}
@@ -122,8 +116,8 @@ func validateResize(newPod, oldPod *v1.Pod, opts ResizeOptions, edited bool) fie
 	}
 
 	// The API server undoes every allowed change in a copy of the new spec
-	// and compares the copy with the old spec. The comparisons below give
-	// what that comparison gives, without the copy (equalAfterUndo).
+	// and compares it with the old; the comparisons below give the same
+	// without the copy (equalAfterUndo).
 	podLevelChecked := false
 	if !p.PodLevelResizeForbidden() && podLevel {
 		if !p.PodLevelResize() {
@@ -133,8 +127,7 @@ func validateResize(newPod, oldPod *v1.Pod, opts ResizeOptions, edited bool) fie
 		podLevelChecked = true
 	}
 
-	// The rest compares containers index by index, so it needs the same
-	// containers in the same order.
+	// The rest compares containers index by index.
 	if orderErrs := validateContainerOrder(newPod, oldPod); len(orderErrs) > 0 {
 		return append(allErrs, orderErrs...)
 	}
@@ -181,17 +174,16 @@ func validateResize(newPod, oldPod *v1.Pod, opts ResizeOptions, edited bool) fie
 	if len(allErrs) > 0 {
 		return allErrs
 	}
-	// Every container compared equal (after its undo), and so did the
-	// pod-level resources if they were checked: what is left of the
-	// API server's final comparison is the rest of the spec.
+	// Every container compared equal after its undo, as did the pod-level
+	// resources if checked: what is left of the API server's final
+	// comparison is the rest of the spec.
 	if !specEqualOutsideContainers(&newPod.Spec, &oldPod.Spec, podLevelChecked, edited) {
 		allErrs = append(allErrs, field.Forbidden(field.NewPath("spec"), msgOnlyCPUMemory))
 	}
 	return allErrs
 }
 
-// hasPodLevelResources reports whether the pod sets any pod-level request
-// or limit.
+// hasPodLevelResources reports whether the pod sets pod-level resources.
 func hasPodLevelResources(pod *v1.Pod) bool {
 	r := pod.Spec.Resources
 	return r != nil && len(r.Requests)+len(r.Limits) > 0
@@ -218,7 +210,7 @@ func computeQOS(pod *v1.Pod, p profile.Profile) v1.PodQOSClass {
 
 // resizeSupported is the version-skew check: a running container whose
 // status has no resources means the node's kubelet predates resize. The
-// first running container decides; with none running, resize is allowed.
+// first running container decides; with none, resize is allowed.
 func resizeSupported(pod *v1.Pod) bool {
 	for i := range pod.Status.ContainerStatuses {
 		if s := &pod.Status.ContainerStatuses[i]; s.State.Running != nil {
@@ -228,8 +220,8 @@ func resizeSupported(pod *v1.Pod) bool {
 	return true
 }
 
-// validateContainerOrder rejects a resize that adds, removes, renames or
-// reorders containers or init containers.
+// validateContainerOrder refuses added, removed, renamed or reordered
+// containers.
 func validateContainerOrder(newPod, oldPod *v1.Pod) field.ErrorList {
 	var errs field.ErrorList
 	check := func(newList, oldList []v1.Container, name, msgAdded, msgReordered string) {
@@ -248,11 +240,10 @@ func validateContainerOrder(newPod, oldPod *v1.Pod) field.ErrorList {
 	return errs
 }
 
-// validateContainerResize checks one container's resources against its old
-// ones: requests and limits may be added or changed but not removed, and
-// (1.33 only) a memory limit may not be lowered or added unless the memory
-// resizePolicy is RestartContainer. list and index say where the container
-// is (spec.<list>[index].resources).
+// validateContainerResize checks the resources of the container at
+// spec.<list>[index] against its old ones: requests and limits may be
+// added or changed but not removed, and (1.33 only) a memory limit may not
+// be lowered or added unless the memory resizePolicy is RestartContainer.
 func validateContainerResize(newC, oldC *v1.Container, list string, index int, p profile.Profile) field.ErrorList {
 	var errs field.ErrorList
 	path := func() *field.Path { return field.NewPath("spec", list).Index(index).Child("resources") }
@@ -277,8 +268,8 @@ func validateContainerResize(newC, oldC *v1.Container, list string, index int, p
 	return errs
 }
 
-// memoryResizePolicy returns the container's memory resize policy; unset
-// means NotRequired.
+// memoryResizePolicy is the container's memory resize policy (unset is
+// NotRequired).
 func memoryResizePolicy(c *v1.Container) v1.ResourceResizeRestartPolicy {
 	for _, p := range c.ResizePolicy {
 		if p.ResourceName == v1.ResourceMemory {
@@ -288,34 +279,27 @@ func memoryResizePolicy(c *v1.Container) v1.ResourceResizeRestartPolicy {
 	return v1.NotRequired
 }
 
-// resourcesRemoved reports whether a resource in oldList is missing from
-// newList.
+// resourcesRemoved reports whether newList lacks a resource of oldList.
 func resourcesRemoved(newList, oldList v1.ResourceList) bool {
 	if len(oldList) > len(newList) {
 		return true
 	}
 	for name := range resources(oldList) {
-		if !hasResource(newList, name) {
+		if _, ok := newList[name]; !ok {
 			return true
 		}
 	}
 	return false
 }
 
-// The API server checks that a resize changed nothing but cpu and memory by
-// undoing the cpu and memory changes in a copy of the new spec and
-// comparing the copy with the old spec. Its undo rebuilds a container's
-// Resources from limits and requests only (so claims are dropped), and
-// each list as the new list's other resources plus the old list's cpu and
-// memory. Up to 1.34 a list the old container does not have is dropped
-// whole, so adding a list of other resources to a container that had none
-// goes unnoticed there; from 1.35 (where the API server's helper was
-// rewritten for pod-level resize) such a list is kept and compared.
-// equalAfterUndo and its helpers give the result of that comparison
-// without building the copy.
-
 // equalAfterUndo reports whether c, with its cpu and memory changes undone
-// as the API server undoes them, equals o.
+// as the API server undoes them, equals o, without building the undone
+// copy. The API server's undo rebuilds a container's Resources from
+// limits and requests only (so claims are dropped), each list as the new
+// list's other resources plus the old list's cpu and memory. Up to 1.34 a
+// list the old container does not have is dropped whole, so adding a list
+// of other resources to a container that had none goes unnoticed; from
+// 1.35 (the helper rewritten for pod-level resize) it is kept and compared.
 func equalAfterUndo(c, o *v1.Container, p profile.Profile, edited bool) bool {
 	return len(o.Resources.Claims) == 0 &&
 		listEqualAfterUndo(c.Resources.Limits, o.Resources.Limits, p) &&
@@ -324,8 +308,7 @@ func equalAfterUndo(c, o *v1.Container, p profile.Profile, edited bool) bool {
 }
 
 // listEqualAfterUndo reports whether list with cpu and memory taken from
-// old (the API server's undo) equals old: whether the resources other
-// than cpu and memory are the same in both.
+// old (the undo) equals old.
 func listEqualAfterUndo(list, old v1.ResourceList, p profile.Profile) bool {
 	if old == nil && (!p.ComparesAddedResourceLists() || list == nil) {
 		// The undo gives no list, as old has none.
@@ -334,8 +317,7 @@ func listEqualAfterUndo(list, old v1.ResourceList, p profile.Profile) bool {
 	return otherResourcesEqual(list, old)
 }
 
-// undoneLen is the length of the list the undo makes of list when the old
-// list is absent.
+// undoneLen is the length of the undo of list when the old one is absent.
 func undoneLen(list v1.ResourceList, p profile.Profile) int {
 	if !p.ComparesAddedResourceLists() || list == nil {
 		return 0
@@ -353,8 +335,8 @@ func isCPUOrMemory(name v1.ResourceName) bool {
 	return name == v1.ResourceCPU || name == v1.ResourceMemory
 }
 
-// otherResourcesEqual reports whether a and b hold the same resources
-// other than cpu and memory, in equal amounts.
+// otherResourcesEqual reports whether a and b are equal but for cpu and
+// memory.
 func otherResourcesEqual(a, b v1.ResourceList) bool {
 	if onlyCPUMemory(a) && onlyCPUMemory(b) {
 		return true
@@ -377,8 +359,7 @@ func otherResourcesEqual(a, b v1.ResourceList) bool {
 	return na == nb
 }
 
-// listsEqual is semantic equality of resource lists: the same resources in
-// equal amounts, an empty list equal to none.
+// listsEqual is semantic equality of resource lists (empty equals none).
 func listsEqual(a, b v1.ResourceList) bool {
 	if len(a) != len(b) {
 		return false
@@ -409,8 +390,8 @@ func containersEqual(c, o *v1.Container, edited bool) bool {
 	return requirementsEqual(&c.Resources, &o.Resources) && equalOutsideResources(c, o, edited)
 }
 
-// validatePodLevelResize checks a change of spec.resources when pod-level
-// resize is on: nothing may be removed and only cpu and memory may change.
+// validatePodLevelResize checks a change of spec.resources: nothing may be
+// removed and only cpu and memory may change.
 func validatePodLevelResize(newPod, oldPod *v1.Pod, p profile.Profile) field.ErrorList {
 	oldR, newR := oldPod.Spec.Resources, newPod.Spec.Resources
 	if oldR != nil && newR == nil {
@@ -446,10 +427,9 @@ func validatePodLevelResize(newPod, oldPod *v1.Pod, p profile.Profile) field.Err
 }
 
 // equalOutsideResources reports whether two containers are semantically
-// equal in everything but their resources. With edited (validateResize),
-// c is a copy of o with resources and resizePolicy set by applyEdit, so
-// only resizePolicy can differ (slices.Equal is its semantic equality: a
-// nil list equals an empty one).
+// equal but for their resources. With edited, c is o with resources and
+// resizePolicy set by applyEdit, so only resizePolicy can differ
+// (slices.Equal is its semantic equality: nil equals empty).
 func equalOutsideResources(c, o *v1.Container, edited bool) bool {
 	if edited {
 		return slices.Equal(c.ResizePolicy, o.ResizePolicy)
@@ -460,11 +440,9 @@ func equalOutsideResources(c, o *v1.Container, edited bool) bool {
 }
 
 // specEqualOutsideContainers reports whether two pod specs are
-// semantically equal in everything but their containers and init
-// containers, and but spec.resources when skipResources is set.
-//
-// With edited (validateResize), a is b with its containers and resources
-// set by applyEdit, the rest shared, so equal.
+// semantically equal but for their containers and init containers (and
+// spec.resources with skipResources). With edited, a is b with its
+// containers and resources set by applyEdit, the rest shared.
 func specEqualOutsideContainers(a, b *v1.PodSpec, skipResources, edited bool) bool {
 	if !skipResources && !podResourcesEqual(a.Resources, b.Resources) {
 		return false
@@ -479,8 +457,8 @@ func specEqualOutsideContainers(a, b *v1.PodSpec, skipResources, edited bool) bo
 	return apiequality.Semantic.DeepEqual(ac, bc)
 }
 
-// podResourcesEqual is semantic equality of spec.resources: absent equals
-// only absent.
+// podResourcesEqual is semantic equality of spec.resources (absent equals
+// only absent).
 func podResourcesEqual(a, b *v1.ResourceRequirements) bool {
 	if a == nil || b == nil {
 		return a == b

@@ -16,34 +16,28 @@ const DefaultWatchBuffer = 256
 
 // ErrWatchOverflow is a Watcher's Err after the cluster closed it because
 // its reader fell more than its buffer behind. The reader has missed
-// changes and must read the state again (ListPodsVersioned, EventList) and watch
-// anew, as a client-go watch that the API server closes makes its
-// reflector list again.
+// changes and must list again (ListPodsVersioned, EventList) and watch
+// anew, as a client-go reflector does when the API server closes a watch.
 var ErrWatchOverflow = errors.New("watch closed: the reader fell more than its buffer behind")
 
 // WatchOptions say what a Watcher sees and where it starts.
 type WatchOptions struct {
-	// Pods and Events choose what is watched: pod changes, recorded
-	// events, or (with neither set) both.
+	// Pods and Events choose what is watched; neither means both.
 	Pods, Events bool
-	// Namespace, when not empty, limits the watch to the pods and events
-	// of that namespace.
+	// Namespace, when not empty, limits the watch to that namespace.
 	Namespace string
 	// ResourceVersion is where the watch starts, as a Kubernetes watch's
-	// resourceVersion parameter. "" or "0": first an Added for every pod
-	// the cluster has (in creation order) and for every event its log
-	// keeps, then the changes. A number: the changes after it. For pods
-	// it is a ResourceVersion of the cluster (ListPodsVersioned's); the cluster
-	// keeps no history of pod changes, so a version older than the
-	// current one fails with ErrResourceVersionTooOld (the API server's
-	// 410 Gone, after which a client lists again). For events it is an
-	// event count (EventCount, an EventList's resourceVersion), and the
-	// events recorded since are sent first from the log, or the watch
-	// fails with ErrResourceVersionTooOld when the log dropped some. A
-	// number needs Pods or Events alone: the two are counted apart.
+	// parameter. "" or "0": first an Added for every pod (in creation
+	// order) and every event the log keeps, then the changes. A number:
+	// the changes after it, of Pods or Events alone (counted apart). For
+	// pods it is the cluster's ResourceVersion; the cluster keeps no
+	// history of pod changes, so an older one fails with
+	// ErrResourceVersionTooOld (the API server's 410 Gone). For events it
+	// is an event count (EventCount, EventList's): the events since are
+	// sent first, or, if the log dropped some, the watch fails as well.
 	ResourceVersion string
-	// Buffer is how many changes the Watcher holds for its reader (after
-	// the initial ones); 0 means DefaultWatchBuffer.
+	// Buffer is how many changes (after the initial ones) the Watcher
+	// holds for its reader; 0 means DefaultWatchBuffer.
 	Buffer int
 }
 
@@ -53,56 +47,51 @@ type WatchEvent struct {
 	Type watch.EventType
 	// Pod is the pod as stored after the change (as it was, for Deleted),
 	// with the change's resourceVersion. Its top level is the watcher's
-	// own; the rest is shared with the cluster, which never changes it:
-	// read it, or DeepCopy it before changing anything.
+	// own; the rest is shared with the cluster: read it, or DeepCopy it
+	// before changing anything.
 	Pod *v1.Pod
 	// Old is the pod before the change (Modified and Deleted), with its
 	// resourceVersion then, shared in the same way: what a watch with
-	// selectors needs to tell a pod that leaves or enters the selection,
-	// as the API server's watch cache keeps it (k8s.io/apiserver
-	// pkg/storage/cacher, watchCacheEvent.PrevObject).
+	// selectors needs to tell a pod that leaves or enters the selection
+	// (k8s.io/apiserver pkg/storage/cacher, watchCacheEvent.PrevObject).
 	Old *v1.Pod
-	// Event is the event recorded, with UID set from the pod it is about.
-	// Its message may be unrendered (Text renders it).
+	// Event is the event recorded, with UID set from its pod. Its message
+	// may be unrendered (Text renders it).
 	Event *Event
-	// ResourceVersion is the pod's resourceVersion after the change, or
-	// the event's (its number in the log plus one).
+	// ResourceVersion is the pod's after the change, or the event's (its
+	// number in the log plus one).
 	ResourceVersion uint64
 }
 
-// Watcher delivers the changes the cluster makes, in the order it makes
-// them, on a channel (ResultChan). The cluster never blocks on it and
-// never calls anything of the reader's: while the reader has its buffer's
-// worth of changes unread, the next change closes the Watcher with
-// ErrWatchOverflow instead of waiting. Stop closes it. A cluster nobody
-// watches pays nothing for watching.
+// Watcher delivers the cluster's changes, in order, on a channel
+// (ResultChan). The cluster never blocks on it: while the reader has its
+// buffer's worth of changes unread, the next change closes the Watcher
+// with ErrWatchOverflow instead of waiting. Stop closes it. A cluster
+// nobody watches pays nothing for watching.
 type Watcher struct {
-	c         *Cluster
-	pods      bool
-	events    bool
-	namespace string
-	ch        chan WatchEvent
+	c            *Cluster
+	pods, events bool
+	namespace    string
+	ch           chan WatchEvent
 	// err and closed are guarded by the cluster's lock.
 	err    error
 	closed bool
 }
 
-// closedWatch is the channel a Watcher that Cluster.Watch did not make (nil,
-// or the zero Watcher) delivers on: closed, so that a reader ranging over
-// it stops at once instead of waiting for ever.
+// closedWatch is the channel of a Watcher that Cluster.Watch did not make
+// (nil, or the zero Watcher): closed, so that a reader ranging over it
+// stops at once.
 var closedWatch = func() chan WatchEvent {
 	ch := make(chan WatchEvent)
 	close(ch)
 	return ch
 }()
 
-// errWatcherNotMade is Err's answer for a Watcher that Cluster.Watch did
-// not make: it watches nothing, and its channel is closed.
+// errWatcherNotMade is Err's answer for a Watcher not made by Watch.
 var errWatcherNotMade = errors.New("apiserver: Watcher not made by Cluster.Watch")
 
 // ResultChan is the channel the changes arrive on; it is closed when the
-// Watcher stops (Stop, or an overflow: see Err). A Watcher that
-// Cluster.Watch did not make has a closed channel.
+// Watcher stops (Stop, or an overflow: see Err).
 func (w *Watcher) ResultChan() <-chan WatchEvent {
 	if w == nil || w.ch == nil {
 		return closedWatch
@@ -110,8 +99,7 @@ func (w *Watcher) ResultChan() <-chan WatchEvent {
 	return w.ch
 }
 
-// Stop closes the Watcher: no change is sent after it returns, and the
-// channel is closed. Stop may be called more than once.
+// Stop closes the Watcher and its channel; it may be called more than once.
 func (w *Watcher) Stop() {
 	if w == nil || w.c == nil {
 		return
@@ -121,8 +109,7 @@ func (w *Watcher) Stop() {
 	w.c.unwatch(w, nil)
 }
 
-// Err says why the channel was closed: nil while open or after Stop,
-// ErrWatchOverflow when the reader fell behind.
+// Err says why the channel was closed: ErrWatchOverflow, or nil.
 func (w *Watcher) Err() error {
 	if w == nil || w.c == nil {
 		return errWatcherNotMade
@@ -133,11 +120,10 @@ func (w *Watcher) Err() error {
 }
 
 // Watch starts watching the cluster's pods and events (opts says which,
-// and from where). The changes come in the order the cluster made them,
-// each once; see Watcher for what happens when the reader does not keep
-// up. A ResourceVersion that is not a number is a 400 Bad Request, one
-// too old a 410 (ErrResourceVersionTooOld), one beyond the cluster's a 504
-// ("Too large resource version"), as the API server's watch cache answers.
+// and from where), each change once, in order. A ResourceVersion that is
+// not a number is a 400 Bad Request, one too old a 410
+// (ErrResourceVersionTooOld), one beyond the cluster's a 504 ("Too large
+// resource version"), as the API server's watch cache answers.
 func (c *Cluster) Watch(opts WatchOptions) (*Watcher, error) {
 	if !c.init() {
 		return nil, ErrNilCluster
@@ -168,7 +154,9 @@ func (c *Cluster) Watch(opts WatchOptions) (*Watcher, error) {
 	switch {
 	case initial:
 		if w.pods {
-			first = c.podsAsAdded(w.namespace)
+			for _, sp := range c.inOrder(w.namespace) {
+				first = append(first, WatchEvent{Type: watch.Added, Pod: withVersion(sp.thaw(), sp.rv), ResourceVersion: sp.rv})
+			}
 		}
 		if w.events {
 			first = append(first, c.eventsAsAdded(w.namespace, 0)...)
@@ -197,26 +185,15 @@ func (c *Cluster) Watch(opts WatchOptions) (*Watcher, error) {
 	return w, nil
 }
 
-// tooLargeResourceVersion is the watch cache's answer to a version it has
-// not reached (k8s.io/apiserver pkg/storage/errors.go,
-// NewTooLargeResourceVersionError, a 504 Timeout).
+// tooLargeResourceVersion is the watch cache's 504 for a version it has not
+// reached (k8s.io/apiserver pkg/storage/errors.go,
+// NewTooLargeResourceVersionError).
 func tooLargeResourceVersion(asked, current uint64) error {
 	return apierrors.NewTimeoutError("Too large resource version: "+strconv.FormatUint(asked, 10)+", current: "+strconv.FormatUint(current, 10), 1)
 }
 
-// podsAsAdded is the stored pods of a namespace (all with "") as Added
-// changes, in creation order. The caller holds the lock.
-func (c *Cluster) podsAsAdded(namespace string) []WatchEvent {
-	stored := c.inOrder(namespace)
-	out := make([]WatchEvent, 0, len(stored))
-	for _, sp := range stored {
-		out = append(out, WatchEvent{Type: watch.Added, Pod: withVersion(sp.thaw(), sp.rv), ResourceVersion: sp.rv})
-	}
-	return out
-}
-
-// eventsAsAdded is the events the log keeps from number from on, of a
-// namespace (all with ""), as Added changes. The caller holds the lock.
+// eventsAsAdded is the events kept from number from on, of a namespace
+// (all with ""), as Added changes. The caller holds the lock.
 func (c *Cluster) eventsAsAdded(namespace string, from uint64) []WatchEvent {
 	events, dropped := c.events.since(from)
 	seq := from + dropped
@@ -234,7 +211,7 @@ func (c *Cluster) eventsAsAdded(namespace string, from uint64) []WatchEvent {
 
 // notifyPod sends a pod change to the watchers of pods: pod after it (the
 // pod deleted, for Deleted) and the stored pod before it (nil for Added).
-// The caller holds the lock and has checked that there are watchers.
+// The caller holds the lock and has checked that someone watches.
 func (c *Cluster) notifyPod(typ watch.EventType, pod *v1.Pod, prev *storedPod, rv uint64) {
 	c.notify(true, pod.Namespace, func() WatchEvent {
 		ev := WatchEvent{Type: typ, Pod: withVersion(pod, rv), ResourceVersion: rv}
@@ -246,8 +223,7 @@ func (c *Cluster) notifyPod(typ watch.EventType, pod *v1.Pod, prev *storedPod, r
 }
 
 // notifyEvent sends an event, about to be recorded as number seq, to the
-// watchers of events. The caller holds the lock and has checked that
-// there are watchers.
+// watchers of events, as notifyPod.
 func (c *Cluster) notifyEvent(e Event, seq uint64) {
 	c.notify(false, e.Namespace, func() WatchEvent {
 		e.UID = (&uidCache{c: c}).of(&e)
@@ -255,9 +231,9 @@ func (c *Cluster) notifyEvent(e Event, seq uint64) {
 	})
 }
 
-// notify offers the change build makes, made once and only if someone
-// watches it, to the watchers of pods (or of events) in namespace, and
-// closes those that have no room for it.
+// notify offers the change build makes (once, if someone watches it) to
+// the watchers of pods (or of events) in namespace, and closes those that
+// have no room for it.
 func (c *Cluster) notify(pods bool, namespace string, build func() WatchEvent) {
 	var ev WatchEvent
 	built := false
@@ -269,23 +245,16 @@ func (c *Cluster) notify(pods bool, namespace string, build func() WatchEvent) {
 		if !built {
 			ev, built = build(), true
 		}
-		if !w.offer(ev) {
+		// The change goes in the buffer without waiting, or the watcher
+		// is closed.
+		select {
+		case w.ch <- ev:
+		default:
 			overflowed = append(overflowed, w)
 		}
 	}
 	for _, w := range overflowed {
 		c.unwatch(w, ErrWatchOverflow)
-	}
-}
-
-// offer puts ev in the buffer without waiting, and reports whether there
-// was room.
-func (w *Watcher) offer(ev WatchEvent) bool {
-	select {
-	case w.ch <- ev:
-		return true
-	default:
-		return false
 	}
 }
 
