@@ -89,12 +89,7 @@ func (c *Core) podUpdated(ps *podState, hasResize, inTask bool) {
 // The counting that goes with it is countRequested's.
 func resizeOperations(old, updated *v1.Pod, initResizable bool) bool {
 	changed := func(oldC *v1.Container, list []v1.Container, init bool) bool {
-		var newC *v1.Container
-		for i := range list {
-			if list[i].Name == oldC.Name && (!init || initResizable || qos.IsSidecar(&list[i])) {
-				newC = &list[i]
-			}
-		}
+		newC := lastNamed(list, oldC.Name, init && !initResizable)
 		if newC == nil {
 			// The API server keeps a pod's containers: no such update
 			// reaches the kubelet (whose loop would fail on it).
@@ -216,14 +211,10 @@ func (c *Core) handleResize(ps *podState, out *opOutput) allocation.Outcome {
 	// The early Infeasible checks (platform, static pod, swap, pod-level
 	// gate) set the condition without an event in 1.35 (Decision.Silent).
 	if newly && c.s.profile.ResizeEvents() && !decision.Silent {
-		eventReason := ReasonResizeDeferred
-		if decision.Outcome == allocation.Infeasible {
-			eventReason = ReasonResizeInfeasible
-		}
-		prefix := prefixDeferred
+		eventReason, prefix := ReasonResizeDeferred, prefixDeferred
 		switch {
 		case decision.Outcome == allocation.Infeasible:
-			prefix = prefixInfeasible
+			eventReason, prefix = ReasonResizeInfeasible, prefixInfeasible
 		case c.s.profile.PendingEventNamesHandlerReason():
 			// From 1.36 the event names the reason of the admit handler
 			// that refused the resize ("Pod resize OutOfcpu"), while the
@@ -353,21 +344,19 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 			}
 			return t.advance(c, nil, nil)
 		}
-		allocated := false
-		if _, r, _ := resultOf[WriteAllocated](done, res); r.Err != nil {
-			err := r.Err
+		_, r, _ := resultOf[WriteAllocated](done, res)
+		if err := r.Err; err != nil {
 			// The allocation stays in memory (the checkpoint keeps it) but
 			// the resize is not started: it stays queued.
 			c.logRetryOutcome(ps.pod(), allocation.Admitted, err)
 			t.emit(c.event(&t.opOutput, ps.pod(), v1.EventTypeWarning, ReasonFailed, err.Error()))
 			t.keep = append(t.keep, item)
 		} else {
-			allocated = true
 			c.startResize(ps, t.decided, &t.opOutput)
 			t.allocated(c, ps.pod())
 			t.countAccepted(c)
 		}
-		t.settle(c, ps, allocated)
+		t.settle(c, ps, r.Err == nil)
 		t.next++
 	}
 	for ; t.next < len(t.items); t.next++ {
@@ -385,16 +374,14 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 			t.decided, t.decidedState = ps.pod(), ps
 			return t.take(WriteAllocated{&t.write}), false, false
 		}
-		switch outcome {
-		case allocation.Deferred:
+		if outcome == allocation.Deferred {
 			t.keep = append(t.keep, item)
-		case allocation.Admitted:
+		}
+		if outcome == allocation.Admitted {
 			// Nothing to allocate: the kubelet's retry counts that as
 			// accepted too, if the pod was Deferred before (see
 			// Core.resizeDeferred).
 			t.countAccepted(c)
-		}
-		if outcome == allocation.Admitted {
 			t.allocated(c, ps.pod())
 		} else {
 			c.logRetryOutcome(ps.pod(), outcome, nil)

@@ -164,7 +164,7 @@ func (t *admitTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 		}
 		ps.admitted = true
 		c.recount(ps)
-		ps.podCgroup = c.s.podCgroupName(qos.GetPodQOS(ps.pod()), ps.uid)
+		ps.podCgroup = c.s.cfg.PodCgroup(qos.GetPodQOS(ps.pod()), ps.uid)
 		c.markDirty(ps)
 		return t.take(), false, true
 	}

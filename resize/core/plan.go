@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
@@ -70,18 +71,13 @@ func actuatedLimits(pod *v1.ResourceRequirements, own v1.ResourceList, podLevelR
 	}
 	var out v1.ResourceList
 	for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
-		if q := own[name]; !q.IsZero() {
-			continue
-		}
 		p, ok := pod.Limits[name]
-		if !ok || p.IsZero() {
+		if q := own[name]; !q.IsZero() || !ok || p.IsZero() {
 			continue
 		}
 		if out == nil {
 			out = make(v1.ResourceList, len(own)+2)
-			for k, q := range own {
-				out[k] = q
-			}
+			maps.Copy(out, own)
 		}
 		out[name] = p
 	}
@@ -159,14 +155,10 @@ func (a *PodActions) Resizing() bool {
 // pod-level allocation differs from its actuated record updates the pod
 // cgroup too. With pod-level resize on, both sides take the pod-level
 // limits (allocated and actuated respectively) for the limits a container
-// lacks, as containerResourcesFromRequirements does.
-func planPod(alloc *v1.Pod, states map[string]ContainerState, actuated allocation.PodResources, resizeAllowed, podLevelResize bool) PodActions {
-	return planPodInto(PodActions{}, alloc, states, actuated, resizeAllowed, podLevelResize)
-}
-
-// planPodInto is planPod appending to the (emptied) slices of reuse, which
-// a sync keeps from one use to the next.
-func planPodInto(reuse PodActions, alloc *v1.Pod, states map[string]ContainerState, actuated allocation.PodResources, resizeAllowed, podLevelResize bool) PodActions {
+// lacks, as containerResourcesFromRequirements does. The lists are appended
+// to the (emptied) slices of reuse, which a sync keeps from one use to the
+// next.
+func planPod(reuse PodActions, alloc *v1.Pod, states map[string]ContainerState, actuated allocation.PodResources, resizeAllowed, podLevelResize bool) PodActions {
 	a := PodActions{Kill: reuse.Kill[:0], Start: reuse.Start[:0], UpdateMemory: reuse.UpdateMemory[:0], UpdateCPU: reuse.UpdateCPU[:0]}
 	for c := range allContainers(alloc) {
 		st, ok := states[c.Name]

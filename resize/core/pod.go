@@ -235,11 +235,6 @@ func allocationFromPod(pod allocation.Allocated, initContainers bool, reuse map[
 	return r
 }
 
-// podCgroupName is the pod's cgroup path below the hierarchy root.
-func (s *settings) podCgroupName(qosClass v1.PodQOSClass, uid types.UID) string {
-	return s.cfg.PodCgroup(qosClass, uid)
-}
-
 // PodCgroup is the path, below the cgroup hierarchy root, of the cgroup of
 // a pod of the given QoS class and UID on this node: the kubelet's name
 // for it (cgconfig.PodCgroupName, by the node's cgroup driver) under the

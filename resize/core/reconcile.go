@@ -57,15 +57,14 @@ func (o *syncOp) reconcileWrites(c *Core, ps *podState, done []Action, res []Res
 		o.errs = append(o.errs, fmt.Errorf("reconcile pod cgroup %s: %w", ps.podCgroup, r.Err))
 		return nil
 	}
-	want := s.podCgroupValues(o.alloc)
-	diff, ok := cgroupDrift(want, r.Values, s.cfg.CgroupVersion)
+	desired := cgconfig.PodConfig(o.alloc, s.podConfigOptions())
+	diff, ok := cgroupDrift(desired.Values(s.cfg.CgroupVersion, cgconfig.LinearWeight), r.Values, s.cfg.CgroupVersion)
 	if !ok {
 		return nil
 	}
 	o.phase = syncReconciled
 	// The pod's totals once the write is done: the allocation's values
 	// where the kubelet sets them, what the cgroup holds elsewhere.
-	desired := cgconfig.PodConfig(o.alloc, s.podConfigOptions())
 	cur := readingOf(r.Values, s.cfg.CgroupVersion)
 	current := cgconfig.ResourceConfig{Memory: &cur.Memory, CPUQuota: &cur.Quota, CPUPeriod: &cur.Period, CPUShares: &cur.Shares}
 	if desired.Memory != nil {

@@ -64,10 +64,19 @@ type ResizeTarget struct {
 	Actuated allocation.PodResources
 }
 
-// resizeWrites is the write order of doPodResizeAction
-// (kuberuntime_manager.go), as data: per resource, memory first and then
-// cpu, the pod cgroup grows before the containers and shrinks after them,
-// limits before requests on the way up and after them on the way down.
+// sandboxRollback is the UpdatePodSandboxResources that undoes a 1.36
+// sandbox update when the pod cgroup write after it (at index in the
+// writes) fails.
+type sandboxRollback struct {
+	index  int
+	action UpdatePodSandboxResources
+}
+
+// appendResizeWrites appends to out (an op's reused buffer) the write
+// order of doPodResizeAction (kuberuntime_manager.go), as data: per
+// resource, memory first and then cpu, the pod cgroup grows before the
+// containers and shrinks after them, limits before requests on the way up
+// and after them on the way down.
 // After every pod cgroup write the runtime is told the pod's new totals
 // (UpdatePodSandboxResources, best effort); after every container update
 // its actuated record is written. Memory requests are never written to a
@@ -79,32 +88,15 @@ type ResizeTarget struct {
 // preceded by UpdatePodSandboxResources with the totals it makes, whose
 // failure rejects the resize, and a failed write is undone on the runtime
 // side by a second call with the previous totals: the writes returned carry
-// that rollback in rollbacks (when not nil), for the sync to send only if
-// the write fails. The actuated pod-level record is then written after each
-// resource's writes, only when the pod-level resources changed.
-func (s *settings) resizeWrites(t ResizeTarget) []Action {
-	return s.appendResizeWrites(nil, t, nil)
-}
-
-// sandboxRollback is the UpdatePodSandboxResources that undoes a 1.36
-// sandbox update when the pod cgroup write after it (at index in the
-// writes) fails.
-type sandboxRollback struct {
-	index  int
-	action UpdatePodSandboxResources
-}
-
-// appendResizeWrites is resizeWrites appending to out (an op's reused
-// buffer) and the rollbacks to *rollbacks (indexes count in out).
-func (s *settings) appendResizeWrites(out []Action, t ResizeTarget, rollbacks *[]sandboxRollback) []Action {
-	return s.appendResizeWritesFor(out, t, cgconfig.PodConfig(t.Pod, s.podConfigOptions()), rollbacks)
-}
-
-// appendResizeWritesFor is appendResizeWrites with desired, the pod cgroup
-// config of t.Pod (cgconfig.PodConfig), already computed: a sync takes it
-// once for its memory check and its writes. The values desired points at
-// are only read.
-func (s *settings) appendResizeWritesFor(out []Action, t ResizeTarget, desired cgconfig.ResourceConfig, rollbacks *[]sandboxRollback) []Action {
+// that rollback in rollbacks (when not nil, indexes counting in out), for
+// the sync to send only if the write fails. The actuated pod-level record
+// is then written after each resource's writes, only when the pod-level
+// resources changed.
+//
+// desired is the pod cgroup config of t.Pod (cgconfig.PodConfig), which a
+// sync takes once for its memory check and its writes; the values it
+// points at are only read.
+func (s *settings) appendResizeWrites(out []Action, t ResizeTarget, desired cgconfig.ResourceConfig, rollbacks *[]sandboxRollback) []Action {
 	start := len(out)
 	sandboxFirst := s.profile.SandboxUpdateFirst()
 	cur := t.Current
@@ -320,15 +312,10 @@ func requirementsOf(v ContainerValues) v1.ResourceRequirements {
 // (kubeletcri.MemoryCheck), with the reads it needs as actions.
 type memoryCheck struct{ kubeletcri.MemoryCheck }
 
-// planMemoryCheck decides the check (kubeletcri.PlanMemoryCheck). ok is
-// false when nothing needs checking.
-func (s *settings) planMemoryCheck(pod *v1.Pod, cur PodCgroupReading, a PodActions, ids containerRecords) (memoryCheck, bool) {
-	return s.planMemoryCheckFor(pod, cgconfig.PodConfig(pod, s.podConfigOptions()), cur, a, ids)
-}
-
-// planMemoryCheckFor is planMemoryCheck with desired, the pod cgroup config
-// of pod (cgconfig.PodConfig), already computed.
-func (s *settings) planMemoryCheckFor(pod *v1.Pod, desired cgconfig.ResourceConfig, cur PodCgroupReading, a PodActions, ids containerRecords) (memoryCheck, bool) {
+// planMemoryCheck decides the check (kubeletcri.PlanMemoryCheck) with
+// desired, the pod cgroup config of pod (cgconfig.PodConfig). ok is false
+// when nothing needs checking.
+func (s *settings) planMemoryCheck(pod *v1.Pod, desired cgconfig.ResourceConfig, cur PodCgroupReading, a PodActions, ids containerRecords) (memoryCheck, bool) {
 	lowered := map[string]int64{}
 	for _, u := range a.UpdateMemory {
 		if u.Desired.MemoryLimit != 0 && (u.Current.MemoryLimit == 0 || u.Desired.MemoryLimit < u.Current.MemoryLimit) {
@@ -339,13 +326,8 @@ func (s *settings) planMemoryCheckFor(pod *v1.Pod, desired cgconfig.ResourceConf
 	return memoryCheck{mc}, ok
 }
 
-// reads are the actions the check needs: the pod's usage, then each
-// checked container's statistics (best effort).
-func (mc memoryCheck) reads(podCgroup string) []Action {
-	return mc.appendReads(nil, podCgroup)
-}
-
-// appendReads appends reads to out.
+// appendReads appends to out the actions the check needs: the pod's
+// usage, then each checked container's statistics (best effort).
 func (mc memoryCheck) appendReads(out []Action, podCgroup string) []Action {
 	out = append(out, ReadMemoryUsage{Path: podCgroup})
 	for _, c := range mc.Containers {

@@ -65,44 +65,38 @@ func statusResources(alloc v1.ResourceRequirements, running bool, reported *runt
 	requests := sharedList{list: alloc.Requests}
 	if running {
 		rt := fromRuntime(reported)
-		var prevRes *v1.ResourceRequirements
+		// The previous values, of the same running container only.
+		var prevLimits, prevRequests v1.ResourceList
 		if prev != nil && prev.State.Running != nil && prev.ContainerID == containerID && prev.Resources != nil {
-			prevRes = prev.Resources
+			prevLimits, prevRequests = prev.Resources.Limits, prev.Resources.Requests
 		}
-		keepPrevious := func(name v1.ResourceName, prevList v1.ResourceList, list *sharedList) {
-			if prevRes == nil || prevList == nil {
-				return
-			}
+		keepPrevious := func(list *sharedList, prevList v1.ResourceList, name v1.ResourceName) {
 			if q, ok := prevList[name]; ok {
 				list.set(name, q)
 			}
 		}
 		if alloc.Limits != nil {
-			if rt.hasCPULimit {
-				if rt.cpuLimit.MilliValue() > cgconfig.MinMilliCPULimit || milliOf(alloc.Limits, v1.ResourceCPU) > cgconfig.MinMilliCPULimit {
-					limits.set(v1.ResourceCPU, rt.cpuLimit)
-				}
-			} else if prevRes != nil {
-				keepPrevious(v1.ResourceCPU, prevRes.Limits, &limits)
+			if !rt.hasCPULimit {
+				keepPrevious(&limits, prevLimits, v1.ResourceCPU)
+			} else if rt.cpuLimit.MilliValue() > cgconfig.MinMilliCPULimit || milliOf(alloc.Limits, v1.ResourceCPU) > cgconfig.MinMilliCPULimit {
+				limits.set(v1.ResourceCPU, rt.cpuLimit)
 			}
 			if rt.hasMemoryLimit {
 				limits.set(v1.ResourceMemory, rt.memoryLimit)
-			} else if prevRes != nil {
-				keepPrevious(v1.ResourceMemory, prevRes.Limits, &limits)
+			} else {
+				keepPrevious(&limits, prevLimits, v1.ResourceMemory)
 			}
 		}
 		if alloc.Requests != nil {
-			if rt.hasCPURequest {
-				if rt.cpuRequest.MilliValue() > cgconfig.MinShares || milliOf(alloc.Requests, v1.ResourceCPU) > cgconfig.MinShares {
-					requests.set(v1.ResourceCPU, rt.cpuRequest)
-				}
-			} else if prevRes != nil {
-				keepPrevious(v1.ResourceCPU, prevRes.Requests, &requests)
+			if !rt.hasCPURequest {
+				keepPrevious(&requests, prevRequests, v1.ResourceCPU)
+			} else if rt.cpuRequest.MilliValue() > cgconfig.MinShares || milliOf(alloc.Requests, v1.ResourceCPU) > cgconfig.MinShares {
+				requests.set(v1.ResourceCPU, rt.cpuRequest)
 			}
 		}
 	}
-	if prev != nil && prev.Resources != nil && sameMap(prev.Resources.Limits, limits.list) &&
-		sameMap(prev.Resources.Requests, requests.list) && sameClaims(prev.Resources.Claims, alloc.Claims) {
+	if prev != nil && prev.Resources != nil && reslist.Same(prev.Resources.Limits, limits.list) &&
+		reslist.Same(prev.Resources.Requests, requests.list) && sameClaims(prev.Resources.Claims, alloc.Claims) {
 		return prev.Resources
 	}
 	return &v1.ResourceRequirements{Limits: limits.list, Requests: requests.list, Claims: alloc.Claims}
@@ -140,9 +134,6 @@ func (l *sharedList) set(name v1.ResourceName, q resource.Quantity) {
 	}
 	l.list[name] = q
 }
-
-// sameMap reports whether a and b are the same map (not merely equal).
-func sameMap(a, b v1.ResourceList) bool { return reslist.Same(a, b) }
 
 // sameClaims reports whether a and b are the same slice.
 func sameClaims(a, b []v1.ResourceClaim) bool {
@@ -231,20 +222,13 @@ func (c *Core) buildStatus(ps *podState, alloc *v1.Pod, states map[string]Contai
 			continue
 		}
 		// Non-sidecar init containers are not run by resizelet: they are
-		// reported as completed (a documented limitation).
-		cs := v1.ContainerStatus{
+		// reported as completed (a documented limitation), with their spec's
+		// resources.
+		status.InitContainerStatuses = append(status.InitContainerStatuses, v1.ContainerStatus{
 			Name: ctr.Name, Image: ctr.Image, ImageID: ctr.Image, Started: &startedFalse, Ready: true,
-			State: v1.ContainerState{Terminated: &initCompleted},
-		}
-		if prev := previousStatus(pod, ctr.Name); prev != nil && prev.Resources != nil &&
-			sameMap(prev.Resources.Limits, ctr.Resources.Limits) && sameMap(prev.Resources.Requests, ctr.Resources.Requests) &&
-			sameClaims(prev.Resources.Claims, ctr.Resources.Claims) {
-			cs.Resources = prev.Resources
-		} else {
-			r := ctr.Resources
-			cs.Resources = &r
-		}
-		status.InitContainerStatuses = append(status.InitContainerStatuses, cs)
+			State:     v1.ContainerState{Terminated: &initCompleted},
+			Resources: statusResources(ctr.Resources, false, nil, previousStatus(pod, ctr.Name), ""),
+		})
 	}
 	running := 0
 	if n := len(alloc.Spec.Containers); n > 0 {

@@ -130,14 +130,3 @@ func (o *syncOp) recycle() {
 	*o = syncOp{opOutput: out, states: states, statuses: statuses, errs: o.errs[:0], scratch: o.scratch[:0], rollbacks: o.rollbacks[:0],
 		actions: PodActions{Kill: a.Kill[:0], Start: a.Start[:0], UpdateMemory: a.UpdateMemory[:0], UpdateCPU: a.UpdateCPU[:0]}}
 }
-
-// clearObserved makes the maps of the runtime's view empty for a new
-// reading.
-func (o *syncOp) clearObserved() {
-	if o.states == nil {
-		o.states, o.statuses = map[string]ContainerState{}, map[string]*runtimeapi.ContainerStatus{}
-		return
-	}
-	clear(o.states)
-	clear(o.statuses)
-}
