@@ -119,44 +119,34 @@ func DefaultCapacity() v1.ResourceList {
 
 // WithDefaults returns cfg with every unset field at the kubelet's default.
 func (cfg NodeConfig) WithDefaults() NodeConfig {
-	if cfg.Name == "" {
-		cfg.Name = DefaultNodeName
-	}
+	orDefault(&cfg.Name, DefaultNodeName)
 	if cfg.Capacity == nil {
 		cfg.Capacity = DefaultCapacity()
 	}
 	if cfg.Allocatable == nil {
 		cfg.Allocatable = cfg.Capacity.DeepCopy()
 	}
-	if cfg.OS == "" {
-		cfg.OS = "linux"
-	}
-	if cfg.CgroupVersion == 0 {
-		cfg.CgroupVersion = cgconfig.V2
-	}
-	if cfg.CgroupDriver == "" {
-		cfg.CgroupDriver = cgconfig.DriverCgroupfs
-	}
-	if cfg.CPUManagerPolicy == "" {
-		cfg.CPUManagerPolicy = "none"
-	}
-	if cfg.MemoryManagerPolicy == "" {
-		cfg.MemoryManagerPolicy = "None"
-	}
-	if cfg.SwapBehavior == "" {
-		cfg.SwapBehavior = "NoSwap"
-	}
+	orDefault(&cfg.OS, "linux")
+	orDefault(&cfg.CgroupVersion, cgconfig.V2)
+	orDefault(&cfg.CgroupDriver, cgconfig.DriverCgroupfs)
+	orDefault(&cfg.CPUManagerPolicy, "none")
+	orDefault(&cfg.MemoryManagerPolicy, "None")
+	orDefault(&cfg.SwapBehavior, "NoSwap")
 	if cfg.CPUCFSQuota == nil {
 		t := true
 		cfg.CPUCFSQuota = &t
 	}
-	if cfg.CPUCFSQuotaPeriod == 0 {
-		cfg.CPUCFSQuotaPeriod = 100 * time.Millisecond
-	}
-	if cfg.Profile == "" {
-		cfg.Profile = profile.Default
-	}
+	orDefault(&cfg.CPUCFSQuotaPeriod, 100*time.Millisecond)
+	orDefault(&cfg.Profile, profile.Default)
 	return cfg
+}
+
+// orDefault sets *v to def when it is the zero value.
+func orDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
 }
 
 // ConfigError is the error Validate returns: the NodeConfig field (by its

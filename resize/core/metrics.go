@@ -70,27 +70,18 @@ func (c *Core) setPending(ps *podState, reason, message string, generation int64
 
 // clearPending is ClearPodResizePendingCondition.
 func (c *Core) clearPending(ps *podState) {
-	m := c.metrics
-	if m == nil {
-		ps.conds.clearPending()
-		return
-	}
-	if old := ps.conds.pending; old != nil {
-		m.actual.addPending(old.Reason, -1)
-		ps.conds.clearPending()
-		m.showPending()
+	old := ps.conds.pending
+	if ps.conds.clearPending() && c.metrics != nil {
+		c.metrics.actual.addPending(old.Reason, -1)
+		c.metrics.showPending()
 	}
 }
 
 // setInProgress is SetPodResizeInProgressCondition.
 func (c *Core) setInProgress(ps *podState, reason, message string, generation int64, now metav1.Time) bool {
-	m := c.metrics
-	if m == nil {
-		return ps.conds.setInProgress(reason, message, generation, now)
-	}
 	had := ps.conds.inProgress != nil
 	updated := ps.conds.setInProgress(reason, message, generation, now)
-	if !had {
+	if m := c.metrics; m != nil && !had {
 		m.actual.InProgress++
 		m.known[ps.uid] = struct{}{}
 		m.showInProgress()
@@ -100,12 +91,8 @@ func (c *Core) setInProgress(ps *podState, reason, message string, generation in
 
 // clearInProgress is ClearPodResizeInProgressCondition.
 func (c *Core) clearInProgress(ps *podState) (int64, bool) {
-	m := c.metrics
-	if m == nil {
-		return ps.conds.clearInProgress()
-	}
 	generation, cleared := ps.conds.clearInProgress()
-	if cleared {
+	if m := c.metrics; m != nil && cleared {
 		m.actual.InProgress--
 		m.showInProgress()
 	}

@@ -275,25 +275,21 @@ func planContainerResize(a *PodActions, alloc *v1.Pod, c *v1.Container, st Conta
 		}
 	}
 	update := ContainerUpdate{Name: c.Name, ID: st.ID, Desired: desired, Current: current}
-	// queue prepends a decrease and appends an increase, so that across
-	// containers the decreases run first.
-	queue := func(list *[]ContainerUpdate, want, got int64) {
+	// queue compares the limit, or the request when the limit is the
+	// same, and prepends a decrease and appends an increase, so that
+	// across containers the decreases run first.
+	queue := func(list *[]ContainerUpdate, want, got, wantRequest, gotRequest int64) {
+		if want == got {
+			want, got = wantRequest, gotRequest
+		}
 		if want > got {
 			*list = append(*list, update)
 		} else if want < got {
 			*list = slices.Insert(*list, 0, update)
 		}
 	}
-	if desired.MemoryLimit != current.MemoryLimit {
-		queue(&a.UpdateMemory, desired.MemoryLimit, current.MemoryLimit)
-	} else if desired.MemoryRequest != current.MemoryRequest {
-		queue(&a.UpdateMemory, desired.MemoryRequest, current.MemoryRequest)
-	}
-	if desired.CPULimit != current.CPULimit {
-		queue(&a.UpdateCPU, desired.CPULimit, current.CPULimit)
-	} else if desired.CPURequest != current.CPURequest {
-		queue(&a.UpdateCPU, desired.CPURequest, current.CPURequest)
-	}
+	queue(&a.UpdateMemory, desired.MemoryLimit, current.MemoryLimit, desired.MemoryRequest, current.MemoryRequest)
+	queue(&a.UpdateCPU, desired.CPULimit, current.CPULimit, desired.CPURequest, current.CPURequest)
 }
 
 // resizeInProgress is isPodResizeInProgress: a running resizable container

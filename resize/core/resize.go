@@ -178,13 +178,7 @@ func (s *settings) appendResizeWrites(out []Action, t ResizeTarget, desired cgco
 	// it, one resource at a time (updateActuatedPodLevelResources).
 	podLevelChanged := sandboxFirst && s.profile.PodLevelResize() && t.Pod.Spec.Resources != nil &&
 		!podLevelActuated(t.Pod, t.Actuated)
-	var podLevel *v1.ResourceRequirements
-	if podLevelChanged {
-		podLevel = &v1.ResourceRequirements{}
-		if t.Actuated.PodLevelResources != nil {
-			podLevel = t.Actuated.PodLevelResources
-		}
-	}
+	podLevel := t.Actuated.PodLevelResources
 	resizeContainers := func(name v1.ResourceName, curLimit, newLimit, curRequest, newRequest int64, updates []ContainerUpdate) {
 		if newLimit > curLimit {
 			setPod(name, true)
@@ -248,24 +242,25 @@ func (s *settings) actuatedRecord(t ResizeTarget, writes []Action, podLevel *v1.
 // resource: the actuated pod-level record with that resource's request and
 // limit taken from the allocation, for each of the two lists the
 // allocation has (a list the allocation has without the resource gives a
-// zero amount, as the kubelet's map lookup does). The record given is not
-// changed: a new one is returned.
+// zero amount, as the kubelet's map lookup does). The record given (nil
+// for none) is not changed: a new one is returned.
 func actuatedPodLevel(actuated, allocated *v1.ResourceRequirements, name v1.ResourceName) *v1.ResourceRequirements {
-	out := &v1.ResourceRequirements{Requests: actuated.Requests, Limits: actuated.Limits, Claims: actuated.Claims}
-	if allocated.Requests != nil {
-		out.Requests = maps.Clone(out.Requests)
-		if out.Requests == nil {
-			out.Requests = v1.ResourceList{}
-		}
-		out.Requests[name] = allocated.Requests[name]
+	out := &v1.ResourceRequirements{}
+	if actuated != nil {
+		*out = *actuated
 	}
-	if allocated.Limits != nil {
-		out.Limits = maps.Clone(out.Limits)
-		if out.Limits == nil {
-			out.Limits = v1.ResourceList{}
+	with := func(list, from v1.ResourceList) v1.ResourceList {
+		if from == nil {
+			return list
 		}
-		out.Limits[name] = allocated.Limits[name]
+		list = maps.Clone(list)
+		if list == nil {
+			list = v1.ResourceList{}
+		}
+		list[name] = from[name]
+		return list
 	}
+	out.Requests, out.Limits = with(out.Requests, allocated.Requests), with(out.Limits, allocated.Limits)
 	return out
 }
 

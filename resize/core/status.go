@@ -182,7 +182,7 @@ func (c *Core) buildStatus(ps *podState, alloc *v1.Pod, states map[string]Contai
 		}
 		switch {
 		case ok && st.Running:
-			running := v1.ContainerStateRunning{StartedAt: metav1.NewTime(timeFromNanos(rt.GetStartedAt()))}
+			running := v1.ContainerStateRunning{StartedAt: metav1.NewTime(time.Unix(0, rt.GetStartedAt()).UTC())}
 			if prev != nil && prev.State.Running != nil && *prev.State.Running == running {
 				cs.State.Running = prev.State.Running
 			} else {
@@ -269,10 +269,6 @@ func containerIDOf(prev *v1.ContainerStatus, id string) string {
 		return prev.ContainerID
 	}
 	return containerIDPrefix + id
-}
-
-func timeFromNanos(ns int64) time.Time {
-	return time.Unix(0, ns).UTC()
 }
 
 // podPhase is the pod's phase from its regular containers: Running while
