@@ -106,7 +106,7 @@ func (o *deleteOp) finish(c *Core) {
 
 // forgetContainer drops a removed container from the pod's records.
 func (ps *podState) forgetContainer(id string) {
-	ps.containers.dropID(id)
+	ps.containers = slices.DeleteFunc(ps.containers, func(n namedRecord) bool { return n.id == id })
 	if i := slices.Index(ps.dead, id); i >= 0 {
 		ps.dead = slices.Delete(ps.dead, i, i+1)
 	}

@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
@@ -47,9 +48,7 @@ func (c *Core) Clone() (*Core, error) {
 	for _, item := range c.queue.Items() {
 		out.queue.Push(item)
 	}
-	for k, uid := range c.byName {
-		out.byName[k] = uid
-	}
+	maps.Copy(out.byName, c.byName)
 	for _, uid := range c.order {
 		ps := c.pods[uid]
 		cp := *ps

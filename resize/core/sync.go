@@ -50,9 +50,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 	case syncEnsure:
 		acts := o.scratch[:0]
 		if _, r, ok := resultOf[ReadCgroupExists](done, res); !ok || !r.Exists {
-			rc := cgconfig.PodConfig(o.alloc, s.podConfigOptions())
-			acts = append(acts, CreateCgroup{Path: ps.podCgroup},
-				SetCgroup{Path: ps.podCgroup, Values: rc.Values(s.cfg.CgroupVersion, cgconfig.LinearWeight)})
+			acts = append(acts, CreateCgroup{Path: ps.podCgroup}, SetCgroup{Path: ps.podCgroup, Values: s.podCgroupValues(o.alloc)})
 		}
 		if ps.sandboxID == "" {
 			o.newSandbox = true
@@ -411,13 +409,14 @@ func (o *syncOp) observe(ps *podState, done []Action, res []Result) error {
 			return fmt.Errorf("container status %s: %w", read.Name, err)
 		}
 		st := res[i].Status
+		rec, _ := ps.containers.lookup(read.Name)
 		o.states[read.Name] = ContainerState{
 			Name:     read.Name,
 			ID:       read.ID,
 			Running:  st.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING,
 			Exited:   st.GetState() == runtimeapi.ContainerState_CONTAINER_EXITED,
 			ExitCode: st.GetExitCode(),
-			Attempt:  ps.containerAttempt(read.Name),
+			Attempt:  rec.attempt,
 		}
 		o.statuses[read.Name] = st
 	}
