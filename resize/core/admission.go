@@ -13,10 +13,8 @@ import (
 )
 
 // resizeRequested is HandlePodUpdates for a resized pod: the new spec is
-// taken (the kubelet's own status stays), the pod joins the pending-resize
-// queue, every pending resize is retried in queue order (pod_updated), and
-// the pod is synced. From 1.35 a resize reverted to the allocation only
-// clears PodResizePending (profile.RevertClearsPending).
+// taken (the kubelet's own status stays), then, for an admitted pod,
+// podUpdated and a sync.
 func (c *Core) resizeRequested(in ResizeRequested) error {
 	if in.Pod == nil {
 		return fmt.Errorf("resize requested: nil pod")
@@ -62,11 +60,12 @@ func (c *Core) resizeRequested(in ResizeRequested) error {
 // podUpdated is the allocation part of HandlePodUpdates for an admitted
 // pod whose update hasResize says whether it changes the resources: a
 // resize reverted to the allocation only clears PodResizePending (from
-// 1.35: HandlePodUpdates finds nothing to allocate, UpdatePodFromAllocation,
-// and neither queues the pod nor retries; a Deferred pod stays queued until
-// the next retry drops it); otherwise the pod joins the pending-resize
-// queue and every pending resize is retried (pod_updated), right after
-// the allocation task running now when there is one (inTask).
+// 1.35, profile.RevertClearsPending: HandlePodUpdates finds nothing to
+// allocate, UpdatePodFromAllocation, and neither queues the pod nor
+// retries; a Deferred pod stays queued until the next retry drops it);
+// otherwise the pod joins the pending-resize queue and every pending
+// resize is retried (pod_updated), right after the allocation task
+// running now when there is one (inTask).
 func (c *Core) podUpdated(ps *podState, hasResize, inTask bool) {
 	if hasResize && !ps.view().Changed() {
 		c.clearPending(ps)

@@ -114,21 +114,18 @@ func (c *resizeConditions) backfill(conds []v1.PodCondition, now metav1.Time) {
 	}
 }
 
-// condSnapshot is a copy of a pod's resize conditions, to tell afterwards
-// whether anything changed.
-type condSnapshot struct {
-	pending, inProgress       v1.PodCondition
-	hasPending, hasInProgress bool
-}
+// condSnapshot is a copy of a pod's resize conditions, pending and
+// inProgress, to tell afterwards whether anything changed. A condition not
+// set is the zero condition: a set one always has its Type.
+type condSnapshot [2]v1.PodCondition
 
 // snapshot copies the conditions.
 func (c *resizeConditions) snapshot() condSnapshot {
-	s := condSnapshot{hasPending: c.pending != nil, hasInProgress: c.inProgress != nil}
-	if s.hasPending {
-		s.pending = *c.pending
-	}
-	if s.hasInProgress {
-		s.inProgress = *c.inProgress
+	var s condSnapshot
+	for i, cond := range [2]*v1.PodCondition{c.pending, c.inProgress} {
+		if cond != nil {
+			s[i] = *cond
+		}
 	}
 	return s
 }
@@ -136,16 +133,16 @@ func (c *resizeConditions) snapshot() condSnapshot {
 // changedSince reports whether the conditions differ from the snapshot in
 // any field the status shows.
 func (c *resizeConditions) changedSince(s condSnapshot) bool {
-	return !sameCondition(s.hasPending, &s.pending, c.pending) || !sameCondition(s.hasInProgress, &s.inProgress, c.inProgress)
-}
-
-func sameCondition(had bool, old, cur *v1.PodCondition) bool {
-	if !had || cur == nil {
-		return !had && cur == nil
+	now := c.snapshot()
+	for i := range s {
+		old, cur := &s[i], &now[i]
+		if old.Type != cur.Type || old.Status != cur.Status || old.Reason != cur.Reason || old.Message != cur.Message ||
+			old.ObservedGeneration != cur.ObservedGeneration ||
+			!old.LastProbeTime.Equal(&cur.LastProbeTime) || !old.LastTransitionTime.Equal(&cur.LastTransitionTime) {
+			return true
+		}
 	}
-	return old.Type == cur.Type && old.Status == cur.Status && old.Reason == cur.Reason && old.Message == cur.Message &&
-		old.ObservedGeneration == cur.ObservedGeneration &&
-		old.LastProbeTime.Equal(&cur.LastProbeTime) && old.LastTransitionTime.Equal(&cur.LastTransitionTime)
+	return false
 }
 
 // clearInProgress drops PodResizeInProgress and returns the generation it

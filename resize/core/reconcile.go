@@ -8,19 +8,14 @@ import (
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 )
 
-// This file is NodeConfig.ReconcilePodCgroups: resizelet's opt-in fix for a
-// gap of the kubelet v1.35.4. That kubelet writes the pod cgroup only from
-// doPodResizeAction (pkg/kubelet/kuberuntime/kuberuntime_manager.go), which
-// runs only when computePodActions finds a container whose allocation
-// differs from its actuated record, and it records each container as
-// actuated right after its UpdateContainerResources
+// This file is NodeConfig.ReconcilePodCgroups, resizelet's opt-in fix for
+// the gap its documentation describes: the kubelet v1.35.4 records each
+// container as actuated right after its UpdateContainerResources
 // (pkg/kubelet/kuberuntime/kuberuntime_container.go,
-// updateContainerResources). A decrease writes the pod cgroup last, so a
-// crash or a failed pod cgroup write after the containers were updated
-// leaves the pod cgroup at its old value while every record says the
-// resize is done, and no later sync looks at the pod cgroup again. With the
-// option on, every sync whose containers are all actuated reads the pod
-// cgroup and writes back what differs from the allocation.
+// updateContainerResources) and a decrease writes the pod cgroup last, so
+// no later sync looks at a pod cgroup left behind. With the option on,
+// every sync whose containers are all actuated reads the pod cgroup and
+// writes back what differs from the allocation.
 
 // podCgroupValues are the pod cgroup's values for the allocated pod as the
 // kubelet writes them: ResourceConfigForPod, with the kubelet's linear

@@ -248,14 +248,11 @@ func (c *Core) buildStatus(ps *podState, alloc *v1.Pod, states map[string]Contai
 // previousStatus is the container's status in the pod's last status, or
 // nil.
 func previousStatus(pod *v1.Pod, name string) *v1.ContainerStatus {
-	for i := range pod.Status.ContainerStatuses {
-		if pod.Status.ContainerStatuses[i].Name == name {
-			return &pod.Status.ContainerStatuses[i]
-		}
-	}
-	for i := range pod.Status.InitContainerStatuses {
-		if pod.Status.InitContainerStatuses[i].Name == name {
-			return &pod.Status.InitContainerStatuses[i]
+	for _, list := range [2][]v1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
 		}
 	}
 	return nil

@@ -115,23 +115,22 @@ func (c *Core) next() *Batch {
 		}
 	}
 	for ps := c.nextDirty(); ps != nil; ps = c.nextDirty() {
-		if ps.terminating {
+		var o op
+		switch {
+		case ps.terminating:
 			// A pod being deleted is torn down again, never synced: a sync
 			// would start the containers a failed teardown stopped.
-			ps.busy = true
-			if b := c.launch(&deleteOp{uid: ps.uid}, nil, nil); b != nil {
-				return b
-			}
-			continue
-		}
-		if !ps.admitted || c.finished(ps) {
+			o = &deleteOp{uid: ps.uid}
+		case ps.admitted && !c.finished(ps):
+			o = c.newSync(ps.uid)
+		default:
 			continue
 		}
 		ps.busy = true
-		if b := c.launch(c.newSync(ps.uid), nil, nil); b != nil {
+		if b := c.launch(o, nil, nil); b != nil {
 			return b
 		}
-		// The sync ended without I/O (the pod is gone); look further.
+		// The operation ended without I/O (the pod is gone); look further.
 	}
 	return nil
 }

@@ -168,12 +168,11 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 		return nil
 
 	case syncUsageRead:
+		o.phase = syncWrites
 		if err := o.check.verdict(o.alloc, done, res); err != nil {
 			c.logResizeNotFeasible(ps.pod(), err)
 			o.resized(c, err)
-			return nil
 		}
-		o.phase = syncWrites
 		return nil
 
 	case syncWrites:

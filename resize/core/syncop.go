@@ -39,11 +39,9 @@ const (
 )
 
 // syncOp is the kubelet's SyncPod for one admitted pod, as a conversation
-// of batches: make sure the pod cgroup and sandbox exist, read the
-// containers, plan (planPod), kill what must restart, resize in place
-// (doPodResizeAction), start what must start, record a resize error, read
-// the containers again, clear InProgress when the resize is complete and
-// write the pod status. Where the kubelet returns early, so does the op.
+// of batches, one phase (syncPhase) after the other: planPod decides what
+// to kill and start, doPodResizeAction what to resize in place. Where the
+// kubelet returns early, so does the op.
 type syncOp struct {
 	opOutput
 	uid   types.UID
