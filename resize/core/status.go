@@ -173,7 +173,7 @@ func (c *Core) buildStatus(ps *podState, alloc *v1.Pod, states map[string]Contai
 	}
 	build := func(ctr *v1.Container) v1.ContainerStatus {
 		prev := previousStatus(pod, ctr.Name)
-		cs := v1.ContainerStatus{Name: ctr.Name, Image: ctr.Image, ImageID: ctr.Image}
+		cs := v1.ContainerStatus{Name: ctr.Name, Image: ctr.Image, ImageID: ctr.Image, Started: &startedFalse}
 		st, ok := states[ctr.Name]
 		rt := statuses[ctr.Name]
 		if ok {
@@ -190,7 +190,7 @@ func (c *Core) buildStatus(ps *podState, alloc *v1.Pod, states map[string]Contai
 				fresh := running
 				cs.State.Running = &fresh
 			}
-			cs.Ready = true
+			cs.Ready, cs.Started = true, &startedTrue
 		case ok && st.Exited:
 			terminated := v1.ContainerStateTerminated{ExitCode: st.ExitCode, Reason: rt.GetReason(), ContainerID: cs.ContainerID}
 			if prev != nil && prev.State.Terminated != nil && *prev.State.Terminated == terminated {
@@ -201,11 +201,6 @@ func (c *Core) buildStatus(ps *podState, alloc *v1.Pod, states map[string]Contai
 			}
 		default:
 			cs.State.Waiting = &containerCreating
-		}
-		if cs.State.Running != nil {
-			cs.Started = &startedTrue
-		} else {
-			cs.Started = &startedFalse
 		}
 		cs.Resources = statusResources(allocOf(ctr), ok && st.Running, rt.GetResources(), prev, cs.ContainerID)
 		return cs
