@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/resizelet/resizelet/allocation"
-	"github.com/resizelet/resizelet/qos"
 )
 
 // resizeRequested is HandlePodUpdates for a resized pod: the new spec is
@@ -82,33 +81,17 @@ func (c *Core) podUpdated(ps *podState, hasResize, inTask bool) {
 // resizeOperations is the answer of recordResizeOperations
 // (pkg/kubelet/kubelet.go, HandlePodUpdates): whether the update changes
 // the cpu or memory requests or limits of a resizable container of the
-// pod the kubelet had (matched by name and kind with the last resizable
-// container of that name in the update; initResizable says every init
+// pod the kubelet had (requestedChanges; initResizable says every init
 // container is resizable, not only sidecars), or the pod-level resources.
 // The counting that goes with it is countRequested's.
 func resizeOperations(old, updated *v1.Pod, initResizable bool) bool {
-	changed := func(oldC *v1.Container, list []v1.Container, init bool) bool {
-		newC := lastNamed(list, oldC.Name, init && !initResizable)
-		if newC == nil {
-			// The API server keeps a pod's containers: no such update
-			// reaches the kubelet (whose loop would fail on it).
-			return false
-		}
-		o, n := &oldC.Resources, &newC.Resources
-		return resizeOperation(n.Requests[v1.ResourceMemory], o.Requests[v1.ResourceMemory]) != "" ||
-			resizeOperation(n.Limits[v1.ResourceMemory], o.Limits[v1.ResourceMemory]) != "" ||
-			resizeOperation(n.Requests[v1.ResourceCPU], o.Requests[v1.ResourceCPU]) != "" ||
-			resizeOperation(n.Limits[v1.ResourceCPU], o.Limits[v1.ResourceCPU]) != ""
-	}
-	for i := range old.Spec.InitContainers {
-		if oc := &old.Spec.InitContainers[i]; (initResizable || qos.IsSidecar(oc)) && changed(oc, updated.Spec.InitContainers, true) {
-			return true
-		}
-	}
-	for i := range old.Spec.Containers {
-		if changed(&old.Spec.Containers[i], updated.Spec.Containers, false) {
-			return true
-		}
+	changed := false
+	requestedChanges(old, updated, initResizable, func(v1.ResourceName, string, string) bool {
+		changed = true
+		return false
+	})
+	if changed {
+		return true
 	}
 	a, b := old.Spec.Resources, updated.Spec.Resources
 	if a == nil || b == nil {

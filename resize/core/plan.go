@@ -148,15 +148,10 @@ func (a *PodActions) Resizing() bool {
 
 // planPod is computePodActions: containers that are missing or exited are
 // started per the restart policy; running resizable containers are
-// compared, allocated against actuated, field by field
-// (computePodResizeAction); a changed field whose resource has policy
-// RestartContainer restarts the container, otherwise the change is queued
-// as an update, decreases first. With pod-level resize on, a pod whose
-// pod-level allocation differs from its actuated record updates the pod
-// cgroup too. With pod-level resize on, both sides take the pod-level
-// limits (allocated and actuated respectively) for the limits a container
-// lacks, as containerResourcesFromRequirements does. The lists are appended
-// to the (emptied) slices of reuse, which a sync keeps from one use to the
+// compared, allocated against actuated (planContainerResize). With
+// pod-level resize on, a pod whose pod-level allocation differs from its
+// actuated record updates the pod cgroup too. The lists are appended to
+// the (emptied) slices of reuse, which a sync keeps from one use to the
 // next.
 func planPod(reuse PodActions, alloc *v1.Pod, states map[string]ContainerState, actuated allocation.PodResources, resizeAllowed, podLevelResize bool) PodActions {
 	a := PodActions{Kill: reuse.Kill[:0], Start: reuse.Start[:0], UpdateMemory: reuse.UpdateMemory[:0], UpdateCPU: reuse.UpdateCPU[:0]}
@@ -243,7 +238,11 @@ func actuatedPodRecord(actuated allocation.PodResources, podLevelResize bool) *v
 
 // planContainerResize is computePodResizeAction for one running container:
 // the allocation against the container's actuated record (a missing record
-// is zeros), each with its pod-level limits under pod-level resize.
+// is zeros), each with its pod-level limits for those the container lacks
+// under pod-level resize (containerResourcesFromRequirements), field by
+// field. A changed field whose resource has policy RestartContainer
+// restarts the container; otherwise the change is queued as an update,
+// decreases first.
 func planContainerResize(a *PodActions, alloc *v1.Pod, c *v1.Container, st ContainerState, actuated allocation.PodResources, podLevelResize bool) {
 	if sharesRecord(alloc, c, actuated, podLevelResize) {
 		return

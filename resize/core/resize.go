@@ -264,7 +264,9 @@ func actuatedPodLevel(actuated, allocated *v1.ResourceRequirements, name v1.Reso
 	return out
 }
 
-// requirementsLike is requirementsOf(v), or have itself when it holds
+// requirementsLike turns compared values back into requirements with
+// every field set, as the kubelet's updatePodContainerResources builds the
+// container it hands to the runtime; or returns have itself when it holds
 // the very same quantities (the same amounts in the same formats, so they
 // print the same): after a resize the second update of a container sends
 // its allocation, which then needs no new maps.
@@ -284,13 +286,6 @@ func requirementsLike(v ContainerValues, have v1.ResourceRequirements) v1.Resour
 	if len(have.Claims) == 0 && same(have.Limits, v.CPULimit, v.MemoryLimit) && same(have.Requests, v.CPURequest, v.MemoryRequest) {
 		return have
 	}
-	return requirementsOf(v)
-}
-
-// requirementsOf turns compared values back into requirements with every
-// field set, as the kubelet's updatePodContainerResources builds the
-// container it hands to the runtime.
-func requirementsOf(v ContainerValues) v1.ResourceRequirements {
 	return v1.ResourceRequirements{
 		Limits: v1.ResourceList{
 			v1.ResourceCPU:    *resource.NewMilliQuantity(v.CPULimit, resource.DecimalSI),

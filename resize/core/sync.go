@@ -325,10 +325,11 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 		}
 		acts := o.scratch[:0]
 		if o.allowed && !resizeInProgress(o.alloc, o.states, ps.live().actuated, podLevelResize) {
-			if generation, cleared := c.clearInProgress(ps); cleared {
-				if ev, ok := c.completedEvent(&o.opOutput, ps.pod(), o.alloc, generation); ok {
-					acts = append(acts, ev)
-				}
+			// ResizeCompleted, as the version sends it.
+			if generation, cleared := c.clearInProgress(ps); cleared && s.profile.ResizeCompletedEvent() {
+				acts = append(acts, c.resizeEvent(&o.opOutput, ps.pod(), v1.EventTypeNormal, ReasonResizeCompleted, ResizeMessage{
+					Prefix: prefixCompleted, Pod: o.alloc, Generation: generation, NoGeneration: !s.profile.ResizeCompletedGeneration(),
+				}))
 			}
 		}
 		status := c.buildStatus(ps, o.alloc, o.states, o.statuses)
@@ -427,16 +428,6 @@ func (o *syncOp) observe(ps *podState, done []Action, res []Result) error {
 func (c *Core) resizeAllowed(pod *v1.Pod) bool {
 	return c.s.profile.Gate(profile.GateInPlacePodVerticalScaling) && c.s.cfg.OS == "linux" &&
 		(!c.s.profile.StaticPodResizeInfeasible() || !isStaticPod(pod))
-}
-
-// completedEvent is the ResizeCompleted event, as the version sends it.
-func (c *Core) completedEvent(out *opOutput, pod, alloc *v1.Pod, generation int64) (RecordEvent, bool) {
-	if !c.s.profile.ResizeCompletedEvent() {
-		return RecordEvent{}, false
-	}
-	return c.resizeEvent(out, pod, v1.EventTypeNormal, ReasonResizeCompleted, ResizeMessage{
-		Prefix: prefixCompleted, Pod: alloc, Generation: generation, NoGeneration: !c.s.profile.ResizeCompletedGeneration(),
-	}), true
 }
 
 // containerEventMessage is the message of a Created or Started event: with
