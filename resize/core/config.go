@@ -265,7 +265,8 @@ type settings struct {
 	// CustomCPUCFSQuotaPeriod, else the kernel's default 100000.
 	cpuPeriod uint64
 	admit     allocation.NodeConfig
-	// cri builds the CRI messages the node sends.
+	// cri builds the CRI messages the node sends; its PodConfigOptions are
+	// the kubelet settings that shape a pod cgroup.
 	cri kubeletcri.Messages
 }
 
@@ -303,9 +304,4 @@ func newSettings(cfg NodeConfig) settings {
 		Command:                   cfg.Command,
 	})
 	return s
-}
-
-// podConfigOptions are the kubelet settings that shape a pod cgroup.
-func (s *settings) podConfigOptions() cgconfig.PodConfigOptions {
-	return s.cri.PodConfigOptions()
 }

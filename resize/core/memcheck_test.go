@@ -66,7 +66,7 @@ func TestMemoryCheck(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSettings(NodeConfig{Profile: tc.version}.WithDefaults())
 			cur := PodCgroupReading{Memory: tc.current, Quota: -1, Period: 100000}
-			mc, ok := s.planMemoryCheck(tc.pod, cgconfig.PodConfig(tc.pod, s.podConfigOptions()), cur, PodActions{UpdateMemory: tc.updates}, ids)
+			mc, ok := s.planMemoryCheck(tc.pod, cgconfig.PodConfig(tc.pod, s.cri.PodConfigOptions()), cur, PodActions{UpdateMemory: tc.updates}, ids)
 			if !ok {
 				if tc.wantReads != 0 {
 					t.Fatalf("no check planned, want %d reads", tc.wantReads)

@@ -106,11 +106,7 @@ func (c *Core) PlanAdmission(pod *v1.Pod) (AdmissionPlan, error) {
 	clone.pushPending(ps)
 	items := clone.queue.Items()
 	plan.QueueLength = len(items)
-	for i, item := range items {
-		if item.UID == ps.uid {
-			plan.QueuePosition = i
-		}
-	}
+	plan.QueuePosition = slices.IndexFunc(items, func(item allocation.PendingResize) bool { return item.UID == ps.uid })
 	plan.Checks = allocation.ExplainResize(updated, clone.othersUsage(ps), clone.s.admit)
 	return plan, nil
 }

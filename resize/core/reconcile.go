@@ -23,7 +23,7 @@ import (
 // leaves as it finds it (a Burstable pod without limits keeps the ones
 // its cgroup has).
 func (s *settings) podCgroupValues(alloc *v1.Pod) cgconfig.Values {
-	return cgconfig.PodConfig(alloc, s.podConfigOptions()).Values(s.cfg.CgroupVersion, cgconfig.LinearWeight)
+	return cgconfig.PodConfig(alloc, s.cri.PodConfigOptions()).Values(s.cfg.CgroupVersion, cgconfig.LinearWeight)
 }
 
 // reconcile starts the pod cgroup check when the option is on and the
@@ -52,7 +52,7 @@ func (o *syncOp) reconcileWrites(c *Core, ps *podState, done []Action, res []Res
 		o.errs = append(o.errs, fmt.Errorf("reconcile pod cgroup %s: %w", ps.podCgroup, r.Err))
 		return nil
 	}
-	desired := cgconfig.PodConfig(o.alloc, s.podConfigOptions())
+	desired := cgconfig.PodConfig(o.alloc, s.cri.PodConfigOptions())
 	diff, ok := cgroupDrift(desired.Values(s.cfg.CgroupVersion, cgconfig.LinearWeight), r.Values, s.cfg.CgroupVersion)
 	if !ok {
 		return nil
@@ -61,22 +61,21 @@ func (o *syncOp) reconcileWrites(c *Core, ps *podState, done []Action, res []Res
 	// The pod's totals once the write is done: the allocation's values
 	// where the kubelet sets them, what the cgroup holds elsewhere.
 	cur := readingOf(r.Values, s.cfg.CgroupVersion)
-	current := cgconfig.ResourceConfig{Memory: &cur.Memory, CPUQuota: &cur.Quota, CPUPeriod: &cur.Period, CPUShares: &cur.Shares}
-	if desired.Memory != nil {
-		current.Memory = desired.Memory
+	if desired.Memory == nil {
+		desired.Memory = &cur.Memory
 	}
-	if desired.CPUQuota != nil {
-		current.CPUQuota = desired.CPUQuota
+	if desired.CPUQuota == nil {
+		desired.CPUQuota = &cur.Quota
 	}
-	if desired.CPUPeriod != nil {
-		current.CPUPeriod = desired.CPUPeriod
+	if desired.CPUPeriod == nil {
+		desired.CPUPeriod = &cur.Period
 	}
-	if desired.CPUShares != nil {
-		current.CPUShares = desired.CPUShares
+	if desired.CPUShares == nil {
+		desired.CPUShares = &cur.Shares
 	}
 	return []Action{
 		SetCgroup{Path: ps.podCgroup, Values: diff},
-		UpdatePodSandboxResources{Request: s.cri.SandboxResources(ps.sandboxID, o.alloc, current)},
+		UpdatePodSandboxResources{Request: s.cri.SandboxResources(ps.sandboxID, o.alloc, desired)},
 	}
 }
 

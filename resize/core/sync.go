@@ -153,7 +153,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			return nil
 		}
 		o.current = readingOf(r.Values, s.cfg.CgroupVersion)
-		o.desired = cgconfig.PodConfig(o.alloc, s.podConfigOptions())
+		o.desired = cgconfig.PodConfig(o.alloc, s.cri.PodConfigOptions())
 		o.phase = syncWrites
 		if len(o.actions.UpdateMemory) > 0 || o.actions.UpdatePodResources {
 			if mc, ok := s.planMemoryCheck(o.alloc, o.desired, o.current, o.actions, ps.containers); ok {
