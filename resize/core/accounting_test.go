@@ -8,6 +8,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/resizelet/resizelet/allocation"
 )
 
@@ -141,4 +143,20 @@ func TestIncrementalAccountingMatchesTheWalk(t *testing.T) {
 			}
 		})
 	}
+}
+
+// otherPods are the admitted, active pods other than uid, each overlaid
+// with its allocation and carrying its status: what admission counts as
+// used (getAllocatedPods over the active pods).
+func (c *Core) otherPods(uid types.UID) []*v1.Pod {
+	out := make([]*v1.Pod, 0, len(c.order))
+	for _, id := range c.order {
+		ps := c.pods[id]
+		if id == uid || !c.counts(ps) {
+			continue
+		}
+		p, _ := ps.allocatedPod()
+		out = append(out, p)
+	}
+	return out
 }

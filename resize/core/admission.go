@@ -9,14 +9,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/resizelet/resizelet/allocation"
-	"github.com/resizelet/resizelet/qos"
 )
 
 // resizeRequested is HandlePodUpdates for a resized pod: the new spec is
-// taken (the kubelet's own status stays), the pod joins the pending-resize
-// queue, every pending resize is retried in queue order (pod_updated), and
-// the pod is synced. From 1.35 a resize reverted to the allocation only
-// clears PodResizePending (profile.RevertClearsPending).
+// taken (the kubelet's own status stays), then, for an admitted pod,
+// podUpdated and a sync.
 func (c *Core) resizeRequested(in ResizeRequested) error {
 	if in.Pod == nil {
 		return fmt.Errorf("resize requested: nil pod")
@@ -62,11 +59,12 @@ func (c *Core) resizeRequested(in ResizeRequested) error {
 // podUpdated is the allocation part of HandlePodUpdates for an admitted
 // pod whose update hasResize says whether it changes the resources: a
 // resize reverted to the allocation only clears PodResizePending (from
-// 1.35: HandlePodUpdates finds nothing to allocate, UpdatePodFromAllocation,
-// and neither queues the pod nor retries; a Deferred pod stays queued until
-// the next retry drops it); otherwise the pod joins the pending-resize
-// queue and every pending resize is retried (pod_updated), right after
-// the allocation task running now when there is one (inTask).
+// 1.35, profile.RevertClearsPending: HandlePodUpdates finds nothing to
+// allocate, UpdatePodFromAllocation, and neither queues the pod nor
+// retries; a Deferred pod stays queued until the next retry drops it);
+// otherwise the pod joins the pending-resize queue and every pending
+// resize is retried (pod_updated), right after the allocation task
+// running now when there is one (inTask).
 func (c *Core) podUpdated(ps *podState, hasResize, inTask bool) {
 	if hasResize && !ps.view().Changed() {
 		c.clearPending(ps)
@@ -83,38 +81,17 @@ func (c *Core) podUpdated(ps *podState, hasResize, inTask bool) {
 // resizeOperations is the answer of recordResizeOperations
 // (pkg/kubelet/kubelet.go, HandlePodUpdates): whether the update changes
 // the cpu or memory requests or limits of a resizable container of the
-// pod the kubelet had (matched by name and kind with the last resizable
-// container of that name in the update; initResizable says every init
+// pod the kubelet had (requestedChanges; initResizable says every init
 // container is resizable, not only sidecars), or the pod-level resources.
 // The counting that goes with it is countRequested's.
 func resizeOperations(old, updated *v1.Pod, initResizable bool) bool {
-	changed := func(oldC *v1.Container, list []v1.Container, init bool) bool {
-		var newC *v1.Container
-		for i := range list {
-			if list[i].Name == oldC.Name && (!init || initResizable || qos.IsSidecar(&list[i])) {
-				newC = &list[i]
-			}
-		}
-		if newC == nil {
-			// The API server keeps a pod's containers: no such update
-			// reaches the kubelet (whose loop would fail on it).
-			return false
-		}
-		o, n := &oldC.Resources, &newC.Resources
-		return resizeOperation(n.Requests[v1.ResourceMemory], o.Requests[v1.ResourceMemory]) != "" ||
-			resizeOperation(n.Limits[v1.ResourceMemory], o.Limits[v1.ResourceMemory]) != "" ||
-			resizeOperation(n.Requests[v1.ResourceCPU], o.Requests[v1.ResourceCPU]) != "" ||
-			resizeOperation(n.Limits[v1.ResourceCPU], o.Limits[v1.ResourceCPU]) != ""
-	}
-	for i := range old.Spec.InitContainers {
-		if oc := &old.Spec.InitContainers[i]; (initResizable || qos.IsSidecar(oc)) && changed(oc, updated.Spec.InitContainers, true) {
-			return true
-		}
-	}
-	for i := range old.Spec.Containers {
-		if changed(&old.Spec.Containers[i], updated.Spec.Containers, false) {
-			return true
-		}
+	changed := false
+	requestedChanges(old, updated, initResizable, func(v1.ResourceName, string, string) bool {
+		changed = true
+		return false
+	})
+	if changed {
+		return true
 	}
 	a, b := old.Spec.Resources, updated.Spec.Resources
 	if a == nil || b == nil {
@@ -216,14 +193,10 @@ func (c *Core) handleResize(ps *podState, out *opOutput) allocation.Outcome {
 	// The early Infeasible checks (platform, static pod, swap, pod-level
 	// gate) set the condition without an event in 1.35 (Decision.Silent).
 	if newly && c.s.profile.ResizeEvents() && !decision.Silent {
-		eventReason := ReasonResizeDeferred
-		if decision.Outcome == allocation.Infeasible {
-			eventReason = ReasonResizeInfeasible
-		}
-		prefix := prefixDeferred
+		eventReason, prefix := ReasonResizeDeferred, prefixDeferred
 		switch {
 		case decision.Outcome == allocation.Infeasible:
-			prefix = prefixInfeasible
+			eventReason, prefix = ReasonResizeInfeasible, prefixInfeasible
 		case c.s.profile.PendingEventNamesHandlerReason():
 			// From 1.36 the event names the reason of the admit handler
 			// that refused the resize ("Pod resize OutOfcpu"), while the
@@ -353,21 +326,19 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 			}
 			return t.advance(c, nil, nil)
 		}
-		allocated := false
-		if _, r, _ := resultOf[WriteAllocated](done, res); r.Err != nil {
-			err := r.Err
+		_, r, _ := resultOf[WriteAllocated](done, res)
+		if err := r.Err; err != nil {
 			// The allocation stays in memory (the checkpoint keeps it) but
 			// the resize is not started: it stays queued.
 			c.logRetryOutcome(ps.pod(), allocation.Admitted, err)
 			t.emit(c.event(&t.opOutput, ps.pod(), v1.EventTypeWarning, ReasonFailed, err.Error()))
 			t.keep = append(t.keep, item)
 		} else {
-			allocated = true
 			c.startResize(ps, t.decided, &t.opOutput)
 			t.allocated(c, ps.pod())
 			t.countAccepted(c)
 		}
-		t.settle(c, ps, allocated)
+		t.settle(c, ps, r.Err == nil)
 		t.next++
 	}
 	for ; t.next < len(t.items); t.next++ {
@@ -385,16 +356,14 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 			t.decided, t.decidedState = ps.pod(), ps
 			return t.take(WriteAllocated{&t.write}), false, false
 		}
-		switch outcome {
-		case allocation.Deferred:
+		if outcome == allocation.Deferred {
 			t.keep = append(t.keep, item)
-		case allocation.Admitted:
+		}
+		if outcome == allocation.Admitted {
 			// Nothing to allocate: the kubelet's retry counts that as
 			// accepted too, if the pod was Deferred before (see
 			// Core.resizeDeferred).
 			t.countAccepted(c)
-		}
-		if outcome == allocation.Admitted {
 			t.allocated(c, ps.pod())
 		} else {
 			c.logRetryOutcome(ps.pod(), outcome, nil)

@@ -17,10 +17,8 @@ import (
 // refuses.
 
 // podsAdded is HandlePodAdditions: the pods join the node's pods, each is
-// admitted in turn (an allocation task each), then the pods' resize
-// conditions are taken over from their API status, those with a pending
-// change join the queue and, when there was one, the pending resizes are
-// retried once (podsAddedTask). Nothing changes when a pod is refused.
+// admitted in turn (an allocation task each), then podsAddedTask ends the
+// batch. Nothing changes when a pod is refused.
 func (c *Core) podsAdded(pods []*v1.Pod, now time.Time) error {
 	seen := map[types.UID]bool{}
 	for _, pod := range pods {
@@ -164,7 +162,7 @@ func (t *admitTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 		}
 		ps.admitted = true
 		c.recount(ps)
-		ps.podCgroup = c.s.podCgroupName(qos.GetPodQOS(ps.pod()), ps.uid)
+		ps.podCgroup = c.s.cfg.PodCgroup(qos.GetPodQOS(ps.pod()), ps.uid)
 		c.markDirty(ps)
 		return t.take(), false, true
 	}

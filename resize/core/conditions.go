@@ -36,7 +36,8 @@ func (c *resizeConditions) release() {
 }
 
 // updatedCondition writes a resize condition into slot: lastProbeTime is
-// always now; lastTransitionTime moves only when the reason changes.
+// always now; lastTransitionTime moves only when the reason changes. old
+// may be slot itself: it is read before slot is written.
 func updatedCondition(slot *v1.PodCondition, t v1.PodConditionType, old *v1.PodCondition, reason, message string, generation int64, now metav1.Time) *v1.PodCondition {
 	transition := now
 	if old != nil && old.Reason == reason {
@@ -59,13 +60,10 @@ func updatedCondition(slot *v1.PodCondition, t v1.PodConditionType, old *v1.PodC
 // a Deferred message whose numbers moved is updated in place without an
 // event.
 func (c *resizeConditions) setPending(reason, message string, generation int64, now metav1.Time) bool {
-	var old v1.PodCondition
-	had := c.pending != nil
-	if had {
-		old = *c.pending
-	}
-	c.pending = updatedCondition(c.slot(0), v1.PodResizePending, condOrNil(had, &old), reason, message, generation, now)
-	return !had || old.Reason != reason || old.ObservedGeneration != generation
+	old := c.pending
+	changed := old == nil || old.Reason != reason || old.ObservedGeneration != generation
+	c.pending = updatedCondition(c.slot(0), v1.PodResizePending, old, reason, message, generation, now)
+	return changed
 }
 
 // clearPending drops PodResizePending.
@@ -86,17 +84,16 @@ func (c *resizeConditions) clearPending() bool {
 // update too, and the kubelet emits another ResizeError for it
 // (pkg/kubelet/kubelet.go, SyncPod); the same error again is not.
 func (c *resizeConditions) setInProgress(reason, message string, generation int64, now metav1.Time) bool {
-	var old v1.PodCondition
-	had := c.inProgress != nil
-	if had {
-		old = *c.inProgress
+	old := c.inProgress
+	if old != nil {
 		generation = old.ObservedGeneration
 		if reason == "" && message == "" {
 			reason, message = old.Reason, old.Message
 		}
 	}
-	c.inProgress = updatedCondition(c.slot(1), v1.PodResizeInProgress, condOrNil(had, &old), reason, message, generation, now)
-	return !had || old.Reason != reason || old.Message != message
+	changed := old == nil || old.Reason != reason || old.Message != message
+	c.inProgress = updatedCondition(c.slot(1), v1.PodResizeInProgress, old, reason, message, generation, now)
+	return changed
 }
 
 // backfill takes a pod's resize conditions over from an API status, as the
@@ -117,28 +114,18 @@ func (c *resizeConditions) backfill(conds []v1.PodCondition, now metav1.Time) {
 	}
 }
 
-func condOrNil(had bool, c *v1.PodCondition) *v1.PodCondition {
-	if had {
-		return c
-	}
-	return nil
-}
-
-// condSnapshot is a copy of a pod's resize conditions, to tell afterwards
-// whether anything changed.
-type condSnapshot struct {
-	pending, inProgress       v1.PodCondition
-	hasPending, hasInProgress bool
-}
+// condSnapshot is a copy of a pod's resize conditions, pending and
+// inProgress, to tell afterwards whether anything changed. A condition not
+// set is the zero condition: a set one always has its Type.
+type condSnapshot [2]v1.PodCondition
 
 // snapshot copies the conditions.
 func (c *resizeConditions) snapshot() condSnapshot {
-	s := condSnapshot{hasPending: c.pending != nil, hasInProgress: c.inProgress != nil}
-	if s.hasPending {
-		s.pending = *c.pending
-	}
-	if s.hasInProgress {
-		s.inProgress = *c.inProgress
+	var s condSnapshot
+	for i, cond := range [2]*v1.PodCondition{c.pending, c.inProgress} {
+		if cond != nil {
+			s[i] = *cond
+		}
 	}
 	return s
 }
@@ -146,16 +133,16 @@ func (c *resizeConditions) snapshot() condSnapshot {
 // changedSince reports whether the conditions differ from the snapshot in
 // any field the status shows.
 func (c *resizeConditions) changedSince(s condSnapshot) bool {
-	return !sameCondition(s.hasPending, &s.pending, c.pending) || !sameCondition(s.hasInProgress, &s.inProgress, c.inProgress)
-}
-
-func sameCondition(had bool, old, cur *v1.PodCondition) bool {
-	if !had || cur == nil {
-		return !had && cur == nil
+	now := c.snapshot()
+	for i := range s {
+		old, cur := &s[i], &now[i]
+		if old.Type != cur.Type || old.Status != cur.Status || old.Reason != cur.Reason || old.Message != cur.Message ||
+			old.ObservedGeneration != cur.ObservedGeneration ||
+			!old.LastProbeTime.Equal(&cur.LastProbeTime) || !old.LastTransitionTime.Equal(&cur.LastTransitionTime) {
+			return true
+		}
 	}
-	return old.Type == cur.Type && old.Status == cur.Status && old.Reason == cur.Reason && old.Message == cur.Message &&
-		old.ObservedGeneration == cur.ObservedGeneration &&
-		old.LastProbeTime.Equal(&cur.LastProbeTime) && old.LastTransitionTime.Equal(&cur.LastTransitionTime)
+	return false
 }
 
 // clearInProgress drops PodResizeInProgress and returns the generation it
@@ -174,45 +161,31 @@ func (c *resizeConditions) copy() resizeConditions {
 	return resizeConditions{pending: c.pending.DeepCopy(), inProgress: c.inProgress.DeepCopy()}
 }
 
-// list returns the conditions in the order the kubelet writes them
-// (PodResizePending before PodResizeInProgress), as copies.
-func (c *resizeConditions) list() []v1.PodCondition {
-	return c.listLike(nil)
-}
-
-// listLike is list, returning prev itself when it holds the very same
-// conditions (statuses are never changed in place, so they may share it).
+// listLike returns the conditions in the order the kubelet writes them
+// (PodResizePending before PodResizeInProgress), as copies, or prev itself
+// when it holds the very same conditions (statuses are never changed in
+// place, so they may share it).
 func (c *resizeConditions) listLike(prev []v1.PodCondition) []v1.PodCondition {
-	n := 0
-	if c.pending != nil {
-		n++
+	all := [2]*v1.PodCondition{c.pending, c.inProgress}
+	set := all[:0]
+	for _, cond := range all {
+		if cond != nil {
+			set = append(set, cond)
+		}
 	}
-	if c.inProgress != nil {
-		n++
-	}
-	if n == 0 {
+	if len(set) == 0 {
 		return nil
 	}
-	if len(prev) == n {
-		i := 0
-		same := true
-		if c.pending != nil {
-			same = prev[i] == *c.pending
-			i++
-		}
-		if same && c.inProgress != nil {
-			same = prev[i] == *c.inProgress
-		}
-		if same {
-			return prev
-		}
+	same := len(prev) == len(set)
+	for i := 0; same && i < len(set); i++ {
+		same = prev[i] == *set[i]
 	}
-	out := make([]v1.PodCondition, 0, n)
-	if c.pending != nil {
-		out = append(out, *c.pending)
+	if same {
+		return prev
 	}
-	if c.inProgress != nil {
-		out = append(out, *c.inProgress)
+	out := make([]v1.PodCondition, len(set))
+	for i, cond := range set {
+		out[i] = *cond
 	}
 	return out
 }

@@ -311,7 +311,7 @@ func TestConditionsList(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &resizeConditions{pending: tc.pending.DeepCopy(), inProgress: tc.inProgress.DeepCopy()}
-			got := c.list()
+			got := c.listLike(nil)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Fatalf("list() mismatch (-want +got):\n%s", diff)
 			}

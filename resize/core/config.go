@@ -119,44 +119,34 @@ func DefaultCapacity() v1.ResourceList {
 
 // WithDefaults returns cfg with every unset field at the kubelet's default.
 func (cfg NodeConfig) WithDefaults() NodeConfig {
-	if cfg.Name == "" {
-		cfg.Name = DefaultNodeName
-	}
+	orDefault(&cfg.Name, DefaultNodeName)
 	if cfg.Capacity == nil {
 		cfg.Capacity = DefaultCapacity()
 	}
 	if cfg.Allocatable == nil {
 		cfg.Allocatable = cfg.Capacity.DeepCopy()
 	}
-	if cfg.OS == "" {
-		cfg.OS = "linux"
-	}
-	if cfg.CgroupVersion == 0 {
-		cfg.CgroupVersion = cgconfig.V2
-	}
-	if cfg.CgroupDriver == "" {
-		cfg.CgroupDriver = cgconfig.DriverCgroupfs
-	}
-	if cfg.CPUManagerPolicy == "" {
-		cfg.CPUManagerPolicy = "none"
-	}
-	if cfg.MemoryManagerPolicy == "" {
-		cfg.MemoryManagerPolicy = "None"
-	}
-	if cfg.SwapBehavior == "" {
-		cfg.SwapBehavior = "NoSwap"
-	}
+	orDefault(&cfg.OS, "linux")
+	orDefault(&cfg.CgroupVersion, cgconfig.V2)
+	orDefault(&cfg.CgroupDriver, cgconfig.DriverCgroupfs)
+	orDefault(&cfg.CPUManagerPolicy, "none")
+	orDefault(&cfg.MemoryManagerPolicy, "None")
+	orDefault(&cfg.SwapBehavior, "NoSwap")
 	if cfg.CPUCFSQuota == nil {
 		t := true
 		cfg.CPUCFSQuota = &t
 	}
-	if cfg.CPUCFSQuotaPeriod == 0 {
-		cfg.CPUCFSQuotaPeriod = 100 * time.Millisecond
-	}
-	if cfg.Profile == "" {
-		cfg.Profile = profile.Default
-	}
+	orDefault(&cfg.CPUCFSQuotaPeriod, 100*time.Millisecond)
+	orDefault(&cfg.Profile, profile.Default)
 	return cfg
+}
+
+// orDefault sets *v to def when it is the zero value.
+func orDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
 }
 
 // ConfigError is the error Validate returns: the NodeConfig field (by its
@@ -275,7 +265,8 @@ type settings struct {
 	// CustomCPUCFSQuotaPeriod, else the kernel's default 100000.
 	cpuPeriod uint64
 	admit     allocation.NodeConfig
-	// cri builds the CRI messages the node sends.
+	// cri builds the CRI messages the node sends; its PodConfigOptions are
+	// the kubelet settings that shape a pod cgroup.
 	cri kubeletcri.Messages
 }
 
@@ -313,9 +304,4 @@ func newSettings(cfg NodeConfig) settings {
 		Command:                   cfg.Command,
 	})
 	return s
-}
-
-// podConfigOptions are the kubelet settings that shape a pod cgroup.
-func (s *settings) podConfigOptions() cgconfig.PodConfigOptions {
-	return s.cri.PodConfigOptions()
 }

@@ -193,7 +193,7 @@ func (c *Core) Quiet() bool {
 	if !c.made() {
 		return true
 	}
-	return len(c.inflight) == 0 && c.allocHead == len(c.allocTasks) && !c.hasPodWork()
+	return len(c.inflight) == 0 && c.allocIdle() && c.deletes == 0 && c.dirtyCount == 0
 }
 
 // InFlight reports how many batches are being performed.
@@ -202,10 +202,6 @@ func (c *Core) InFlight() int {
 		return 0
 	}
 	return len(c.inflight)
-}
-
-func (c *Core) hasPodWork() bool {
-	return c.deletes > 0 || c.dirtyCount > 0
 }
 
 // NextTimer is the earliest time a timer falls due: the periodic retry of

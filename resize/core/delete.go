@@ -63,34 +63,26 @@ func (o *deleteOp) advance(c *Core, done []Action, res []Result) ([]Action, bool
 		var errs []error
 		for i, a := range done {
 			err := res[i].Err
-			if err != nil && res[i].NotFound {
-				err = nil
+			if err == nil || res[i].NotFound {
+				switch a := a.(type) {
+				case RemoveContainer:
+					ps.forgetContainer(a.ID)
+				case RemovePodSandbox:
+					ps.sandboxID = ""
+				}
+				continue
 			}
 			switch a := a.(type) {
 			case StopContainer:
-				if err != nil {
-					errs = append(errs, fmt.Errorf("stop container %s: %w", a.Name, err))
-				}
+				errs = append(errs, fmt.Errorf("stop container %s: %w", a.Name, err))
 			case RemoveContainer:
-				if err != nil {
-					errs = append(errs, fmt.Errorf("remove container %s: %w", a.ID, err))
-					continue
-				}
-				ps.forgetContainer(a.ID)
+				errs = append(errs, fmt.Errorf("remove container %s: %w", a.ID, err))
 			case StopPodSandbox:
-				if err != nil {
-					errs = append(errs, fmt.Errorf("stop sandbox: %w", err))
-				}
+				errs = append(errs, fmt.Errorf("stop sandbox: %w", err))
 			case RemovePodSandbox:
-				if err != nil {
-					errs = append(errs, fmt.Errorf("remove sandbox: %w", err))
-					continue
-				}
-				ps.sandboxID = ""
+				errs = append(errs, fmt.Errorf("remove sandbox: %w", err))
 			case DeleteCgroup:
-				if err != nil {
-					errs = append(errs, fmt.Errorf("delete pod cgroup: %w", err))
-				}
+				errs = append(errs, fmt.Errorf("delete pod cgroup: %w", err))
 			}
 		}
 		if len(errs) > 0 {
@@ -114,7 +106,7 @@ func (o *deleteOp) finish(c *Core) {
 
 // forgetContainer drops a removed container from the pod's records.
 func (ps *podState) forgetContainer(id string) {
-	ps.containers.dropID(id)
+	ps.containers = slices.DeleteFunc(ps.containers, func(n namedRecord) bool { return n.id == id })
 	if i := slices.Index(ps.dead, id); i >= 0 {
 		ps.dead = slices.Delete(ps.dead, i, i+1)
 	}

@@ -14,39 +14,20 @@ type seqEntry struct {
 // seqHeap orders pods by admission sequence, smallest first.
 type seqHeap []seqEntry
 
+func (h seqHeap) less(i, j int) bool { return h[i].seq < h[j].seq }
+func (h seqHeap) swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+
 func (h *seqHeap) push(e seqEntry) {
 	*h = append(*h, e)
-	s := *h
-	for i := len(s) - 1; i > 0; {
-		p := (i - 1) / 2
-		if s[p].seq <= s[i].seq {
-			break
-		}
-		s[p], s[i] = s[i], s[p]
-		i = p
-	}
+	siftUp(len(*h)-1, h.less, h.swap)
 }
 
 func (h *seqHeap) pop() seqEntry {
 	s := *h
-	top := s[0]
-	last := len(s) - 1
+	top, last := s[0], len(s)-1
 	s[0] = s[last]
 	s = s[:last]
-	for i := 0; ; {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < len(s) && s[l].seq < s[m].seq {
-			m = l
-		}
-		if r < len(s) && s[r].seq < s[m].seq {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		s[m], s[i] = s[i], s[m]
-		i = m
-	}
+	siftDown(0, len(s), s.less, s.swap)
 	*h = s
 	return top
 }
@@ -57,7 +38,8 @@ func (h *seqHeap) pop() seqEntry {
 // stale one behind.
 type timerHeap []*podState
 
-func timerBefore(a, b *podState) bool {
+func (h timerHeap) less(i, j int) bool {
+	a, b := h[i], h[j]
 	if !a.resyncAt.Equal(b.resyncAt) {
 		return a.resyncAt.Before(b.resyncAt)
 	}
@@ -69,33 +51,8 @@ func (h timerHeap) swap(i, j int) {
 	h[i].timerIdx, h[j].timerIdx = int32(i), int32(j)
 }
 
-func (h timerHeap) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !timerBefore(h[i], h[p]) {
-			return
-		}
-		h.swap(i, p)
-		i = p
-	}
-}
-
-func (h timerHeap) down(i int) {
-	for {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < len(h) && timerBefore(h[l], h[m]) {
-			m = l
-		}
-		if r < len(h) && timerBefore(h[r], h[m]) {
-			m = r
-		}
-		if m == i {
-			return
-		}
-		h.swap(i, m)
-		i = m
-	}
-}
+func (h timerHeap) up(i int)   { siftUp(i, h.less, h.swap) }
+func (h timerHeap) down(i int) { siftDown(i, len(h), h.less, h.swap) }
 
 // remove takes the entry at i out.
 func (h *timerHeap) remove(i int) {
@@ -108,5 +65,36 @@ func (h *timerHeap) remove(i int) {
 	if i < last {
 		(*h).down(i)
 		(*h).up(i)
+	}
+}
+
+// siftUp moves entry i of a binary heap up to its place, and siftDown
+// moves it down among the n entries: less orders the entries, swap
+// exchanges two of them.
+func siftUp(i int, less func(i, j int) bool, swap func(i, j int)) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !less(i, p) {
+			return
+		}
+		swap(i, p)
+		i = p
+	}
+}
+
+func siftDown(i, n int, less func(i, j int) bool, swap func(i, j int)) {
+	for {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && less(l, m) {
+			m = l
+		}
+		if r < n && less(r, m) {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		swap(i, m)
+		i = m
 	}
 }

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/resize/profile"
 )
 
@@ -65,14 +66,14 @@ func TestMemoryCheck(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSettings(NodeConfig{Profile: tc.version}.WithDefaults())
 			cur := PodCgroupReading{Memory: tc.current, Quota: -1, Period: 100000}
-			mc, ok := s.planMemoryCheck(tc.pod, cur, PodActions{UpdateMemory: tc.updates}, ids)
+			mc, ok := s.planMemoryCheck(tc.pod, cgconfig.PodConfig(tc.pod, s.cri.PodConfigOptions()), cur, PodActions{UpdateMemory: tc.updates}, ids)
 			if !ok {
 				if tc.wantReads != 0 {
 					t.Fatalf("no check planned, want %d reads", tc.wantReads)
 				}
 				return
 			}
-			reads := mc.reads("pod")
+			reads := mc.appendReads(nil, "pod")
 			if len(reads) != tc.wantReads {
 				t.Fatalf("reads = %v, want %d", reads, tc.wantReads)
 			}

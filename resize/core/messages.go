@@ -78,20 +78,14 @@ const (
 func pendingPrefix(reason string) string {
 	switch reason {
 	case "OutOfcpu":
-		return prefixOutOfCPU
+		return "Pod resize OutOfcpu"
 	case "OutOfmemory":
-		return prefixOutOfMemory
+		return "Pod resize OutOfmemory"
 	case "OutOfpods":
-		return prefixOutOfPods
+		return "Pod resize OutOfpods"
 	}
 	return "Pod resize " + reason
 }
-
-const (
-	prefixOutOfCPU    = "Pod resize OutOfcpu"
-	prefixOutOfMemory = "Pod resize OutOfmemory"
-	prefixOutOfPods   = "Pod resize OutOfpods"
-)
 
 // ResizeMessage is a resize event's message, kept unformatted: the pod
 // whose containers it lists (pods are never changed in place, so keeping

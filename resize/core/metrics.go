@@ -6,8 +6,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/resizelet/resizelet/qos"
 )
 
 // RecordMetrics turns the metrics on or off. Turned on, the core counts
@@ -70,27 +68,18 @@ func (c *Core) setPending(ps *podState, reason, message string, generation int64
 
 // clearPending is ClearPodResizePendingCondition.
 func (c *Core) clearPending(ps *podState) {
-	m := c.metrics
-	if m == nil {
-		ps.conds.clearPending()
-		return
-	}
-	if old := ps.conds.pending; old != nil {
-		m.actual.addPending(old.Reason, -1)
-		ps.conds.clearPending()
-		m.showPending()
+	old := ps.conds.pending
+	if ps.conds.clearPending() && c.metrics != nil {
+		c.metrics.actual.addPending(old.Reason, -1)
+		c.metrics.showPending()
 	}
 }
 
 // setInProgress is SetPodResizeInProgressCondition.
 func (c *Core) setInProgress(ps *podState, reason, message string, generation int64, now metav1.Time) bool {
-	m := c.metrics
-	if m == nil {
-		return ps.conds.setInProgress(reason, message, generation, now)
-	}
 	had := ps.conds.inProgress != nil
 	updated := ps.conds.setInProgress(reason, message, generation, now)
-	if !had {
+	if m := c.metrics; m != nil && !had {
 		m.actual.InProgress++
 		m.known[ps.uid] = struct{}{}
 		m.showInProgress()
@@ -100,12 +89,8 @@ func (c *Core) setInProgress(ps *podState, reason, message string, generation in
 
 // clearInProgress is ClearPodResizeInProgressCondition.
 func (c *Core) clearInProgress(ps *podState) (int64, bool) {
-	m := c.metrics
-	if m == nil {
-		return ps.conds.clearInProgress()
-	}
 	generation, cleared := ps.conds.clearInProgress()
-	if cleared {
+	if m := c.metrics; m != nil && cleared {
 		m.actual.InProgress--
 		m.showInProgress()
 	}
@@ -169,43 +154,18 @@ func (c *Core) forgetConditions(ps *podState) {
 }
 
 // countRequested is recordContainerResizeOperations (pkg/kubelet/kubelet.go,
-// HandlePodUpdates): for each resizable container of the pod the kubelet
-// had (sidecars, then regular containers; ContainerIter and
-// IsResizableContainer of 1.35) and the container of the same name and kind
-// in the updated pod, memory requests, memory limits, cpu requests and cpu
-// limits in that order, one count per value that changed.
+// HandlePodUpdates): one count per value that changed, in requestedChanges'
+// order, with the resizable containers of 1.35 (sidecars and regular
+// containers: ContainerIter and IsResizableContainer).
 func (c *Core) countRequested(old, updated *v1.Pod) {
 	m := c.metrics
 	if m == nil || old == nil {
 		return
 	}
-	count := func(oldC, newC *v1.Container) {
-		if newC == nil {
-			// The API server keeps the containers of a pod: the kubelet
-			// would not get such an update.
-			return
-		}
-		for _, v := range [...]struct {
-			resource    v1.ResourceName
-			requirement string
-		}{{v1.ResourceMemory, "requests"}, {v1.ResourceMemory, "limits"}, {v1.ResourceCPU, "requests"}, {v1.ResourceCPU, "limits"}} {
-			before, after := oldC.Resources.Requests, newC.Resources.Requests
-			if v.requirement == "limits" {
-				before, after = oldC.Resources.Limits, newC.Resources.Limits
-			}
-			if op := resizeOperation(after[v.resource], before[v.resource]); op != "" {
-				m.emit(MetricEvent{Kind: MetricRequestedResize, Resource: string(v.resource), Requirement: v.requirement, Operation: op})
-			}
-		}
-	}
-	for i := range old.Spec.InitContainers {
-		if oc := &old.Spec.InitContainers[i]; qos.IsSidecar(oc) {
-			count(oc, lastNamed(updated.Spec.InitContainers, oc.Name, true))
-		}
-	}
-	for i := range old.Spec.Containers {
-		count(&old.Spec.Containers[i], lastNamed(updated.Spec.Containers, old.Spec.Containers[i].Name, false))
-	}
+	requestedChanges(old, updated, false, func(resource v1.ResourceName, requirement, op string) bool {
+		m.emit(MetricEvent{Kind: MetricRequestedResize, Resource: string(resource), Requirement: requirement, Operation: op})
+		return true
+	})
 }
 
 // countInfeasible counts an Infeasible decision under its reason_detail

@@ -105,16 +105,51 @@ func (m *metricState) showPending() {
 // showInProgress is recordInProgressResizeCount.
 func (m *metricState) showInProgress() { m.out.Gauges.InProgress = m.actual.InProgress }
 
-// lastNamed is the kubelet's search for the new container: the last one of
-// the name among the resizable ones of the list.
-func lastNamed(list []v1.Container, name string, sidecarsOnly bool) *v1.Container {
-	var found *v1.Container
-	for i := range list {
-		if list[i].Name == name && (!sidecarsOnly || qos.IsSidecar(&list[i])) {
-			found = &list[i]
+// requestedChanges is the walk of recordContainerResizeOperations and
+// recordResizeOperations (pkg/kubelet/kubelet.go, HandlePodUpdates): for
+// each resizable container of old (sidecars, or with initResizable every
+// init container, then regular containers) and the last resizable
+// container of the same name and kind in updated, it calls f with each of
+// its memory requests, memory limits, cpu requests and cpu limits, in that
+// order, that changed, and the operation (resizeOperation). f returns
+// false to stop the walk.
+func requestedChanges(old, updated *v1.Pod, initResizable bool, f func(resource v1.ResourceName, requirement, op string) bool) {
+	visit := func(oldC *v1.Container, list []v1.Container, init bool) bool {
+		var newC *v1.Container
+		for i := range list {
+			if list[i].Name == oldC.Name && (!init || initResizable || qos.IsSidecar(&list[i])) {
+				newC = &list[i]
+			}
+		}
+		if newC == nil {
+			// The API server keeps a pod's containers: no such update
+			// reaches the kubelet (whose loop would fail on it).
+			return true
+		}
+		for _, v := range [...]struct {
+			resource    v1.ResourceName
+			requirement string
+		}{{v1.ResourceMemory, "requests"}, {v1.ResourceMemory, "limits"}, {v1.ResourceCPU, "requests"}, {v1.ResourceCPU, "limits"}} {
+			before, after := oldC.Resources.Requests, newC.Resources.Requests
+			if v.requirement == "limits" {
+				before, after = oldC.Resources.Limits, newC.Resources.Limits
+			}
+			if op := resizeOperation(after[v.resource], before[v.resource]); op != "" && !f(v.resource, v.requirement, op) {
+				return false
+			}
+		}
+		return true
+	}
+	for i := range old.Spec.InitContainers {
+		if oc := &old.Spec.InitContainers[i]; (initResizable || qos.IsSidecar(oc)) && !visit(oc, updated.Spec.InitContainers, true) {
+			return
 		}
 	}
-	return found
+	for i := range old.Spec.Containers {
+		if !visit(&old.Spec.Containers[i], updated.Spec.Containers, false) {
+			return
+		}
+	}
 }
 
 // resizeOperation is resizeOperationForResources (pkg/kubelet/kubelet.go):

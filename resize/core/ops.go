@@ -59,10 +59,7 @@ func (c *Core) event(out *opOutput, pod *v1.Pod, eventType, reason, message stri
 // resizeEvent builds a resize event about pod whose message is rendered
 // when read.
 func (c *Core) resizeEvent(out *opOutput, pod *v1.Pod, eventType, reason string, msg ResizeMessage) RecordEvent {
-	e := out.eventSlot()
-	*e = Event{
-		Time: c.now, Namespace: pod.Namespace, Pod: pod.Name,
-		Type: eventType, Reason: reason, Resize: msg,
-	}
-	return RecordEvent{Event: e}
+	ev := c.event(out, pod, eventType, reason, "")
+	ev.Event.Resize = msg
+	return ev
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
@@ -70,18 +71,13 @@ func actuatedLimits(pod *v1.ResourceRequirements, own v1.ResourceList, podLevelR
 	}
 	var out v1.ResourceList
 	for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
-		if q := own[name]; !q.IsZero() {
-			continue
-		}
 		p, ok := pod.Limits[name]
-		if !ok || p.IsZero() {
+		if q := own[name]; !q.IsZero() || !ok || p.IsZero() {
 			continue
 		}
 		if out == nil {
 			out = make(v1.ResourceList, len(own)+2)
-			for k, q := range own {
-				out[k] = q
-			}
+			maps.Copy(out, own)
 		}
 		out[name] = p
 	}
@@ -152,21 +148,12 @@ func (a *PodActions) Resizing() bool {
 
 // planPod is computePodActions: containers that are missing or exited are
 // started per the restart policy; running resizable containers are
-// compared, allocated against actuated, field by field
-// (computePodResizeAction); a changed field whose resource has policy
-// RestartContainer restarts the container, otherwise the change is queued
-// as an update, decreases first. With pod-level resize on, a pod whose
-// pod-level allocation differs from its actuated record updates the pod
-// cgroup too. With pod-level resize on, both sides take the pod-level
-// limits (allocated and actuated respectively) for the limits a container
-// lacks, as containerResourcesFromRequirements does.
-func planPod(alloc *v1.Pod, states map[string]ContainerState, actuated allocation.PodResources, resizeAllowed, podLevelResize bool) PodActions {
-	return planPodInto(PodActions{}, alloc, states, actuated, resizeAllowed, podLevelResize)
-}
-
-// planPodInto is planPod appending to the (emptied) slices of reuse, which
-// a sync keeps from one use to the next.
-func planPodInto(reuse PodActions, alloc *v1.Pod, states map[string]ContainerState, actuated allocation.PodResources, resizeAllowed, podLevelResize bool) PodActions {
+// compared, allocated against actuated (planContainerResize). With
+// pod-level resize on, a pod whose pod-level allocation differs from its
+// actuated record updates the pod cgroup too. The lists are appended to
+// the (emptied) slices of reuse, which a sync keeps from one use to the
+// next.
+func planPod(reuse PodActions, alloc *v1.Pod, states map[string]ContainerState, actuated allocation.PodResources, resizeAllowed, podLevelResize bool) PodActions {
 	a := PodActions{Kill: reuse.Kill[:0], Start: reuse.Start[:0], UpdateMemory: reuse.UpdateMemory[:0], UpdateCPU: reuse.UpdateCPU[:0]}
 	for c := range allContainers(alloc) {
 		st, ok := states[c.Name]
@@ -251,7 +238,11 @@ func actuatedPodRecord(actuated allocation.PodResources, podLevelResize bool) *v
 
 // planContainerResize is computePodResizeAction for one running container:
 // the allocation against the container's actuated record (a missing record
-// is zeros), each with its pod-level limits under pod-level resize.
+// is zeros), each with its pod-level limits for those the container lacks
+// under pod-level resize (containerResourcesFromRequirements), field by
+// field. A changed field whose resource has policy RestartContainer
+// restarts the container; otherwise the change is queued as an update,
+// decreases first.
 func planContainerResize(a *PodActions, alloc *v1.Pod, c *v1.Container, st ContainerState, actuated allocation.PodResources, podLevelResize bool) {
 	if sharesRecord(alloc, c, actuated, podLevelResize) {
 		return
@@ -283,25 +274,21 @@ func planContainerResize(a *PodActions, alloc *v1.Pod, c *v1.Container, st Conta
 		}
 	}
 	update := ContainerUpdate{Name: c.Name, ID: st.ID, Desired: desired, Current: current}
-	// queue prepends a decrease and appends an increase, so that across
-	// containers the decreases run first.
-	queue := func(list *[]ContainerUpdate, want, got int64) {
+	// queue compares the limit, or the request when the limit is the
+	// same, and prepends a decrease and appends an increase, so that
+	// across containers the decreases run first.
+	queue := func(list *[]ContainerUpdate, want, got, wantRequest, gotRequest int64) {
+		if want == got {
+			want, got = wantRequest, gotRequest
+		}
 		if want > got {
 			*list = append(*list, update)
 		} else if want < got {
 			*list = slices.Insert(*list, 0, update)
 		}
 	}
-	if desired.MemoryLimit != current.MemoryLimit {
-		queue(&a.UpdateMemory, desired.MemoryLimit, current.MemoryLimit)
-	} else if desired.MemoryRequest != current.MemoryRequest {
-		queue(&a.UpdateMemory, desired.MemoryRequest, current.MemoryRequest)
-	}
-	if desired.CPULimit != current.CPULimit {
-		queue(&a.UpdateCPU, desired.CPULimit, current.CPULimit)
-	} else if desired.CPURequest != current.CPURequest {
-		queue(&a.UpdateCPU, desired.CPURequest, current.CPURequest)
-	}
+	queue(&a.UpdateMemory, desired.MemoryLimit, current.MemoryLimit, desired.MemoryRequest, current.MemoryRequest)
+	queue(&a.UpdateCPU, desired.CPULimit, current.CPULimit, desired.CPURequest, current.CPURequest)
 }
 
 // resizeInProgress is isPodResizeInProgress: a running resizable container

@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
@@ -47,9 +48,7 @@ func (c *Core) Clone() (*Core, error) {
 	for _, item := range c.queue.Items() {
 		out.queue.Push(item)
 	}
-	for k, uid := range c.byName {
-		out.byName[k] = uid
-	}
+	maps.Copy(out.byName, c.byName)
 	for _, uid := range c.order {
 		ps := c.pods[uid]
 		cp := *ps
@@ -107,11 +106,7 @@ func (c *Core) PlanAdmission(pod *v1.Pod) (AdmissionPlan, error) {
 	clone.pushPending(ps)
 	items := clone.queue.Items()
 	plan.QueueLength = len(items)
-	for i, item := range items {
-		if item.UID == ps.uid {
-			plan.QueuePosition = i
-		}
-	}
+	plan.QueuePosition = slices.IndexFunc(items, func(item allocation.PendingResize) bool { return item.UID == ps.uid })
 	plan.Checks = allocation.ExplainResize(updated, clone.othersUsage(ps), clone.s.admit)
 	return plan, nil
 }

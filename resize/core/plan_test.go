@@ -140,7 +140,7 @@ func TestPlanPod(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := &v1.Pod{Spec: v1.PodSpec{Containers: tc.containers, InitContainers: tc.inits, RestartPolicy: tc.restart}}
-			got := summary(planPod(pod, tc.states, tc.actuated, tc.allowed, false))
+			got := summary(planPod(PodActions{}, pod, tc.states, tc.actuated, tc.allowed, false))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("plan (-want +got):\n%s", diff)
 			}
@@ -168,7 +168,7 @@ func TestPlanPodLevel(t *testing.T) {
 		{"actuated, gate on", fresh, true, false},
 		{"not actuated, gate off", stale, false, false},
 	} {
-		if got := planPod(pod, states, tc.actuated, true, tc.gate).UpdatePodResources; got != tc.want {
+		if got := planPod(PodActions{}, pod, states, tc.actuated, true, tc.gate).UpdatePodResources; got != tc.want {
 			t.Errorf("%s: UpdatePodResources = %v, want %v", tc.name, got, tc.want)
 		}
 		if got := resizeInProgress(pod, states, tc.actuated, tc.gate); got != tc.want {
@@ -257,7 +257,7 @@ func TestSharedRecordShortcut(t *testing.T) {
 				if pl[1] != nil {
 					copied.PodLevelResources = pl[1].DeepCopy()
 				}
-				if got, want := planPod(pod, states, shared, true, gate), planPod(pod, states, copied, true, gate); !cmp.Equal(got, want) {
+				if got, want := planPod(PodActions{}, pod, states, shared, true, gate), planPod(PodActions{}, pod, states, copied, true, gate); !cmp.Equal(got, want) {
 					t.Errorf("%v pod-level %v gate %v: plan %+v with the shared record, %+v with a copy", r, pl, gate, got, want)
 				}
 				if got, want := resizeInProgress(pod, states, shared, gate), resizeInProgress(pod, states, copied, gate); got != want {

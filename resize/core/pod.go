@@ -138,18 +138,6 @@ func (r containerRecords) id(name string) string {
 	return rec.id
 }
 
-// containerAttempt is the attempt of the pod's container name, 0 if there
-// is none.
-func (ps *podState) containerAttempt(name string) uint32 {
-	rec, _ := ps.containers.lookup(name)
-	return rec.attempt
-}
-
-// dropID drops the record of the container with runtime ID id.
-func (r *containerRecords) dropID(id string) {
-	*r = slices.DeleteFunc(*r, func(n namedRecord) bool { return n.id == id })
-}
-
 // podName is a pod's namespace and name, the key the kubelet is asked by.
 type podName struct{ namespace, name string }
 
@@ -233,11 +221,6 @@ func allocationFromPod(pod allocation.Allocated, initContainers bool, reuse map[
 	}
 	r.PodLevelResources = pod.PodLevel()
 	return r
-}
-
-// podCgroupName is the pod's cgroup path below the hierarchy root.
-func (s *settings) podCgroupName(qosClass v1.PodQOSClass, uid types.UID) string {
-	return s.cfg.PodCgroup(qosClass, uid)
 }
 
 // PodCgroup is the path, below the cgroup hierarchy root, of the cgroup of

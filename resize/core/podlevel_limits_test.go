@@ -56,14 +56,14 @@ func TestPlanPodLevelLimits(t *testing.T) {
 		ContainerResources: map[string]v1.ResourceRequirements{"a": {Limits: oldPod.Limits}},
 		PodLevelResources:  &oldPod,
 	}
-	a := planPod(pod, states, rec, true, true)
+	a := planPod(PodActions{}, pod, states, rec, true, true)
 	if len(a.UpdateCPU) != 1 || a.UpdateCPU[0].Desired.CPULimit != 800 || a.UpdateCPU[0].Current.CPULimit != 500 || len(a.UpdateMemory) != 0 {
 		t.Errorf("gate on: cpu updates %+v, memory updates %+v; want one cpu update 500 -> 800", a.UpdateCPU, a.UpdateMemory)
 	}
 	if !resizeInProgress(pod, states, rec, true) {
 		t.Error("gate on: resizeInProgress = false, want true")
 	}
-	if a := planPod(pod, states, allocation.PodResources{ContainerResources: map[string]v1.ResourceRequirements{"a": {}}}, true, false); len(a.UpdateCPU)+len(a.UpdateMemory) != 0 {
+	if a := planPod(PodActions{}, pod, states, allocation.PodResources{ContainerResources: map[string]v1.ResourceRequirements{"a": {}}}, true, false); len(a.UpdateCPU)+len(a.UpdateMemory) != 0 {
 		t.Errorf("gate off: updates %+v %+v, want none", a.UpdateCPU, a.UpdateMemory)
 	}
 	// Once actuated (record and pod-level record at the new values),
@@ -72,7 +72,7 @@ func TestPlanPodLevelLimits(t *testing.T) {
 		ContainerResources: map[string]v1.ResourceRequirements{"a": {Limits: newPod.Limits}},
 		PodLevelResources:  &newPod,
 	}
-	if a := planPod(pod, states, done, true, true); a.Resizing() {
+	if a := planPod(PodActions{}, pod, states, done, true, true); a.Resizing() {
 		t.Errorf("actuated: actions %+v, want none", a)
 	}
 	if resizeInProgress(pod, states, done, true) {

@@ -152,8 +152,11 @@ func (c *Core) removePod(uid types.UID) {
 	}
 }
 
-// podByName finds a known pod.
+// podByName finds a known pod. A Core that New did not make knows none.
 func (c *Core) podByName(namespace, name string) *podState {
+	if !c.made() {
+		return nil
+	}
 	return c.pods[c.byName[podName{namespace, name}]]
 }
 
@@ -202,9 +205,8 @@ func (c *Core) recountNow(ps *podState) {
 
 // othersUsage is what admission counts as used beside ps: the node's usage
 // without ps's own share, kept up to date by recount rather than summed
-// over the pods (otherPods is that walk, which the tests keep as the
-// oracle). The result lives in the core's scratch space until the next
-// call.
+// over the pods (the tests keep that walk, otherPods, as the oracle). The
+// result lives in the core's scratch space until the next call.
 func (c *Core) othersUsage(ps *podState) *allocation.Usage {
 	c.recountStale()
 	c.scratch.Set(&c.used)
@@ -235,22 +237,6 @@ func (c *Core) counts(ps *podState) bool {
 		return false
 	}
 	return ps.hasAllocated || !c.s.profile.AdmissionSkipsUnallocatedPods()
-}
-
-// otherPods are the admitted, active pods other than uid, each overlaid
-// with its allocation and carrying its status: what admission counts as
-// used (getAllocatedPods over the active pods).
-func (c *Core) otherPods(uid types.UID) []*v1.Pod {
-	out := make([]*v1.Pod, 0, len(c.order))
-	for _, id := range c.order {
-		ps := c.pods[id]
-		if id == uid || !c.counts(ps) {
-			continue
-		}
-		p, _ := ps.allocatedPod()
-		out = append(out, p)
-	}
-	return out
 }
 
 // finished reports whether the kubelet's pod worker is done with the pod:

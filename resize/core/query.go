@@ -27,9 +27,6 @@ type PodInfo struct {
 
 // Pod returns what the kubelet knows of a pod, and whether it knows it.
 func (c *Core) Pod(namespace, name string) (PodInfo, bool) {
-	if !c.made() {
-		return PodInfo{}, false
-	}
 	ps := c.podByName(namespace, name)
 	if ps == nil {
 		return PodInfo{}, false
@@ -58,18 +55,12 @@ func (c *Core) Pod(namespace, name string) (PodInfo, bool) {
 // Knows reports whether the kubelet knows the pod, without copying
 // anything of it.
 func (c *Core) Knows(namespace, name string) bool {
-	if !c.made() {
-		return false
-	}
 	return c.podByName(namespace, name) != nil
 }
 
 // Has reports whether the kubelet knows the pod of that name with that
 // UID.
 func (c *Core) Has(namespace, name string, uid types.UID) bool {
-	if !c.made() {
-		return false
-	}
 	ps := c.podByName(namespace, name)
 	return ps != nil && ps.uid == uid
 }
@@ -80,7 +71,7 @@ func (c *Core) Has(namespace, name string, uid types.UID) bool {
 // callers hand it the API server's answers concurrently drops such a pod
 // rather than take the pod's spec back to what it was.
 func (c *Core) Stale(pod *v1.Pod) bool {
-	if !c.made() || pod == nil {
+	if pod == nil {
 		return false
 	}
 	ps := c.podByName(pod.Namespace, pod.Name)
@@ -90,9 +81,6 @@ func (c *Core) Stale(pod *v1.Pod) bool {
 // APIPod returns a copy of the pod as the kubelet sees it: the spec the
 // API server last gave it and the status the kubelet last wrote.
 func (c *Core) APIPod(namespace, name string) (*v1.Pod, bool) {
-	if !c.made() {
-		return nil, false
-	}
 	ps := c.podByName(namespace, name)
 	if ps == nil {
 		return nil, false

@@ -8,19 +8,14 @@ import (
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 )
 
-// This file is NodeConfig.ReconcilePodCgroups: resizelet's opt-in fix for a
-// gap of the kubelet v1.35.4. That kubelet writes the pod cgroup only from
-// doPodResizeAction (pkg/kubelet/kuberuntime/kuberuntime_manager.go), which
-// runs only when computePodActions finds a container whose allocation
-// differs from its actuated record, and it records each container as
-// actuated right after its UpdateContainerResources
+// This file is NodeConfig.ReconcilePodCgroups, resizelet's opt-in fix for
+// the gap its documentation describes: the kubelet v1.35.4 records each
+// container as actuated right after its UpdateContainerResources
 // (pkg/kubelet/kuberuntime/kuberuntime_container.go,
-// updateContainerResources). A decrease writes the pod cgroup last, so a
-// crash or a failed pod cgroup write after the containers were updated
-// leaves the pod cgroup at its old value while every record says the
-// resize is done, and no later sync looks at the pod cgroup again. With the
-// option on, every sync whose containers are all actuated reads the pod
-// cgroup and writes back what differs from the allocation.
+// updateContainerResources) and a decrease writes the pod cgroup last, so
+// no later sync looks at a pod cgroup left behind. With the option on,
+// every sync whose containers are all actuated reads the pod cgroup and
+// writes back what differs from the allocation.
 
 // podCgroupValues are the pod cgroup's values for the allocated pod as the
 // kubelet writes them: ResourceConfigForPod, with the kubelet's linear
@@ -28,7 +23,7 @@ import (
 // leaves as it finds it (a Burstable pod without limits keeps the ones
 // its cgroup has).
 func (s *settings) podCgroupValues(alloc *v1.Pod) cgconfig.Values {
-	return cgconfig.PodConfig(alloc, s.podConfigOptions()).Values(s.cfg.CgroupVersion, cgconfig.LinearWeight)
+	return cgconfig.PodConfig(alloc, s.cri.PodConfigOptions()).Values(s.cfg.CgroupVersion, cgconfig.LinearWeight)
 }
 
 // reconcile starts the pod cgroup check when the option is on and the
@@ -57,32 +52,30 @@ func (o *syncOp) reconcileWrites(c *Core, ps *podState, done []Action, res []Res
 		o.errs = append(o.errs, fmt.Errorf("reconcile pod cgroup %s: %w", ps.podCgroup, r.Err))
 		return nil
 	}
-	want := s.podCgroupValues(o.alloc)
-	diff, ok := cgroupDrift(want, r.Values, s.cfg.CgroupVersion)
+	desired := cgconfig.PodConfig(o.alloc, s.cri.PodConfigOptions())
+	diff, ok := cgroupDrift(desired.Values(s.cfg.CgroupVersion, cgconfig.LinearWeight), r.Values, s.cfg.CgroupVersion)
 	if !ok {
 		return nil
 	}
 	o.phase = syncReconciled
 	// The pod's totals once the write is done: the allocation's values
 	// where the kubelet sets them, what the cgroup holds elsewhere.
-	desired := cgconfig.PodConfig(o.alloc, s.podConfigOptions())
 	cur := readingOf(r.Values, s.cfg.CgroupVersion)
-	current := cgconfig.ResourceConfig{Memory: &cur.Memory, CPUQuota: &cur.Quota, CPUPeriod: &cur.Period, CPUShares: &cur.Shares}
-	if desired.Memory != nil {
-		current.Memory = desired.Memory
+	if desired.Memory == nil {
+		desired.Memory = &cur.Memory
 	}
-	if desired.CPUQuota != nil {
-		current.CPUQuota = desired.CPUQuota
+	if desired.CPUQuota == nil {
+		desired.CPUQuota = &cur.Quota
 	}
-	if desired.CPUPeriod != nil {
-		current.CPUPeriod = desired.CPUPeriod
+	if desired.CPUPeriod == nil {
+		desired.CPUPeriod = &cur.Period
 	}
-	if desired.CPUShares != nil {
-		current.CPUShares = desired.CPUShares
+	if desired.CPUShares == nil {
+		desired.CPUShares = &cur.Shares
 	}
 	return []Action{
 		SetCgroup{Path: ps.podCgroup, Values: diff},
-		UpdatePodSandboxResources{Request: s.cri.SandboxResources(ps.sandboxID, o.alloc, current)},
+		UpdatePodSandboxResources{Request: s.cri.SandboxResources(ps.sandboxID, o.alloc, desired)},
 	}
 }
 

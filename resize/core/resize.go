@@ -64,10 +64,19 @@ type ResizeTarget struct {
 	Actuated allocation.PodResources
 }
 
-// resizeWrites is the write order of doPodResizeAction
-// (kuberuntime_manager.go), as data: per resource, memory first and then
-// cpu, the pod cgroup grows before the containers and shrinks after them,
-// limits before requests on the way up and after them on the way down.
+// sandboxRollback is the UpdatePodSandboxResources that undoes a 1.36
+// sandbox update when the pod cgroup write after it (at index in the
+// writes) fails.
+type sandboxRollback struct {
+	index  int
+	action UpdatePodSandboxResources
+}
+
+// appendResizeWrites appends to out (an op's reused buffer) the write
+// order of doPodResizeAction (kuberuntime_manager.go), as data: per
+// resource, memory first and then cpu, the pod cgroup grows before the
+// containers and shrinks after them, limits before requests on the way up
+// and after them on the way down.
 // After every pod cgroup write the runtime is told the pod's new totals
 // (UpdatePodSandboxResources, best effort); after every container update
 // its actuated record is written. Memory requests are never written to a
@@ -79,32 +88,15 @@ type ResizeTarget struct {
 // preceded by UpdatePodSandboxResources with the totals it makes, whose
 // failure rejects the resize, and a failed write is undone on the runtime
 // side by a second call with the previous totals: the writes returned carry
-// that rollback in rollbacks (when not nil), for the sync to send only if
-// the write fails. The actuated pod-level record is then written after each
-// resource's writes, only when the pod-level resources changed.
-func (s *settings) resizeWrites(t ResizeTarget) []Action {
-	return s.appendResizeWrites(nil, t, nil)
-}
-
-// sandboxRollback is the UpdatePodSandboxResources that undoes a 1.36
-// sandbox update when the pod cgroup write after it (at index in the
-// writes) fails.
-type sandboxRollback struct {
-	index  int
-	action UpdatePodSandboxResources
-}
-
-// appendResizeWrites is resizeWrites appending to out (an op's reused
-// buffer) and the rollbacks to *rollbacks (indexes count in out).
-func (s *settings) appendResizeWrites(out []Action, t ResizeTarget, rollbacks *[]sandboxRollback) []Action {
-	return s.appendResizeWritesFor(out, t, cgconfig.PodConfig(t.Pod, s.podConfigOptions()), rollbacks)
-}
-
-// appendResizeWritesFor is appendResizeWrites with desired, the pod cgroup
-// config of t.Pod (cgconfig.PodConfig), already computed: a sync takes it
-// once for its memory check and its writes. The values desired points at
-// are only read.
-func (s *settings) appendResizeWritesFor(out []Action, t ResizeTarget, desired cgconfig.ResourceConfig, rollbacks *[]sandboxRollback) []Action {
+// that rollback in rollbacks (when not nil, indexes counting in out), for
+// the sync to send only if the write fails. The actuated pod-level record
+// is then written after each resource's writes, only when the pod-level
+// resources changed.
+//
+// desired is the pod cgroup config of t.Pod (cgconfig.PodConfig), which a
+// sync takes once for its memory check and its writes; the values it
+// points at are only read.
+func (s *settings) appendResizeWrites(out []Action, t ResizeTarget, desired cgconfig.ResourceConfig, rollbacks *[]sandboxRollback) []Action {
 	start := len(out)
 	sandboxFirst := s.profile.SandboxUpdateFirst()
 	cur := t.Current
@@ -186,13 +178,7 @@ func (s *settings) appendResizeWritesFor(out []Action, t ResizeTarget, desired c
 	// it, one resource at a time (updateActuatedPodLevelResources).
 	podLevelChanged := sandboxFirst && s.profile.PodLevelResize() && t.Pod.Spec.Resources != nil &&
 		!podLevelActuated(t.Pod, t.Actuated)
-	var podLevel *v1.ResourceRequirements
-	if podLevelChanged {
-		podLevel = &v1.ResourceRequirements{}
-		if t.Actuated.PodLevelResources != nil {
-			podLevel = t.Actuated.PodLevelResources
-		}
-	}
+	podLevel := t.Actuated.PodLevelResources
 	resizeContainers := func(name v1.ResourceName, curLimit, newLimit, curRequest, newRequest int64, updates []ContainerUpdate) {
 		if newLimit > curLimit {
 			setPod(name, true)
@@ -256,28 +242,31 @@ func (s *settings) actuatedRecord(t ResizeTarget, writes []Action, podLevel *v1.
 // resource: the actuated pod-level record with that resource's request and
 // limit taken from the allocation, for each of the two lists the
 // allocation has (a list the allocation has without the resource gives a
-// zero amount, as the kubelet's map lookup does). The record given is not
-// changed: a new one is returned.
+// zero amount, as the kubelet's map lookup does). The record given (nil
+// for none) is not changed: a new one is returned.
 func actuatedPodLevel(actuated, allocated *v1.ResourceRequirements, name v1.ResourceName) *v1.ResourceRequirements {
-	out := &v1.ResourceRequirements{Requests: actuated.Requests, Limits: actuated.Limits, Claims: actuated.Claims}
-	if allocated.Requests != nil {
-		out.Requests = maps.Clone(out.Requests)
-		if out.Requests == nil {
-			out.Requests = v1.ResourceList{}
-		}
-		out.Requests[name] = allocated.Requests[name]
+	out := &v1.ResourceRequirements{}
+	if actuated != nil {
+		*out = *actuated
 	}
-	if allocated.Limits != nil {
-		out.Limits = maps.Clone(out.Limits)
-		if out.Limits == nil {
-			out.Limits = v1.ResourceList{}
+	with := func(list, from v1.ResourceList) v1.ResourceList {
+		if from == nil {
+			return list
 		}
-		out.Limits[name] = allocated.Limits[name]
+		list = maps.Clone(list)
+		if list == nil {
+			list = v1.ResourceList{}
+		}
+		list[name] = from[name]
+		return list
 	}
+	out.Requests, out.Limits = with(out.Requests, allocated.Requests), with(out.Limits, allocated.Limits)
 	return out
 }
 
-// requirementsLike is requirementsOf(v), or have itself when it holds
+// requirementsLike turns compared values back into requirements with
+// every field set, as the kubelet's updatePodContainerResources builds the
+// container it hands to the runtime; or returns have itself when it holds
 // the very same quantities (the same amounts in the same formats, so they
 // print the same): after a resize the second update of a container sends
 // its allocation, which then needs no new maps.
@@ -297,13 +286,6 @@ func requirementsLike(v ContainerValues, have v1.ResourceRequirements) v1.Resour
 	if len(have.Claims) == 0 && same(have.Limits, v.CPULimit, v.MemoryLimit) && same(have.Requests, v.CPURequest, v.MemoryRequest) {
 		return have
 	}
-	return requirementsOf(v)
-}
-
-// requirementsOf turns compared values back into requirements with every
-// field set, as the kubelet's updatePodContainerResources builds the
-// container it hands to the runtime.
-func requirementsOf(v ContainerValues) v1.ResourceRequirements {
 	return v1.ResourceRequirements{
 		Limits: v1.ResourceList{
 			v1.ResourceCPU:    *resource.NewMilliQuantity(v.CPULimit, resource.DecimalSI),
@@ -320,15 +302,10 @@ func requirementsOf(v ContainerValues) v1.ResourceRequirements {
 // (kubeletcri.MemoryCheck), with the reads it needs as actions.
 type memoryCheck struct{ kubeletcri.MemoryCheck }
 
-// planMemoryCheck decides the check (kubeletcri.PlanMemoryCheck). ok is
-// false when nothing needs checking.
-func (s *settings) planMemoryCheck(pod *v1.Pod, cur PodCgroupReading, a PodActions, ids containerRecords) (memoryCheck, bool) {
-	return s.planMemoryCheckFor(pod, cgconfig.PodConfig(pod, s.podConfigOptions()), cur, a, ids)
-}
-
-// planMemoryCheckFor is planMemoryCheck with desired, the pod cgroup config
-// of pod (cgconfig.PodConfig), already computed.
-func (s *settings) planMemoryCheckFor(pod *v1.Pod, desired cgconfig.ResourceConfig, cur PodCgroupReading, a PodActions, ids containerRecords) (memoryCheck, bool) {
+// planMemoryCheck decides the check (kubeletcri.PlanMemoryCheck) with
+// desired, the pod cgroup config of pod (cgconfig.PodConfig). ok is false
+// when nothing needs checking.
+func (s *settings) planMemoryCheck(pod *v1.Pod, desired cgconfig.ResourceConfig, cur PodCgroupReading, a PodActions, ids containerRecords) (memoryCheck, bool) {
 	lowered := map[string]int64{}
 	for _, u := range a.UpdateMemory {
 		if u.Desired.MemoryLimit != 0 && (u.Current.MemoryLimit == 0 || u.Desired.MemoryLimit < u.Current.MemoryLimit) {
@@ -339,13 +316,8 @@ func (s *settings) planMemoryCheckFor(pod *v1.Pod, desired cgconfig.ResourceConf
 	return memoryCheck{mc}, ok
 }
 
-// reads are the actions the check needs: the pod's usage, then each
-// checked container's statistics (best effort).
-func (mc memoryCheck) reads(podCgroup string) []Action {
-	return mc.appendReads(nil, podCgroup)
-}
-
-// appendReads appends reads to out.
+// appendReads appends to out the actions the check needs: the pod's
+// usage, then each checked container's statistics (best effort).
 func (mc memoryCheck) appendReads(out []Action, podCgroup string) []Action {
 	out = append(out, ReadMemoryUsage{Path: podCgroup})
 	for _, c := range mc.Containers {

@@ -42,11 +42,11 @@ func plannedWrites(t *testing.T, tc writeOrderCase) []string {
 	for _, c := range tc.old {
 		states[c.Name] = ContainerState{Name: c.Name, ID: "id-" + c.Name, Running: true}
 	}
-	current := readingOf(cgconfig.PodConfig(old, s.podConfigOptions()).Values(tc.version, cgconfig.LinearWeight), tc.version)
-	actions := planPod(alloc, states, actuated, true, false)
+	current := readingOf(cgconfig.PodConfig(old, s.cri.PodConfigOptions()).Values(tc.version, cgconfig.LinearWeight), tc.version)
+	actions := planPod(PodActions{}, alloc, states, actuated, true, false)
 	var got []string
-	for _, a := range s.resizeWrites(ResizeTarget{UID: "u1", Pod: alloc, PodCgroup: "kubepods/podu1", SandboxID: "sb",
-		Actions: actions, Current: current, Actuated: actuated}) {
+	for _, a := range s.appendResizeWrites(nil, ResizeTarget{UID: "u1", Pod: alloc, PodCgroup: "kubepods/podu1", SandboxID: "sb",
+		Actions: actions, Current: current, Actuated: actuated}, cgconfig.PodConfig(alloc, s.cri.PodConfigOptions()), nil) {
 		got = append(got, a.String())
 	}
 	return got
@@ -171,13 +171,14 @@ func TestResizeWritesRestart(t *testing.T) {
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "u1"}, Spec: v1.PodSpec{Containers: []v1.Container{c}}}
 	pod.Status.QOSClass = v1.PodQOSGuaranteed
 	actuated := allocation.PodResources{ContainerResources: map[string]v1.ResourceRequirements{"c1": resources("200m", "200Mi", "200m", "200Mi")}}
-	actions := planPod(pod, map[string]ContainerState{"c1": {Name: "c1", ID: "id1", Running: true}}, actuated, true, false)
+	actions := planPod(PodActions{}, pod, map[string]ContainerState{"c1": {Name: "c1", ID: "id1", Running: true}}, actuated, true, false)
 	if len(actions.Kill) != 1 || !actions.UpdatePodResources || len(actions.UpdateMemory)+len(actions.UpdateCPU) != 0 {
 		t.Fatalf("plan = %+v, want one kill, UpdatePodResources and no in-place update", actions)
 	}
 	cur := PodCgroupReading{Memory: 200 << 20, Quota: 20000, Period: 100000, Shares: cgconfig.WeightToShares(cgconfig.LinearWeight(204))}
 	var got []string
-	for _, a := range s.resizeWrites(ResizeTarget{UID: "u1", Pod: pod, PodCgroup: "pod", Actions: actions, Current: cur, Actuated: actuated}) {
+	for _, a := range s.appendResizeWrites(nil, ResizeTarget{UID: "u1", Pod: pod, PodCgroup: "pod", Actions: actions, Current: cur, Actuated: actuated},
+		cgconfig.PodConfig(pod, s.cri.PodConfigOptions()), nil) {
 		got = append(got, strings.SplitN(a.String(), " {", 2)[0])
 	}
 	want := []string{"cgroup set pod memory=314572800", "UpdatePodSandboxResources", "cgroup set pod weight=8", "UpdatePodSandboxResources"}
@@ -206,10 +207,11 @@ func TestResizeWriteOrderSandboxFirst(t *testing.T) {
 		old, alloc := pod(resources("100m", "100Mi", "100m", "100Mi")), pod(resources("200m", "200Mi", "200m", "200Mi"))
 		actuated := allocationFromPod(allocation.As(old), false, nil)
 		states := map[string]ContainerState{"c1": {Name: "c1", ID: "id-c1", Running: true}}
-		current := readingOf(cgconfig.PodConfig(old, s.podConfigOptions()).Values(cgconfig.V2, cgconfig.LinearWeight), cgconfig.V2)
+		current := readingOf(cgconfig.PodConfig(old, s.cri.PodConfigOptions()).Values(cgconfig.V2, cgconfig.LinearWeight), cgconfig.V2)
 		var rollbacks []sandboxRollback
 		writes := s.appendResizeWrites(nil, ResizeTarget{UID: "u1", Pod: alloc, PodCgroup: "kubepods/podu1", SandboxID: "sb",
-			Actions: planPod(alloc, states, actuated, true, false), Current: current, Actuated: actuated}, &rollbacks)
+			Actions: planPod(PodActions{}, alloc, states, actuated, true, false), Current: current, Actuated: actuated},
+			cgconfig.PodConfig(alloc, s.cri.PodConfigOptions()), &rollbacks)
 		var got []string
 		for _, a := range writes {
 			got = append(got, a.String())

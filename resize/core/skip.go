@@ -34,13 +34,7 @@ func lcm(a, b time.Duration) time.Duration {
 // logging on (SetLogging), while resizes are pending: each periodic retry
 // logs its decisions, so those retries must fire.
 func (c *Core) Skip(d time.Duration) bool {
-	if !c.made() {
-		return false
-	}
-	if !c.started || !c.Quiet() || d <= 0 || d%SkipPeriod != 0 {
-		return false
-	}
-	if c.logging && c.queue.Len() > 0 {
+	if !c.made() || !c.started || !c.Quiet() || d <= 0 || d%SkipPeriod != 0 || c.logging && c.queue.Len() > 0 {
 		return false
 	}
 	c.now = c.now.Add(d)

@@ -10,11 +10,9 @@ import (
 // it: the API server's pods (finished ones are skipped), their checkpoint
 // records, and the sandboxes and containers the runtime still has (for a
 // container name with several containers, the highest attempt is current
-// and the others are dead). Then, as HandlePodAdditions does with every
-// pod the API server has for the node, every pod is admitted again in
-// creation order, the resize conditions are taken over from the pods' API
-// status (from 1.35), each pod with a pending change joins the queue, and
-// the pending resizes are retried (pods_added) if one did: podsAddedTask.
+// and the others are dead). Then every pod is admitted again in creation
+// order, as HandlePodAdditions admits every pod the API server has for
+// the node, and podsAddedTask ends the batch.
 //
 // A finished pod is skipped: the kubelet backfills its conditions too,
 // but its pod worker goes straight to SyncTerminatedPod, whose status

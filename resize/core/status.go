@@ -65,44 +65,38 @@ func statusResources(alloc v1.ResourceRequirements, running bool, reported *runt
 	requests := sharedList{list: alloc.Requests}
 	if running {
 		rt := fromRuntime(reported)
-		var prevRes *v1.ResourceRequirements
+		// The previous values, of the same running container only.
+		var prevLimits, prevRequests v1.ResourceList
 		if prev != nil && prev.State.Running != nil && prev.ContainerID == containerID && prev.Resources != nil {
-			prevRes = prev.Resources
+			prevLimits, prevRequests = prev.Resources.Limits, prev.Resources.Requests
 		}
-		keepPrevious := func(name v1.ResourceName, prevList v1.ResourceList, list *sharedList) {
-			if prevRes == nil || prevList == nil {
-				return
-			}
+		keepPrevious := func(list *sharedList, prevList v1.ResourceList, name v1.ResourceName) {
 			if q, ok := prevList[name]; ok {
 				list.set(name, q)
 			}
 		}
 		if alloc.Limits != nil {
-			if rt.hasCPULimit {
-				if rt.cpuLimit.MilliValue() > cgconfig.MinMilliCPULimit || milliOf(alloc.Limits, v1.ResourceCPU) > cgconfig.MinMilliCPULimit {
-					limits.set(v1.ResourceCPU, rt.cpuLimit)
-				}
-			} else if prevRes != nil {
-				keepPrevious(v1.ResourceCPU, prevRes.Limits, &limits)
+			if !rt.hasCPULimit {
+				keepPrevious(&limits, prevLimits, v1.ResourceCPU)
+			} else if rt.cpuLimit.MilliValue() > cgconfig.MinMilliCPULimit || milliOf(alloc.Limits, v1.ResourceCPU) > cgconfig.MinMilliCPULimit {
+				limits.set(v1.ResourceCPU, rt.cpuLimit)
 			}
 			if rt.hasMemoryLimit {
 				limits.set(v1.ResourceMemory, rt.memoryLimit)
-			} else if prevRes != nil {
-				keepPrevious(v1.ResourceMemory, prevRes.Limits, &limits)
+			} else {
+				keepPrevious(&limits, prevLimits, v1.ResourceMemory)
 			}
 		}
 		if alloc.Requests != nil {
-			if rt.hasCPURequest {
-				if rt.cpuRequest.MilliValue() > cgconfig.MinShares || milliOf(alloc.Requests, v1.ResourceCPU) > cgconfig.MinShares {
-					requests.set(v1.ResourceCPU, rt.cpuRequest)
-				}
-			} else if prevRes != nil {
-				keepPrevious(v1.ResourceCPU, prevRes.Requests, &requests)
+			if !rt.hasCPURequest {
+				keepPrevious(&requests, prevRequests, v1.ResourceCPU)
+			} else if rt.cpuRequest.MilliValue() > cgconfig.MinShares || milliOf(alloc.Requests, v1.ResourceCPU) > cgconfig.MinShares {
+				requests.set(v1.ResourceCPU, rt.cpuRequest)
 			}
 		}
 	}
-	if prev != nil && prev.Resources != nil && sameMap(prev.Resources.Limits, limits.list) &&
-		sameMap(prev.Resources.Requests, requests.list) && sameClaims(prev.Resources.Claims, alloc.Claims) {
+	if prev != nil && prev.Resources != nil && reslist.Same(prev.Resources.Limits, limits.list) &&
+		reslist.Same(prev.Resources.Requests, requests.list) && sameClaims(prev.Resources.Claims, alloc.Claims) {
 		return prev.Resources
 	}
 	return &v1.ResourceRequirements{Limits: limits.list, Requests: requests.list, Claims: alloc.Claims}
@@ -140,9 +134,6 @@ func (l *sharedList) set(name v1.ResourceName, q resource.Quantity) {
 	}
 	l.list[name] = q
 }
-
-// sameMap reports whether a and b are the same map (not merely equal).
-func sameMap(a, b v1.ResourceList) bool { return reslist.Same(a, b) }
 
 // sameClaims reports whether a and b are the same slice.
 func sameClaims(a, b []v1.ResourceClaim) bool {
@@ -182,7 +173,7 @@ func (c *Core) buildStatus(ps *podState, alloc *v1.Pod, states map[string]Contai
 	}
 	build := func(ctr *v1.Container) v1.ContainerStatus {
 		prev := previousStatus(pod, ctr.Name)
-		cs := v1.ContainerStatus{Name: ctr.Name, Image: ctr.Image, ImageID: ctr.Image}
+		cs := v1.ContainerStatus{Name: ctr.Name, Image: ctr.Image, ImageID: ctr.Image, Started: &startedFalse}
 		st, ok := states[ctr.Name]
 		rt := statuses[ctr.Name]
 		if ok {
@@ -191,7 +182,7 @@ func (c *Core) buildStatus(ps *podState, alloc *v1.Pod, states map[string]Contai
 		}
 		switch {
 		case ok && st.Running:
-			running := v1.ContainerStateRunning{StartedAt: metav1.NewTime(timeFromNanos(rt.GetStartedAt()))}
+			running := v1.ContainerStateRunning{StartedAt: metav1.NewTime(time.Unix(0, rt.GetStartedAt()).UTC())}
 			if prev != nil && prev.State.Running != nil && *prev.State.Running == running {
 				cs.State.Running = prev.State.Running
 			} else {
@@ -199,7 +190,7 @@ func (c *Core) buildStatus(ps *podState, alloc *v1.Pod, states map[string]Contai
 				fresh := running
 				cs.State.Running = &fresh
 			}
-			cs.Ready = true
+			cs.Ready, cs.Started = true, &startedTrue
 		case ok && st.Exited:
 			terminated := v1.ContainerStateTerminated{ExitCode: st.ExitCode, Reason: rt.GetReason(), ContainerID: cs.ContainerID}
 			if prev != nil && prev.State.Terminated != nil && *prev.State.Terminated == terminated {
@@ -210,11 +201,6 @@ func (c *Core) buildStatus(ps *podState, alloc *v1.Pod, states map[string]Contai
 			}
 		default:
 			cs.State.Waiting = &containerCreating
-		}
-		if cs.State.Running != nil {
-			cs.Started = &startedTrue
-		} else {
-			cs.Started = &startedFalse
 		}
 		cs.Resources = statusResources(allocOf(ctr), ok && st.Running, rt.GetResources(), prev, cs.ContainerID)
 		return cs
@@ -231,20 +217,13 @@ func (c *Core) buildStatus(ps *podState, alloc *v1.Pod, states map[string]Contai
 			continue
 		}
 		// Non-sidecar init containers are not run by resizelet: they are
-		// reported as completed (a documented limitation).
-		cs := v1.ContainerStatus{
+		// reported as completed (a documented limitation), with their spec's
+		// resources.
+		status.InitContainerStatuses = append(status.InitContainerStatuses, v1.ContainerStatus{
 			Name: ctr.Name, Image: ctr.Image, ImageID: ctr.Image, Started: &startedFalse, Ready: true,
-			State: v1.ContainerState{Terminated: &initCompleted},
-		}
-		if prev := previousStatus(pod, ctr.Name); prev != nil && prev.Resources != nil &&
-			sameMap(prev.Resources.Limits, ctr.Resources.Limits) && sameMap(prev.Resources.Requests, ctr.Resources.Requests) &&
-			sameClaims(prev.Resources.Claims, ctr.Resources.Claims) {
-			cs.Resources = prev.Resources
-		} else {
-			r := ctr.Resources
-			cs.Resources = &r
-		}
-		status.InitContainerStatuses = append(status.InitContainerStatuses, cs)
+			State:     v1.ContainerState{Terminated: &initCompleted},
+			Resources: statusResources(ctr.Resources, false, nil, previousStatus(pod, ctr.Name), ""),
+		})
 	}
 	running := 0
 	if n := len(alloc.Spec.Containers); n > 0 {
@@ -264,14 +243,11 @@ func (c *Core) buildStatus(ps *podState, alloc *v1.Pod, states map[string]Contai
 // previousStatus is the container's status in the pod's last status, or
 // nil.
 func previousStatus(pod *v1.Pod, name string) *v1.ContainerStatus {
-	for i := range pod.Status.ContainerStatuses {
-		if pod.Status.ContainerStatuses[i].Name == name {
-			return &pod.Status.ContainerStatuses[i]
-		}
-	}
-	for i := range pod.Status.InitContainerStatuses {
-		if pod.Status.InitContainerStatuses[i].Name == name {
-			return &pod.Status.InitContainerStatuses[i]
+	for _, list := range [2][]v1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
 		}
 	}
 	return nil
@@ -285,10 +261,6 @@ func containerIDOf(prev *v1.ContainerStatus, id string) string {
 		return prev.ContainerID
 	}
 	return containerIDPrefix + id
-}
-
-func timeFromNanos(ns int64) time.Time {
-	return time.Unix(0, ns).UTC()
 }
 
 // podPhase is the pod's phase from its regular containers: Running while

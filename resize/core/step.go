@@ -30,23 +30,18 @@ func (c *Core) Step(in Input) (Ready, error) {
 	if !c.started {
 		return Ready{}, ErrNotStarted
 	}
+	var err error
 	switch in := in.(type) {
 	case PodAdded:
-		if err := c.podsAdded([]*v1.Pod{in.Pod}, in.Now); err != nil {
-			return Ready{}, err
-		}
+		err = c.podsAdded([]*v1.Pod{in.Pod}, in.Now)
 	case PodsAdded:
-		if err := c.podsAdded(in.Pods, in.Now); err != nil {
-			return Ready{}, err
-		}
+		err = c.podsAdded(in.Pods, in.Now)
 	case ResizeRequested:
-		if err := c.resizeRequested(in); err != nil {
-			return Ready{}, err
-		}
+		err = c.resizeRequested(in)
+	case *ResizeRequested:
+		err = c.resizeRequested(*in)
 	case DeleteRequested:
-		if err := c.deleteRequested(in); err != nil {
-			return Ready{}, err
-		}
+		err = c.deleteRequested(in)
 	case SyncRequested:
 		c.setNow(in.Now)
 		for _, uid := range c.order {
@@ -60,13 +55,12 @@ func (c *Core) Step(in Input) (Ready, error) {
 		return c.batchDone(in)
 	case *BatchDone:
 		return c.batchDone(*in)
-	case *ResizeRequested:
-		if err := c.resizeRequested(*in); err != nil {
-			return Ready{}, err
-		}
 	case Poll:
 	default:
-		return Ready{}, fmt.Errorf("unknown input %T", in)
+		err = fmt.Errorf("unknown input %T", in)
+	}
+	if err != nil {
+		return Ready{}, err
 	}
 	return c.ready(c.next()), nil
 }
@@ -121,23 +115,22 @@ func (c *Core) next() *Batch {
 		}
 	}
 	for ps := c.nextDirty(); ps != nil; ps = c.nextDirty() {
-		if ps.terminating {
+		var o op
+		switch {
+		case ps.terminating:
 			// A pod being deleted is torn down again, never synced: a sync
 			// would start the containers a failed teardown stopped.
-			ps.busy = true
-			if b := c.launch(&deleteOp{uid: ps.uid}, nil, nil); b != nil {
-				return b
-			}
-			continue
-		}
-		if !ps.admitted || c.finished(ps) {
+			o = &deleteOp{uid: ps.uid}
+		case ps.admitted && !c.finished(ps):
+			o = c.newSync(ps.uid)
+		default:
 			continue
 		}
 		ps.busy = true
-		if b := c.launch(c.newSync(ps.uid), nil, nil); b != nil {
+		if b := c.launch(o, nil, nil); b != nil {
 			return b
 		}
-		// The sync ended without I/O (the pod is gone); look further.
+		// The operation ended without I/O (the pod is gone); look further.
 	}
 	return nil
 }

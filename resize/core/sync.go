@@ -50,9 +50,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 	case syncEnsure:
 		acts := o.scratch[:0]
 		if _, r, ok := resultOf[ReadCgroupExists](done, res); !ok || !r.Exists {
-			rc := cgconfig.PodConfig(o.alloc, s.podConfigOptions())
-			acts = append(acts, CreateCgroup{Path: ps.podCgroup},
-				SetCgroup{Path: ps.podCgroup, Values: rc.Values(s.cfg.CgroupVersion, cgconfig.LinearWeight)})
+			acts = append(acts, CreateCgroup{Path: ps.podCgroup}, SetCgroup{Path: ps.podCgroup, Values: s.podCgroupValues(o.alloc)})
 		}
 		if ps.sandboxID == "" {
 			o.newSandbox = true
@@ -64,7 +62,6 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 		return acts
 
 	case syncObserved:
-		o.clearObserved()
 		for i, a := range done {
 			err := res[i].Err
 			switch a := a.(type) {
@@ -83,12 +80,11 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 						c.writeStatus(ps, c.buildStatus(ps, o.alloc, nil, nil)))
 				}
 				ps.sandboxID = res[i].ID
-			case ReadContainerStatus:
-				if err != nil {
-					return o.fail(fmt.Errorf("container status %s: %w", a.Name, err))
-				}
-				o.observe(ps, a, res[i].Status)
 			}
+		}
+		// The status reads come last: a failure before them stops the batch.
+		if err := o.observe(ps, done, res); err != nil {
+			return o.fail(err)
 		}
 		o.allowed = c.resizeAllowed(ps.pod())
 		if o.allowed && resizeInProgress(o.alloc, o.states, ps.live().actuated, podLevelResize) {
@@ -98,7 +94,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			// it as it is.
 			c.setInProgress(ps, "", "", o.alloc.Generation, metav1.NewTime(c.now))
 		}
-		o.actions = planPodInto(o.actions, o.alloc, o.states, ps.live().actuated, o.allowed, podLevelResize)
+		o.actions = planPod(o.actions, o.alloc, o.states, ps.live().actuated, o.allowed, podLevelResize)
 		if s.profile.ResizesPodForStartingContainers() && !o.newSandbox && !o.actions.UpdatePodResources {
 			// From 1.37 a container that starts with resources other
 			// than its actuated ones brings the pod cgroup along
@@ -157,10 +153,10 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			return nil
 		}
 		o.current = readingOf(r.Values, s.cfg.CgroupVersion)
-		o.desired = cgconfig.PodConfig(o.alloc, s.podConfigOptions())
+		o.desired = cgconfig.PodConfig(o.alloc, s.cri.PodConfigOptions())
 		o.phase = syncWrites
 		if len(o.actions.UpdateMemory) > 0 || o.actions.UpdatePodResources {
-			if mc, ok := s.planMemoryCheckFor(o.alloc, o.desired, o.current, o.actions, ps.containers); ok {
+			if mc, ok := s.planMemoryCheck(o.alloc, o.desired, o.current, o.actions, ps.containers); ok {
 				o.check = mc
 				o.phase = syncUsageRead
 				// In the op's scratch buffer: the verdict reads the batch
@@ -172,19 +168,18 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 		return nil
 
 	case syncUsageRead:
+		o.phase = syncWrites
 		if err := o.check.verdict(o.alloc, done, res); err != nil {
 			c.logResizeNotFeasible(ps.pod(), err)
 			o.resized(c, err)
-			return nil
 		}
-		o.phase = syncWrites
 		return nil
 
 	case syncWrites:
 		o.phase = syncResized
 		// Built in the op's scratch buffer: take copies the actions.
 		o.rollbacks = o.rollbacks[:0]
-		o.scratch = s.appendResizeWritesFor(o.scratch[:0], ResizeTarget{
+		o.scratch = s.appendResizeWrites(o.scratch[:0], ResizeTarget{
 			UID: o.uid, Pod: o.alloc, PodCgroup: ps.podCgroup, SandboxID: ps.sandboxID,
 			Actions: o.actions, Current: o.current, Actuated: ps.live().actuated,
 		}, o.desired, &o.rollbacks)
@@ -321,26 +316,20 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			}
 		}
 		o.phase = syncFinalStatus
-		return o.statusReads(ps)
+		o.scratch = o.appendStatusReads(o.scratch[:0], ps)
+		return o.scratch
 
 	case syncFinalStatus:
-		o.clearObserved()
-		for i, a := range done {
-			read, ok := a.(ReadContainerStatus)
-			if !ok {
-				continue
-			}
-			if err := res[i].Err; err != nil {
-				return o.fail(fmt.Errorf("container status %s: %w", read.Name, err))
-			}
-			o.observe(ps, read, res[i].Status)
+		if err := o.observe(ps, done, res); err != nil {
+			return o.fail(err)
 		}
 		acts := o.scratch[:0]
 		if o.allowed && !resizeInProgress(o.alloc, o.states, ps.live().actuated, podLevelResize) {
-			if generation, cleared := c.clearInProgress(ps); cleared {
-				if ev, ok := c.completedEvent(&o.opOutput, ps.pod(), o.alloc, generation); ok {
-					acts = append(acts, ev)
-				}
+			// ResizeCompleted, as the version sends it.
+			if generation, cleared := c.clearInProgress(ps); cleared && s.profile.ResizeCompletedEvent() {
+				acts = append(acts, c.resizeEvent(&o.opOutput, ps.pod(), v1.EventTypeNormal, ReasonResizeCompleted, ResizeMessage{
+					Prefix: prefixCompleted, Pod: o.alloc, Generation: generation, NoGeneration: !s.profile.ResizeCompletedGeneration(),
+				}))
 			}
 		}
 		status := c.buildStatus(ps, o.alloc, o.states, o.statuses)
@@ -386,16 +375,9 @@ func (o *syncOp) cgroupFailed(c *Core, ps *podState, err error) []Action {
 		c.writeStatus(ps, c.buildStatus(ps, o.alloc, nil, nil)))
 }
 
-// statusReads asks the runtime for each container the pod has, by name.
-// The actions are built in the op's scratch buffer (take copies them).
-func (o *syncOp) statusReads(ps *podState) []Action {
-	o.scratch = o.appendStatusReads(o.scratch[:0], ps)
-	return o.scratch
-}
-
-// appendStatusReads appends the reads of statusReads to acts.
+// appendStatusReads appends to acts a status read of each container the
+// pod has, in name order (the records are sorted by name).
 func (o *syncOp) appendStatusReads(acts []Action, ps *podState) []Action {
-	// The records are sorted by name: the reads go in name order.
 	for _, rec := range ps.containers {
 		acts = append(acts, ReadContainerStatus{Name: rec.name, ID: rec.id})
 	}
@@ -409,17 +391,36 @@ func (o *syncOp) one(a Action) []Action {
 	return o.scratch
 }
 
-// observe records what the runtime said of one container.
-func (o *syncOp) observe(ps *podState, read ReadContainerStatus, st *runtimeapi.ContainerStatus) {
-	o.states[read.Name] = ContainerState{
-		Name:     read.Name,
-		ID:       read.ID,
-		Running:  st.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING,
-		Exited:   st.GetState() == runtimeapi.ContainerState_CONTAINER_EXITED,
-		ExitCode: st.GetExitCode(),
-		Attempt:  ps.containerAttempt(read.Name),
+// observe takes the runtime's view of the pod's containers, in maps
+// emptied first, from the status reads performed; a failed read is the
+// sync's error.
+func (o *syncOp) observe(ps *podState, done []Action, res []Result) error {
+	if o.states == nil {
+		o.states, o.statuses = map[string]ContainerState{}, map[string]*runtimeapi.ContainerStatus{}
 	}
-	o.statuses[read.Name] = st
+	clear(o.states)
+	clear(o.statuses)
+	for i, a := range done {
+		read, ok := a.(ReadContainerStatus)
+		if !ok {
+			continue
+		}
+		if err := res[i].Err; err != nil {
+			return fmt.Errorf("container status %s: %w", read.Name, err)
+		}
+		st := res[i].Status
+		rec, _ := ps.containers.lookup(read.Name)
+		o.states[read.Name] = ContainerState{
+			Name:     read.Name,
+			ID:       read.ID,
+			Running:  st.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING,
+			Exited:   st.GetState() == runtimeapi.ContainerState_CONTAINER_EXITED,
+			ExitCode: st.GetExitCode(),
+			Attempt:  rec.attempt,
+		}
+		o.statuses[read.Name] = st
+	}
+	return nil
 }
 
 // resizeAllowed is IsInPlacePodVerticalScalingAllowed for actuation: the
@@ -427,16 +428,6 @@ func (o *syncOp) observe(ps *podState, read ReadContainerStatus, st *runtimeapi.
 func (c *Core) resizeAllowed(pod *v1.Pod) bool {
 	return c.s.profile.Gate(profile.GateInPlacePodVerticalScaling) && c.s.cfg.OS == "linux" &&
 		(!c.s.profile.StaticPodResizeInfeasible() || !isStaticPod(pod))
-}
-
-// completedEvent is the ResizeCompleted event, as the version sends it.
-func (c *Core) completedEvent(out *opOutput, pod, alloc *v1.Pod, generation int64) (RecordEvent, bool) {
-	if !c.s.profile.ResizeCompletedEvent() {
-		return RecordEvent{}, false
-	}
-	return c.resizeEvent(out, pod, v1.EventTypeNormal, ReasonResizeCompleted, ResizeMessage{
-		Prefix: prefixCompleted, Pod: alloc, Generation: generation, NoGeneration: !c.s.profile.ResizeCompletedGeneration(),
-	}), true
 }
 
 // containerEventMessage is the message of a Created or Started event: with

@@ -39,11 +39,9 @@ const (
 )
 
 // syncOp is the kubelet's SyncPod for one admitted pod, as a conversation
-// of batches: make sure the pod cgroup and sandbox exist, read the
-// containers, plan (planPod), kill what must restart, resize in place
-// (doPodResizeAction), start what must start, record a resize error, read
-// the containers again, clear InProgress when the resize is complete and
-// write the pod status. Where the kubelet returns early, so does the op.
+// of batches, one phase (syncPhase) after the other: planPod decides what
+// to kill and start, doPodResizeAction what to resize in place. Where the
+// kubelet returns early, so does the op.
 type syncOp struct {
 	opOutput
 	uid   types.UID
@@ -129,15 +127,4 @@ func (o *syncOp) recycle() {
 	clear(a.UpdateCPU)
 	*o = syncOp{opOutput: out, states: states, statuses: statuses, errs: o.errs[:0], scratch: o.scratch[:0], rollbacks: o.rollbacks[:0],
 		actions: PodActions{Kill: a.Kill[:0], Start: a.Start[:0], UpdateMemory: a.UpdateMemory[:0], UpdateCPU: a.UpdateCPU[:0]}}
-}
-
-// clearObserved makes the maps of the runtime's view empty for a new
-// reading.
-func (o *syncOp) clearObserved() {
-	if o.states == nil {
-		o.states, o.statuses = map[string]ContainerState{}, map[string]*runtimeapi.ContainerStatus{}
-		return
-	}
-	clear(o.states)
-	clear(o.statuses)
 }
