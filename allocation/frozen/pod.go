@@ -23,8 +23,7 @@ type Pod struct{ h unique.Handle[string] }
 // IsZero says whether f holds no pod.
 func (f Pod) IsZero() bool { return f == Pod{} }
 
-// Size is the number of bytes the frozen pod takes (compressed), shared by
-// every holder.
+// Size is the frozen pod's size in bytes, shared by every holder.
 func (f Pod) Size() int {
 	if f.IsZero() {
 		return 0
@@ -33,25 +32,22 @@ func (f Pod) Size() int {
 }
 
 // Time kinds a frozen time records: the zero time, or a time in UTC or
-// local time. Times are UTC or local in practice, and any other location
-// cannot be restored from a byte, so FreezePod refuses pods with such
-// times.
+// local time. A byte cannot restore any other location, so FreezePod
+// refuses pods with such times (they do not occur in practice).
 const (
 	timeZero  = 0
 	timeUTC   = 1
 	timeLocal = 2
 )
 
-// FreezePod freezes p. It returns false, and p stays as it is with the
-// caller, when p holds something a frozen pod could not give back: a time
-// in a location other than UTC and Local; and for a nil p, which holds
-// nothing to freeze.
+// FreezePod freezes p. It returns false, and p stays with the caller, for
+// a nil p and when p holds what a frozen pod could not give back: a time
+// in a location other than UTC and Local.
 func FreezePod(p *v1.Pod) (Pod, bool) { return Pod{}.Refreeze(p) }
 
-// Refreeze is FreezePod(p) for a pod f held before it was thawed into p:
-// when p still encodes to what f holds, it returns f without compressing
-// again (compressing costs several times what comparing does, and a
-// settled pod's resync changes nothing in it).
+// Refreeze is FreezePod(p) for a pod thawed from f: when p still encodes
+// to what f holds, as after a settled pod's resync, it returns f without
+// compressing again (which costs twice what comparing does).
 func (f Pod) Refreeze(p *v1.Pod) (Pod, bool) {
 	if p == nil {
 		return Pod{}, false
@@ -111,36 +107,27 @@ func (f Pod) Thaw() *v1.Pod {
 	if err := p.Unmarshal(data[:size]); err != nil {
 		panic(fmt.Sprintf("frozen: corrupt pod: %v", err))
 	}
-	rest := data[size:]
+	rest := bytes.NewReader(data[size:])
 	bad := false
 	eachPodTime(p, func(t *metav1.Time) {
-		if bad || len(rest) == 0 {
+		kind, err := rest.ReadByte()
+		t.Time = time.Time{}
+		if err != nil || kind == timeZero {
+			bad = bad || err != nil
+			return
+		}
+		sec, err := binary.ReadVarint(rest)
+		nsec, err2 := binary.ReadUvarint(rest)
+		if err != nil || err2 != nil {
 			bad = true
 			return
 		}
-		kind := rest[0]
-		rest = rest[1:]
-		if kind == timeZero {
-			t.Time = time.Time{}
-			return
-		}
-		sec, k := binary.Varint(rest)
-		if k <= 0 {
-			bad = true
-			return
-		}
-		nsec, l := binary.Uvarint(rest[k:])
-		if l <= 0 {
-			bad = true
-			return
-		}
-		rest = rest[k+l:]
 		t.Time = time.Unix(sec, int64(nsec))
 		if kind == timeUTC {
 			t.Time = t.Time.UTC()
 		}
 	})
-	if bad || len(rest) != 0 {
+	if bad || rest.Len() != 0 {
 		panic("frozen: corrupt pod: times do not match the pod")
 	}
 	return p
@@ -149,10 +136,8 @@ func (f Pod) Thaw() *v1.Pod {
 // codec compresses and decompresses frozen pods with the standard
 // library's DEFLATE at its fastest level, which keeps a settled pod at
 // well under half of its protobuf encoding (a pod repeats its resources
-// in its spec and status, and its image names). A flate writer is about
-// 650 KiB and a reader 40 KiB, so they are reused (codecs) rather than
-// made for each pod: freezing a pod with a new writer would cost more
-// than keeping it thawed.
+// and image names). A flate writer is about 650 KiB and a reader 40 KiB,
+// so they are reused (codecs) rather than made for each pod.
 type codec struct {
 	w   *flate.Writer
 	out bytes.Buffer
@@ -174,8 +159,8 @@ var codecs = sync.Pool{New: func() any {
 }}
 
 // compress is data (a pod's encoding of size bytes, then its times)
-// compressed, after data's length and size as varints. The result lives
-// in c until its next use.
+// compressed, after data's length and size as varints; it lives in c
+// until its next use.
 func (c *codec) compress(size int, data []byte) []byte {
 	c.out.Reset()
 	var head [2 * binary.MaxVarintLen64]byte
@@ -278,8 +263,3 @@ func eachStateTime(s *v1.ContainerState, fn func(*metav1.Time)) {
 		fn(&s.Terminated.FinishedAt)
 	}
 }
-
-// bytesOf is a copy of s's bytes for the decoders. (A view without the
-// copy would need package unsafe, which the resize core's dependencies
-// may not import; thawing is the cold path.)
-func bytesOf(s string) []byte { return []byte(s) }

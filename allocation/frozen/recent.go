@@ -4,10 +4,9 @@ import "slices"
 
 // Recent tracks which of a holder's objects are thawed and when each was
 // last used, so that the holder keeps at most Limit of them thawed and
-// freezes the ones it has used least recently. A holder calls Touch
-// whenever it uses a thawed object, Forget when it drops or freezes one,
-// and Evict at a point where freezing is safe. The zero Recent has a limit
-// of 0: every object is frozen at the next Evict. It is not safe for
+// freezes the least recently used. A holder calls Touch when it uses a
+// thawed object, Forget when it drops or freezes one, and Evict where
+// freezing is safe. The zero Recent has a limit of 0. It is not safe for
 // concurrent use; holders call it under their own lock.
 type Recent[K comparable] struct {
 	// Limit is how many objects may stay thawed after Evict.

@@ -1,8 +1,10 @@
 package frozen
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"slices"
 	"unique"
 
@@ -77,80 +79,47 @@ func (f Resources) Thaw() allocation.PodResources {
 	if f.IsZero() {
 		return allocation.PodResources{}
 	}
-	d := decoder{data: bytesOf(f.h.Value())}
-	flags := d.byte()
-	n := d.uvarint()
-	var r allocation.PodResources
-	if flags&hasContainers != 0 {
-		r.ContainerResources = make(map[string]v1.ResourceRequirements, n)
+	data := []byte(f.h.Value())
+	r := bytes.NewReader(data)
+	uvarint := func() uint64 {
+		v, err := binary.ReadUvarint(r)
+		if err != nil {
+			panic(fmt.Sprintf("frozen: corrupt resources: %v", err))
+		}
+		return v
 	}
-	for i := uint64(0); i < n && d.err == nil; i++ {
-		name := string(d.bytes(d.uvarint()))
+	// run is the next length-prefixed run of data, in place.
+	run := func() []byte {
+		n, start := uvarint(), len(data)-r.Len()
+		if n > uint64(r.Len()) {
+			panic("frozen: corrupt resources: truncated")
+		}
+		_, _ = r.Seek(int64(n), io.SeekCurrent)
+		return data[start : start+int(n)]
+	}
+	requirements := func(rr *v1.ResourceRequirements) {
+		if err := rr.Unmarshal(run()); err != nil {
+			panic(fmt.Sprintf("frozen: corrupt resources: %v", err))
+		}
+	}
+	flags, _ := r.ReadByte()
+	n := uvarint()
+	var out allocation.PodResources
+	if flags&hasContainers != 0 {
+		out.ContainerResources = make(map[string]v1.ResourceRequirements, n)
+	}
+	for range n {
+		name := string(run())
 		var rr v1.ResourceRequirements
-		d.requirements(&rr)
-		r.ContainerResources[name] = rr
+		requirements(&rr)
+		out.ContainerResources[name] = rr
 	}
 	if flags&hasPodLevel != 0 {
-		r.PodLevelResources = &v1.ResourceRequirements{}
-		d.requirements(r.PodLevelResources)
+		out.PodLevelResources = &v1.ResourceRequirements{}
+		requirements(out.PodLevelResources)
 	}
-	if d.err != nil || len(d.data) != 0 {
-		panic(fmt.Sprintf("frozen: corrupt resources: %v", d.err))
+	if r.Len() != 0 {
+		panic("frozen: corrupt resources: bytes left over")
 	}
-	return r
-}
-
-// decoder reads a frozen record, remembering the first error.
-type decoder struct {
-	data []byte
-	err  error
-}
-
-func (d *decoder) byte() byte {
-	if d.err != nil || len(d.data) == 0 {
-		d.fail("truncated")
-		return 0
-	}
-	b := d.data[0]
-	d.data = d.data[1:]
-	return b
-}
-
-func (d *decoder) uvarint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.data)
-	if n <= 0 {
-		d.fail("bad varint")
-		return 0
-	}
-	d.data = d.data[n:]
-	return v
-}
-
-func (d *decoder) bytes(n uint64) []byte {
-	if d.err != nil || uint64(len(d.data)) < n {
-		d.fail("truncated")
-		return nil
-	}
-	b := d.data[:n]
-	d.data = d.data[n:]
-	return b
-}
-
-func (d *decoder) requirements(rr *v1.ResourceRequirements) {
-	b := d.bytes(d.uvarint())
-	if d.err != nil {
-		return
-	}
-	if err := rr.Unmarshal(b); err != nil {
-		d.fail(err.Error())
-	}
-}
-
-func (d *decoder) fail(msg string) {
-	if d.err == nil {
-		d.err = fmt.Errorf("%s", msg)
-	}
+	return out
 }

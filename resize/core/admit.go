@@ -157,7 +157,8 @@ func (t *admitTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 	default:
 		if _, r, _ := resultOf[WriteAllocated](done, res); r.Err != nil {
 			err := r.Err
-			c.logSetPodAllocationFailed(ps.pod(), err)
+			// AddPod's line (pkg/kubelet/allocation/allocation_manager.go).
+			c.podError(ps.pod(), err, "SetPodAllocation failed")
 			t.emit(c.event(&t.opOutput, ps.pod(), v1.EventTypeWarning, ReasonFailed, err.Error()))
 		}
 		ps.admitted = true

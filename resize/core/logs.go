@@ -46,6 +46,14 @@ func (c *Core) logError(err error, msg string, attrs ...slog.Attr) {
 	c.logs = append(c.logs, LogRecord{Time: c.now, Error: true, Msg: msg, Attrs: attrs})
 }
 
+// podError logs one of the kubelet's error lines about a pod (klog.KObj),
+// with err.
+func (c *Core) podError(pod *v1.Pod, err error, msg string) {
+	if c.logging {
+		c.logError(err, msg, kObj(pod))
+	}
+}
+
 // logAdmissionDenied is canAdmitPod's line when an admit handler refuses a
 // pod, new or resized (pkg/kubelet/allocation/allocation_manager.go).
 func (c *Core) logAdmissionDenied(pod *v1.Pod, reason, message string) {
@@ -53,15 +61,6 @@ func (c *Core) logAdmissionDenied(pod *v1.Pod, reason, message string) {
 		return
 	}
 	c.info(0, "Pod admission denied", podUID(pod.UID), kObj(pod), slog.String("reason", reason), slog.String("message", message))
-}
-
-// logSetPodAllocationFailed is AddPod's line when the allocation of an
-// admitted pod could not be checkpointed (allocation_manager.go).
-func (c *Core) logSetPodAllocationFailed(pod *v1.Pod, err error) {
-	if !c.logging {
-		return
-	}
-	c.logError(err, "SetPodAllocation failed", kObj(pod))
 }
 
 // logResizeDecision is what canResizePod logs for a refused resize
@@ -150,24 +149,6 @@ func (c *Core) logKills(pod *v1.Pod, done []Action, res []Result) {
 		}
 		c.info(3, "Container exited normally", kObj(pod), podUID(pod.UID), slog.String("containerName", stop.Name), slog.String("containerID", id))
 	}
-}
-
-// logPodCgroupReadFailed is doPodResizeAction's line when the pod cgroup
-// cannot be read back (kuberuntime_manager.go).
-func (c *Core) logPodCgroupReadFailed(pod *v1.Pod, err error) {
-	if !c.logging {
-		return
-	}
-	c.logError(err, "Unable to get pod cgroup memory config", kObj(pod))
-}
-
-// logResizeNotFeasible is doPodResizeAction's line when the memory usage
-// check refuses the resize (kuberuntime_manager.go).
-func (c *Core) logResizeNotFeasible(pod *v1.Pod, err error) {
-	if !c.logging {
-		return
-	}
-	c.logError(err, "Allocated pod resize is not currently feasible", kObj(pod))
 }
 
 // logResizeWrites are doPodResizeAction's lines for the resize writes

@@ -58,15 +58,15 @@ func TestLogHooksOffCostNothing(t *testing.T) {
 	res := []Result{{Err: failed}, {Err: failed}, {Unimplemented: true}, {Err: failed}, {Err: failed}}
 	hooks := func() {
 		c.logAdmissionDenied(pod, deferred.Reason, deferred.Message)
-		c.logSetPodAllocationFailed(pod, failed)
+		c.podError(pod, failed, "SetPodAllocation failed")
 		c.logResizeDecision(pod, deferred)
 		c.logResizeDecision(pod, infeasible)
 		c.logRetryOutcome(pod, allocation.Deferred, nil)
 		c.logRetryOutcome(pod, allocation.Admitted, failed)
 		c.logPendingPodGone("u")
 		c.logKills(pod, done, res)
-		c.logPodCgroupReadFailed(pod, failed)
-		c.logResizeNotFeasible(pod, failed)
+		c.podError(pod, failed, "Unable to get pod cgroup memory config")
+		c.podError(pod, failed, "Allocated pod resize is not currently feasible")
 		c.logResizeWrites(pod, pod, nil, done, res)
 		c.logSyncError(pod, failed)
 	}

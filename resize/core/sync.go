@@ -148,7 +148,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			// pkg/kubelet/kuberuntime/kuberuntime_manager.go), so the
 			// condition's message, and whether another ResizeError is
 			// due, do not depend on what the read said.
-			c.logPodCgroupReadFailed(ps.pod(), err)
+			c.podError(ps.pod(), err, "Unable to get pod cgroup memory config")
 			o.resized(c, fmt.Errorf("unable to get pod cgroup memory config for pod %q", formatPod(o.alloc)))
 			return nil
 		}
@@ -170,7 +170,8 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 	case syncUsageRead:
 		o.phase = syncWrites
 		if err := o.check.verdict(o.alloc, done, res); err != nil {
-			c.logResizeNotFeasible(ps.pod(), err)
+			// doPodResizeAction's line (kuberuntime_manager.go).
+			c.podError(ps.pod(), err, "Allocated pod resize is not currently feasible")
 			o.resized(c, err)
 		}
 		return nil
