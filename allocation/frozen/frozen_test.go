@@ -328,3 +328,50 @@ func TestRecentRepeatedTouch(t *testing.T) {
 		t.Errorf("%d thawed after touching a frozen last key, want 1", r.Len())
 	}
 }
+
+// FuzzFreezeRoundTrip freezes pods built from fuzzed names, amounts and
+// times: each thaws to what was frozen (the same JSON), refreezing the
+// thawed pod gives the same handle, and a pod changed after thawing gets
+// a handle of its own that thaws to the change.
+func FuzzFreezeRoundTrip(f *testing.F) {
+	f.Add("c1", "100m", "128Mi", int64(1767225601), uint32(123456789), true, int32(0))
+	f.Add("1e1001", "1.5", "1e3", int64(-1), uint32(0), false, int32(7))
+	f.Add("", "0", "", int64(0), uint32(999999999), true, int32(-1))
+	f.Fuzz(func(t *testing.T, name, cpu, mem string, sec int64, nsec uint32, utc bool, restarts int32) {
+		p := richPod()
+		c := &p.Spec.Containers[0]
+		c.Name = name
+		for list, text := range map[v1.ResourceName]string{v1.ResourceCPU: cpu, v1.ResourceMemory: mem} {
+			if q, err := resource.ParseQuantity(text); err == nil {
+				c.Resources.Requests[list] = q
+			}
+		}
+		at := time.Unix(sec, int64(nsec%1e9))
+		if utc {
+			at = at.UTC()
+		}
+		p.CreationTimestamp = metav1.NewTime(at)
+		p.Status.ContainerStatuses[0].RestartCount = restarts
+		fz, ok := FreezePod(p)
+		if !ok {
+			t.Fatal("FreezePod refused a pod with UTC and local times")
+		}
+		got := fz.Thaw()
+		want, _ := json.Marshal(p)
+		have, _ := json.Marshal(got)
+		if string(want) != string(have) {
+			t.Fatalf("thawed pod differs:\n got %s\nwant %s", have, want)
+		}
+		if ct := got.CreationTimestamp.Time; !ct.Equal(at) || ct.Location() != at.Location() {
+			t.Fatalf("creation time thawed as %v (%v), want %v (%v)", ct, ct.Location(), at, at.Location())
+		}
+		if again, _ := fz.Refreeze(got); again != fz {
+			t.Fatal("refreezing the thawed pod gave a new handle")
+		}
+		got.Status.ContainerStatuses[0].RestartCount = restarts + 1
+		changed, _ := fz.Refreeze(got)
+		if changed == fz || changed.Thaw().Status.ContainerStatuses[0].RestartCount != restarts+1 {
+			t.Fatal("a pod changed after thawing refroze to the old handle or lost the change")
+		}
+	})
+}
