@@ -19,14 +19,17 @@
 //	-o json, --output json         # run: one JSON document for the whole run instead of the transcripts
 //	--junit FILE                   # run: also write a JUnit XML report to FILE
 //	--metrics                      # run: print the kubelet's resize metrics (Prometheus text format) after each transcript
+//	--golden                       # run: compare each transcript with FILE.golden beside the file (a difference fails it)
+//	--write-golden                 # run: write each transcript to FILE.golden beside the file
 //
 // A scenario file chooses the kubelet version with its top-level kubelet
 // key; the versions resizesim reproduces are listed in the usage message
 // (package profile's Versions), 1.35 when the key is absent.
 //
 // The exit status is 0 when every expectation held, 1 when any failed (each
-// mismatch is printed as a diff with its step, key path, wanted and found
-// values) and 2 when a file is not a valid scenario or the run could not be
+// mismatch is printed as a diff with its file, line, step, key path,
+// wanted and found values; an action step that failed with no expect.error
+// after it is one too) and 2 when a file is not a valid scenario or the run could not be
 // done. For explore it is 0 when no point is broken or stuck and every
 // drift is one the kubelet v1.35.4 shows itself (labelled with its cause),
 // 1 otherwise, and 2 when a file could not be explored. The scenario
@@ -88,6 +91,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&output, "output", "text", "run: print `text` (the transcripts) or json (one JSON document for the whole run); -o for short")
 	fs.StringVar(&output, "o", "text", "")
 	fs.StringVar(&junit, "junit", "", "run: also write a JUnit XML report to `FILE`")
+	var compareGolden, writeGolden bool
+	fs.BoolVar(&compareGolden, "golden", false, "run: compare each file's transcript with FILE.golden beside it; a difference, or no golden, fails the file")
+	fs.BoolVar(&writeGolden, "write-golden", false, "run: write each file's transcript to FILE.golden beside it (the transcript alone, without the PASS or FAIL lines)")
 	var withMetrics bool
 	fs.BoolVar(&withMetrics, "metrics", false, "run: print the kubelet's resize metrics in the Prometheus text format after each file's transcript")
 	fs.Usage = func() {
@@ -119,9 +125,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "resizesim: --output %q: want text or json\n", output)
 		return exitInvalid
 	}
-	if (output != "text" || junit != "") && (len(rest) == 0 || rest[0] != "run") {
-		fmt.Fprintln(stderr, "resizesim: --output json and --junit are for the run command")
+	if (output != "text" || junit != "" || compareGolden || writeGolden) && (len(rest) == 0 || rest[0] != "run") {
+		fmt.Fprintln(stderr, "resizesim: --output json, --junit, --golden and --write-golden are for the run command")
 		return exitInvalid
+	}
+	golden := goldenIgnore
+	switch {
+	case compareGolden && writeGolden:
+		fmt.Fprintln(stderr, "resizesim: --golden compares with the goldens and --write-golden writes them: give one")
+		return exitInvalid
+	case compareGolden:
+		golden = goldenCompare
+	case writeGolden:
+		golden = goldenWrite
 	}
 	if len(rest) == 0 {
 		s, err := scenario.Parse("walkthrough.yaml", walkthrough)
@@ -159,20 +175,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		xopts.Backends = opts
 		return exploreFiles(ctx, files, xopts, stdout, stderr)
 	}
-	return runFiles(ctx, files, opts, withMetrics, output == "json", junit, stdout, stderr)
+	return runFiles(ctx, files, opts, runFlags{withMetrics: withMetrics, asJSON: output == "json", junit: junit, golden: golden}, stdout, stderr)
+}
+
+// runFlags are run's flags beyond the backends: --metrics, --output json,
+// --junit FILE, --golden and --write-golden.
+type runFlags struct {
+	withMetrics, asJSON bool
+	junit               string
+	golden              goldenMode
 }
 
 // runFiles is run and plan on files: each file's transcript (or plans)
 // in turn, or with asJSON one JSON document for them all, and with junit
-// a JUnit report written there. Errors go to stderr in every form. The
-// status is the highest of the files', or 2 if the report cannot be
-// written.
-func runFiles(ctx context.Context, files []string, opts scenario.Options, withMetrics, asJSON bool, junit string, stdout, stderr io.Writer) int {
+// a JUnit report written there; goldens compared or written as the flags
+// say. Errors go to stderr in every form. The status is the highest of the
+// files', or 2 if the report cannot be written.
+func runFiles(ctx context.Context, files []string, opts scenario.Options, flags runFlags, stdout, stderr io.Writer) int {
 	started := time.Now()
 	status := exitOK
 	results := make([]fileResult, 0, len(files))
+	asJSON, junit := flags.asJSON, flags.junit
 	for i, file := range files {
-		r := runFile(ctx, file, opts, withMetrics)
+		r := runFile(ctx, file, opts, flags.withMetrics, flags.golden)
 		switch {
 		case !asJSON:
 			if i > 0 {

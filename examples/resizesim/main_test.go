@@ -84,7 +84,7 @@ func TestRun(t *testing.T) {
 			wantCode: exitMismatch,
 			wantStdout: []string{
 				"FAIL " + wrong,
-				wrong + ": steps[1]: expect.containers.app.resources.requests.cpu",
+				wrong + ":11: steps[1]: expect.containers.app.resources.requests.cpu",
 				"- want: 300m",
 				"+ got:  200m",
 			},

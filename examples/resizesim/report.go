@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -37,6 +38,13 @@ type fileResult struct {
 	err     error
 	errText string
 	res     *scenario.Result // the run's result, when it ran
+	// scn is the scenario, when it loaded: its steps' lines place the
+	// mismatches.
+	scn *scenario.Scenario
+	// golden is how the transcript differs from the golden file (with
+	// --golden), or why there is none to compare with; "" when it is the
+	// same or not compared.
+	golden string
 	// metrics are the kubelet's resize metrics after the run in the
 	// Prometheus text format, when asked for (withMetrics, --metrics).
 	withMetrics bool
@@ -44,8 +52,19 @@ type fileResult struct {
 	duration    time.Duration
 }
 
-// runFile loads and runs one scenario file.
-func runFile(ctx context.Context, file string, opts scenario.Options, withMetrics bool) fileResult {
+// goldenMode is what run does with golden transcripts (--golden,
+// --write-golden).
+type goldenMode int
+
+const (
+	goldenIgnore  goldenMode = iota
+	goldenCompare            // a transcript that differs from FILE.golden, or no golden, fails the file
+	goldenWrite              // the transcript is written to FILE.golden
+)
+
+// runFile loads and runs one scenario file, and compares or writes its
+// golden transcript as golden says.
+func runFile(ctx context.Context, file string, opts scenario.Options, withMetrics bool, golden goldenMode) fileResult {
 	start := time.Now()
 	s, err := scenario.Load(file)
 	if err != nil {
@@ -53,14 +72,51 @@ func runFile(ctx context.Context, file string, opts scenario.Options, withMetric
 	}
 	r := runScenario(ctx, s, opts, withMetrics)
 	r.duration = time.Since(start)
+	if r.res == nil || opts.Plans || golden == goldenIgnore {
+		return r
+	}
+	path := scenario.GoldenFile(file)
+	if golden == goldenWrite {
+		if err := scenario.WriteGolden(path, r.res.Transcript); err != nil {
+			r.outcome, r.code, r.err, r.errText = outcomeError, exitInvalid, err, err.Error()
+		}
+		return r
+	}
+	diff, err := scenario.CompareGolden(path, r.res.Transcript)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		r.golden = fmt.Sprintf("no golden transcript %s to compare with (--write-golden writes it)", path)
+	case err != nil:
+		r.outcome, r.code, r.err, r.errText = outcomeError, exitInvalid, err, fmt.Sprintf("%s: golden: %v", file, err)
+		return r
+	default:
+		r.golden = diff
+	}
+	if r.golden != "" {
+		r.outcome, r.code = outcomeFail, exitMismatch
+	}
 	return r
+}
+
+// problems are what failed a file, a line each as resizesim prints them:
+// each mismatch at the file and line of its step, then the golden's
+// difference.
+func (r fileResult) problems() []string {
+	var out []string
+	for _, m := range r.res.Mismatches {
+		out = append(out, fmt.Sprintf("%s: %s", r.scn.Where(m), m))
+	}
+	if r.golden != "" {
+		out = append(out, fmt.Sprintf("%s: %s", r.file, r.golden))
+	}
+	return out
 }
 
 // runScenario runs a loaded scenario and classifies the result; it prints
 // nothing. withMetrics records the kubelet's resize metrics on a registry
 // of the file's own and keeps them in the result.
 func runScenario(ctx context.Context, s *scenario.Scenario, opts scenario.Options, withMetrics bool) fileResult {
-	r := fileResult{file: s.File, name: s.Name}
+	r := fileResult{file: s.File, name: s.Name, scn: s}
 	if withMetrics {
 		m, err := metrics.New(prometheus.NewRegistry())
 		if err != nil {
@@ -118,9 +174,9 @@ func writeText(stdout, stderr io.Writer, r fileResult, plans bool) {
 		fmt.Fprintf(stdout, "\nPASS %s\n", r.file)
 		return
 	}
-	fmt.Fprintf(stdout, "\nFAIL %s: %d expectation(s) did not hold\n", r.file, len(r.res.Mismatches))
-	for _, m := range r.res.Mismatches {
-		fmt.Fprintf(stdout, "%s: %s\n", r.file, m)
+	fmt.Fprintf(stdout, "\nFAIL %s: %s\n", r.file, r.failure())
+	for _, line := range r.problems() {
+		fmt.Fprintln(stdout, line)
 	}
 }
 
@@ -143,14 +199,29 @@ type jsonFile struct {
 	Error      string         `json:"error,omitempty"`
 	Skipped    string         `json:"skipped,omitempty"`
 	Metrics    string         `json:"metrics,omitempty"`
+	Golden     string         `json:"golden,omitempty"`
 	Duration   float64        `json:"duration"`
 }
 
 type jsonMismatch struct {
 	Step int    `json:"step"`
+	Line int    `json:"line,omitempty"`
 	Path string `json:"path"`
 	Want string `json:"want"`
 	Got  string `json:"got"`
+}
+
+// failure says in a few words why a file failed: how many expectations
+// did not hold, and whether its transcript differs from the golden.
+func (r fileResult) failure() string {
+	var parts []string
+	if n := len(r.res.Mismatches); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d expectation(s) did not hold", n))
+	}
+	if r.golden != "" {
+		parts = append(parts, "the transcript is not the golden one")
+	}
+	return strings.Join(parts, "; ")
 }
 
 // writeJSON prints the run as one JSON document.
@@ -166,8 +237,14 @@ func writeJSON(w io.Writer, results []fileResult, status int, elapsed time.Durat
 			f.Skipped = r.errText
 		case outcomeFail:
 			for _, m := range r.res.Mismatches {
-				f.Mismatches = append(f.Mismatches, jsonMismatch{Step: m.Step, Path: "expect." + m.Path, Want: m.Want, Got: m.Got})
+				path := "expect." + m.Path
+				if m.Action != "" {
+					// An action's error that no expect.error claimed.
+					path = string(m.Action)
+				}
+				f.Mismatches = append(f.Mismatches, jsonMismatch{Step: m.Step, Line: r.scn.Steps[m.Step].Line, Path: path, Want: m.Want, Got: m.Got})
 			}
+			f.Golden = r.golden
 		}
 		doc.Files = append(doc.Files, f)
 	}
@@ -261,10 +338,10 @@ func writeJUnit(path string, results []fileResult, started time.Time, elapsed ti
 		case outcomeFail:
 			suite.Failures++
 			var text strings.Builder
-			for _, m := range r.res.Mismatches {
-				fmt.Fprintf(&text, "%s: %s\n", r.file, m)
+			for _, line := range r.problems() {
+				fmt.Fprintln(&text, line)
 			}
-			c.Failure = &junitProblem{Message: fmt.Sprintf("%d expectation(s) did not hold", len(r.res.Mismatches)), Type: "mismatch", Text: xmlText(text.String())}
+			c.Failure = &junitProblem{Message: r.failure(), Type: "mismatch", Text: xmlText(text.String())}
 			c.SystemOut = &junitText{Text: xmlText(string(r.res.Transcript))}
 		case outcomeError:
 			suite.Errors++

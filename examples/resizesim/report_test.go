@@ -37,10 +37,12 @@ type runReport struct {
 		Duration   *float64 `json:"duration"`
 		Mismatches []struct {
 			Step int    `json:"step"`
+			Line int    `json:"line"`
 			Path string `json:"path"`
 			Want string `json:"want"`
 			Got  string `json:"got"`
 		} `json:"mismatches"`
+		Golden string `json:"golden"`
 	} `json:"files"`
 }
 
@@ -84,7 +86,7 @@ func TestRunOutputJSON(t *testing.T) {
 			if w.File != wrong || w.Result != "fail" || w.Passed || len(w.Mismatches) != 1 {
 				t.Fatalf("the failing file: %+v", w)
 			}
-			if m := w.Mismatches[0]; m.Step != 1 || m.Path != "expect.containers.app.resources.requests.cpu" || m.Want != "300m" || m.Got != "200m" {
+			if m := w.Mismatches[0]; m.Step != 1 || m.Line != 11 || m.Path != "expect.containers.app.resources.requests.cpu" || m.Want != "300m" || m.Got != "200m" {
 				t.Errorf("the mismatch: %+v", m)
 			}
 			if b.File != bad || b.Result != "error" || b.Passed || b.Name != "" || !strings.Contains(b.Error, bad+": steps[1]: advance: malformed duration") {
@@ -192,7 +194,7 @@ func TestRunJUnit(t *testing.T) {
 	}
 	c := s.Cases[1]
 	if c.Failure == nil || c.Failure.Type != "mismatch" || c.Failure.Message != "1 expectation(s) did not hold" ||
-		!strings.Contains(c.Failure.Text, wrong+": steps[1]: expect.containers.app.resources.requests.cpu\n  - want: 300m\n  + got:  200m") {
+		!strings.Contains(c.Failure.Text, wrong+":11: steps[1]: expect.containers.app.resources.requests.cpu\n  - want: 300m\n  + got:  200m") {
 		t.Errorf("the failing file: %+v", c.Failure)
 	}
 	if !strings.Contains(c.SystemOut, "Scenario: wrong") || !strings.Contains(c.SystemOut, "MISMATCH expect.containers.app.resources.requests.cpu") {

@@ -55,6 +55,7 @@ func (r *runner) expect(e *Expect) {
 	}
 	if e.Error != nil {
 		checks++
+		r.unclaimed = nil
 		switch {
 		case r.lastErr == nil:
 			add("error", fmt.Sprintf("an error containing %q", *e.Error), "no error")

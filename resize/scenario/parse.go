@@ -235,11 +235,15 @@ func Parse(name string, data []byte) (*Scenario, error) {
 		return nil, p.errf("steps", "required: at least one step")
 	}
 	allocatable := s.Node.Allocatable
+	lines := stepLines(data)
 	for i, item := range steps {
 		p.step = i
 		st, err := p.parseStep(item)
 		if err != nil {
 			return nil, err
+		}
+		if len(lines) == len(steps) {
+			st.Line = lines[i]
 		}
 		if st.Allocatable != nil {
 			if allocatable, err = p.restartAllocatable(s.Node, allocatable, st.Allocatable); err != nil {

@@ -89,12 +89,17 @@ type StepPlan struct {
 	Err  error
 }
 
-// Mismatch is one expectation that did not hold.
+// Mismatch is one expectation that did not hold, or an action step that
+// failed with no expect.error to claim its error.
 type Mismatch struct {
 	Step int    // index in steps
 	Path string // key path below expect, e.g. "containers.pause.resources.requests.cpu"
 	Want string
 	Got  string
+	// Action is set for an action step's error that no expect.error
+	// claimed before the next action step or the end of the file: the
+	// action ("resize"), with Path "error" and the error in Got.
+	Action Action
 }
 
 // diffAbove is the length beyond which Mismatch.String shows a diff
@@ -107,6 +112,9 @@ const diffAbove = 80
 // more than one line, go-cmp's diff of the two (cmp.Diff(want, got):
 // "-" lines are wanted, "+" lines found, the rest common to both).
 func (m Mismatch) String() string {
+	if m.Action != "" {
+		return fmt.Sprintf("steps[%d]: %s failed, and no expect.error after it claims the error:\n  %s", m.Step, m.Action, m.Got)
+	}
 	if len(m.Want) > diffAbove || len(m.Got) > diffAbove || strings.Contains(m.Want, "\n") || strings.Contains(m.Got, "\n") {
 		diff := strings.TrimRight(cmp.Diff(m.Want, m.Got), "\n")
 		return fmt.Sprintf("steps[%d]: expect.%s (-want +got):\n  %s", m.Step, m.Path, strings.ReplaceAll(diff, "\n", "\n  "))
@@ -131,6 +139,10 @@ type runner struct {
 	t       *transcript
 	step    int
 	lastErr error
+	// unclaimed is the mismatch of the last action step's error until an
+	// expect.error claims it; the next action step or the end of the file
+	// makes it one.
+	unclaimed *Mismatch
 	// metrics are the run's metrics (Options.Metrics); nil when none.
 	metrics *metrics.Metrics
 	cursor  map[PodRef]int // per pod: index in Cluster.Events() after the last expect naming it
@@ -156,6 +168,7 @@ func Run(ctx context.Context, s *Scenario, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	r.settleError()
 	r.t.final(r)
 	return &Result{Transcript: r.t.bytes(), Mismatches: r.mismatches, Plans: r.plans}, nil
 }
@@ -319,6 +332,7 @@ func (r *runner) run(ctx context.Context, st Step) error {
 		r.expect(st.Expect)
 		return nil
 	}
+	r.settleError()
 	snap := r.snapshot()
 	n := r.currentNode()
 	var err error
@@ -407,9 +421,20 @@ func (r *runner) run(ctx context.Context, st Step) error {
 	r.lastErr = err
 	if err != nil {
 		r.t.line("error: %v", err)
+		r.unclaimed = &Mismatch{Step: r.step, Path: "error", Want: "an expect.error after the step", Got: err.Error(), Action: st.Action}
 	}
 	r.report(snap)
 	return nil
+}
+
+// settleError makes the last action step's error a mismatch if no
+// expect.error claimed it: a step that fails unseen would let the file
+// pass with the error only in the transcript.
+func (r *runner) settleError() {
+	if r.unclaimed != nil {
+		r.mismatches = append(r.mismatches, *r.unclaimed)
+		r.unclaimed = nil
+	}
 }
 
 func (r *runner) containerID(n *resize.Node, st Step) (string, error) {

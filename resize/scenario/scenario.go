@@ -83,6 +83,9 @@ var faultCalls = []string{CallUpdateContainerResources, CallUpdatePodSandboxReso
 // are set.
 type Step struct {
 	Action Action
+	// Line is the line of the step in the file (counting from 1), or 0
+	// when it is not known (a Step made in Go).
+	Line int
 	// Pod is the pod of resize, delete, usage, exit and (optional) fault.
 	Pod PodRef
 	// HasPod says whether a fault step names a pod.

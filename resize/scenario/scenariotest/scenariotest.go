@@ -8,24 +8,33 @@
 //	}
 //
 // A file with a golden transcript beside it (the same name ending in
-// .golden) must also give that transcript, byte for byte.
+// .golden) must also give that transcript, byte for byte. To write the
+// goldens (a new file's, or after a reviewed change of behaviour), run the
+// test with the flag -scenariotest.update:
+//
+//	go test ./... -run TestResizeStories -args -scenariotest.update
+//
+// Each failure names the file and the line of its step
+// ("testdata/web.yaml:14: steps[2]: expect.qosClass ..."), so that it
+// points at the YAML rather than at this package.
 package scenariotest
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
+	"flag"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/resizelet/resizelet/resize/scenario"
 )
+
+// update is the flag -scenariotest.update: write every file's golden
+// transcript from the run instead of comparing with it. Its name carries
+// the package's so that it cannot clash with a test binary's own -update.
+var update = flag.Bool("scenariotest.update", false, "write each scenario file's golden transcript (FILE.golden) from this run instead of comparing with it")
 
 // Run runs every scenario file the glob patterns match on a simulated
 // node, one subtest per file named after it. It fails the test if a
@@ -67,7 +76,7 @@ func RunWith(t *testing.T, opts scenario.Options, patterns ...string) {
 
 func runFile(t *testing.T, file string, opts scenario.Options) {
 	t.Helper()
-	skip, problems, err := check(file, opts)
+	skip, problems, err := check(file, opts, *update)
 	switch {
 	case err != nil:
 		t.Fatal(err)
@@ -81,9 +90,10 @@ func runFile(t *testing.T, file string, opts scenario.Options) {
 
 // check runs one scenario file and returns why it does not apply to the
 // backends (skip), or what went wrong: every mismatch, and a transcript
-// that differs from the golden beside the file. err is a file that does
-// not load or run at all.
-func check(file string, opts scenario.Options) (skip string, problems []string, err error) {
+// that differs from the golden beside the file (with write, the golden is
+// written instead). err is a file that does not load or run at all, or a
+// golden that cannot be read or written.
+func check(file string, opts scenario.Options, write bool) (skip string, problems []string, err error) {
 	s, err := scenario.Load(file)
 	if err != nil {
 		return "", nil, err
@@ -97,19 +107,23 @@ func check(file string, opts scenario.Options) (skip string, problems []string, 
 	if err != nil {
 		return "", nil, err
 	}
+	s.File = file
 	for _, m := range res.Mismatches {
-		problems = append(problems, m.String())
+		problems = append(problems, s.Where(m)+": "+m.String())
 	}
-	golden := strings.TrimSuffix(file, filepath.Ext(file)) + ".golden"
-	want, err := os.ReadFile(golden)
+	golden := scenario.GoldenFile(file)
+	if write {
+		return "", problems, scenario.WriteGolden(golden, res.Transcript)
+	}
+	diff, err := scenario.CompareGolden(golden, res.Transcript)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return "", problems, nil
 	case err != nil:
 		return "", nil, err
 	}
-	if !bytes.Equal(want, res.Transcript) {
-		problems = append(problems, fmt.Sprintf("transcript differs from %s (-golden +got):\n%s", golden, cmp.Diff(string(want), string(res.Transcript))))
+	if diff != "" {
+		problems = append(problems, diff)
 	}
 	return "", problems, nil
 }
