@@ -235,6 +235,7 @@ func zeroValues(t *testing.T) []zeroValue {
 	real("scenario.Session", "scenario.NewSession", se, err)
 	add(zeroOf("scenario.Session", &scenario.Session{}, (*scenario.Session)(nil))...)
 	add(zeroOf("scenario.Mismatch", scenario.Mismatch{}, nil)...)
+	add(zeroOf("scenario.Scenario", s, (*scenario.Scenario)(nil))...)
 	add(zeroOf("scenario.AuditExpect", scenario.AuditExpect{}, nil)...)
 	add(zeroOf("scenario.Error", &scenario.Error{}, (*scenario.Error)(nil))...)
 	add(zeroOf("scenario.PodRef", scenario.PodRef{}, nil)...)
@@ -423,6 +424,8 @@ func zeroFuncs() []zeroFunc {
 		{name: "profile.Versions", fn: profile.Versions},
 		{name: "profile.Parse", fn: profile.Parse},
 		{name: "profile.New", fn: profile.New},
+		{name: "profile.KnownGates", fn: profile.KnownGates},
+		{name: "profile.CheckGates", fn: profile.CheckGates},
 		// resize/metrics
 		{name: "metrics.New", fn: metrics.New},
 		{name: "metrics.ParseSeries", fn: metrics.ParseSeries},
@@ -435,6 +438,9 @@ func zeroFuncs() []zeroFunc {
 		{name: "scenario.Load", fn: scenario.Load},
 		{name: "scenario.Parse", fn: scenario.Parse},
 		{name: "scenario.NewSession", fn: scenario.NewSession},
+		{name: "scenario.GoldenFile", fn: scenario.GoldenFile},
+		{name: "scenario.CompareGolden", fn: scenario.CompareGolden},
+		{name: "scenario.WriteGolden", fn: scenario.WriteGolden},
 		// resize/scenario/scenariotest
 		{name: "scenariotest.Run", fn: scenariotest.Run},
 		{name: "scenariotest.RunWith", fn: scenariotest.RunWith},

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -47,7 +46,7 @@ type NodeConfig struct {
 	// (cgconfig.RootRelative), wrapping cgconfig.ErrInvalidPath, which is
 	// cgroup.ErrInvalidPath.
 	CgroupRoot   string
-	FeatureGates map[string]bool // explicit settings; the profile gives the defaults
+	FeatureGates map[string]bool // explicit settings, of profile.KnownGates(Profile); the profile gives the defaults
 	Profile      profile.Version // default profile.Default (1.35)
 
 	// Image and Command, when set, replace every container's image and
@@ -181,9 +180,6 @@ func (e *ConfigError) Unwrap() error {
 	return e.Err
 }
 
-// gateName is the form of a Kubernetes feature gate name.
-var gateName = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
-
 // Validate checks a defaulted NodeConfig and returns a *ConfigError naming
 // the first field that holds a value the kubelet would not start with.
 func (cfg NodeConfig) Validate() error {
@@ -247,10 +243,8 @@ func (cfg NodeConfig) Validate() error {
 			return &ConfigError{Field: "allocatable." + string(name), Msg: fmt.Sprintf("%s is more than the capacity %s", q.String(), c.String())}
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(cfg.FeatureGates)) {
-		if !gateName.MatchString(name) {
-			return &ConfigError{Field: "featureGates." + name, Msg: "not a feature gate name"}
-		}
+	if name, err := profile.CheckGates(cfg.Profile, cfg.FeatureGates); err != nil {
+		return &ConfigError{Field: "featureGates." + name, Msg: err.Error()}
 	}
 	return nil
 }

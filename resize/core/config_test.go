@@ -227,6 +227,10 @@ func TestValidate(t *testing.T) {
 		{name: "feature gate lower case", cfg: with(func(c *NodeConfig) { c.FeatureGates = map[string]bool{"podLevelResources": true} }), wantField: "featureGates.podLevelResources"},
 		{name: "feature gate with spaces", cfg: with(func(c *NodeConfig) { c.FeatureGates = map[string]bool{"Pod Level": false} }), wantField: "featureGates.Pod Level"},
 		{name: "feature gate empty name", cfg: with(func(c *NodeConfig) { c.FeatureGates = map[string]bool{"": true} }), wantField: "featureGates."},
+		{name: "feature gate misspelt", cfg: with(func(c *NodeConfig) { c.FeatureGates = map[string]bool{"InPlacePodVerticalScalingg": true} }), wantField: "featureGates.InPlacePodVerticalScalingg"},
+		{name: "feature gate of a later version", cfg: with(func(c *NodeConfig) {
+			c.FeatureGates = map[string]bool{profile.GateMemoryQoS: true, profile.GatePodLevelResourcesFixDefaulting: true}
+		}), wantField: "featureGates.PodLevelResourcesFixDefaulting"},
 		{name: "feature gates known names", cfg: with(func(c *NodeConfig) {
 			c.FeatureGates = map[string]bool{profile.GateInPlacePodLevelResourcesVerticalScaling: true, profile.GateCustomCPUCFSQuotaPeriod: false}
 		})},

@@ -14,6 +14,8 @@ package profile
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -151,6 +153,59 @@ var defaultGates = map[Version]map[string]bool{
 		GatePodLevelResourcesFixDefaulting:          true,
 		GatePodLevelResourcesFixKubeletQOSClass:     true,
 	},
+}
+
+// gateSince is the first version whose kubelet knows each gate this
+// package reads (pkg/features/kube_features.go); an older kubelet refuses
+// it as unrecognized. The gates resizelet does not reproduce are left out
+// on purpose: one would be taken and change nothing, a kubelet other than
+// the one asked for.
+var gateSince = map[string]Version{
+	GateInPlacePodVerticalScaling:                    V133,
+	GateInPlacePodVerticalScalingExclusiveCPUs:       V133,
+	GatePodLevelResources:                            V133,
+	GateMemoryManager:                                V133,
+	GateCustomCPUCFSQuotaPeriod:                      V133,
+	GateMemoryQoS:                                    V133,
+	GateInPlacePodVerticalScalingExclusiveMemory:     V134,
+	GateInPlacePodLevelResourcesVerticalScaling:      V135,
+	GateInPlacePodVerticalScalingInitContainers:      V135,
+	GateInPlacePodVerticalScalingMemoryBackedVolumes: V137,
+	GatePodLevelResourcesFixDefaulting:               V137,
+	GatePodLevelResourcesFixKubeletQOSClass:          V137,
+}
+
+// KnownGates returns, sorted, the feature gates of version v ("" means
+// Default) that resizelet reproduces.
+func KnownGates(v Version) []string {
+	if !v.Known() {
+		v = Default
+	}
+	var out []string
+	for name, since := range gateSince {
+		if since.Minor() <= v.Minor() {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// CheckGates refuses gate settings as the kubelet refuses them at start
+// ("unrecognized feature gate: NAME"): it returns the first name, in
+// sorted order, that is not among KnownGates(v), with an error that lists
+// those.
+func CheckGates(v Version, gates map[string]bool) (string, error) {
+	known := KnownGates(v)
+	for _, name := range slices.Sorted(maps.Keys(gates)) {
+		if !slices.Contains(known, name) {
+			if !v.Known() {
+				v = Default
+			}
+			return name, fmt.Errorf("unrecognized feature gate: %s (the gates of kubelet %s that resizelet reproduces: %s)", name, v, strings.Join(known, ", "))
+		}
+	}
+	return "", nil
 }
 
 // lockedGates are the gates a version locks to their default (GA with

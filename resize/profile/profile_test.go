@@ -2,6 +2,7 @@ package profile
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -505,5 +506,49 @@ func TestHotAnswersMatchGates(t *testing.T) {
 				t.Errorf("%s %v: New's answers differ from the gates'", v, gates)
 			}
 		}
+	}
+}
+
+// TestKnownGates: each version knows the gates resizelet reproduces that
+// its kubelet has, and CheckGates refuses any other as the kubelet does,
+// naming the gate and listing the known ones.
+func TestKnownGates(t *testing.T) {
+	for _, tc := range []struct {
+		v             Version
+		known, absent []string
+	}{
+		{V133, []string{GateInPlacePodVerticalScaling, GatePodLevelResources, GateMemoryQoS}, []string{GateInPlacePodVerticalScalingExclusiveMemory, GateInPlacePodLevelResourcesVerticalScaling}},
+		{V134, []string{GateInPlacePodVerticalScalingExclusiveMemory}, []string{GateInPlacePodLevelResourcesVerticalScaling, GateInPlacePodVerticalScalingInitContainers}},
+		{V135, []string{GateInPlacePodLevelResourcesVerticalScaling, GateInPlacePodVerticalScalingInitContainers}, []string{GatePodLevelResourcesFixDefaulting, GateInPlacePodVerticalScalingMemoryBackedVolumes}},
+		{V137, []string{GatePodLevelResourcesFixDefaulting, GatePodLevelResourcesFixKubeletQOSClass, GateInPlacePodVerticalScalingMemoryBackedVolumes}, nil},
+	} {
+		known := KnownGates(tc.v)
+		if !slices.IsSorted(known) {
+			t.Errorf("KnownGates(%s) = %v, not sorted", tc.v, known)
+		}
+		for _, g := range tc.known {
+			if !slices.Contains(known, g) {
+				t.Errorf("KnownGates(%s) lacks %s", tc.v, g)
+			}
+			if name, err := CheckGates(tc.v, map[string]bool{g: true}); err != nil {
+				t.Errorf("CheckGates(%s, %s) = %q, %v; want no error", tc.v, g, name, err)
+			}
+		}
+		for _, g := range tc.absent {
+			if slices.Contains(known, g) {
+				t.Errorf("KnownGates(%s) has %s, which that kubelet does not know", tc.v, g)
+			}
+			name, err := CheckGates(tc.v, map[string]bool{GateMemoryQoS: false, g: true})
+			if name != g || err == nil || !strings.HasPrefix(err.Error(), "unrecognized feature gate: "+g+" (") {
+				t.Errorf("CheckGates(%s, %s) = %q, %v; want the kubelet's refusal of %s", tc.v, g, name, err, g)
+			}
+		}
+	}
+	if got, want := KnownGates(""), KnownGates(Default); !slices.Equal(got, want) {
+		t.Errorf("KnownGates(\"\") = %v, want Default's %v", got, want)
+	}
+	name, err := CheckGates(V135, map[string]bool{"InPlacePodVerticalScalingg": true})
+	if want := "unrecognized feature gate: InPlacePodVerticalScalingg (the gates of kubelet 1.35 that resizelet reproduces: " + strings.Join(KnownGates(V135), ", ") + ")"; name != "InPlacePodVerticalScalingg" || err == nil || err.Error() != want {
+		t.Errorf("CheckGates of a typo = %q, %v; want %q", name, err, want)
 	}
 }

@@ -41,6 +41,9 @@ func CompareGolden(golden string, transcript []byte) (string, error) {
 // whole: it is written beside the file under a temporary name and then
 // renamed, so that a failure leaves the old golden as it was.
 func WriteGolden(golden string, transcript []byte) error {
+	if golden == "" {
+		return fmt.Errorf("write golden: no path")
+	}
 	f, err := os.CreateTemp(filepath.Dir(golden), "."+filepath.Base(golden)+".*")
 	if err != nil {
 		return fmt.Errorf("write golden %s: %w", golden, err)
@@ -67,6 +70,9 @@ func WriteGolden(golden string, transcript []byte) error {
 // editors and terminals jump to: "FILE:LINE" of its step, or "FILE" when
 // the line is not known.
 func (s *Scenario) Where(m Mismatch) string {
+	if s == nil {
+		return ""
+	}
 	if m.Step >= 0 && m.Step < len(s.Steps) && s.Steps[m.Step].Line > 0 {
 		return fmt.Sprintf("%s:%d", s.File, s.Steps[m.Step].Line)
 	}

@@ -672,11 +672,9 @@ func (p *parser) manifest(raw json.RawMessage, field string) (*v1.Pod, error) {
 	if _, ok := m["status"]; ok {
 		return nil, p.errf(field+".status", "status is computed and may not be given")
 	}
-	pod := &v1.Pod{}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(pod); err != nil {
-		return nil, p.errf(field, "not a valid Pod manifest: %v", err)
+	pod, err := p.decodeManifest(raw, m, field)
+	if err != nil {
+		return nil, err
 	}
 	if pod.Name == "" {
 		return nil, p.errf(field+".metadata.name", "required")

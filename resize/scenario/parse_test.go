@@ -47,7 +47,16 @@ func TestParseRejectsInvalidFiles(t *testing.T) {
 		{"unknown node key", "name: x\nnode: {cpus: 4}\nsteps: [{advance: 1s}]\n", -1, "node.cpus", "unknown key"},
 		{"bad period", "name: x\nnode: {cpuCFSQuotaPeriod: fast}\nsteps: [{advance: 1s}]\n", -1, "node.cpuCFSQuotaPeriod", "malformed duration"},
 		{"pod without name", "name: x\npods: [{spec: {containers: [{name: a}]}}]\nsteps: [{advance: 1s}]\n", -1, "pods[0].metadata.name", "required"},
-		{"pod unknown field", "name: x\npods: [{metadata: {name: p}, spec: {containerz: []}}]\nsteps: [{advance: 1s}]\n", -1, "pods[0]", "not a valid Pod manifest"},
+		{"unknown feature gate", "name: x\nnode: {featureGates: {InPlacePodVerticalScalingg: true}}\nsteps: [{advance: 1s}]\n", -1, "node.featureGates.InPlacePodVerticalScalingg", "unrecognized feature gate: InPlacePodVerticalScalingg (the gates of kubelet 1.35 that resizelet reproduces: CustomCPUCFSQuotaPeriod, InPlacePodLevelResourcesVerticalScaling,"},
+		{"feature gate of a later kubelet", "name: x\nkubelet: \"1.36\"\nnode: {featureGates: {PodLevelResourcesFixDefaulting: true}}\nsteps: [{advance: 1s}]\n", -1, "node.featureGates.PodLevelResourcesFixDefaulting", "unrecognized feature gate"},
+		{"pod unknown field", "name: x\npods: [{metadata: {name: p}, spec: {containerz: []}}]\nsteps: [{advance: 1s}]\n", -1, "pods[0].spec.containerz", "unknown field"},
+		{"pod unknown field deep", "name: x\npods: [{metadata: {name: p}, spec: {containers: [{name: a, resource: {}}]}}]\nsteps: [{advance: 1s}]\n", -1, "pods[0].spec.containers[0].resource", "unknown field"},
+		{"pod field in the wrong case", "name: x\npods: [{metadata: {name: p}, spec: {containers: [{Name: a}]}}]\nsteps: [{advance: 1s}]\n", -1, "pods[0].spec.containers[0].Name", "case-sensitive"},
+		{"pod bad quantity", "name: x\npods: [{metadata: {name: p}, spec: {containers: [{name: a, resources: {requests: {memory: 256MB}}}]}}]\nsteps: [{advance: 1s}]\n", -1, "pods[0].spec.containers[0].resources.requests.memory", `malformed quantity "256MB"`},
+		{"pod bad init quantity", "name: x\npods: [{metadata: {name: p}, spec: {initContainers: [{name: i}], containers: [{name: a}], resources: {limits: {cpu: lots}}}}]\nsteps: [{advance: 1s}]\n", -1, "pods[0].spec.resources.limits.cpu", `malformed quantity "lots"`},
+		{"pod bad sizeLimit", "name: x\npods: [{metadata: {name: p}, spec: {containers: [{name: a}], volumes: [{name: v, emptyDir: {sizeLimit: 1GB}}]}}]\nsteps: [{advance: 1s}]\n", -1, "pods[0].spec.volumes[0].emptyDir.sizeLimit", `malformed quantity "1GB"`},
+		{"pod value of the wrong type", "name: x\npods: [{metadata: {name: p}, spec: {containers: [{name: a, image: [x]}]}}]\nsteps: [{advance: 1s}]\n", -1, "pods[0].spec.containers.image", "want string, got a JSON array"},
+		{"added pod bad quantity", "name: x\nsteps: [{add: {pod: {metadata: {name: p}, spec: {containers: [{name: a, resources: {limits: {cpu: 2x}}}]}}}}]\n", 0, "add.pod.spec.containers[0].resources.limits.cpu", `malformed quantity "2x"`},
 		{"pod with status", "name: x\npods: [{metadata: {name: p}, spec: {containers: [{name: a}]}, status: {phase: Running}}]\nsteps: [{advance: 1s}]\n", -1, "pods[0].status", "computed"},
 		{"container without name", "name: x\npods: [{metadata: {name: p}, spec: {containers: [{image: busybox}]}}]\nsteps: [{advance: 1s}]\n", -1, "pods[0].spec.containers[0].name", "required"},
 		{"duplicate pod", "name: x\npods: [{metadata: {name: p}, spec: {containers: [{name: a}]}}, {metadata: {name: p}, spec: {containers: [{name: b}]}}]\nsteps: [{advance: 1s}]\n", -1, "pods[1].metadata.name", "already exists"},
@@ -132,7 +141,7 @@ node:
   cgroupDriver: systemd
   cpuCFSQuotaPeriod: 50ms
   containerCPUWeight: linear
-  featureGates: {InPlacePodLevelResourcesVerticalScaling: true}
+  featureGates: {InPlacePodVerticalScalingExclusiveMemory: true}
 `+validPods+`
 steps:
 - resize: {pod: web, patch: {spec: {containers: [{name: app, resources: {requests: {cpu: 200m}}}]}}}
@@ -166,7 +175,7 @@ steps:
 	if s.Node.CgroupVersion != cgroup.V1 || s.Node.CgroupDriver != cgroup.DriverSystemd || s.Node.CPUCFSQuotaPeriod != 50*time.Millisecond {
 		t.Errorf("node = %+v", s.Node)
 	}
-	if s.ContainerWeight != "linear" || !s.Node.FeatureGates[resize.GateInPlacePodLevelResourcesVerticalScaling] {
+	if s.ContainerWeight != "linear" || !s.Node.FeatureGates[resize.GateInPlacePodVerticalScalingExclusiveMemory] {
 		t.Errorf("weight %q gates %v", s.ContainerWeight, s.Node.FeatureGates)
 	}
 	pod := s.Pods[0]
