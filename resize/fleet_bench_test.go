@@ -1,4 +1,4 @@
-package resize
+package resize_test
 
 import (
 	"context"
@@ -6,19 +6,24 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/resizelet/resizelet/resize"
+	"github.com/resizelet/resizelet/resize/benchworld"
 )
 
-// newAnchorFleet is a fleet of nodes anchor-world nodes (anchorNode, named
-// node-1, node-2, ...), each with the n anchor pods (anchorPods) settled
-// on it, in a namespace of its own (ns-1, ns-2, ...) so that every node's
-// pods have the same names.
-func newAnchorFleet(tb testing.TB, nodes, n int) *Fleet {
-	tb.Helper()
-	return newFleetInNamespaces(tb, nodes, n, "ns")
+// newFleet is a benchworld fleet, closed when the benchmark ends.
+func newFleet(b *testing.B, nodes, n int, prefix string) *resize.Fleet {
+	b.Helper()
+	f, err := benchworld.NewFleet(context.Background(), nodes, n, prefix)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Close() })
+	return f
 }
 
-// BenchmarkFleet measures a fleet of 10 anchor-world nodes with 100
-// settled pods each:
+// BenchmarkFleet measures a fleet of 10 world nodes with 100 settled pods
+// each (benchworld.NewFleet):
 //
 //   - resize: one whole resize per op through Fleet.ResizePod (strategic
 //     merge patch; API server, the decision on the pod's node, the cgroup
@@ -32,27 +37,26 @@ func BenchmarkFleet(b *testing.B) {
 	const nodes, pods = 10, 100
 	name := fmt.Sprintf("nodes=%d,pods=%d", nodes, pods)
 	b.Run(name+"/resize", func(b *testing.B) {
-		f := newAnchorFleet(b, nodes, pods)
-		defer f.Close()
+		f := newFleet(b, nodes, pods, "ns")
 		ctx := context.Background()
 		namespaces := make([]string, nodes)
 		for i := range namespaces {
 			namespaces[i] = fmt.Sprintf("ns-%d", i+1)
 		}
+		sizes := benchworld.Admitted()
 		b.ReportAllocs()
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
 			// Each node sees its target resized every 10th op, so the
 			// patches alternate per node too.
-			patch := admittedPatches[(i/nodes)%2]
+			patch := sizes[(i/nodes)%2].Patch
 			if _, err := f.ResizePod(ctx, namespaces[i%nodes], "target", "", patch); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run(name+"/advance", func(b *testing.B) {
-		f := newAnchorFleet(b, nodes, pods)
-		defer f.Close()
+		f := newFleet(b, nodes, pods, "ns")
 		ctx := context.Background()
 		b.ReportAllocs()
 		b.ResetTimer()
@@ -64,8 +68,8 @@ func BenchmarkFleet(b *testing.B) {
 	})
 }
 
-// BenchmarkFleetHeap builds fleets of 10 settled anchor-world nodes with
-// 110 pods each, the world of BenchmarkNodeHeap, and reports the heap each
+// BenchmarkFleetHeap builds fleets of 10 settled world nodes with 110
+// pods each, the world of BenchmarkNodeHeap, and reports the heap each
 // node keeps alive in a fleet (heap-bytes/node: the fleet's live heap
 // after a GC, divided by its nodes). Every fleet's pods are in namespaces
 // of their own, so that nothing frozen is shared with an earlier fleet.
@@ -78,37 +82,16 @@ func BenchmarkFleetHeap(b *testing.B) {
 		runtime.GC()
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		f := newFleetInNamespaces(b, nodes, pods, fmt.Sprintf("heap-%d", i))
+		f, err := benchworld.NewFleet(context.Background(), nodes, pods, fmt.Sprintf("heap-%d", i))
+		if err != nil {
+			b.Fatal(err)
+		}
 		runtime.GC()
 		runtime.GC()
 		runtime.ReadMemStats(&after)
 		total += after.HeapAlloc - before.HeapAlloc
 		runtime.KeepAlive(f)
+		f.Close()
 	}
 	b.ReportMetric(float64(total)/float64(b.N*nodes), "heap-bytes/node")
-}
-
-// newFleetInNamespaces is newAnchorFleet with the nodes' namespaces named
-// prefix-1, prefix-2, ...
-func newFleetInNamespaces(tb testing.TB, nodes, n int, prefix string) *Fleet {
-	tb.Helper()
-	ctx := context.Background()
-	f := NewFleet(FleetOptions{Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
-	for i := 1; i <= nodes; i++ {
-		cfg := anchorNode()
-		cfg.Name = fmt.Sprintf("node-%d", i)
-		node, err := f.AddNode(ctx, cfg, Deps{})
-		if err != nil {
-			tb.Fatal(err)
-		}
-		pods := anchorPods(n)
-		for _, p := range pods {
-			p.Namespace = fmt.Sprintf("%s-%d", prefix, i)
-			p.Spec.NodeName = cfg.Name
-		}
-		if _, err := node.AddPods(ctx, pods); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	return f
 }

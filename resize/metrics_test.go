@@ -556,11 +556,42 @@ func TestMetricsRestartBackfill(t *testing.T) {
 	})
 }
 
-// decisionMallocs runs n admitted resizes of target/c1 on an anchor node
-// and counts the heap allocations of the node's handling of each, from the
-// updated pod to the ResizeStarted event (benchDecision's span), the API
-// server's part and the actuation left out. step is how the node takes an
-// input.
+// targetResizes are two sizes of target/c1 to alternate between, each
+// admitted (those of benchworld.Admitted, which this package's own tests
+// cannot import).
+var targetResizes = [2]ResizeRequest{
+	{Containers: []ContainerResize{{Name: "c1", Requests: CPUMemory(300, 192<<20), Limits: CPUMemory(600, 384<<20)}}},
+	{Containers: []ContainerResize{{Name: "c1", Requests: CPUMemory(200, 128<<20), Limits: CPUMemory(400, 256<<20)}}},
+}
+
+// newTargetNode is a node with in-memory checkpoints (newBenchNode) and
+// the pod target (c1 200m/128Mi limits
+// 400m/256Mi, c2 100m/64Mi limits 200m/128Mi) and nine others settled.
+func newTargetNode(t *testing.T) *testNode {
+	t.Helper()
+	tn := newBenchNode(t, NodeConfig{})
+	addPods(t, tn, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "target", Namespace: "default"}, Spec: v1.PodSpec{Containers: []v1.Container{
+		{Name: "c1", Image: "x", Resources: resources("200m", "128Mi", "400m", "256Mi")},
+		{Name: "c2", Image: "x", Resources: resources("100m", "64Mi", "200m", "128Mi")},
+	}}})
+	for i := range 9 {
+		addPods(t, tn, cpuPod(fmt.Sprintf("p%d", i), "100m"))
+	}
+	return tn
+}
+
+// emits reports whether a batch records an event with the reason.
+func emits(batch *core.Batch, reason string) bool {
+	return slices.ContainsFunc(batch.Actions, func(a core.Action) bool {
+		e, ok := a.(core.RecordEvent)
+		return ok && e.Event.Reason == reason
+	})
+}
+
+// decisionMallocs runs n admitted resizes of target/c1 and counts the heap
+// allocations of the node's handling of each, from the updated pod to the
+// ResizeStarted event (BenchmarkResizeDecision's span), the API server's
+// part and the actuation left out. step is how the node takes an input.
 func decisionMallocs(t *testing.T, tn *testNode, n int, step func(core.Input) (core.Ready, error)) uint64 {
 	t.Helper()
 	var results []core.Result
@@ -568,7 +599,7 @@ func decisionMallocs(t *testing.T, tn *testNode, n int, step func(core.Input) (c
 	var ms runtime.MemStats
 	var total uint64
 	for i := range n {
-		pod, err := tn.cluster.ResizePod("default", "target", admittedPatches[i%2])
+		pod, err := tn.cluster.ResizePod("default", "target", targetResizes[i%2].Patch())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -602,8 +633,8 @@ func decisionMallocs(t *testing.T, tn *testNode, n int, step func(core.Input) (c
 // allocates nothing in the steady state (its report reuses its memory). A
 // whole resize cycle allocates no more without metrics than with them.
 func TestMetricsOffCostsNothing(t *testing.T) {
-	off := newAnchorNode(t, 10)
-	on := newAnchorNode(t, 10)
+	off := newTargetNode(t)
+	on := newTargetNode(t)
 	on.deps.Metrics = newMetrics(t)
 	on.restart()
 	if off.node.rec != nil || on.node.rec == nil {
@@ -631,7 +662,7 @@ func TestMetricsOffCostsNothing(t *testing.T) {
 		i := 0
 		return testing.AllocsPerRun(20, func() {
 			i++
-			if err := tn.node.ResizeRequest(tn.ctx, "default", "target", admittedRequests[i%2]); err != nil {
+			if err := tn.node.ResizeRequest(tn.ctx, "default", "target", targetResizes[i%2]); err != nil {
 				t.Fatal(err)
 			}
 		})

@@ -31,6 +31,7 @@ import (
 	"github.com/resizelet/resizelet/qos"
 	"github.com/resizelet/resizelet/resize"
 	"github.com/resizelet/resizelet/resize/apiserver"
+	"github.com/resizelet/resizelet/resize/benchworld"
 	"github.com/resizelet/resizelet/resize/core"
 	"github.com/resizelet/resizelet/resize/explore"
 	"github.com/resizelet/resizelet/resize/internal/zerocall"
@@ -52,6 +53,7 @@ var zeroPackages = map[string]string{
 	"profile":               "profile",
 	"metrics":               "metrics",
 	"explore":               "explore",
+	"benchworld":            "benchworld",
 	"scenario":              "scenario",
 	"scenario/scenariotest": "scenariotest",
 	"../allocation":         "allocation",
@@ -225,6 +227,9 @@ func zeroValues(t *testing.T) []zeroValue {
 	add(zeroOf("explore.Point", explore.Point{}, nil)...)
 	add(zeroOf("explore.Counts", &explore.Counts{}, (*explore.Counts)(nil))...)
 	add(zeroOf("explore.Report", &explore.Report{}, (*explore.Report)(nil))...)
+
+	// resize/benchworld
+	add(zeroOf("benchworld.World", &benchworld.World{}, (*benchworld.World)(nil))...)
 
 	// resize/scenario
 	s, err := scenario.Parse("zero", []byte(zeroScenario))
@@ -432,6 +437,15 @@ func zeroFuncs() []zeroFunc {
 		// resize/explore
 		{name: "explore.Scenario", fn: explore.Scenario},
 		{name: "explore.Label", fn: explore.Label},
+		// resize/benchworld
+		{name: "benchworld.Config", fn: benchworld.Config},
+		{name: "benchworld.Container", fn: benchworld.Container},
+		{name: "benchworld.Pods", fn: benchworld.Pods},
+		{name: "benchworld.NewPod", fn: benchworld.NewPod},
+		{name: "benchworld.Admitted", fn: benchworld.Admitted},
+		{name: "benchworld.Deferred", fn: benchworld.Deferred},
+		{name: "benchworld.New", fn: benchworld.New},
+		{name: "benchworld.NewFleet", fn: benchworld.NewFleet},
 		// resize/scenario
 		{name: "scenario.NotApplicable", fn: scenario.NotApplicable},
 		{name: "scenario.Run", fn: scenario.Run},

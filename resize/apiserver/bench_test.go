@@ -103,7 +103,7 @@ func TestBenchPathsResizeAlike(t *testing.T) {
 
 // BenchmarkClusterResizeRequest is the API server's whole part of
 // resize's BenchmarkResizeCycleTyped in one place: the typed resize of
-// the anchor world's target pod (README, Performance; c1 200m/128Mi
+// the benchmark world's target pod (package benchworld; c1 200m/128Mi
 // limits 400m/256Mi to 300m/192Mi limits 600m/384Mi and back, c2
 // untouched) through the cluster's resize subresource, then the status
 // write the kubelet makes after it.

@@ -30,14 +30,14 @@ func (p *parser) decodeManifest(raw json.RawMessage, m map[string]json.RawMessag
 		}
 		return nil, p.errf(field, "not a valid Pod manifest: %v", err)
 	}
-	for _, e := range strict {
-		var fe kjson.FieldError
-		if errors.As(e, &fe) {
-			return nil, p.errf(field+"."+fe.FieldPath(), "unknown field: the Pod API has no such field (names are case-sensitive)")
-		}
-		return nil, p.errf(field, "not a valid Pod manifest: %v", e)
+	if len(strict) == 0 {
+		return pod, nil
 	}
-	return pod, nil
+	var fe kjson.FieldError
+	if errors.As(strict[0], &fe) {
+		return nil, p.errf(field+"."+fe.FieldPath(), "unknown field: the Pod API has no such field (names are case-sensitive)")
+	}
+	return nil, p.errf(field, "not a valid Pod manifest: %v", strict[0])
 }
 
 // manifestQuantities checks each quantity of a pod manifest where the Pod
