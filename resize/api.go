@@ -74,11 +74,21 @@ type (
 	ResizeRequest = apiserver.ResizeRequest
 	// ContainerResize is one container's new requests and limits.
 	ContainerResize = apiserver.ContainerResize
-	// Amounts are cpu (millicores) and memory (bytes) amounts.
+	// Amounts are the cpu and memory amounts of one list (requests or
+	// limits) of a ResizeRequest: MilliCPU in millicores (500 is "500m"),
+	// Memory in bytes (128<<20 is "128Mi"), each set only with its Has
+	// flag. CPU, Memory and CPUMemory make them.
 	Amounts = apiserver.Amounts
 )
 
-// CPUMemory is Amounts with both set (apiserver.CPUMemory).
+// CPU is Amounts that set cpu alone, in millicores: CPU(500) is "500m".
+func CPU(milliCPU int64) Amounts { return Amounts{MilliCPU: milliCPU, HasCPU: true} }
+
+// Memory is Amounts that set memory alone, in bytes: Memory(128<<20) is
+// "128Mi".
+func Memory(bytes int64) Amounts { return Amounts{Memory: bytes, HasMemory: true} }
+
+// CPUMemory is Amounts that set both: cpu in millicores, memory in bytes.
 func CPUMemory(milliCPU, memory int64) Amounts { return apiserver.CPUMemory(milliCPU, memory) }
 
 // ErrPodNotFound is returned for a pod name the cluster or node does not know.
@@ -191,8 +201,19 @@ type FakeClock struct {
 	now time.Time
 }
 
-// NewFakeClock returns a FakeClock at t.
-func NewFakeClock(t time.Time) *FakeClock { return &FakeClock{now: t} }
+// DefaultStart is when every simulated clock starts unless told
+// otherwise: a node's default clock (NewNode without Deps.Clock), a
+// fleet's (FleetOptions.Start), a scenario's (scenario.Start) and the
+// benchmark world's (benchworld.Start).
+var DefaultStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// NewFakeClock returns a FakeClock at t; the zero time means DefaultStart.
+func NewFakeClock(t time.Time) *FakeClock {
+	if t.IsZero() {
+		t = DefaultStart
+	}
+	return &FakeClock{now: t}
+}
 
 // Now returns the clock's time.
 func (c *FakeClock) Now() time.Time {
@@ -231,7 +252,7 @@ type Deps struct {
 	Cluster API            // the API server side: pods, their status, events
 	Cgroups cgroup.Manager // the node's cgroup hierarchy
 	Runtime cri.Runtime    // the container runtime
-	Clock   Clock          // defaults to a FakeClock at the Unix epoch
+	Clock   Clock          // defaults to a FakeClock at DefaultStart
 	// CheckpointDir holds allocated_pods_state and actuated_pods_state. An
 	// empty value keeps checkpoints in memory only (no restart survival),
 	// unless Allocated and Actuated are given.

@@ -46,8 +46,8 @@ type FleetOptions struct {
 	// Cluster configures the one API server every node shares (its
 	// Kubernetes version, feature gates, event limit and hot pods).
 	Cluster ClusterOptions
-	// Start is the fleet clock's time at the start; zero means the Unix
-	// epoch, the time a Node's default clock starts at.
+	// Start is the fleet clock's time at the start; zero means
+	// DefaultStart.
 	Start time.Time
 	// ScheduleUnbound makes CreatePod place a pod without spec.nodeName on
 	// the first node, in the order they were added, that it fits
@@ -136,14 +136,10 @@ type fleetNode struct {
 // NewFleet returns a fleet without nodes: an empty API server and a clock
 // at opts.Start.
 func NewFleet(opts FleetOptions) *Fleet {
-	start := opts.Start
-	if start.IsZero() {
-		start = time.Unix(0, 0).UTC()
-	}
 	return &Fleet{
 		cluster:   NewCluster(opts.Cluster),
 		opts:      opts,
-		clock:     NewFakeClock(start),
+		clock:     NewFakeClock(opts.Start),
 		nodes:     map[string]*fleetNode{},
 		closeDone: make(chan struct{}),
 	}

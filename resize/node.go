@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -151,6 +151,24 @@ func (n *Node) forgotten(uid types.UID) {
 	n.goneOrder = append(n.goneOrder, uid)
 }
 
+// missingDeps names the parts a node cannot run without that deps lack,
+// or returns "".
+func missingDeps(deps Deps) string {
+	var missing []string
+	for _, part := range []struct {
+		name   string
+		absent bool
+	}{{"Deps.Cluster", deps.Cluster == nil}, {"Deps.Cgroups", deps.Cgroups == nil}, {"Deps.Runtime", deps.Runtime == nil}} {
+		if part.absent {
+			missing = append(missing, part.name)
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return strings.Join(missing, ", ") + " missing: a node needs all three"
+}
+
 // NewNode starts a kubelet on cfg with deps: it loads the checkpoints,
 // lists the runtime's sandboxes and containers and the API server's pods,
 // and starts a core on them (which admits the pods in creation order,
@@ -170,8 +188,8 @@ func NewNode(ctx context.Context, cfg NodeConfig, deps Deps) (_ *Node, err error
 	if ctx == nil {
 		return nil, &argumentError{op: "new node", msg: "nil context"}
 	}
-	if deps.Cluster == nil || deps.Cgroups == nil || deps.Runtime == nil {
-		return nil, errors.New("new node: Deps.Cluster, Deps.Cgroups and Deps.Runtime are required")
+	if missing := missingDeps(deps); missing != "" {
+		return nil, &argumentError{op: "new node", msg: missing + " (Backend.Deps of Simulated gives the in-memory parts)"}
 	}
 	if b := deps.backend; b != nil && b.isClosed() {
 		return nil, fmt.Errorf("new node: %w", &closedError{why: "the " + b.kind + " backend the Deps came from is closed"})
@@ -184,7 +202,7 @@ func NewNode(ctx context.Context, cfg NodeConfig, deps Deps) (_ *Node, err error
 		return nil, fmt.Errorf("new node: %w", err)
 	}
 	if deps.Clock == nil {
-		deps.Clock = NewFakeClock(time.Unix(0, 0).UTC())
+		deps.Clock = NewFakeClock(DefaultStart)
 	}
 	n := &Node{
 		cfg:       c.Config(),

@@ -370,6 +370,8 @@ func zeroFuncs() []zeroFunc {
 		// resize
 		{name: "resize.ApplyResize", fn: resize.ApplyResize},
 		{name: "resize.CPUMemory", fn: resize.CPUMemory},
+		{name: "resize.CPU", fn: resize.CPU},
+		{name: "resize.Memory", fn: resize.Memory},
 		{name: "resize.NewCluster", fn: resize.NewCluster},
 		{name: "resize.NewFakeClock", fn: resize.NewFakeClock},
 		{name: "resize.NewFleet", fn: resize.NewFleet},

@@ -41,7 +41,6 @@ import (
 	"fmt"
 	"math/rand"
 	"testing"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -57,8 +56,9 @@ import (
 // Sizes are the numbers of pods on the node the reference measures at.
 var Sizes = []int{10, 110, 1000, 5000}
 
-// Start is when the world's clocks start.
-var Start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+// Start is when the world's clocks start: resize.DefaultStart, as every
+// simulated clock.
+var Start = resize.DefaultStart
 
 // Config is the world's node: capacity (and allocatable) 16000 CPUs, 64Ti
 // of memory and 10000 pods, so that no pod of the world is rejected; the

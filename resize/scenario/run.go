@@ -68,8 +68,9 @@ type Options struct {
 // the real parts Options name (see NotApplicable).
 var ErrNotApplicable = errors.New("does not apply to these backends")
 
-// Start is the virtual clock's time when a scenario starts.
-var Start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+// Start is the virtual clock's time when a scenario starts:
+// resize.DefaultStart, as every simulated clock.
+var Start = resize.DefaultStart
 
 // Result is the outcome of a run: the transcript, and every expectation
 // that did not hold (none means the scenario passed).
