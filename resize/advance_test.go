@@ -150,7 +150,7 @@ func TestAdvanceSkipIsExactOnRandomWalks(t *testing.T) {
 				for i, tn := range nodes {
 					switch {
 					case op < 5:
-						_ = tn.node.Resize(tn.ctx, "default", name, []byte(cpuPatch(cpu)))
+						_, _ = tn.node.Resize(tn.ctx, ResizeOp{Namespace: "default", Name: name, Patch: []byte(cpuPatch(cpu))})
 					case op < 6:
 						if err := tn.node.DeletePod(tn.ctx, "default", name); err != nil && !errors.Is(err, ErrPodNotFound) {
 							t.Fatal(err)

@@ -153,9 +153,9 @@ type GracefulDeleter interface {
 var _ GracefulDeleter = (*Cluster)(nil)
 
 // RequestResizer is an API that also takes typed resize requests
-// (apiserver.Cluster.ResizePodRequest). Node.ResizeRequest uses it when
-// the API has it and sends the request's patch through ResizePod when it
-// has not; both give the same pod.
+// (apiserver.Cluster.ResizePodRequest). Node.Resize uses it for a typed
+// ResizeOp when the API has it and sends the request's patch through
+// ResizePod when it has not; both give the same pod.
 //
 // As with ResizePod, the node only reads the pod returned.
 type RequestResizer interface {
@@ -166,7 +166,7 @@ var _ RequestResizer = (*Cluster)(nil)
 
 // PatchResizer is an API whose resize subresource takes every patch type
 // the API server takes (apiserver.Cluster.ResizePodPatch): strategic merge,
-// JSON merge and JSON patches. Node.ResizePatch uses it; an API without it
+// JSON merge and JSON patches. Node.Resize uses it; an API without it
 // takes strategic merge patches only. As with ResizePod, the node only
 // reads the pod returned.
 type PatchResizer interface {

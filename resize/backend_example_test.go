@@ -32,7 +32,7 @@ func ExampleSimulated() {
 		panic(err)
 	}
 	patch := `{"spec":{"containers":[{"name":"app","resources":{"limits":{"cpu":"2"}}}]}}`
-	if err := node.Resize(ctx, "default", "demo", []byte(patch)); err != nil {
+	if _, err := node.Resize(ctx, resize.ResizeOp{Namespace: "default", Name: "demo", Patch: []byte(patch)}); err != nil {
 		panic(err)
 	}
 	info, _ := node.Pod("default", "demo")
@@ -98,7 +98,7 @@ func ExampleRemote() {
 		panic(err)
 	}
 	patch := `{"spec":{"containers":[{"name":"app","resources":{"limits":{"cpu":"2"}}}]}}`
-	if err := node.Resize(ctx, "default", "demo", []byte(patch)); err != nil {
+	if _, err := node.Resize(ctx, resize.ResizeOp{Namespace: "default", Name: "demo", Patch: []byte(patch)}); err != nil {
 		panic(err)
 	}
 }

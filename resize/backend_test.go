@@ -164,7 +164,7 @@ func addAndResize(t *testing.T, node *resize.Node, cluster *resize.Cluster) (pod
 	if _, err := node.AddPod(ctx, demoPod()); err != nil {
 		t.Fatal(err)
 	}
-	if err := node.Resize(ctx, "default", "demo", []byte(cpuLimit2)); err != nil {
+	if _, err := node.Resize(ctx, resize.ResizeOp{Namespace: "default", Name: "demo", Patch: []byte(cpuLimit2)}); err != nil {
 		t.Fatal(err)
 	}
 	pod, err := cluster.GetPod("default", "demo")

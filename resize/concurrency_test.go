@@ -36,7 +36,7 @@ func TestConcurrentResizes(t *testing.T) {
 			defer wg.Done()
 			name := fmt.Sprintf("p%d", i)
 			for round := 1; round <= 5; round++ {
-				if err := tn.node.Resize(tn.ctx, "default", name, []byte(cpuPatch(fmt.Sprintf("%dm", 100+round*10)))); err != nil {
+				if _, err := tn.node.Resize(tn.ctx, ResizeOp{Namespace: "default", Name: name, Patch: []byte(cpuPatch(fmt.Sprintf("%dm", 100+round*10)))}); err != nil {
 					errs <- err
 					return
 				}
@@ -178,7 +178,7 @@ func TestConcurrentStress(t *testing.T) {
 				var err error
 				switch op := rng.Intn(20); {
 				case op < 10:
-					err = tn.node.Resize(tn.ctx, "default", p, []byte(cpuPatch(cpus[rng.Intn(len(cpus))])))
+					_, err = tn.node.Resize(tn.ctx, ResizeOp{Namespace: "default", Name: p, Patch: []byte(cpuPatch(cpus[rng.Intn(len(cpus))]))})
 				case op < 12:
 					err = tn.node.DeletePod(tn.ctx, "default", p)
 				case op < 15:

@@ -4,8 +4,9 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/resizelet/resizelet/cri"
 	"google.golang.org/grpc/codes"
+
+	"github.com/resizelet/resizelet/cri"
 )
 
 // TestFailedTeardownIsRetried: a pod whose teardown fails stays in the API

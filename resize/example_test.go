@@ -54,7 +54,7 @@ func ExampleNode_Resize() {
 		panic(err)
 	}
 	patch := `{"spec":{"containers":[{"name":"app","resources":{"limits":{"cpu":"2"}}}]}}`
-	if err := node.Resize(ctx, "default", "demo", []byte(patch)); err != nil {
+	if _, err := node.Resize(ctx, resize.ResizeOp{Namespace: "default", Name: "demo", Patch: []byte(patch)}); err != nil {
 		panic(err)
 	}
 	pod, _ := cluster.GetPod("default", "demo")
@@ -79,7 +79,7 @@ func ExampleNode_Resize() {
 // node but not beside the other pods is Deferred, and retried when room
 // is made. The pod keeps its allocation meanwhile, and its
 // PodResizePending condition says why.
-func ExampleNode_ResizeRequest() {
+func ExampleNode_Resize_typed() {
 	ctx := context.Background()
 	node, cluster, _ := newDemoNode(ctx)
 	if _, err := node.AddPod(ctx, demoPod()); err != nil {
@@ -88,8 +88,8 @@ func ExampleNode_ResizeRequest() {
 	cpu := func(milli int64) resize.ResizeRequest {
 		return resize.ResizeRequest{Containers: []resize.ContainerResize{{
 			Name:     "app",
-			Requests: resize.Amounts{MilliCPU: milli, HasCPU: true},
-			Limits:   resize.Amounts{MilliCPU: milli, HasCPU: true},
+			Requests: resize.CPU(milli),
+			Limits:   resize.CPU(milli),
 		}}}
 	}
 	pending := func() {
@@ -99,7 +99,7 @@ func ExampleNode_ResizeRequest() {
 		}
 	}
 	// The default node has 16 CPUs.
-	if err := node.ResizeRequest(ctx, "default", "demo", cpu(20000)); err != nil {
+	if _, err := node.Resize(ctx, resize.ResizeOp{Namespace: "default", Name: "demo", Request: cpu(20000)}); err != nil {
 		panic(err)
 	}
 	pending()
@@ -110,7 +110,7 @@ func ExampleNode_ResizeRequest() {
 	if _, err := node.AddPod(ctx, big); err != nil {
 		panic(err)
 	}
-	if err := node.ResizeRequest(ctx, "default", "demo", cpu(4000)); err != nil {
+	if _, err := node.Resize(ctx, resize.ResizeOp{Namespace: "default", Name: "demo", Request: cpu(4000)}); err != nil {
 		panic(err)
 	}
 	pending()

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/resizelet/resizelet/allocation/state"
 	"github.com/resizelet/resizelet/cgroup"
@@ -476,32 +475,32 @@ func (f *Fleet) CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
 	return out, err
 }
 
-// ResizePod sends a resize through the API server's resize subresource (a
-// patch of type pt, as Node.ResizePatch takes it) and hands the updated
-// pod to the kubelet of the node it is bound to, which reacts until it is
-// quiet (admits, defers or refuses it, and actuates it). It returns the
-// pod the API server stored, as the API server answers a patch: before
-// the kubelet's reaction, which the cluster's copy (GetPod) shows. That
-// pod is shared, never changed in place: read it, or DeepCopy it before
-// changing anything. The API server's refusal is returned as is and
-// changes nothing. A pod bound to no node of the fleet is resized in the
-// API server only, as for a pod no kubelet runs.
-func (f *Fleet) ResizePod(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error) {
+// Resize sends op through the API server's resize subresource and hands
+// the updated pod to the kubelet of the node it is bound to, which reacts
+// until it is quiet (admits, defers or refuses it, and actuates it), as
+// Node.Resize does. It returns the pod the API server stored, as the API
+// server answers a patch: before the kubelet's reaction, which the
+// cluster's copy (GetPod) shows. That pod is shared, never changed in
+// place: read it, or DeepCopy it before changing anything. The API
+// server's refusal is returned as is and changes nothing. A pod bound to
+// no node of the fleet is resized in the API server only, as for a pod no
+// kubelet runs. With op.DryRun nothing changes.
+func (f *Fleet) Resize(ctx context.Context, op ResizeOp) (*v1.Pod, error) {
 	if !f.made() {
 		return nil, notMade("resize pod")
 	}
 	if ctx == nil {
 		return nil, &argumentError{op: "resize pod", msg: "nil context"}
 	}
-	if err := checkPodName("resize pod", namespace, name); err != nil {
+	if err := op.check("resize pod"); err != nil {
 		return nil, err
 	}
 	if f.isClosed() {
 		return nil, ErrFleetClosed
 	}
-	pod, err := f.cluster.ResizePodPatch(namespace, name, pt, patch)
-	if err != nil {
-		return nil, err
+	pod, err := op.send(f.cluster, op.DryRun, nil)
+	if err != nil || op.DryRun {
+		return pod, err
 	}
 	f.mu.Lock()
 	_, bound := f.nodes[pod.Spec.NodeName]
@@ -509,10 +508,10 @@ func (f *Fleet) ResizePod(ctx context.Context, namespace, name string, pt types.
 	if !bound {
 		return pod, nil
 	}
-	op := fmt.Sprintf("resize pod %s/%s on node %q", namespace, name, pod.Spec.NodeName)
-	err = f.onNode(ctx, op, pod.Spec.NodeName, func(n *Node, _ bool) error { return n.update(ctx, pod) })
+	what := fmt.Sprintf("resize pod %s/%s on node %q", op.Namespace, op.Name, pod.Spec.NodeName)
+	err = f.onNode(ctx, what, pod.Spec.NodeName, func(n *Node, _ bool) error { return n.update(ctx, pod) })
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return pod, nil
 }

@@ -50,7 +50,7 @@ func BenchmarkFleet(b *testing.B) {
 			// Each node sees its target resized every 10th op, so the
 			// patches alternate per node too.
 			patch := sizes[(i/nodes)%2].Patch
-			if _, err := f.ResizePod(ctx, namespaces[i%nodes], "target", "", patch); err != nil {
+			if _, err := f.Resize(ctx, resize.ResizeOp{Namespace: namespaces[i%nodes], Name: "target", Patch: patch}); err != nil {
 				b.Fatal(err)
 			}
 		}

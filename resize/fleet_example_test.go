@@ -53,7 +53,7 @@ func ExampleFleet() {
 	// CPUs are more than the small node has (Infeasible); 1800m fits.
 	for _, cpu := range []string{"3", "1800m"} {
 		patch := fmt.Sprintf(`{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":%q},"limits":{"cpu":%q}}}]}}`, cpu, cpu)
-		if _, err := fleet.ResizePod(ctx, "default", "a", "", []byte(patch)); err != nil {
+		if _, err := fleet.Resize(ctx, resize.ResizeOp{Namespace: "default", Name: "a", Patch: []byte(patch)}); err != nil {
 			panic(err)
 		}
 		p, _ := fleet.Cluster().GetPod("default", "a")

@@ -44,7 +44,7 @@ func TestFleetMetricsAggregate(t *testing.T) {
 		}
 		// 1500m beside the other pod's 900m does not fit 2 CPUs: Deferred.
 		patch := []byte(`{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"1500m"}}}]}}`)
-		if _, err := fleet.ResizePod(ctx, "default", name+"-a", "", patch); err != nil {
+		if _, err := fleet.Resize(ctx, resize.ResizeOp{Namespace: "default", Name: name + "-a", Patch: patch}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -84,7 +84,7 @@ func TestFleetRoutesPodsToTheirNodes(t *testing.T) {
 			}
 		}
 	}
-	stored, err := f.ResizePod(ctx, "default", "pb", apiserver.StrategicMergePatch, []byte(cpuPatch("2")))
+	stored, err := f.Resize(ctx, ResizeOp{Namespace: "default", Name: "pb", PatchType: apiserver.StrategicMergePatch, Patch: []byte(cpuPatch("2"))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,10 +201,10 @@ func TestFleetSchedulesFirstFit(t *testing.T) {
 	}
 	// p1 now asks for 4 CPUs: Deferred on a (p3 holds one), but the
 	// scheduler counts the larger spec, so a has no room even for 1m.
-	if _, err := f.ResizePod(ctx, "default", "p3", "", []byte(cpuPatch("500m"))); err != nil {
+	if _, err := f.Resize(ctx, ResizeOp{Namespace: "default", Name: "p3", Patch: []byte(cpuPatch("500m"))}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.ResizePod(ctx, "default", "p1", "", []byte(cpuPatch("4"))); err != nil {
+	if _, err := f.Resize(ctx, ResizeOp{Namespace: "default", Name: "p1", Patch: []byte(cpuPatch("4"))}); err != nil {
 		t.Fatal(err)
 	}
 	if got := place("p4", "500m"); got != "b" {
@@ -295,10 +295,10 @@ func TestFleetAdvanceIsEveryNodesAdvance(t *testing.T) {
 		}
 	}
 	// a2 asks for 3 CPUs beside a1's 2: Deferred, retried every 3 min.
-	if _, err := f.ResizePod(ctx, "default", "a2", "", []byte(cpuPatch("3"))); err != nil {
+	if _, err := f.Resize(ctx, ResizeOp{Namespace: "default", Name: "a2", Patch: []byte(cpuPatch("3"))}); err != nil {
 		t.Fatal(err)
 	}
-	if err := alone["a"].node.Resize(ctx, "default", "a2", []byte(cpuPatch("3"))); err != nil {
+	if _, err := alone["a"].node.Resize(ctx, ResizeOp{Namespace: "default", Name: "a2", Patch: []byte(cpuPatch("3"))}); err != nil {
 		t.Fatal(err)
 	}
 	exit := func(n *Node, rt cri.Runtime, pod string) {
@@ -379,7 +379,7 @@ func TestFleetRestartNode(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := f.ResizePod(ctx, "default", "a1", "", []byte(cpuPatch("2"))); err != nil {
+	if _, err := f.Resize(ctx, ResizeOp{Namespace: "default", Name: "a1", Patch: []byte(cpuPatch("2"))}); err != nil {
 		t.Fatal(err)
 	}
 	old, _ := f.Node("a")
@@ -406,7 +406,7 @@ func TestFleetRestartNode(t *testing.T) {
 	if _, err := restarted.Pod("default", "b1"); err == nil {
 		t.Error("the restarted node a took b's pod")
 	}
-	if _, err := f.ResizePod(ctx, "default", "a1", "", []byte(cpuPatch("3"))); err != nil {
+	if _, err := f.Resize(ctx, ResizeOp{Namespace: "default", Name: "a1", Patch: []byte(cpuPatch("3"))}); err != nil {
 		t.Fatal(err)
 	}
 	if total := restarted.AllocatedTotal(); total.Cpu().String() != "3" {
@@ -482,7 +482,7 @@ func TestFleetConcurrentCalls(t *testing.T) {
 			wg.Go(func() {
 				for k := range 5 {
 					cpu := fmt.Sprintf("%dm", 100+50*((k+i)%3))
-					if _, err := f.ResizePod(ctx, "default", fmt.Sprintf("%s%d", node, i), "", []byte(cpuPatch(cpu))); err != nil {
+					if _, err := f.Resize(ctx, ResizeOp{Namespace: "default", Name: fmt.Sprintf("%s%d", node, i), Patch: []byte(cpuPatch(cpu))}); err != nil {
 						errs <- err
 						return
 					}
@@ -544,16 +544,16 @@ func TestFleetUnboundAndForeignPods(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := f.ResizePod(ctx, "default", "s", "", []byte(cpuPatch("6"))); err == nil || !strings.Contains(err.Error(), "allocatable: 4000") {
+	if _, err := f.Resize(ctx, ResizeOp{Namespace: "default", Name: "s", Patch: []byte(cpuPatch("6"))}); err == nil || !strings.Contains(err.Error(), "allocatable: 4000") {
 		t.Errorf("6 CPUs on the small node: %v, want refused against its 4 CPUs", err)
 	}
-	if _, err := f.ResizePod(ctx, "default", "b", "", []byte(cpuPatch("6"))); err != nil {
+	if _, err := f.Resize(ctx, ResizeOp{Namespace: "default", Name: "b", Patch: []byte(cpuPatch("6"))}); err != nil {
 		t.Errorf("6 CPUs on the big node: %v", err)
 	}
 	if _, err := f.Cluster().CreatePod(cpuPod("loose", "1")); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := f.ResizePod(ctx, "default", "loose", "", []byte(cpuPatch("100"))); err != nil || p.Generation != 2 {
+	if p, err := f.Resize(ctx, ResizeOp{Namespace: "default", Name: "loose", Patch: []byte(cpuPatch("100"))}); err != nil || p.Generation != 2 {
 		t.Errorf("resize of an unbound pod: %v, want the API server's update", err)
 	}
 	if err := f.DeletePod(ctx, "default", "loose"); err != nil {

@@ -56,14 +56,14 @@ func TestFrozenPodsChangeNothing(t *testing.T) {
 						_, err = tn.node.AddPod(tn.ctx, p)
 					case op < 4:
 						what = "resize " + name + " to " + cpu
-						err = tn.node.Resize(tn.ctx, "default", name, []byte(cpuPatch(cpu)))
+						_, err = tn.node.Resize(tn.ctx, ResizeOp{Namespace: "default", Name: name, Patch: []byte(cpuPatch(cpu))})
 					case op < 6:
 						what = "typed resize " + name + " to " + cpu
 						q := resource.MustParse(cpu)
 						m := q.MilliValue()
 						cpuOnly := ResizeRequest{Containers: []ContainerResize{{Name: "c",
 							Requests: Amounts{MilliCPU: m, HasCPU: true}, Limits: Amounts{MilliCPU: m, HasCPU: true}}}}
-						err = tn.node.ResizeRequest(tn.ctx, "default", name, cpuOnly)
+						_, err = tn.node.Resize(tn.ctx, ResizeOp{Namespace: "default", Name: name, Request: cpuOnly})
 					case op < 7:
 						what = "delete " + name
 						err = tn.node.DeletePod(tn.ctx, "default", name)

@@ -82,12 +82,18 @@ func TestNilPodsAndEmptyNames(t *testing.T) {
 			_, err := tn.node.AddPods(tn.ctx, []*v1.Pod{cpuPod("q", "100m"), nil})
 			return err
 		},
-		"Resize without a namespace":        func() error { return tn.node.Resize(tn.ctx, "", "p", []byte(cpuPatch("200m"))) },
-		"Resize without a name":             func() error { return tn.node.Resize(tn.ctx, "default", "", []byte(cpuPatch("200m"))) },
-		"ResizeRequest without a namespace": func() error { return tn.node.ResizeRequest(tn.ctx, "", "p", req) },
-		"ResizeRequest without a name":      func() error { return tn.node.ResizeRequest(tn.ctx, "default", "", req) },
-		"DeletePod without a namespace":     func() error { return tn.node.DeletePod(tn.ctx, "", "p") },
-		"DeletePod without a name":          func() error { return tn.node.DeletePod(tn.ctx, "default", "") },
+		"Resize without a namespace": func() error {
+			return errOf(tn.node.Resize(tn.ctx, ResizeOp{Namespace: "", Name: "p", Patch: []byte(cpuPatch("200m"))}))
+		},
+		"Resize without a name": func() error {
+			return errOf(tn.node.Resize(tn.ctx, ResizeOp{Namespace: "default", Name: "", Patch: []byte(cpuPatch("200m"))}))
+		},
+		"ResizeRequest without a namespace": func() error { return errOf(tn.node.Resize(tn.ctx, ResizeOp{Namespace: "", Name: "p", Request: req})) },
+		"ResizeRequest without a name": func() error {
+			return errOf(tn.node.Resize(tn.ctx, ResizeOp{Namespace: "default", Name: "", Request: req}))
+		},
+		"DeletePod without a namespace": func() error { return tn.node.DeletePod(tn.ctx, "", "p") },
+		"DeletePod without a name":      func() error { return tn.node.DeletePod(tn.ctx, "default", "") },
 	} {
 		err := call()
 		if !errors.Is(err, ErrInvalidArgument) {
@@ -260,7 +266,7 @@ func TestAmountsBeyondInt64AreRefused(t *testing.T) {
 		"memory 1e100":            memPatch("1e100"),
 		"memory 16Ei":             memPatch("16Ei"), // apimachinery caps it at 2^63-1
 	} {
-		err := tn.node.Resize(tn.ctx, "default", "p", []byte(patch))
+		_, err := tn.node.Resize(tn.ctx, ResizeOp{Namespace: "default", Name: "p", Patch: []byte(patch)})
 		if !errors.Is(err, ErrAmountTooLarge) || !apierrors.IsInvalid(err) ||
 			!strings.Contains(err.Error(), "spec.containers[0].resources.") || !strings.Contains(err.Error(), "must be less than or equal to") {
 			t.Errorf("resize to %s = %v, want Invalid with ErrAmountTooLarge at the field", what, err)
@@ -268,7 +274,7 @@ func TestAmountsBeyondInt64AreRefused(t *testing.T) {
 		tn.unchanged("resize to "+what, before)
 	}
 	req := ResizeRequest{Containers: []ContainerResize{{Name: "c", Requests: CPUMemory(math.MaxInt64, 100<<20), Limits: CPUMemory(math.MaxInt64, 100<<20)}}}
-	if err := tn.node.ResizeRequest(tn.ctx, "default", "p", req); !errors.Is(err, ErrAmountTooLarge) {
+	if _, err := tn.node.Resize(tn.ctx, ResizeOp{Namespace: "default", Name: "p", Request: req}); !errors.Is(err, ErrAmountTooLarge) {
 		t.Errorf("typed resize to MaxInt64 millicores = %v, want ErrAmountTooLarge", err)
 	}
 	tn.unchanged("typed resize to MaxInt64 millicores", before)
@@ -283,7 +289,7 @@ func TestAmountsBeyondInt64AreRefused(t *testing.T) {
 	tn.unchanged("a pod whose cpu adds up to more than the bound", before)
 
 	// The largest amount still works end to end (Infeasible on this node).
-	if err := tn.node.Resize(tn.ctx, "default", "p", []byte(cpuPatch("9G"))); err != nil {
+	if _, err := tn.node.Resize(tn.ctx, ResizeOp{Namespace: "default", Name: "p", Patch: []byte(cpuPatch("9G"))}); err != nil {
 		t.Fatalf("resize to the bound: %v", err)
 	}
 	if c := pendingOf(t, tn.pod("p")); c == nil || c.Reason != "Infeasible" {

@@ -85,19 +85,29 @@ func nodeCalls(n *Node) map[string]func(ctx context.Context) error {
 			_, err := n.AddPods(ctx, []*v1.Pod{cpuPod("new2", "100m")})
 			return err
 		},
-		"Resize":      func(ctx context.Context) error { return n.Resize(ctx, "default", "a", patch) },
-		"ResizePatch": func(ctx context.Context) error { return n.ResizePatch(ctx, "default", "a", "", patch) },
+		"Resize": func(ctx context.Context) error {
+			return errOf(n.Resize(ctx, ResizeOp{Namespace: "default", Name: "a", Patch: patch}))
+		},
+		"ResizePatch": func(ctx context.Context) error {
+			return errOf(n.Resize(ctx, ResizeOp{Namespace: "default", Name: "a", Patch: patch}))
+		},
 		"ResizeRequest": func(ctx context.Context) error {
-			return n.ResizeRequest(ctx, "default", "a", ResizeRequest{Containers: []ContainerResize{{Name: "c", Requests: CPUMemory(2000, 0), Limits: CPUMemory(2000, 0)}}})
+			return errOf(n.Resize(ctx, ResizeOp{Namespace: "default", Name: "a", Request: ResizeRequest{Containers: []ContainerResize{{Name: "c", Requests: CPUMemory(2000, 0), Limits: CPUMemory(2000, 0)}}}}))
 		},
 		"DeletePod": func(ctx context.Context) error { return n.DeletePod(ctx, "default", "a") },
 		"Sync":      func(ctx context.Context) error { return n.Sync(ctx) },
 		"Tick":      func(ctx context.Context) error { return n.Tick(ctx) },
 		"Advance":   func(ctx context.Context) error { return n.Advance(ctx, time.Hour) },
 		"Audit":     func(ctx context.Context) error { _, err := n.Audit(ctx); return err },
-		"Plan":      func(ctx context.Context) error { _, err := n.Plan(ctx, "default", "a", patch); return err },
-		"PlanPatch": func(ctx context.Context) error { _, err := n.PlanPatch(ctx, "default", "a", "", patch); return err },
-		"Pod":       func(context.Context) error { _, err := n.Pod("default", "a"); return err },
+		"Plan": func(ctx context.Context) error {
+			_, err := n.Plan(ctx, ResizeOp{Namespace: "default", Name: "a", Patch: patch})
+			return err
+		},
+		"PlanPatch": func(ctx context.Context) error {
+			_, err := n.Plan(ctx, ResizeOp{Namespace: "default", Name: "a", Patch: patch})
+			return err
+		},
+		"Pod": func(context.Context) error { _, err := n.Pod("default", "a"); return err },
 	}
 }
 
@@ -191,7 +201,9 @@ func TestCloseWaitsForTheBatchInFlight(t *testing.T) {
 	started, release := wn.w.holdUpdates()
 	defer release()
 	resized := make(chan error, 1)
-	go func() { resized <- wn.node.Resize(wn.ctx, "default", "a", []byte(cpuPatch("3"))) }()
+	go func() {
+		resized <- errOf(wn.node.Resize(wn.ctx, ResizeOp{Namespace: "default", Name: "a", Patch: []byte(cpuPatch("3"))}))
+	}()
 	<-started
 	closed := make(chan error, 1)
 	go func() { closed <- wn.node.Close() }()
@@ -326,7 +338,9 @@ func TestCloseWakesWaitingCallers(t *testing.T) {
 	started, release := wn.w.holdUpdates()
 	defer release()
 	resized := make(chan error, 1)
-	go func() { resized <- wn.node.Resize(wn.ctx, "default", "a", []byte(cpuPatch("1"))) }()
+	go func() {
+		resized <- errOf(wn.node.Resize(wn.ctx, ResizeOp{Namespace: "default", Name: "a", Patch: []byte(cpuPatch("1"))}))
+	}()
 	<-started
 	synced := make(chan error, 1)
 	go func() { synced <- wn.node.Sync(wn.ctx) }()

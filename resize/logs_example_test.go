@@ -35,7 +35,7 @@ func ExampleDeps_logger() {
 		panic(err)
 	}
 	patch := `{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"100"},"limits":{"cpu":"100"}}}]}}`
-	if err := node.Resize(ctx, "default", "demo", []byte(patch)); err != nil {
+	if _, err := node.Resize(ctx, resize.ResizeOp{Namespace: "default", Name: "demo", Patch: []byte(patch)}); err != nil {
 		panic(err)
 	}
 	// Output:

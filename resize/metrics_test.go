@@ -134,7 +134,7 @@ func TestMetricsRequestedResizes(t *testing.T) {
 	// the kubelet counts nothing.
 	mustResize(t, tn, "p", `{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"300m"}}}]}}`)
 	// A request above its limit is refused by the API server.
-	if err := tn.node.Resize(tn.ctx, "default", "p", []byte(`{"spec":{"containers":[{"name":"app","resources":{"requests":{"memory":"512Mi"}}}]}}`)); err == nil {
+	if _, err := tn.node.Resize(tn.ctx, ResizeOp{Namespace: "default", Name: "p", Patch: []byte(`{"spec":{"containers":[{"name":"app","resources":{"requests":{"memory":"512Mi"}}}]}}`)}); err == nil {
 		t.Fatal("want the API server to refuse a memory request above the limit")
 	}
 	wantFamily(t, m, metrics.ContainerRequestedResizes, want)
@@ -662,7 +662,7 @@ func TestMetricsOffCostsNothing(t *testing.T) {
 		i := 0
 		return testing.AllocsPerRun(20, func() {
 			i++
-			if err := tn.node.ResizeRequest(tn.ctx, "default", "target", targetResizes[i%2]); err != nil {
+			if _, err := tn.node.Resize(tn.ctx, ResizeOp{Namespace: "default", Name: "target", Request: targetResizes[i%2]}); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -691,7 +691,7 @@ func TestMetricsConcurrent(t *testing.T) {
 				var err error
 				for r := range rounds {
 					if err == nil {
-						err = tn.node.Resize(tn.ctx, "default", fmt.Sprintf("p%d", i), []byte(cpuPatch([]string{"200m", "100m"}[r%2])))
+						_, err = tn.node.Resize(tn.ctx, ResizeOp{Namespace: "default", Name: fmt.Sprintf("p%d", i), Patch: []byte(cpuPatch([]string{"200m", "100m"}[r%2]))})
 					}
 				}
 				done <- err

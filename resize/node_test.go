@@ -99,7 +99,7 @@ func (tn *testNode) events(from int) []string {
 
 func mustResize(t *testing.T, tn *testNode, name, patch string) {
 	t.Helper()
-	if err := tn.node.Resize(tn.ctx, "default", name, []byte(patch)); err != nil {
+	if _, err := tn.node.Resize(tn.ctx, ResizeOp{Namespace: "default", Name: name, Patch: []byte(patch)}); err != nil {
 		t.Fatalf("resize %s with %s: %v", name, patch, err)
 	}
 }
@@ -324,7 +324,7 @@ func TestCanceledContextEndsTheRun(t *testing.T) {
 	writes := len(tn.cg.Writes())
 	ctx, cancel := context.WithCancel(tn.ctx)
 	cancel()
-	err := tn.node.Resize(ctx, "default", "resize-demo", []byte(`{"spec":{"containers":[{"name":"pause","resources":{"requests":{"cpu":"800m"},"limits":{"cpu":"800m"}}}]}}`))
+	_, err := tn.node.Resize(ctx, ResizeOp{Namespace: "default", Name: "resize-demo", Patch: []byte(`{"spec":{"containers":[{"name":"pause","resources":{"requests":{"cpu":"800m"},"limits":{"cpu":"800m"}}}]}}`)})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Resize with a canceled context: %v", err)
 	}
@@ -343,3 +343,7 @@ func TestCanceledContextEndsTheRun(t *testing.T) {
 		t.Errorf("after a sync with a live context cpu.max = %q, want the resize done", got)
 	}
 }
+
+// errOf is the error of a call that also returns a pod (Node.Resize), for
+// tests that want the error alone.
+func errOf(_ *v1.Pod, err error) error { return err }

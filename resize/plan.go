@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/resizelet/resizelet/resize/apiserver"
 	"github.com/resizelet/resizelet/resize/core"
 )
 
@@ -20,64 +19,59 @@ import (
 type Plan struct {
 	Pod       *v1.Pod
 	Admission core.AdmissionPlan
-	// Outcome is "Admitted", "Deferred", "Infeasible" or "Unchanged" (the
-	// desired resources equal the allocation); Message is the Pending
+	// Outcome is what the node would decide; Message is the Pending
 	// condition's message for the two refusals.
-	Outcome string
+	Outcome Outcome
 	Message string
 	// Actions are the batches' actions in order: reads, writes, CRI calls,
 	// checkpoint writes, events and status writes.
 	Actions []core.Action
 }
 
+// Outcome is what a plan says the node would decide of a resize.
+type Outcome string
+
+// The outcomes of a plan: the reasons of the PodResizePending condition
+// for the two refusals.
+const (
+	OutcomeAdmitted   Outcome = "Admitted"   // the allocation changes
+	OutcomeDeferred   Outcome = "Deferred"   // it fits the node, not beside the other pods now
+	OutcomeInfeasible Outcome = "Infeasible" // it can never fit the node
+	OutcomeUnchanged  Outcome = "Unchanged"  // the desired resources equal the allocation
+)
+
 // DryRunResizer is implemented by an API that can apply a resize without
-// storing it (*Cluster does). Plan uses it when the API has it, and the
-// node's own copy of the resize subresource otherwise.
+// storing it (*Cluster does). Plan and a DryRun ResizeOp use it when the
+// API has it, and this package's copy of the resize subresource
+// otherwise.
 type DryRunResizer interface {
 	DryRunResizePod(namespace, name string, patch []byte) (*v1.Pod, error)
 }
 
-// Plan returns what Resize would do with patch, changing nothing: the API
-// server's validation runs as for Resize (and its error is returned as
-// is); then a copy of the kubelet's state takes the resize and runs until
-// quiet, its reads answered by the real cgroups and runtime and its writes
-// only recorded. Plan waits for the node to be quiet first.
-func (n *Node) Plan(ctx context.Context, namespace, name string, patch []byte) (*Plan, error) {
-	return n.PlanPatch(ctx, namespace, name, "", patch)
-}
-
 // DryRunPatchResizer is a DryRunResizer that takes every patch type
-// (*Cluster is one). PlanPatch uses it for a patch that is not a
-// strategic merge patch.
+// (*Cluster is one), for a patch that is not a strategic merge patch.
 type DryRunPatchResizer interface {
 	DryRunResizePodPatch(namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error)
 }
 
-// PlanPatch is Plan for a patch of type pt, as ResizePatch takes it.
-func (n *Node) PlanPatch(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte) (*Plan, error) {
+// Plan returns what Resize(ctx, op) would do, changing nothing: the API
+// server's validation runs as for Resize (and its error is returned as
+// is), as a dry run (DryRunResizer, DryRunPatchResizer; for an API
+// without one, the resize subresource's rules applied to its pod); then a
+// copy of the kubelet's state takes the resize and runs until quiet, its
+// reads answered by the real cgroups and runtime and its writes only
+// recorded. Plan waits for the node to be quiet first. op.DryRun changes
+// nothing: a plan is a dry run.
+func (n *Node) Plan(ctx context.Context, op ResizeOp) (*Plan, error) {
 	if err := n.enter(ctx, "plan resize"); err != nil {
 		return nil, err
 	}
 	defer n.exit()
-	if err := checkPodName("plan resize", namespace, name); err != nil {
+	if err := op.check("plan resize"); err != nil {
 		return nil, err
 	}
-	var pod *v1.Pod
-	var err error
-	strategic := pt == "" || pt == apiserver.StrategicMergePatch
-	dr, dryRuns := n.cluster.(DryRunResizer)
-	dpr, dryRunsPatches := n.cluster.(DryRunPatchResizer)
-	switch {
-	case strategic && dryRuns:
-		pod, err = dr.DryRunResizePod(namespace, name, patch)
-	case !strategic && dryRunsPatches:
-		pod, err = dpr.DryRunResizePodPatch(namespace, name, pt, patch)
-	default:
-		var old *v1.Pod
-		if old, err = n.cluster.GetPod(namespace, name); err == nil {
-			pod, err = apiserver.ApplyResizePatch(old, pt, patch, ResizeOptions{Profile: n.cfg.Profile, Gate: n.Gate})
-		}
-	}
+	namespace, name := op.Namespace, op.Name
+	pod, err := op.send(n.cluster, true, n)
 	if err != nil {
 		return nil, err
 	}
@@ -123,19 +117,19 @@ func (n *Node) PlanPatch(ctx context.Context, namespace, name string, pt types.P
 // outcome reads the dry run's decision: a Pending condition for the new
 // generation is a refusal; otherwise the resize was admitted when the
 // allocation changed, and there was nothing to resize when it did not.
-func outcome(before core.PodInfo, clone *core.Core, pod *v1.Pod) (string, string) {
+func outcome(before core.PodInfo, clone *core.Core, pod *v1.Pod) (Outcome, string) {
 	if p, ok := clone.APIPod(pod.Namespace, pod.Name); ok {
 		for _, c := range p.Status.Conditions {
 			if c.Type == v1.PodResizePending && c.ObservedGeneration == pod.Generation {
-				return c.Reason, c.Message
+				return Outcome(c.Reason), c.Message
 			}
 		}
 	}
 	after, _ := clone.Pod(pod.Namespace, pod.Name)
 	if !apiequality.Semantic.DeepEqual(before.Allocated, after.Allocated) {
-		return "Admitted", ""
+		return OutcomeAdmitted, ""
 	}
-	return "Unchanged", ""
+	return OutcomeUnchanged, ""
 }
 
 // dryRun performs a dry run's batches: reads go to the node's real parts

@@ -20,8 +20,9 @@ func TestPlanChangesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		name, patch      string
-		outcome, message string
+		name, patch string
+		outcome     Outcome
+		message     string
 		// actions are prefixes of the plan's writes and calls, in order,
 		// reads left out.
 		actions  []string
@@ -30,7 +31,7 @@ func TestPlanChangesNothing(t *testing.T) {
 		{
 			name:    "cpu up in place",
 			patch:   `{"spec":{"containers":[{"name":"pause","resources":{"requests":{"cpu":"800m"},"limits":{"cpu":"800m"}}}]}}`,
-			outcome: "Admitted",
+			outcome: OutcomeAdmitted,
 			actions: []string{"checkpoint allocated", "event Normal ResizeStarted", "cgroup set", "UpdatePodSandboxResources",
 				"cgroup set", "UpdatePodSandboxResources", "UpdateContainerResources pause {shares=819 quota=80000",
 				"checkpoint actuated", "event Normal ResizeCompleted", "status default/resize-demo"},
@@ -38,7 +39,7 @@ func TestPlanChangesNothing(t *testing.T) {
 		{
 			name:     "memory up with a restart",
 			patch:    `{"spec":{"containers":[{"name":"pause","resources":{"requests":{"memory":"300Mi"},"limits":{"memory":"300Mi"}}}]}}`,
-			outcome:  "Admitted",
+			outcome:  OutcomeAdmitted,
 			restarts: "pause: memory limit 209715200 -> 314572800, memory resizePolicy RestartContainer",
 			actions: []string{"checkpoint allocated", "event Normal ResizeStarted", "event Normal Killing", "StopContainer pause",
 				"cgroup set", "UpdatePodSandboxResources", "cgroup set", "UpdatePodSandboxResources",
@@ -48,7 +49,7 @@ func TestPlanChangesNothing(t *testing.T) {
 		{
 			name:    "more than the node has",
 			patch:   `{"spec":{"containers":[{"name":"pause","resources":{"requests":{"cpu":"1000"},"limits":{"cpu":"1000"}}}]}}`,
-			outcome: "Infeasible", message: "Node didn't have enough capacity: cpu, requested: 1000000, capacity: 16000",
+			outcome: OutcomeInfeasible, message: "Node didn't have enough capacity: cpu, requested: 1000000, capacity: 16000",
 			actions: []string{"event Warning ResizeInfeasible", "status default/resize-demo"},
 		},
 	} {
@@ -56,7 +57,7 @@ func TestPlanChangesNothing(t *testing.T) {
 			podBefore := tn.pod("resize-demo")
 			writes, events := len(tn.cg.Writes()), len(tn.cluster.Events())
 			tn.calls.Reset()
-			plan, err := tn.node.Plan(tn.ctx, "default", "resize-demo", []byte(tc.patch))
+			plan, err := tn.node.Plan(tn.ctx, ResizeOp{Namespace: "default", Name: "resize-demo", Patch: []byte(tc.patch)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -107,11 +108,11 @@ func TestPlanAdmissionArithmetic(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	plan, err := tn.node.Plan(tn.ctx, "default", "b", []byte(cpuPatch("3500m")))
+	plan, err := tn.node.Plan(tn.ctx, ResizeOp{Namespace: "default", Name: "b", Patch: []byte(cpuPatch("3500m"))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plan.Outcome != "Deferred" {
+	if plan.Outcome != OutcomeDeferred {
 		t.Fatalf("outcome %s, want Deferred:\n%s", plan.Outcome, plan)
 	}
 	if plan.Admission.QueuePosition != 0 || plan.Admission.QueueLength != 1 {

@@ -48,7 +48,7 @@ func TestRandomResizes(t *testing.T) {
 					if pod.Spec.Containers[0].Resources.Limits != nil {
 						patch = fmt.Sprintf(`{"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":%q,"memory":%q},"limits":{"cpu":%q,"memory":%q}}}]}}`, cpu, mem, cpu, mem)
 					}
-					_ = tn.node.Resize(tn.ctx, "default", name, []byte(patch)) // API rejections are fine
+					_, _ = tn.node.Resize(tn.ctx, ResizeOp{Namespace: "default", Name: name, Patch: []byte(patch)}) // API rejections are fine
 				case op < 8:
 					if err := tn.node.DeletePod(tn.ctx, "default", name); err != nil {
 						t.Fatalf("step %d: delete %s: %v", step, name, err)

@@ -12,79 +12,118 @@ import (
 	"github.com/resizelet/resizelet/resize/core"
 )
 
-// Resize sends a resize request through the cluster's resize subresource
-// (patch is a strategic merge patch, JSON or YAML). An API validation error
-// is returned as is and changes nothing. Otherwise the kubelet handles the
-// update: the pod joins the pending-resize queue, every pending resize is
-// retried in queue order (pod_updated), and the node runs until quiet.
-func (n *Node) Resize(ctx context.Context, namespace, name string, patch []byte) error {
-	if err := n.enter(ctx, "resize pod"); err != nil {
-		return err
-	}
-	defer n.exit()
-	if err := checkPodName("resize pod", namespace, name); err != nil {
-		return err
-	}
-	pod, err := n.cluster.ResizePod(namespace, name, patch)
-	if err != nil {
-		return err
-	}
-	return n.resized(ctx, pod)
+// ResizeOp is one resize of a pod through the API server's resize
+// subresource, as `kubectl patch pod NAME --subresource resize` sends it:
+// a typed Request (no JSON on the way) or a Patch of PatchType, not both.
+type ResizeOp struct {
+	Namespace, Name string
+	// Request is the resize as a typed edit: the same validation, the
+	// same pod and the same kubelet handling as its Patch(). An API that
+	// is not a RequestResizer is sent that patch. The zero
+	// ResizeRequest is none.
+	Request ResizeRequest
+	// Patch is the resize as a patch of type PatchType: "" or
+	// apiserver.StrategicMergePatch (JSON or YAML), apiserver.MergePatch
+	// or apiserver.JSONPatch. An API that is not a PatchResizer takes
+	// strategic merge patches only.
+	Patch     []byte
+	PatchType types.PatchType
+	// DryRun has the API server validate the resize and answer with the
+	// pod it would store, storing nothing (kubectl --dry-run=server); the
+	// node does nothing. Node.Plan says what the node would do.
+	DryRun bool
 }
 
-// ResizePatch is Resize for a patch of type pt: a strategic merge patch
-// ("" or apiserver.StrategicMergePatch), a JSON merge patch or a JSON
-// patch, as the resize subresource takes them. An API that is not a
-// PatchResizer takes strategic merge patches only.
-func (n *Node) ResizePatch(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte) error {
-	if err := n.enter(ctx, "resize pod"); err != nil {
+// check refuses an op without a pod name, or without exactly one of a
+// Request and a Patch.
+func (op *ResizeOp) check(what string) error {
+	if err := checkPodName(what, op.Namespace, op.Name); err != nil {
 		return err
 	}
-	defer n.exit()
-	if err := checkPodName("resize pod", namespace, name); err != nil {
-		return err
-	}
-	var pod *v1.Pod
-	var err error
-	switch pr, ok := n.cluster.(PatchResizer); {
-	case ok:
-		pod, err = pr.ResizePodPatch(namespace, name, pt, patch)
-	case pt == "" || pt == apiserver.StrategicMergePatch:
-		pod, err = n.cluster.ResizePod(namespace, name, patch)
+	var msg string
+	switch {
+	case !op.typed() && op.Patch == nil:
+		msg = "the ResizeOp has neither a Request nor a Patch"
+	case op.typed() && (op.Patch != nil || op.PatchType != ""):
+		msg = "the ResizeOp has a Request and a Patch: give one"
 	default:
-		return fmt.Errorf("resize pod %s/%s: the API takes strategic merge patches only, not %s: %w", namespace, name, pt, errors.ErrUnsupported)
+		return nil
 	}
-	if err != nil {
-		return err
-	}
-	return n.resized(ctx, pod)
+	return &argumentError{op: fmt.Sprintf("%s %s/%s", what, op.Namespace, op.Name), msg: msg}
 }
 
-// ResizeRequest is Resize for a typed request: no JSON on the way, the
-// same validation, the same pod and the same kubelet handling as Resize
-// with req.Patch(). An API that is not a RequestResizer is sent the patch.
-func (n *Node) ResizeRequest(ctx context.Context, namespace, name string, req ResizeRequest) error {
+// typed reports whether op has a Request.
+func (op *ResizeOp) typed() bool {
+	r := &op.Request
+	return r.Containers != nil || r.InitContainers != nil || r.PodLevel != nil
+}
+
+// send sends op to api's resize subresource, or with dryRun to its dry
+// run; an API without one has the resize subresource's rules applied to
+// its pod here, with the options of node n's version and gates (n may be
+// nil: the default version's).
+func (op *ResizeOp) send(api API, dryRun bool, n *Node) (*v1.Pod, error) {
+	ns, name, pt, patch := op.Namespace, op.Name, op.PatchType, op.Patch
+	if op.typed() {
+		if rr, ok := api.(RequestResizer); ok && !dryRun {
+			return rr.ResizePodRequest(ns, name, op.Request)
+		}
+		pt, patch = "", op.Request.Patch()
+	}
+	strategic := pt == "" || pt == apiserver.StrategicMergePatch
+	if dryRun {
+		dr, dryRuns := api.(DryRunResizer)
+		dpr, dryRunsPatches := api.(DryRunPatchResizer)
+		switch {
+		case strategic && dryRuns:
+			return dr.DryRunResizePod(ns, name, patch)
+		case !strategic && dryRunsPatches:
+			return dpr.DryRunResizePodPatch(ns, name, pt, patch)
+		}
+		old, err := api.GetPod(ns, name)
+		if err != nil {
+			return nil, err
+		}
+		var opts ResizeOptions
+		if n != nil {
+			opts = ResizeOptions{Profile: n.cfg.Profile, Gate: n.Gate}
+		}
+		return apiserver.ApplyResizePatch(old, pt, patch, opts)
+	}
+	switch pr, ok := api.(PatchResizer); {
+	case ok:
+		return pr.ResizePodPatch(ns, name, pt, patch)
+	case strategic:
+		return api.ResizePod(ns, name, patch)
+	}
+	return nil, fmt.Errorf("resize pod %s/%s: the API takes strategic merge patches only, not %s: %w", ns, name, pt, errors.ErrUnsupported)
+}
+
+// Resize sends op through the API server's resize subresource and returns
+// the pod the API server answered with: before the kubelet's reaction,
+// which the API's copy (GetPod) shows afterwards. That pod is shared,
+// never changed in place: read it, or DeepCopy it before changing
+// anything. The API server's refusal is returned as is and changes
+// nothing. Otherwise the kubelet handles the update: the pod joins the
+// pending-resize queue, every pending resize is retried in queue order
+// (pod_updated), and the node runs until quiet; an error of that comes
+// with the pod. With op.DryRun the node does nothing.
+func (n *Node) Resize(ctx context.Context, op ResizeOp) (*v1.Pod, error) {
 	if err := n.enter(ctx, "resize pod"); err != nil {
-		return err
+		return nil, err
 	}
 	defer n.exit()
-	if err := checkPodName("resize pod", namespace, name); err != nil {
-		return err
+	if err := op.check("resize pod"); err != nil {
+		return nil, err
 	}
-	var pod *v1.Pod
-	var err error
-	if rr, ok := n.cluster.(RequestResizer); ok {
-		pod, err = rr.ResizePodRequest(namespace, name, req)
-	} else {
-		pod, err = n.cluster.ResizePod(namespace, name, req.Patch())
+	pod, err := op.send(n.cluster, op.DryRun, n)
+	if err != nil || op.DryRun {
+		return pod, err
 	}
-	if err != nil {
-		return err
-	}
-	return n.resized(ctx, pod)
+	return pod, n.resized(ctx, pod)
 }
 
-// update is resized as a call of its own (Fleet.ResizePod).
+// update is resized as a call of its own (Fleet.Resize).
 func (n *Node) update(ctx context.Context, pod *v1.Pod) error {
 	if err := n.enter(ctx, "resize pod"); err != nil {
 		return err

@@ -57,7 +57,7 @@ func TestFleetRestartWaitsAndGoesOn(t *testing.T) {
 	defer release()
 	first := make(chan error, 1)
 	go func() {
-		_, err := f.ResizePod(ctx, "default", "p", "", []byte(cpuPatch("1")))
+		_, err := f.Resize(ctx, ResizeOp{Namespace: "default", Name: "p", Patch: []byte(cpuPatch("1"))})
 		first <- err
 	}()
 	<-started
@@ -78,7 +78,7 @@ func TestFleetRestartWaitsAndGoesOn(t *testing.T) {
 	}
 	second := make(chan error, 1)
 	go func() {
-		_, err := f.ResizePod(ctx, "default", "q", "", []byte(cpuPatch("1500m")))
+		_, err := f.Resize(ctx, ResizeOp{Namespace: "default", Name: "q", Patch: []byte(cpuPatch("1500m"))})
 		second <- err
 	}()
 	select {
@@ -161,7 +161,7 @@ func TestFleetRestartStress(t *testing.T) {
 				op := rng.Intn(100)
 				switch {
 				case op < 45:
-					_, err = f.ResizePod(ctx, "default", p, "", []byte(cpuPatch(cpus[rng.Intn(len(cpus))])))
+					_, err = f.Resize(ctx, ResizeOp{Namespace: "default", Name: p, Patch: []byte(cpuPatch(cpus[rng.Intn(len(cpus))]))})
 				case op < 57:
 					_, err = f.CreatePod(ctx, podOnNode(p, cpus[rng.Intn(3)], node))
 				case op < 67:
@@ -316,7 +316,7 @@ func TestNodeCloseRestartStress(t *testing.T) {
 					var err error
 					switch {
 					case op < 50:
-						err = n.Resize(ctx, "default", p, []byte(cpuPatch(cpus[rng.Intn(len(cpus))])))
+						_, err = n.Resize(ctx, ResizeOp{Namespace: "default", Name: p, Patch: []byte(cpuPatch(cpus[rng.Intn(len(cpus))]))})
 					case op < 62:
 						_, err = n.AddPod(ctx, cpuPod(p, cpus[rng.Intn(3)]))
 					case op < 72:

@@ -77,7 +77,9 @@ func TestRetryWhileItsPodIsTornDown(t *testing.T) {
 	<-rt.stopped // b's teardown has started and waits in StopContainer
 
 	resized := make(chan error, 1)
-	go func() { resized <- tn.node.Resize(tn.ctx, "default", "a", []byte(cpuPatch("1"))) }()
+	go func() {
+		resized <- errOf(tn.node.Resize(tn.ctx, ResizeOp{Namespace: "default", Name: "a", Patch: []byte(cpuPatch("1"))}))
+	}()
 	<-allocated.writing // the retry admitted b's resize and checkpoints it
 
 	close(rt.gate) // the teardown goes on and ends: b is forgotten

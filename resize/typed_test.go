@@ -124,9 +124,9 @@ func TestResizeRequestMatchesPatchOnNode(t *testing.T) {
 				}
 				req := randomTypedResize(r)
 				errs := []error{
-					typed.node.ResizeRequest(typed.ctx, "default", name, req),
-					fallback.node.ResizeRequest(fallback.ctx, "default", name, req),
-					patched.node.Resize(patched.ctx, "default", name, req.Patch()),
+					errOf(typed.node.Resize(typed.ctx, ResizeOp{Namespace: "default", Name: name, Request: req})),
+					errOf(fallback.node.Resize(fallback.ctx, ResizeOp{Namespace: "default", Name: name, Request: req})),
+					errOf(patched.node.Resize(patched.ctx, ResizeOp{Namespace: "default", Name: name, Patch: req.Patch()})),
 				}
 				for i, err := range errs[1:] {
 					if fmt.Sprint(err) != fmt.Sprint(errs[0]) {

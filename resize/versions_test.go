@@ -59,7 +59,7 @@ func TestResizeBeyondAllocatableByVersion(t *testing.T) {
 			if _, err := tn.node.AddPod(tn.ctx, cpuPod("w", "700m")); err != nil {
 				t.Fatal(err)
 			}
-			err := tn.node.Resize(tn.ctx, "default", "w", []byte(cpuPatch("1000")))
+			_, err := tn.node.Resize(tn.ctx, ResizeOp{Namespace: "default", Name: "w", Patch: []byte(cpuPatch("1000"))})
 			pod := tn.pod("w")
 			if p == Profile135 {
 				if err != nil {

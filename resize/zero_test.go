@@ -17,7 +17,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/resizelet/resizelet/allocation"
 	"github.com/resizelet/resizelet/allocation/frozen"
@@ -114,8 +113,8 @@ func (b zeroBackend) CreatePod(_ context.Context, pod *v1.Pod) (*v1.Pod, error) 
 func (b zeroBackend) DeletePod(_ context.Context, namespace, name string) error {
 	return b.c.DeletePod(namespace, name)
 }
-func (b zeroBackend) ResizePod(_ context.Context, namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error) {
-	return b.c.ResizePodPatch(namespace, name, pt, patch)
+func (b zeroBackend) Resize(_ context.Context, op resize.ResizeOp) (*v1.Pod, error) {
+	return b.c.ResizePodPatch(op.Namespace, op.Name, op.PatchType, op.Patch)
 }
 
 // zeroPod is a small valid pod for the values made by constructors.

@@ -137,7 +137,7 @@ func TestRemoteBackendOnContainerd(t *testing.T) {
 	}
 
 	patch := `{"spec":{"containers":[{"name":"app","resources":{"limits":{"cpu":"2"}}}]}}`
-	if err := node.Resize(ctx, "resizelet-backend-test", "backend-demo", []byte(patch)); err != nil {
+	if _, err := node.Resize(ctx, resize.ResizeOp{Namespace: "resizelet-backend-test", Name: "backend-demo", Patch: []byte(patch)}); err != nil {
 		t.Fatalf("Resize: %v", err)
 	}
 	pod, err := cluster.GetPod("resizelet-backend-test", "backend-demo")
@@ -232,7 +232,7 @@ func TestHostCgroupsBackendOnRealCgroups(t *testing.T) {
 		t.Fatalf("AddPod: %v", err)
 	}
 	patch := `{"spec":{"containers":[{"name":"app","resources":{"limits":{"cpu":"2"}}}]}}`
-	if err := node.Resize(ctx, "resizelet-backend-test", "backend-demo", []byte(patch)); err != nil {
+	if _, err := node.Resize(ctx, resize.ResizeOp{Namespace: "resizelet-backend-test", Name: "backend-demo", Patch: []byte(patch)}); err != nil {
 		t.Fatalf("Resize: %v", err)
 	}
 	info, err := node.Pod("resizelet-backend-test", "backend-demo")

@@ -373,8 +373,8 @@ func (w *World) BenchmarkDecision(b *testing.B, rs [2]Resize, reason string) {
 }
 
 // BenchmarkCycle runs b's loop of whole resizes: each op resizes the
-// target to the next of rs (World.Resizes) through Node.Resize (the patch) or, with typed,
-// Node.ResizeRequest (the typed request: no JSON on the way).
+// target to the next of rs (World.Resizes) through Node.Resize, with its
+// patch or, with typed, its typed request (no JSON on the way).
 func (w *World) BenchmarkCycle(b *testing.B, rs [2]Resize, typed bool) {
 	if b == nil {
 		return
@@ -390,9 +390,9 @@ func (w *World) BenchmarkCycle(b *testing.B, rs [2]Resize, typed bool) {
 		r := &rs[w.Resizes%2]
 		w.Resizes++
 		if typed {
-			err = w.Node.ResizeRequest(ctx, w.Namespace, "target", r.Request)
+			_, err = w.Node.Resize(ctx, resize.ResizeOp{Namespace: w.Namespace, Name: "target", Request: r.Request})
 		} else {
-			err = w.Node.Resize(ctx, w.Namespace, "target", r.Patch)
+			_, err = w.Node.Resize(ctx, resize.ResizeOp{Namespace: w.Namespace, Name: "target", Patch: r.Patch})
 		}
 		if err != nil {
 			b.Fatal(err)

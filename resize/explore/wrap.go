@@ -610,7 +610,7 @@ func (a *gatedAPI) MarkPodDeleted(namespace, name string, now time.Time) (*v1.Po
 
 // ResizePodPatch passes a resize patch of any type through ungated, as
 // ResizePod passes: it is the user's request (kubectl patch --type), made
-// by Node.ResizePatch on the user's behalf. An API that takes strategic
+// by Node.Resize on the user's behalf. An API that takes strategic
 // merge patches only is sent those, and refuses the others as the node
 // refuses them for it.
 func (a *gatedAPI) ResizePodPatch(namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error) {

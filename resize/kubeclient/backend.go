@@ -4,26 +4,25 @@ import (
 	"context"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/resizelet/resizelet/resize"
 	"github.com/resizelet/resizelet/resize/apiserver"
 )
 
 // Backend is what the adapter serves: reads and watches from the cluster, writes that the
-// kubelet(s) must see routed to them. Whatever pod CreatePod and ResizePod return, the
+// kubelet(s) must see routed to them. Whatever pod CreatePod and Resize return, the
 // adapter answers those writes with the cluster's copy of the pod once they returned
 // (after the kubelet reacted), with its resourceVersion.
 type Backend interface {
 	Cluster() *apiserver.Cluster
 	CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error)
 	DeletePod(ctx context.Context, namespace, name string) error
-	ResizePod(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error)
+	Resize(ctx context.Context, op resize.ResizeOp) (*v1.Pod, error)
 }
 
 // ForNode is the Backend of one simulated node and its cluster: pods are
 // created, deleted and resized through the node (Node.AddPod,
-// Node.DeletePod, Node.ResizePatch), which runs until it is quiet, and
+// Node.DeletePod, Node.Resize), which runs until it is quiet, and
 // the pod a write returns is then read back from the cluster, with its
 // resourceVersion. node must be a node of cluster.
 func ForNode(cluster *apiserver.Cluster, node *resize.Node) Backend {
@@ -70,13 +69,14 @@ func (b *nodeBackend) DeletePod(ctx context.Context, namespace, name string) err
 	return b.node.DeletePod(ctx, namespace, name)
 }
 
-// ResizePod resizes the pod through the node and reads it back.
-func (b *nodeBackend) ResizePod(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error) {
+// Resize resizes the pod through the node and reads it back.
+func (b *nodeBackend) Resize(ctx context.Context, op resize.ResizeOp) (*v1.Pod, error) {
 	if err := b.check(ctx, "resize pod"); err != nil {
 		return nil, err
 	}
-	if err := b.node.ResizePatch(ctx, namespace, name, pt, patch); err != nil {
-		return nil, err
+	pod, err := b.node.Resize(ctx, op)
+	if err != nil || op.DryRun {
+		return pod, err
 	}
-	return b.cluster.GetPodVersioned(namespace, name)
+	return b.cluster.GetPodVersioned(op.Namespace, op.Name)
 }

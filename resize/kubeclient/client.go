@@ -7,7 +7,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -49,7 +48,7 @@ func (noBackend) CreatePod(context.Context, *v1.Pod) (*v1.Pod, error) {
 	return nil, ErrNoBackend
 }
 func (noBackend) DeletePod(context.Context, string, string) error { return ErrNoBackend }
-func (noBackend) ResizePod(context.Context, string, string, types.PatchType, []byte) (*v1.Pod, error) {
+func (noBackend) Resize(context.Context, resize.ResizeOp) (*v1.Pod, error) {
 	return nil, ErrNoBackend
 }
 

@@ -479,9 +479,9 @@ type countingBackend struct {
 	resizes int
 }
 
-func (b *countingBackend) ResizePod(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error) {
+func (b *countingBackend) Resize(ctx context.Context, op resize.ResizeOp) (*v1.Pod, error) {
 	b.resizes++
-	return b.Backend.ResizePod(ctx, namespace, name, pt, patch)
+	return b.Backend.Resize(ctx, op)
 }
 
 // TestWatchEndsWithItsContext: a watch whose context ends is closed, as a

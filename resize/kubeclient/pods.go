@@ -17,6 +17,7 @@ import (
 	applycorev1 "k8s.io/client-go/applyconfigurations/core/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
+	"github.com/resizelet/resizelet/resize"
 	"github.com/resizelet/resizelet/resize/apiserver"
 )
 
@@ -200,7 +201,7 @@ func (p *pods) Patch(ctx context.Context, name string, pt types.PatchType, data 
 		}
 		return served(out), nil
 	}
-	pod, err := p.b.ResizePod(ctx, p.ns, name, pt, data)
+	pod, err := p.b.Resize(ctx, resize.ResizeOp{Namespace: p.ns, Name: name, PatchType: pt, Patch: data})
 	if err != nil {
 		return nil, statusError(err, name)
 	}

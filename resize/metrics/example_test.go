@@ -44,7 +44,7 @@ func Example() {
 	}
 	for _, cpu := range []string{"1", "100"} {
 		patch := `{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"` + cpu + `"},"limits":{"cpu":"` + cpu + `"}}}]}}`
-		if err := node.Resize(ctx, "default", "web", []byte(patch)); err != nil {
+		if _, err := node.Resize(ctx, resize.ResizeOp{Namespace: "default", Name: "web", Patch: []byte(patch)}); err != nil {
 			panic(err)
 		}
 	}

@@ -339,15 +339,12 @@ func (r *runner) run(ctx context.Context, st Step) error {
 	var err error
 	switch st.Action {
 	case ActionResize:
+		op := resize.ResizeOp{Namespace: st.Pod.Namespace, Name: st.Pod.Name, PatchType: st.PatchType, Patch: st.Patch}
 		if r.opts.Plans {
-			plan, perr := n.PlanPatch(ctx, st.Pod.Namespace, st.Pod.Name, st.PatchType, st.Patch)
+			plan, perr := n.Plan(ctx, op)
 			r.plans = append(r.plans, StepPlan{Step: r.step, Pod: st.Pod, Plan: plan, Err: perr})
 		}
-		if st.PatchType == "" {
-			err = n.Resize(ctx, st.Pod.Namespace, st.Pod.Name, st.Patch)
-		} else {
-			err = n.ResizePatch(ctx, st.Pod.Namespace, st.Pod.Name, st.PatchType, st.Patch)
-		}
+		_, err = n.Resize(ctx, op)
 		var pe *resize.PatchError
 		switch {
 		case errors.Is(err, resize.ErrConflict):
