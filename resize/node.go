@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -99,6 +100,9 @@ type Node struct {
 	logger *slog.Logger
 	// boundOnly is Deps.BoundPodsOnly.
 	boundOnly bool
+	// started is when the node started, on its clock: its Ready
+	// condition's transition time (V1).
+	started time.Time
 
 	mu   sync.Mutex
 	cond *sync.Cond
@@ -214,6 +218,7 @@ func NewNode(ctx context.Context, cfg NodeConfig, deps Deps) (_ *Node, err error
 		actuated:  deps.Actuated,
 		logger:    deps.Logger,
 		boundOnly: deps.BoundPodsOnly,
+		started:   deps.Clock.Now(),
 		core:      c,
 	}
 	if n.logger != nil {

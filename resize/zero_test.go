@@ -106,7 +106,7 @@ func zeroOf(typ string, zero any, nilPtr any) []zeroValue {
 // clientset can be listed without a Node (the root package's).
 type zeroBackend struct{ c *apiserver.Cluster }
 
-func (b zeroBackend) Cluster() *apiserver.Cluster { return b.c }
+func (b zeroBackend) API() resize.API { return b.c }
 func (b zeroBackend) CreatePod(_ context.Context, pod *v1.Pod) (*v1.Pod, error) {
 	return b.c.CreatePod(pod)
 }
@@ -182,9 +182,11 @@ func zeroValues(t *testing.T) []zeroValue {
 			zeroValue{typ: "kubeclient.eventsV1", what: b.what, v: cs.EventsV1(), only: true},
 			zeroValue{typ: "kubeclient.pods", what: b.what, v: cs.CoreV1().Pods(""), only: true},
 			zeroValue{typ: "kubeclient.coreEvents", what: b.what, v: cs.CoreV1().Events(""), only: true},
-			zeroValue{typ: "kubeclient.k8sioEvents", what: b.what, v: cs.EventsV1().Events(""), only: true})
+			zeroValue{typ: "kubeclient.k8sioEvents", what: b.what, v: cs.EventsV1().Events(""), only: true},
+			zeroValue{typ: "kubeclient.nodes", what: b.what, v: cs.CoreV1().Nodes(), only: true},
+			zeroValue{typ: "kubeclient.serverDiscovery", what: b.what, v: cs.Discovery(), only: true})
 	}
-	add(zeroValue{typ: "kubeclient.nodeBackend", what: "ForNode(nil, nil)", v: kubeclient.ForNode(nil, nil), only: true})
+	add(zeroValue{typ: "kubeclient.nodeBackend", what: "ForNode(nil)", v: kubeclient.ForNode(nil), only: true})
 
 	// resize/core
 	c, err := core.New(core.NodeConfig{})

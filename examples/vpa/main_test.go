@@ -472,7 +472,7 @@ func TestUpdaterThroughClientGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := kubeclient.New(kubeclient.ForNode(cluster, node))
+	client := kubeclient.New(kubeclient.ForNode(node))
 	pods := client.CoreV1().Pods(namespace)
 
 	// Three workloads of one pod each, limits twice the requests.

@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -20,9 +21,8 @@ import (
 // through b (package documentation), everything else from client-go's
 // empty fake clientset. It is safe for concurrent use, as b is.
 //
-// A nil b serves no pods: reads answer as a nil *apiserver.Cluster does
-// (apiserver.ErrNilCluster, or nothing listed) and writes with
-// ErrNoBackend.
+// A nil b serves no pods: gets and writes answer ErrNoBackend (as a 500),
+// lists are empty.
 func New(b Backend) kubernetes.Interface {
 	if b == nil {
 		b = noBackend{}
@@ -43,7 +43,7 @@ func errNilContext(what string) error {
 // noBackend is the Backend of New(nil).
 type noBackend struct{}
 
-func (noBackend) Cluster() *apiserver.Cluster { return nil }
+func (noBackend) API() resize.API { return nil }
 func (noBackend) CreatePod(context.Context, *v1.Pod) (*v1.Pod, error) {
 	return nil, ErrNoBackend
 }
@@ -68,6 +68,11 @@ func (c *clientset) CoreV1() corev1client.CoreV1Interface {
 	return &coreV1{CoreV1Interface: c.Clientset.CoreV1(), b: c.b}
 }
 
+// Discovery is the fake's, with the backend's server version.
+func (c *clientset) Discovery() discovery.DiscoveryInterface {
+	return &serverDiscovery{DiscoveryInterface: c.Clientset.Discovery(), b: c.b}
+}
+
 // EventsV1 is the fake's, with events served by the backend.
 func (c *clientset) EventsV1() eventsv1client.EventsV1Interface {
 	return &eventsV1{EventsV1Interface: c.Clientset.EventsV1(), b: c.b}
@@ -76,6 +81,11 @@ func (c *clientset) EventsV1() eventsv1client.EventsV1Interface {
 type coreV1 struct {
 	corev1client.CoreV1Interface
 	b Backend
+}
+
+// Nodes are the backend's nodes (NodeLister), read only.
+func (c *coreV1) Nodes() corev1client.NodeInterface {
+	return &nodes{NodeInterface: c.CoreV1Interface.Nodes(), b: c.b}
 }
 
 // Pods are the backend's pods of a namespace (all with "").
@@ -103,6 +113,7 @@ var (
 	podsResource        = v1.Resource("pods")
 	eventsResource      = v1.Resource("events")
 	eventsGroupResource = schema.GroupResource{Group: "events.k8s.io", Resource: "events"}
+	nodesResource       = v1.Resource("nodes")
 )
 
 // statusError returns err as the *apierrors.StatusError a client-go call

@@ -5,11 +5,13 @@
 //
 // Start with New and ForNode:
 //
-//	client := kubeclient.New(kubeclient.ForNode(cluster, node))
+//	client := kubeclient.New(kubeclient.ForNode(node))
 //	pods, err := client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
 //	pod, err := client.CoreV1().Pods("default").Patch(ctx, "web", types.JSONPatchType, patch, metav1.PatchOptions{}, "resize")
 //
-// What is served, through apiserver.Cluster and the Backend's writes:
+// What is served, read from the Backend's API (any resize.API; an
+// *apiserver.Cluster gives resourceVersions, watches and events, see
+// Backend) and written through the Backend:
 //
 //   - pods: get, list and watch (label and field selectors, the API
 //     server's pod field labels), create and delete (through the node: the
@@ -20,10 +22,17 @@
 //     of the containers' resources it amounts to;
 //   - events, core v1 and events.k8s.io/v1: get, list and watch (the API
 //     server's event field labels, such as involvedObject.name), and
-//     Search.
+//     Search;
+//   - nodes, of a Backend that is a NodeLister (ForNode's, a
+//     resize.Fleet): get and list (field selectors metadata.name and
+//     spec.unschedulable) of each node as resize.Node.V1 shows it, with
+//     its capacity, allocatable, Ready condition and kubelet version;
+//   - the server version (Discovery().ServerVersion()): the release the
+//     nodes' profile reproduces, v1.35.4 by default.
 //
-// Every other write to pods or events (update, status, patch of the pod
-// itself, apply, eviction, binding) is refused with the API server's 405
+// Every other write to pods, events or nodes (update, status, patch of
+// the pod itself, apply, eviction, binding), and a watch of nodes, is
+// refused with the API server's 405
 // MethodNotAllowed rather than done behind the kubelet's back; every other
 // resource is client-go's fake clientset (kubernetes/fake), empty. Errors
 // are the *apierrors.StatusError a real API server answers with, so

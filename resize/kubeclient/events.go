@@ -23,9 +23,14 @@ import (
 // listEvents is the cluster's events of namespace ns (all with "") that
 // the selector takes, as core v1 events, and the list's resourceVersion.
 func listEvents(b Backend, ns string, sel selector) ([]v1.Event, string) {
-	all := b.Cluster().EventList(ns)
+	lister, ok := b.API().(EventLister)
+	if !ok {
+		// An API without events (or none, New(nil)) keeps none.
+		return nil, ""
+	}
+	all := lister.EventList(ns)
 	if all == nil {
-		// A nil cluster (New(nil)) keeps no events.
+		// A nil cluster keeps no events.
 		return nil, ""
 	}
 	var out []v1.Event
@@ -44,7 +49,11 @@ func watchEvents(ctx context.Context, b Backend, ns string, opts metav1.ListOpti
 	if ctx == nil {
 		return nil, errNilContext("watch events")
 	}
-	w, err := b.Cluster().Watch(apiserver.WatchOptions{Events: true, Namespace: ns, ResourceVersion: opts.ResourceVersion})
+	watcher, ok := b.API().(Watcher)
+	if !ok {
+		return nil, notSupported(eventsResource, "watch")
+	}
+	w, err := watcher.Watch(apiserver.WatchOptions{Events: true, Namespace: ns, ResourceVersion: opts.ResourceVersion})
 	if err != nil {
 		return nil, statusError(err, "")
 	}

@@ -33,7 +33,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	client := kubeclient.New(kubeclient.ForNode(cluster, node))
+	client := kubeclient.New(kubeclient.ForNode(node))
 	pods := client.CoreV1().Pods("default")
 
 	// The node admits and starts the pod before Create returns.

@@ -46,7 +46,7 @@ func newWorld(t *testing.T) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &world{ctx: ctx, cluster: cluster, node: node, client: kubeclient.New(kubeclient.ForNode(cluster, node))}
+	return &world{ctx: ctx, cluster: cluster, node: node, client: kubeclient.New(kubeclient.ForNode(node))}
 }
 
 func list(cpu, mem string) v1.ResourceList {
@@ -460,7 +460,7 @@ func TestUpdateResize(t *testing.T) {
 // the resizes) serves the same client.
 func TestBackendIsAnInterface(t *testing.T) {
 	w := newWorld(t)
-	counting := &countingBackend{Backend: kubeclient.ForNode(w.cluster, w.node)}
+	counting := &countingBackend{Backend: kubeclient.ForNode(w.node)}
 	client := kubeclient.New(counting)
 	if _, err := client.CoreV1().Pods("default").Create(w.ctx, webPod("web-1"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

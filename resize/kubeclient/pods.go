@@ -40,7 +40,7 @@ func served(p *v1.Pod) *v1.Pod {
 
 // Get returns the pod with its resourceVersion, or the API server's 404.
 func (p *pods) Get(ctx context.Context, name string, opts metav1.GetOptions) (*v1.Pod, error) {
-	pod, err := p.b.Cluster().GetPodVersioned(p.ns, name)
+	pod, err := getPod(p.b.API(), p.ns, name)
 	if err != nil {
 		return nil, statusError(err, name)
 	}
@@ -56,8 +56,8 @@ func (p *pods) List(ctx context.Context, opts metav1.ListOptions) (*v1.PodList, 
 	if err != nil {
 		return nil, err
 	}
-	all, rv := p.b.Cluster().ListPodsVersioned()
-	list := &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: strconv.FormatUint(rv, 10)}}
+	all, rv := listPods(p.b.API())
+	list := &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: rv}}
 	for _, pod := range all {
 		if (p.ns == "" || pod.Namespace == p.ns) && sel.matches(pod.Labels, podFields(pod)) {
 			list.Items = append(list.Items, *served(pod))
@@ -79,7 +79,11 @@ func (p *pods) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interf
 	if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
 		return nil, apierrors.NewBadRequest("sendInitialEvents (watch-list) is not served by resizelet's cluster: list, then watch")
 	}
-	w, err := p.b.Cluster().Watch(apiserver.WatchOptions{Pods: true, Namespace: p.ns, ResourceVersion: opts.ResourceVersion})
+	watcher, ok := p.b.API().(Watcher)
+	if !ok {
+		return nil, notSupported(podsResource, "watch")
+	}
+	w, err := watcher.Watch(apiserver.WatchOptions{Pods: true, Namespace: p.ns, ResourceVersion: opts.ResourceVersion})
 	if err != nil {
 		return nil, statusError(err, "")
 	}
@@ -135,7 +139,7 @@ func (p *pods) Create(ctx context.Context, pod *v1.Pod, opts metav1.CreateOption
 // no longer has it (a copy: a backend may return the cluster's shared
 // pod).
 func (p *pods) stored(pod *v1.Pod) *v1.Pod {
-	if cur, err := p.b.Cluster().GetPodVersioned(pod.Namespace, pod.Name); err == nil && cur.UID == pod.UID {
+	if cur, err := getPod(p.b.API(), pod.Namespace, pod.Name); err == nil && cur.UID == pod.UID {
 		return cur
 	}
 	return pod.DeepCopy()
@@ -150,7 +154,7 @@ func (p *pods) Delete(ctx context.Context, name string, opts metav1.DeleteOption
 		return notSupported(podsResource, "dry-run delete")
 	}
 	if pre := opts.Preconditions; pre != nil && (pre.UID != nil || pre.ResourceVersion != nil) {
-		pod, err := p.b.Cluster().GetPodVersioned(p.ns, name)
+		pod, err := getPod(p.b.API(), p.ns, name)
 		if err != nil {
 			return statusError(err, name)
 		}
@@ -190,13 +194,13 @@ func (p *pods) Patch(ctx context.Context, name string, pt types.PatchType, data 
 		return nil, statusError(err, name)
 	}
 	if len(opts.DryRun) > 0 {
-		pod, err := p.b.Cluster().DryRunResizePodPatch(p.ns, name, pt, data)
+		pod, err := p.b.Resize(ctx, resize.ResizeOp{Namespace: p.ns, Name: name, PatchType: pt, Patch: data, DryRun: true})
 		if err != nil {
 			return nil, statusError(err, name)
 		}
 		out := pod.DeepCopy()
 		// Nothing was stored: the pod keeps its version.
-		if stored, err := p.b.Cluster().GetPodVersioned(p.ns, name); err == nil {
+		if stored, err := getPod(p.b.API(), p.ns, name); err == nil {
 			out.ResourceVersion = stored.ResourceVersion
 		}
 		return served(out), nil

@@ -63,6 +63,27 @@ func (v Version) Minor() int {
 // String returns the version as written.
 func (v Version) String() string { return string(v) }
 
+// Release returns the Kubernetes release whose behaviour the version
+// reproduces, as a kubelet reports it (its nodes' kubeletVersion, the
+// API server's gitVersion): v1.35.4 for 1.35, the version of record;
+// v1.36.3 and v1.37.2, the releases VERSIONS.md reads; for 1.33 and 1.34,
+// whose behaviour resizelet takes from the behaviour reference rather
+// than from one patch release, the minor's first, v1.33.0 and v1.34.0.
+// An unknown version gives Default's.
+func (v Version) Release() string {
+	switch v {
+	case V133:
+		return "v1.33.0"
+	case V134:
+		return "v1.34.0"
+	case V136:
+		return "v1.36.3"
+	case V137:
+		return "v1.37.2"
+	}
+	return "v1.35.4"
+}
+
 // ErrUnknownVersion is wrapped by Parse for a version resizelet does not
 // reproduce.
 var ErrUnknownVersion = fmt.Errorf("unknown Kubernetes version")
