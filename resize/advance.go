@@ -18,7 +18,7 @@ func (n *Node) Sync(ctx context.Context) error {
 		return err
 	}
 	defer n.exit()
-	n.retryStatuses()
+	n.retryStatuses(ctx)
 	n.flushCheckpoints()
 	return n.run(ctx, core.SyncRequested{Now: n.clock.Now()})
 }
@@ -121,7 +121,7 @@ func (n *Node) Tick(ctx context.Context) error {
 
 // tick is Tick for a call that entered already (Advance).
 func (n *Node) tick(ctx context.Context) error {
-	n.retryStatuses()
+	n.retryStatuses(ctx)
 	n.flushCheckpoints()
 	return n.run(ctx, core.Tick{Now: n.clock.Now()})
 }

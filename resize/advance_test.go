@@ -35,7 +35,7 @@ func sameNodes(t *testing.T, what string, a, b *testNode) {
 	if !a.clock.Now().Equal(b.clock.Now()) {
 		t.Fatalf("%s: clocks at %v and %v", what, a.clock.Now(), b.clock.Now())
 	}
-	if pa, pb := a.cluster.ListPods(), b.cluster.ListPods(); !apiequality.Semantic.DeepEqual(pa, pb) {
+	if pa, pb := a.cluster.ListPods(t.Context()), b.cluster.ListPods(t.Context()); !apiequality.Semantic.DeepEqual(pa, pb) {
 		t.Fatalf("%s: the pods differ:\n%v\n%v", what, pa, pb)
 	}
 	ea, eb := a.cluster.Events(), b.cluster.Events()

@@ -1,6 +1,7 @@
 package resize
 
 import (
+	"context"
 	"log/slog"
 	"sync"
 	"time"
@@ -110,30 +111,38 @@ func ApplyResize(old *v1.Pod, patch []byte, opts ResizeOptions) (*v1.Pod, error)
 // resize subresource, pod status writes and events. *Cluster implements
 // it; an embedder can put a real API server behind it.
 //
+// Every method takes the context of the node's call that makes it, first,
+// as a client of a real API server does; preconditions and conflicts are
+// the API server's: a resize patch that names a metadata.resourceVersion
+// other than the stored pod's is its 409 (ErrConflict), and a status
+// write is for the pod of that UID, as the kubelet's status manager
+// writes it (the API server's answer to another UID is an error). The
+// in-memory *Cluster answers at once and does not read the context.
+//
 // Implementations must be safe for concurrent use. A Node never calls API
 // while it holds its own lock.
 type API interface {
 	// CreatePod stores a new pod, defaulted and validated, and returns it.
 	// The node only reads the pod returned.
-	CreatePod(pod *v1.Pod) (*v1.Pod, error)
+	CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error)
 	// GetPod returns a copy of the pod, or an error wrapping ErrPodNotFound.
-	GetPod(namespace, name string) (*v1.Pod, error)
+	GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error)
 	// ListPods returns copies of all pods in creation order.
-	ListPods() []*v1.Pod
+	ListPods(ctx context.Context) []*v1.Pod
 	// ResizePod applies a resize patch through the resize subresource and
 	// returns the updated pod; on error nothing changes. The node only
 	// reads the pod returned, so it may be the API's own copy.
-	ResizePod(namespace, name string, patch []byte) (*v1.Pod, error)
+	ResizePod(ctx context.Context, namespace, name string, patch []byte) (*v1.Pod, error)
 	// DeletePod removes the pod.
-	DeletePod(namespace, name string) error
+	DeletePod(ctx context.Context, namespace, name string) error
 	// UpdatePodStatus replaces the pod's status; it fails if the pod is
 	// gone or its UID changed. The node never changes a status it has
 	// written (later statuses share its unchanged parts), so the API may
 	// keep it without a copy.
-	UpdatePodStatus(namespace, name string, uid types.UID, status v1.PodStatus) error
+	UpdatePodStatus(ctx context.Context, namespace, name string, uid types.UID, status v1.PodStatus) error
 	// RecordEvent stores an event. A resize event comes with its message
 	// unformatted in Lazy (Message empty): render it when the event is read.
-	RecordEvent(e Event)
+	RecordEvent(ctx context.Context, e Event)
 }
 
 var _ API = (*Cluster)(nil)
@@ -147,7 +156,7 @@ var _ API = (*Cluster)(nil)
 // resync. An implementation that wraps another API may return
 // errors.ErrUnsupported when the one it wraps does not delete gracefully.
 type GracefulDeleter interface {
-	MarkPodDeleted(namespace, name string, now time.Time) (*v1.Pod, error)
+	MarkPodDeleted(ctx context.Context, namespace, name string, now time.Time) (*v1.Pod, error)
 }
 
 var _ GracefulDeleter = (*Cluster)(nil)
@@ -159,7 +168,7 @@ var _ GracefulDeleter = (*Cluster)(nil)
 //
 // As with ResizePod, the node only reads the pod returned.
 type RequestResizer interface {
-	ResizePodRequest(namespace, name string, req ResizeRequest) (*v1.Pod, error)
+	ResizePodRequest(ctx context.Context, namespace, name string, req ResizeRequest) (*v1.Pod, error)
 }
 
 var _ RequestResizer = (*Cluster)(nil)
@@ -170,7 +179,7 @@ var _ RequestResizer = (*Cluster)(nil)
 // takes strategic merge patches only. As with ResizePod, the node only
 // reads the pod returned.
 type PatchResizer interface {
-	ResizePodPatch(namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error)
+	ResizePodPatch(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error)
 }
 
 var _ PatchResizer = (*Cluster)(nil)
@@ -184,7 +193,7 @@ type NodeInfo = apiserver.NodeInfo
 // plugins that read the node (the 1.36 PodResizeValidator) can check
 // resizes against it. An API without it gets no registration.
 type NodeRegistrar interface {
-	RegisterNode(node NodeInfo)
+	RegisterNode(ctx context.Context, node NodeInfo)
 }
 
 var _ NodeRegistrar = (*Cluster)(nil)

@@ -133,7 +133,7 @@ func (n *Node) auditPod(ctx context.Context, pe core.PodExpectation) ([]Differen
 	for _, fd := range fds {
 		add("", WherePodCgroup, fd.File, fd.Want, fd.Got)
 	}
-	pod, podErr := n.cluster.GetPod(pe.Namespace, pe.Name)
+	pod, podErr := n.cluster.GetPod(ctx, pe.Namespace, pe.Name)
 	for _, ce := range pe.Containers {
 		if ce.ID == "" {
 			continue

@@ -1,6 +1,7 @@
 package resize
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -233,20 +234,20 @@ type flakyAPI struct {
 	failStatus, failDelete int
 }
 
-func (a *flakyAPI) UpdatePodStatus(namespace, name string, uid types.UID, status v1.PodStatus) error {
+func (a *flakyAPI) UpdatePodStatus(ctx context.Context, namespace, name string, uid types.UID, status v1.PodStatus) error {
 	if a.failStatus > 0 {
 		a.failStatus--
 		return errors.New("apiserver unavailable")
 	}
-	return a.API.UpdatePodStatus(namespace, name, uid, status)
+	return a.API.UpdatePodStatus(context.Background(), namespace, name, uid, status)
 }
 
-func (a *flakyAPI) DeletePod(namespace, name string) error {
+func (a *flakyAPI) DeletePod(ctx context.Context, namespace, name string) error {
 	if a.failDelete > 0 {
 		a.failDelete--
 		return errors.New("apiserver unavailable")
 	}
-	return a.API.DeletePod(namespace, name)
+	return a.API.DeletePod(context.Background(), namespace, name)
 }
 
 // TestFailedStatusWritesAreRetried: a rejected pod's status and a pod's
@@ -283,13 +284,13 @@ func TestFailedStatusWritesAreRetried(t *testing.T) {
 	if err := tn.node.DeletePod(tn.ctx, "default", "small"); err != nil {
 		t.Fatalf("DeletePod: %v", err)
 	}
-	if _, err := tn.cluster.GetPod("default", "small"); err != nil {
+	if _, err := tn.cluster.GetPod(t.Context(), "default", "small"); err != nil {
 		t.Fatal("the failed deletion reached the API server")
 	}
 	if err := tn.node.Tick(tn.ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tn.cluster.GetPod("default", "small"); !errors.Is(err, ErrPodNotFound) {
+	if _, err := tn.cluster.GetPod(t.Context(), "default", "small"); !errors.Is(err, ErrPodNotFound) {
 		t.Errorf("after a tick the pod is still there (%v)", err)
 	}
 }

@@ -167,7 +167,7 @@ func addAndResize(t *testing.T, node *resize.Node, cluster *resize.Cluster) (pod
 	if _, err := node.Resize(ctx, resize.ResizeOp{Namespace: "default", Name: "demo", Patch: []byte(cpuLimit2)}); err != nil {
 		t.Fatal(err)
 	}
-	pod, err := cluster.GetPod("default", "demo")
+	pod, err := cluster.GetPod(ctx, "default", "demo")
 	if err != nil {
 		t.Fatal(err)
 	}

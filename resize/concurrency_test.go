@@ -217,7 +217,7 @@ func TestConcurrentStress(t *testing.T) {
 	// Quiet now: the API's pods, the kubelet's and the allocated
 	// checkpoint are the same pods.
 	live := 0
-	for _, p := range tn.cluster.ListPods() {
+	for _, p := range tn.cluster.ListPods(t.Context()) {
 		info, err := tn.node.Pod(p.Namespace, p.Name)
 		if err != nil {
 			t.Fatalf("the API has %s/%s, the kubelet does not: %v", p.Namespace, p.Name, err)

@@ -56,7 +56,7 @@ func TestOneDefaultStart(t *testing.T) {
 	if _, err := n.AddPod(context.Background(), cpuPod("p", "100m")); err != nil {
 		t.Fatal(err)
 	}
-	p, err := c.GetPod("default", "p")
+	p, err := c.GetPod(t.Context(), "default", "p")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func TestFailedTeardownIsRetried(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := tn.cluster.GetPod("default", "resize-demo"); !errors.Is(err, ErrPodNotFound) {
+	if _, err := tn.cluster.GetPod(t.Context(), "default", "resize-demo"); !errors.Is(err, ErrPodNotFound) {
 		t.Fatalf("the pod is still there after the retries: %v", err)
 	}
 	if n := len(tn.startCalls()); n != started {
@@ -64,7 +64,7 @@ func TestRestartFinishesADeletion(t *testing.T) {
 		t.Fatal("the pod is not marked for deletion")
 	}
 	tn.restart()
-	if _, err := tn.cluster.GetPod("default", "resize-demo"); !errors.Is(err, ErrPodNotFound) {
+	if _, err := tn.cluster.GetPod(t.Context(), "default", "resize-demo"); !errors.Is(err, ErrPodNotFound) {
 		t.Fatalf("the restarted kubelet did not finish the deletion: %v", err)
 	}
 	if tn.cg.Exists(podCgroup) {

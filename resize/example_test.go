@@ -57,7 +57,7 @@ func ExampleNode_Resize() {
 	if _, err := node.Resize(ctx, resize.ResizeOp{Namespace: "default", Name: "demo", Patch: []byte(patch)}); err != nil {
 		panic(err)
 	}
-	pod, _ := cluster.GetPod("default", "demo")
+	pod, _ := cluster.GetPod(ctx, "default", "demo")
 	limit := pod.Status.ContainerStatuses[0].Resources.Limits[v1.ResourceCPU]
 	fmt.Println("status cpu limit:", limit.String())
 	info, _ := node.Pod("default", "demo")
@@ -93,7 +93,7 @@ func ExampleNode_Resize_typed() {
 		}}}
 	}
 	pending := func() {
-		pod, _ := cluster.GetPod("default", "demo")
+		pod, _ := cluster.GetPod(ctx, "default", "demo")
 		for _, c := range pod.Status.Conditions {
 			fmt.Printf("%s %s: %s\n", c.Type, c.Reason, c.Message)
 		}

@@ -460,7 +460,7 @@ func (f *Fleet) CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
 			return nil, fmt.Errorf("create pod %s/%s: spec.nodeName is empty and the fleet does not schedule (FleetOptions.ScheduleUnbound): %w", pod.Namespace, pod.Name, ErrUnboundPod)
 		}
 		var err error
-		if name, err = f.Schedule(pod); err != nil {
+		if name, err = f.Schedule(ctx, pod); err != nil {
 			return nil, fmt.Errorf("create pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}
 		pod = pod.DeepCopy()
@@ -498,7 +498,7 @@ func (f *Fleet) Resize(ctx context.Context, op ResizeOp) (*v1.Pod, error) {
 	if f.isClosed() {
 		return nil, ErrFleetClosed
 	}
-	pod, err := op.send(f.cluster, op.DryRun, nil)
+	pod, err := op.send(ctx, f.cluster, op.DryRun, nil)
 	if err != nil || op.DryRun {
 		return pod, err
 	}
@@ -534,12 +534,12 @@ func (f *Fleet) DeletePod(ctx context.Context, namespace, name string) error {
 	if f.isClosed() {
 		return ErrFleetClosed
 	}
-	pod, err := f.cluster.GetPod(namespace, name)
+	pod, err := f.cluster.GetPod(ctx, namespace, name)
 	if err != nil {
 		return fmt.Errorf("delete pod %s/%s: %w", namespace, name, err)
 	}
 	if pod.Spec.NodeName == "" {
-		return f.cluster.DeletePod(namespace, name)
+		return f.cluster.DeletePod(ctx, namespace, name)
 	}
 	return f.onNode(ctx, fmt.Sprintf("delete pod %s/%s", namespace, name), pod.Spec.NodeName, func(n *Node, again bool) error {
 		err := n.DeletePod(ctx, namespace, name)
@@ -548,7 +548,7 @@ func (f *Fleet) DeletePod(ctx context.Context, namespace, name string) error {
 			// pod deleted; its successor found the mark when it started
 			// and finished the teardown. Unless the pod is still there,
 			// the deletion is done.
-			if p, gerr := f.cluster.GetPod(namespace, name); errors.Is(gerr, ErrPodNotFound) || (gerr == nil && p.UID != pod.UID) {
+			if p, gerr := f.cluster.GetPod(ctx, namespace, name); errors.Is(gerr, ErrPodNotFound) || (gerr == nil && p.UID != pod.UID) {
 				return nil
 			}
 		}

@@ -56,7 +56,7 @@ func ExampleFleet() {
 		if _, err := fleet.Resize(ctx, resize.ResizeOp{Namespace: "default", Name: "a", Patch: []byte(patch)}); err != nil {
 			panic(err)
 		}
-		p, _ := fleet.Cluster().GetPod("default", "a")
+		p, _ := fleet.Cluster().GetPod(ctx, "default", "a")
 		state := "done"
 		for _, c := range p.Status.Conditions {
 			if c.Type == v1.PodResizePending {

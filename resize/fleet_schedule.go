@@ -1,6 +1,7 @@
 package resize
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -77,7 +78,7 @@ type nodeLoad struct {
 // It reads every pod of the API server (ListPods, a copy of each), which
 // costs a few milliseconds per thousand pods; the nodes' other filters
 // (taints, affinity, ports, volumes) and scores are not modelled.
-func (f *Fleet) Schedule(pod *v1.Pod) (string, error) {
+func (f *Fleet) Schedule(ctx context.Context, pod *v1.Pod) (string, error) {
 	if !f.made() {
 		return "", notMade("schedule")
 	}
@@ -107,7 +108,7 @@ func (f *Fleet) Schedule(pod *v1.Pod) (string, error) {
 		}
 		loads[fa.fn.name] = l
 	}
-	for _, p := range f.cluster.ListPods() {
+	for _, p := range f.cluster.ListPods(ctx) {
 		l := loads[p.Spec.NodeName]
 		if l == nil || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
 			continue

@@ -91,7 +91,7 @@ func TestFleetRoutesPodsToTheirNodes(t *testing.T) {
 	if stored.Generation != 2 || len(stored.Status.ContainerStatuses) == 0 || stored.Status.ContainerStatuses[0].Resources.Requests.Cpu().String() != "1" {
 		t.Errorf("ResizePod returned generation %d, status %+v; want the API server's answer, before the kubelet's", stored.Generation, stored.Status.ContainerStatuses)
 	}
-	got, _ := f.Cluster().GetPod("default", "pb")
+	got, _ := f.Cluster().GetPod(ctx, "default", "pb")
 	if cs := got.Status.ContainerStatuses[0]; cs.Resources.Requests.Cpu().String() != "2" {
 		t.Errorf("pb's status after the resize: cpu %s, want 2 (actuated by node b)", cs.Resources.Requests.Cpu())
 	}
@@ -105,7 +105,7 @@ func TestFleetRoutesPodsToTheirNodes(t *testing.T) {
 	if knows(t, f, "c", "pc") {
 		t.Error("node c still runs pc after DeletePod")
 	}
-	if _, err := f.Cluster().GetPod("default", "pc"); !errors.Is(err, ErrPodNotFound) {
+	if _, err := f.Cluster().GetPod(ctx, "default", "pc"); !errors.Is(err, ErrPodNotFound) {
 		t.Errorf("pc still in the API server: %v", err)
 	}
 }
@@ -127,7 +127,7 @@ func TestFleetRefusesWhatItCannotPlace(t *testing.T) {
 	if _, err := f.CreatePod(ctx, nil); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("nil pod: %v, want ErrInvalidArgument", err)
 	}
-	if _, err := f.Cluster().GetPod("default", "lost"); !errors.Is(err, ErrPodNotFound) {
+	if _, err := f.Cluster().GetPod(ctx, "default", "lost"); !errors.Is(err, ErrPodNotFound) {
 		t.Errorf("a refused pod reached the API server: %v", err)
 	}
 	if _, err := f.AddNode(ctx, namedSmallNode("a"), Deps{}); !errors.Is(err, ErrNodeExists) {
@@ -230,7 +230,7 @@ func TestFitErrorMessage(t *testing.T) {
 	}
 	f := NewFleet(FleetOptions{})
 	defer f.Close()
-	if _, err := f.Schedule(cpuPod("p", "1")); err == nil || err.Error() != "no nodes available to schedule pods" {
+	if _, err := f.Schedule(t.Context(), cpuPod("p", "1")); err == nil || err.Error() != "no nodes available to schedule pods" {
 		t.Errorf("no nodes: %v", err)
 	}
 }
@@ -344,8 +344,8 @@ func TestFleetAdvanceIsEveryNodesAdvance(t *testing.T) {
 		var names []string
 		for _, p := range ps {
 			names = append(names, p.Name)
-			got, _ := f.Cluster().GetPod("default", p.Name)
-			want, _ := alone[node].cluster.GetPod("default", p.Name)
+			got, _ := f.Cluster().GetPod(ctx, "default", p.Name)
+			want, _ := alone[node].cluster.GetPod(ctx, "default", p.Name)
 			if !apiequality.Semantic.DeepEqual(got.Status, want.Status) {
 				t.Errorf("pod %s: status in the fleet\n%+v\nalone\n%+v", p.Name, got.Status, want.Status)
 			}
@@ -357,11 +357,11 @@ func TestFleetAdvanceIsEveryNodesAdvance(t *testing.T) {
 	}
 	// The story happened: the retry refreshed a2's Deferred condition and
 	// b1 was restarted by a resync.
-	a2, _ := f.Cluster().GetPod("default", "a2")
+	a2, _ := f.Cluster().GetPod(ctx, "default", "a2")
 	if c := pendingOf(t, a2); c == nil || c.Reason != v1.PodReasonDeferred || !c.LastProbeTime.After(fleetStart.Add(time.Minute)) {
 		t.Errorf("a2's pending condition %+v, want Deferred probed by a later retry", c)
 	}
-	b1, _ := f.Cluster().GetPod("default", "b1")
+	b1, _ := f.Cluster().GetPod(ctx, "default", "b1")
 	if cs := statusOf(t, b1, "c"); cs.RestartCount != 1 {
 		t.Errorf("b1 restart count %d, want 1", cs.RestartCount)
 	}
@@ -425,7 +425,7 @@ func TestNodeTakesOnlyItsPods(t *testing.T) {
 	ctx := context.Background()
 	cluster := NewCluster(ClusterOptions{})
 	for _, p := range []*v1.Pod{podOnNode("mine", "1", "a"), podOnNode("theirs", "1", "b"), cpuPod("loose", "1")} {
-		if _, err := cluster.CreatePod(p); err != nil {
+		if _, err := cluster.CreatePod(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -447,7 +447,7 @@ func TestNodeTakesOnlyItsPods(t *testing.T) {
 		if _, err := n.AddPods(ctx, []*v1.Pod{podOnNode("x", "1", "a"), podOnNode("y", "1", "b")}); !errors.Is(err, ErrOtherNode) {
 			t.Errorf("BoundPodsOnly=%v: AddPods with b's pod: %v, want ErrOtherNode", boundOnly, err)
 		}
-		if _, err := cluster.GetPod("default", "x"); !errors.Is(err, ErrPodNotFound) {
+		if _, err := cluster.GetPod(ctx, "default", "x"); !errors.Is(err, ErrPodNotFound) {
 			t.Errorf("BoundPodsOnly=%v: the refused AddPods created x: %v", boundOnly, err)
 		}
 		name := fmt.Sprintf("new-%v", boundOnly)
@@ -509,7 +509,7 @@ func TestFleetConcurrentCalls(t *testing.T) {
 	}
 	for _, node := range names {
 		for i := range 4 {
-			p, _ := f.Cluster().GetPod("default", fmt.Sprintf("%s%d", node, i))
+			p, _ := f.Cluster().GetPod(ctx, "default", fmt.Sprintf("%s%d", node, i))
 			if len(p.Status.Conditions) != 0 {
 				t.Errorf("%s: conditions %+v, want none (every resize completed)", p.Name, p.Status.Conditions)
 			}
@@ -550,7 +550,7 @@ func TestFleetUnboundAndForeignPods(t *testing.T) {
 	if _, err := f.Resize(ctx, ResizeOp{Namespace: "default", Name: "b", Patch: []byte(cpuPatch("6"))}); err != nil {
 		t.Errorf("6 CPUs on the big node: %v", err)
 	}
-	if _, err := f.Cluster().CreatePod(cpuPod("loose", "1")); err != nil {
+	if _, err := f.Cluster().CreatePod(ctx, cpuPod("loose", "1")); err != nil {
 		t.Fatal(err)
 	}
 	if p, err := f.Resize(ctx, ResizeOp{Namespace: "default", Name: "loose", Patch: []byte(cpuPatch("100"))}); err != nil || p.Generation != 2 {
@@ -559,7 +559,7 @@ func TestFleetUnboundAndForeignPods(t *testing.T) {
 	if err := f.DeletePod(ctx, "default", "loose"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Cluster().GetPod("default", "loose"); !errors.Is(err, ErrPodNotFound) {
+	if _, err := f.Cluster().GetPod(ctx, "default", "loose"); !errors.Is(err, ErrPodNotFound) {
 		t.Errorf("unbound pod still there: %v", err)
 	}
 }

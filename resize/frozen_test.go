@@ -96,7 +96,7 @@ func TestFrozenPodsChangeNothing(t *testing.T) {
 // them.
 func compareNodes(t *testing.T, at string, a, b *testNode) {
 	t.Helper()
-	pa, pb := a.cluster.ListPods(), b.cluster.ListPods()
+	pa, pb := a.cluster.ListPods(t.Context()), b.cluster.ListPods(t.Context())
 	if len(pa) != len(pb) {
 		t.Fatalf("%s: %d pods and %d pods", at, len(pa), len(pb))
 	}

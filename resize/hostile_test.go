@@ -30,7 +30,7 @@ type nodeState struct {
 
 func (tn *testNode) state() nodeState {
 	tn.t.Helper()
-	s := nodeState{pods: tn.cluster.ListPods(), events: tn.cluster.Events(), total: tn.node.AllocatedTotal(),
+	s := nodeState{pods: tn.cluster.ListPods(context.Background()), events: tn.cluster.Events(), total: tn.node.AllocatedTotal(),
 		infos: map[string]PodInfo{}, cgroups: map[string]string{}, calls: len(tn.calls.Calls())}
 	for _, p := range s.pods {
 		info, err := tn.node.Pod(p.Namespace, p.Name)
@@ -101,7 +101,7 @@ func TestNilPodsAndEmptyNames(t *testing.T) {
 		}
 		tn.unchanged(what, before)
 	}
-	if _, err := tn.cluster.CreatePod(nil); err == nil {
+	if _, err := tn.cluster.CreatePod(t.Context(), nil); err == nil {
 		t.Error("Cluster.CreatePod(nil) succeeded")
 	}
 }
@@ -193,7 +193,7 @@ func TestCallerUIDKnownOnlyToTheKubelet(t *testing.T) {
 		t.Fatal(err)
 	}
 	uid := tn.info("p").UID
-	if err := tn.cluster.DeletePod("default", "p"); err != nil {
+	if err := tn.cluster.DeletePod(t.Context(), "default", "p"); err != nil {
 		t.Fatal(err)
 	}
 	q := cpuPod("q", "100m")
@@ -201,7 +201,7 @@ func TestCallerUIDKnownOnlyToTheKubelet(t *testing.T) {
 	if _, err := tn.node.AddPod(tn.ctx, q); err == nil || !strings.Contains(err.Error(), "already known") {
 		t.Fatalf("AddPod with a UID the kubelet knows = %v", err)
 	}
-	if _, err := tn.cluster.GetPod("default", "q"); !errors.Is(err, ErrPodNotFound) {
+	if _, err := tn.cluster.GetPod(t.Context(), "default", "q"); !errors.Is(err, ErrPodNotFound) {
 		t.Fatalf("the refused pod stayed in the API: %v", err)
 	}
 	if info := tn.info("p"); info.UID != uid || qty(info.Allocated["c"].Requests, v1.ResourceCPU) != "100m" {
@@ -216,7 +216,7 @@ type listingAPI struct {
 	pods []*v1.Pod
 }
 
-func (a listingAPI) ListPods() []*v1.Pod { return a.pods }
+func (a listingAPI) ListPods(ctx context.Context) []*v1.Pod { return a.pods }
 
 // TestNewNodeRefusesSharedUIDs: a kubelet started on an API that lists two
 // pods with one UID refuses to start instead of giving the second the

@@ -194,42 +194,42 @@ type watchAPI struct {
 	w   *ioWatch
 }
 
-func (a *watchAPI) CreatePod(pod *v1.Pod) (*v1.Pod, error) {
+func (a *watchAPI) CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
 	a.w.count()
-	return a.api.CreatePod(pod)
+	return a.api.CreatePod(context.Background(), pod)
 }
 
-func (a *watchAPI) GetPod(namespace, name string) (*v1.Pod, error) {
+func (a *watchAPI) GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error) {
 	a.w.count()
-	return a.api.GetPod(namespace, name)
+	return a.api.GetPod(context.Background(), namespace, name)
 }
 
-func (a *watchAPI) ListPods() []*v1.Pod {
+func (a *watchAPI) ListPods(ctx context.Context) []*v1.Pod {
 	a.w.count()
-	return a.api.ListPods()
+	return a.api.ListPods(context.Background())
 }
 
-func (a *watchAPI) ResizePod(namespace, name string, patch []byte) (*v1.Pod, error) {
+func (a *watchAPI) ResizePod(ctx context.Context, namespace, name string, patch []byte) (*v1.Pod, error) {
 	a.w.count()
-	return a.api.ResizePod(namespace, name, patch)
+	return a.api.ResizePod(context.Background(), namespace, name, patch)
 }
 
-func (a *watchAPI) DeletePod(namespace, name string) error {
+func (a *watchAPI) DeletePod(ctx context.Context, namespace, name string) error {
 	a.w.count()
-	return a.api.DeletePod(namespace, name)
+	return a.api.DeletePod(context.Background(), namespace, name)
 }
 
-func (a *watchAPI) MarkPodDeleted(namespace, name string, now time.Time) (*v1.Pod, error) {
+func (a *watchAPI) MarkPodDeleted(ctx context.Context, namespace, name string, now time.Time) (*v1.Pod, error) {
 	a.w.count()
-	return a.api.MarkPodDeleted(namespace, name, now)
+	return a.api.MarkPodDeleted(context.Background(), namespace, name, now)
 }
 
-func (a *watchAPI) UpdatePodStatus(namespace, name string, uid types.UID, status v1.PodStatus) error {
+func (a *watchAPI) UpdatePodStatus(ctx context.Context, namespace, name string, uid types.UID, status v1.PodStatus) error {
 	a.w.count()
-	return a.api.UpdatePodStatus(namespace, name, uid, status)
+	return a.api.UpdatePodStatus(context.Background(), namespace, name, uid, status)
 }
 
-func (a *watchAPI) RecordEvent(e Event) {
+func (a *watchAPI) RecordEvent(ctx context.Context, e Event) {
 	a.w.count()
-	a.api.RecordEvent(e)
+	a.api.RecordEvent(context.Background(), e)
 }

@@ -140,7 +140,7 @@ func TestCloseRefusesEveryCall(t *testing.T) {
 	if wn.cluster.ResourceVersion() != rv || wn.cluster.EventCount() != events {
 		t.Errorf("the closed node changed the API server")
 	}
-	if _, err := wn.cluster.GetPod("default", "new"); !errors.Is(err, ErrPodNotFound) {
+	if _, err := wn.cluster.GetPod(t.Context(), "default", "new"); !errors.Is(err, ErrPodNotFound) {
 		t.Errorf("AddPod on the closed node created the pod: %v", err)
 	}
 }
@@ -246,7 +246,7 @@ func TestCloseWaitsForTheBatchInFlight(t *testing.T) {
 	if got := wn.files(t)[state.AllocatedStateFile]; !strings.Contains(got, `\"cpu\":\"3\"`) {
 		t.Fatalf("allocated_pods_state does not hold the 3 CPUs: %s", got)
 	}
-	pod, err := wn.cluster.GetPod("default", "a")
+	pod, err := wn.cluster.GetPod(t.Context(), "default", "a")
 	if err != nil {
 		t.Fatal(err)
 	}

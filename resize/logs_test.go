@@ -370,7 +370,7 @@ func TestNodeWithoutLoggerBuildsNoLogs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	pod, err := tn.cluster.ResizePod("default", "b", []byte(cpuPatch("3")))
+	pod, err := tn.cluster.ResizePod(t.Context(), "default", "b", []byte(cpuPatch("3")))
 	if err != nil {
 		t.Fatal(err)
 	}

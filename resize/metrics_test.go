@@ -542,7 +542,7 @@ func TestMetricsRestartBackfill(t *testing.T) {
 	addPods(t, tn, cpuPod("a", "2"), cpuPod("b", "1"))
 	mustResize(t, tn, "b", cpuPatch("3"))
 	// a goes while the kubelet is down.
-	if err := tn.cluster.DeletePod("default", "a"); err != nil {
+	if err := tn.cluster.DeletePod(t.Context(), "default", "a"); err != nil {
 		t.Fatal(err)
 	}
 	tn.restart()
@@ -599,7 +599,7 @@ func decisionMallocs(t *testing.T, tn *testNode, n int, step func(core.Input) (c
 	var ms runtime.MemStats
 	var total uint64
 	for i := range n {
-		pod, err := tn.cluster.ResizePod("default", "target", targetResizes[i%2].Patch())
+		pod, err := tn.cluster.ResizePod(t.Context(), "default", "target", targetResizes[i%2].Patch())
 		if err != nil {
 			t.Fatal(err)
 		}

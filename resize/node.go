@@ -241,7 +241,7 @@ func NewNode(ctx context.Context, cfg NodeConfig, deps Deps) (_ *Node, err error
 		}
 	}()
 	if r, ok := n.cluster.(NodeRegistrar); ok {
-		r.RegisterNode(NodeInfo{Name: n.cfg.Name, OS: n.cfg.OS, Allocatable: n.cfg.Allocatable})
+		r.RegisterNode(ctx, NodeInfo{Name: n.cfg.Name, OS: n.cfg.OS, Allocatable: n.cfg.Allocatable})
 	}
 	// The checkpoints are written in the version's format (1.37 adds a
 	// field to every entry).
@@ -267,7 +267,7 @@ func NewNode(ctx context.Context, cfg NodeConfig, deps Deps) (_ *Node, err error
 	if err != nil {
 		return nil, fmt.Errorf("new node: list containers: %w", err)
 	}
-	pods := n.ownPods(n.cluster.ListPods())
+	pods := n.ownPods(n.cluster.ListPods(ctx))
 	if err := distinctUIDs(pods); err != nil {
 		return nil, fmt.Errorf("new node: %w", err)
 	}

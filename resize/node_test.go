@@ -61,7 +61,7 @@ func (tn *testNode) restart() {
 
 func (tn *testNode) pod(name string) *v1.Pod {
 	tn.t.Helper()
-	p, err := tn.cluster.GetPod("default", name)
+	p, err := tn.cluster.GetPod(context.Background(), "default", name)
 	if err != nil {
 		tn.t.Fatal(err)
 	}

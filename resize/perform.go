@@ -132,7 +132,7 @@ func (n *Node) doInto(ctx context.Context, a core.Action, r *core.Result) {
 		n.forgotten(a.UID)
 		n.statuses.forget(a.UID)
 	case core.RecordEvent:
-		n.cluster.RecordEvent(Event{
+		n.cluster.RecordEvent(ctx, Event{
 			Time:      a.Event.Time,
 			Namespace: a.Event.Namespace,
 			Pod:       a.Event.Pod,
@@ -144,9 +144,9 @@ func (n *Node) doInto(ctx context.Context, a core.Action, r *core.Result) {
 			Host:      n.cfg.Name,
 		})
 	case core.WriteStatus:
-		r.Err = n.writeStatus(a)
+		r.Err = n.writeStatus(ctx, a)
 	case core.DeletePod:
-		r.Err = n.deletePod(a)
+		r.Err = n.deletePod(ctx, a)
 	}
 }
 

@@ -45,13 +45,13 @@ const (
 // API has it, and this package's copy of the resize subresource
 // otherwise.
 type DryRunResizer interface {
-	DryRunResizePod(namespace, name string, patch []byte) (*v1.Pod, error)
+	DryRunResizePod(ctx context.Context, namespace, name string, patch []byte) (*v1.Pod, error)
 }
 
 // DryRunPatchResizer is a DryRunResizer that takes every patch type
 // (*Cluster is one), for a patch that is not a strategic merge patch.
 type DryRunPatchResizer interface {
-	DryRunResizePodPatch(namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error)
+	DryRunResizePodPatch(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error)
 }
 
 // Plan returns what Resize(ctx, op) would do, changing nothing: the API
@@ -71,7 +71,7 @@ func (n *Node) Plan(ctx context.Context, op ResizeOp) (*Plan, error) {
 		return nil, err
 	}
 	namespace, name := op.Namespace, op.Name
-	pod, err := op.send(n.cluster, true, n)
+	pod, err := op.send(ctx, n.cluster, true, n)
 	if err != nil {
 		return nil, err
 	}

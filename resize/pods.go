@@ -44,7 +44,7 @@ func (n *Node) addPod(ctx context.Context, pod *v1.Pod, created **v1.Pod) (*v1.P
 		if err != nil {
 			return nil, err
 		}
-		if *created, err = n.cluster.CreatePod(pod); err != nil {
+		if *created, err = n.cluster.CreatePod(ctx, pod); err != nil {
 			return nil, err
 		}
 	}
@@ -52,7 +52,7 @@ func (n *Node) addPod(ctx context.Context, pod *v1.Pod, created **v1.Pod) (*v1.P
 	if again {
 		// Created for a kubelet that was closed before it was done with
 		// the pod: this one takes the API server's pod as it is now.
-		p, err := n.cluster.GetPod(c.Namespace, c.Name)
+		p, err := n.cluster.GetPod(ctx, c.Namespace, c.Name)
 		switch {
 		case err != nil || p.UID != c.UID || p.DeletionTimestamp != nil:
 			// Deleted, or marked for deletion (which comes first),
@@ -77,14 +77,14 @@ func (n *Node) addPod(ctx context.Context, pod *v1.Pod, created **v1.Pod) (*v1.P
 // (resized), which dropped it: the kubelet then gets the pod as it is now,
 // as an informer would have delivered it.
 func (n *Node) latest(ctx context.Context, c *v1.Pod) (*v1.Pod, error) {
-	p, err := n.cluster.GetPod(c.Namespace, c.Name)
+	p, err := n.cluster.GetPod(ctx, c.Namespace, c.Name)
 	if err != nil || p.UID != c.UID || p.Generation <= c.Generation {
 		return p, err
 	}
 	if err := n.resized(ctx, p); err != nil {
 		return nil, err
 	}
-	return n.cluster.GetPod(c.Namespace, c.Name)
+	return n.cluster.GetPod(ctx, c.Namespace, c.Name)
 }
 
 // admit hands the kubelet a pod the API server has just created, and
@@ -109,17 +109,19 @@ func (n *Node) admit(ctx context.Context, created *v1.Pod) error {
 	n.cond.Broadcast()
 	n.mu.Unlock()
 	if err != nil {
-		n.uncreate(created)
+		n.uncreate(ctx, created)
 		return fmt.Errorf("add pod %s/%s: %w", created.Namespace, created.Name, err)
 	}
 	return n.drain(ctx, rd)
 }
 
 // uncreate deletes pods this call created, when the call fails before the
-// kubelet took them. The API's own error, if any, changes nothing more.
-func (n *Node) uncreate(pods ...*v1.Pod) {
+// kubelet took them, even when it failed because ctx ended. The API's own
+// error, if any, changes nothing more.
+func (n *Node) uncreate(ctx context.Context, pods ...*v1.Pod) {
+	ctx = context.WithoutCancel(ctx)
 	for _, p := range pods {
-		_ = n.cluster.DeletePod(p.Namespace, p.Name)
+		_ = n.cluster.DeletePod(ctx, p.Namespace, p.Name)
 	}
 }
 
@@ -148,9 +150,9 @@ func (n *Node) AddPods(ctx context.Context, pods []*v1.Pod) ([]*v1.Pod, error) {
 	for i, pod := range pods {
 		// Every pod is bound here or to no node (checked above).
 		pod, _ := n.bindHere("add pods", pod)
-		c, err := n.cluster.CreatePod(pod)
+		c, err := n.cluster.CreatePod(ctx, pod)
 		if err != nil {
-			n.uncreate(created...)
+			n.uncreate(ctx, created...)
 			return nil, fmt.Errorf("add pods: pods[%d]: %w", i, err)
 		}
 		own := *c // the core takes the top level as its own
@@ -158,7 +160,7 @@ func (n *Node) AddPods(ctx context.Context, pods []*v1.Pod) ([]*v1.Pod, error) {
 	}
 	rd, err := n.step(core.PodsAdded{Pods: created, Now: n.clock.Now()})
 	if err != nil {
-		n.uncreate(created...)
+		n.uncreate(ctx, created...)
 		return nil, fmt.Errorf("add pods: %w", err)
 	}
 	if err := n.drain(ctx, rd); err != nil {
@@ -193,14 +195,14 @@ func (n *Node) DeletePod(ctx context.Context, namespace, name string) error {
 	known := n.core.Knows(namespace, name)
 	n.mu.Unlock()
 	if !known {
-		return n.deleteFinished(namespace, name)
+		return n.deleteFinished(ctx, namespace, name)
 	}
 	// An API that deletes gracefully marks the pod first (its
 	// deletionTimestamp), so that the teardown survives a kubelet restart:
 	// the next kubelet finds the mark and finishes it.
 	var marked *v1.Pod
 	if gd, ok := n.cluster.(GracefulDeleter); ok {
-		p, err := gd.MarkPodDeleted(namespace, name, n.clock.Now())
+		p, err := gd.MarkPodDeleted(ctx, namespace, name, n.clock.Now())
 		switch {
 		case errors.Is(err, errors.ErrUnsupported):
 			// A wrapper of an API that does not delete gracefully.
@@ -239,12 +241,12 @@ func (n *Node) DeletePod(ctx context.Context, namespace, name string) error {
 // in its pod manager, and deletes them from the API server when they are
 // deleted (its status manager, once nothing is left to tear down). Any
 // other pod the kubelet does not know is ErrPodNotFound.
-func (n *Node) deleteFinished(namespace, name string) error {
-	pod, err := n.cluster.GetPod(namespace, name)
+func (n *Node) deleteFinished(ctx context.Context, namespace, name string) error {
+	pod, err := n.cluster.GetPod(ctx, namespace, name)
 	if err != nil || !n.owns(pod) || (pod.Status.Phase != v1.PodSucceeded && pod.Status.Phase != v1.PodFailed) {
 		return fmt.Errorf("delete pod %s/%s: %w", namespace, name, ErrPodNotFound)
 	}
-	if err := n.cluster.DeletePod(namespace, name); err != nil {
+	if err := n.cluster.DeletePod(ctx, namespace, name); err != nil {
 		return fmt.Errorf("delete pod %s/%s: %w", namespace, name, err)
 	}
 	// Its records go too, as the kubelet's housekeeping removes those of

@@ -62,11 +62,11 @@ func (op *ResizeOp) typed() bool {
 // run; an API without one has the resize subresource's rules applied to
 // its pod here, with the options of node n's version and gates (n may be
 // nil: the default version's).
-func (op *ResizeOp) send(api API, dryRun bool, n *Node) (*v1.Pod, error) {
+func (op *ResizeOp) send(ctx context.Context, api API, dryRun bool, n *Node) (*v1.Pod, error) {
 	ns, name, pt, patch := op.Namespace, op.Name, op.PatchType, op.Patch
 	if op.typed() {
 		if rr, ok := api.(RequestResizer); ok && !dryRun {
-			return rr.ResizePodRequest(ns, name, op.Request)
+			return rr.ResizePodRequest(ctx, ns, name, op.Request)
 		}
 		pt, patch = "", op.Request.Patch()
 	}
@@ -76,11 +76,11 @@ func (op *ResizeOp) send(api API, dryRun bool, n *Node) (*v1.Pod, error) {
 		dpr, dryRunsPatches := api.(DryRunPatchResizer)
 		switch {
 		case strategic && dryRuns:
-			return dr.DryRunResizePod(ns, name, patch)
+			return dr.DryRunResizePod(ctx, ns, name, patch)
 		case !strategic && dryRunsPatches:
-			return dpr.DryRunResizePodPatch(ns, name, pt, patch)
+			return dpr.DryRunResizePodPatch(ctx, ns, name, pt, patch)
 		}
-		old, err := api.GetPod(ns, name)
+		old, err := api.GetPod(ctx, ns, name)
 		if err != nil {
 			return nil, err
 		}
@@ -92,9 +92,9 @@ func (op *ResizeOp) send(api API, dryRun bool, n *Node) (*v1.Pod, error) {
 	}
 	switch pr, ok := api.(PatchResizer); {
 	case ok:
-		return pr.ResizePodPatch(ns, name, pt, patch)
+		return pr.ResizePodPatch(ctx, ns, name, pt, patch)
 	case strategic:
-		return api.ResizePod(ns, name, patch)
+		return api.ResizePod(ctx, ns, name, patch)
 	}
 	return nil, fmt.Errorf("resize pod %s/%s: the API takes strategic merge patches only, not %s: %w", ns, name, pt, errors.ErrUnsupported)
 }
@@ -116,7 +116,7 @@ func (n *Node) Resize(ctx context.Context, op ResizeOp) (*v1.Pod, error) {
 	if err := op.check("resize pod"); err != nil {
 		return nil, err
 	}
-	pod, err := op.send(n.cluster, op.DryRun, n)
+	pod, err := op.send(ctx, n.cluster, op.DryRun, n)
 	if err != nil || op.DryRun {
 		return pod, err
 	}

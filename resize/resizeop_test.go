@@ -88,13 +88,13 @@ func TestFleetResizeTakesEveryForm(t *testing.T) {
 	if _, err := f.Resize(t.Context(), ResizeOp{Namespace: "default", Name: "p", Request: req, DryRun: true}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := f.Cluster().GetPod("default", "p"); got.Generation != 1 {
+	if got, _ := f.Cluster().GetPod(t.Context(), "default", "p"); got.Generation != 1 {
 		t.Errorf("a dry run through the fleet stored generation %d", got.Generation)
 	}
 	if _, err := f.Resize(t.Context(), ResizeOp{Namespace: "default", Name: "p", Request: req}); err != nil {
 		t.Fatal(err)
 	}
-	got, _ := f.Cluster().GetPod("default", "p")
+	got, _ := f.Cluster().GetPod(t.Context(), "default", "p")
 	if r := got.Status.ContainerStatuses[0].Resources; r == nil || r.Requests.Cpu().String() != "300m" {
 		t.Errorf("after the fleet's typed resize the status says %v, want cpu 300m", r)
 	}

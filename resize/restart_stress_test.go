@@ -199,7 +199,7 @@ func TestFleetRestartStress(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSettledFleet(t, f, names)
-	t.Logf("%d operations on %d pods", ops.Load(), len(f.Cluster().ListPods()))
+	t.Logf("%d operations on %d pods", ops.Load(), len(f.Cluster().ListPods(ctx)))
 }
 
 // checkSettledFleet checks every node of a fleet that has settled
@@ -207,7 +207,7 @@ func TestFleetRestartStress(t *testing.T) {
 func checkSettledFleet(t *testing.T, f *Fleet, names []string) {
 	t.Helper()
 	byNode := map[string][]*v1.Pod{}
-	for _, p := range f.Cluster().ListPods() {
+	for _, p := range f.Cluster().ListPods(t.Context()) {
 		byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], p)
 	}
 	for _, name := range names {
@@ -381,7 +381,7 @@ func TestNodeCloseRestartStress(t *testing.T) {
 	if err := n.Advance(ctx, 10*time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	checkSettled(t, "node", n, tn.cluster.ListPods())
+	checkSettled(t, "node", n, tn.cluster.ListPods(ctx))
 	t.Logf("%d operations, %d restarts", ops.Load(), restarts.Load())
 }
 
@@ -409,13 +409,13 @@ func TestRestartPicksUpWhatTheAPIServerAccepted(t *testing.T) {
 	}
 	// The API server alone, while the node's kubelet is down.
 	cluster := f.Cluster()
-	if _, err := cluster.ResizePodPatch("default", "resized", "", []byte(cpuPatch("1"))); err != nil {
+	if _, err := cluster.ResizePodPatch(ctx, "default", "resized", "", []byte(cpuPatch("1"))); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cluster.CreatePod(podOnNode("created", "250m", "a")); err != nil {
+	if _, err := cluster.CreatePod(ctx, podOnNode("created", "250m", "a")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cluster.MarkPodDeleted("default", "deleted", f.Now()); err != nil {
+	if _, err := cluster.MarkPodDeleted(ctx, "default", "deleted", f.Now()); err != nil {
 		t.Fatal(err)
 	}
 	n, err := f.RestartNode(ctx, "a")
@@ -425,10 +425,10 @@ func TestRestartPicksUpWhatTheAPIServerAccepted(t *testing.T) {
 	if info, err := n.Pod("default", "resized"); err != nil || allocatedCPULimit(info).String() != "1" {
 		t.Errorf("resized: %+v %v, want 1 CPU allocated", info.Allocated, err)
 	}
-	if p, err := cluster.GetPod("default", "created"); err != nil || p.Status.Phase != v1.PodRunning {
+	if p, err := cluster.GetPod(ctx, "default", "created"); err != nil || p.Status.Phase != v1.PodRunning {
 		t.Errorf("created: %v, want it running", err)
 	}
-	if _, err := cluster.GetPod("default", "deleted"); !errors.Is(err, ErrPodNotFound) {
+	if _, err := cluster.GetPod(ctx, "default", "deleted"); !errors.Is(err, ErrPodNotFound) {
 		t.Errorf("deleted: %v, want it torn down and gone", err)
 	}
 	if diffs, err := n.Audit(ctx); err != nil || len(diffs) != 0 {

@@ -1,6 +1,7 @@
 package resize
 
 import (
+	"context"
 	"errors"
 	"sync"
 
@@ -36,7 +37,7 @@ type statusWriter struct {
 // writeStatus writes a's status, and keeps it to write again if that
 // failed. A status older than one written (or tried) before it is not
 // written: the newer one says what the kubelet now says.
-func (n *Node) writeStatus(a core.WriteStatus) error {
+func (n *Node) writeStatus(ctx context.Context, a core.WriteStatus) error {
 	w := &n.statuses
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -49,7 +50,7 @@ func (n *Node) writeStatus(a core.WriteStatus) error {
 		}
 		w.newest[a.UID] = a.Seq
 	}
-	err := n.cluster.UpdatePodStatus(a.Namespace, a.Name, a.UID, *a.Status)
+	err := n.cluster.UpdatePodStatus(ctx, a.Namespace, a.Name, a.UID, *a.Status)
 	w.keep(a, err)
 	return err
 }
@@ -75,17 +76,17 @@ func (w *statusWriter) keep(a core.WriteStatus, err error) {
 
 // deletePod deletes the pod from the API server, and keeps the deletion
 // to make again if that failed.
-func (n *Node) deletePod(a core.DeletePod) error {
+func (n *Node) deletePod(ctx context.Context, a core.DeletePod) error {
 	w := &n.statuses
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	err := n.cluster.DeletePod(a.Namespace, a.Name)
+	err := n.cluster.DeletePod(ctx, a.Namespace, a.Name)
 	if err == nil || errors.Is(err, ErrPodNotFound) {
 		return err
 	}
 	// The pod is still there: its UID is kept, so that the deletion made
 	// again does not remove a pod created anew under the same name.
-	if pod, gerr := n.cluster.GetPod(a.Namespace, a.Name); gerr == nil {
+	if pod, gerr := n.cluster.GetPod(ctx, a.Namespace, a.Name); gerr == nil {
 		if w.deletes == nil {
 			w.deletes = map[types.UID]core.DeletePod{}
 		}
@@ -96,19 +97,19 @@ func (n *Node) deletePod(a core.DeletePod) error {
 
 // retryStatuses writes again every status whose write failed, and makes
 // again every deletion that failed.
-func (n *Node) retryStatuses() {
+func (n *Node) retryStatuses(ctx context.Context) {
 	w := &n.statuses
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, a := range w.failed {
-		w.keep(a, n.cluster.UpdatePodStatus(a.Namespace, a.Name, a.UID, *a.Status))
+		w.keep(a, n.cluster.UpdatePodStatus(ctx, a.Namespace, a.Name, a.UID, *a.Status))
 	}
 	for uid, a := range w.deletes {
-		if pod, err := n.cluster.GetPod(a.Namespace, a.Name); err != nil || pod.UID != uid {
+		if pod, err := n.cluster.GetPod(ctx, a.Namespace, a.Name); err != nil || pod.UID != uid {
 			delete(w.deletes, uid)
 			continue
 		}
-		if err := n.cluster.DeletePod(a.Namespace, a.Name); err == nil || errors.Is(err, ErrPodNotFound) {
+		if err := n.cluster.DeletePod(ctx, a.Namespace, a.Name); err == nil || errors.Is(err, ErrPodNotFound) {
 			delete(w.deletes, uid)
 		}
 	}

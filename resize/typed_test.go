@@ -23,7 +23,7 @@ type patchOnlyAPI struct{ API }
 func nodeTranscript(t *testing.T, tn *testNode) []string {
 	t.Helper()
 	var out []string
-	for _, p := range tn.cluster.ListPods() {
+	for _, p := range tn.cluster.ListPods(t.Context()) {
 		b, err := json.Marshal(struct {
 			Spec   v1.PodSpec
 			Status v1.PodStatus

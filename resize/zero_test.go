@@ -108,13 +108,13 @@ type zeroBackend struct{ c *apiserver.Cluster }
 
 func (b zeroBackend) API() resize.API { return b.c }
 func (b zeroBackend) CreatePod(_ context.Context, pod *v1.Pod) (*v1.Pod, error) {
-	return b.c.CreatePod(pod)
+	return b.c.CreatePod(context.Background(), pod)
 }
 func (b zeroBackend) DeletePod(_ context.Context, namespace, name string) error {
-	return b.c.DeletePod(namespace, name)
+	return b.c.DeletePod(context.Background(), namespace, name)
 }
 func (b zeroBackend) Resize(_ context.Context, op resize.ResizeOp) (*v1.Pod, error) {
-	return b.c.ResizePodPatch(op.Namespace, op.Name, op.PatchType, op.Patch)
+	return b.c.ResizePodPatch(context.Background(), op.Namespace, op.Name, op.PatchType, op.Patch)
 }
 
 // zeroPod is a small valid pod for the values made by constructors.
@@ -155,7 +155,7 @@ func zeroValues(t *testing.T) []zeroValue {
 
 	// resize/apiserver
 	cluster := apiserver.NewCluster(apiserver.ClusterOptions{})
-	if _, err := cluster.CreatePod(zeroPod()); err != nil {
+	if _, err := cluster.CreatePod(ctx, zeroPod()); err != nil {
 		t.Fatal(err)
 	}
 	add(zeroOf("apiserver.Cluster", &apiserver.Cluster{}, (*apiserver.Cluster)(nil))...)

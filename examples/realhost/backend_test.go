@@ -140,7 +140,7 @@ func TestRemoteBackendOnContainerd(t *testing.T) {
 	if _, err := node.Resize(ctx, resize.ResizeOp{Namespace: "resizelet-backend-test", Name: "backend-demo", Patch: []byte(patch)}); err != nil {
 		t.Fatalf("Resize: %v", err)
 	}
-	pod, err := cluster.GetPod("resizelet-backend-test", "backend-demo")
+	pod, err := cluster.GetPod(ctx, "resizelet-backend-test", "backend-demo")
 	if err != nil {
 		t.Fatal(err)
 	}

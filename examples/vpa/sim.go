@@ -193,7 +193,7 @@ func (r clusterRecorder) Event(object runtime.Object, eventtype, reason, message
 	if !ok {
 		return
 	}
-	r.cluster.RecordEvent(apiserver.Event{Time: r.now(), Namespace: pod.Namespace, Pod: pod.Name, Type: eventtype,
+	r.cluster.RecordEvent(context.Background(), apiserver.Event{Time: r.now(), Namespace: pod.Namespace, Pod: pod.Name, Type: eventtype,
 		Reason: reason, Message: message, Source: updaterSource})
 }
 
@@ -338,7 +338,7 @@ func (s *sim) replace(ctx context.Context, evicted *v1.Pod, cause string, to amo
 	}
 	name := s.names.pod(wl)
 	pod := podFor(wl, s.names.replicaSet(wl), name, "", to)
-	where, err := s.fleet.Schedule(pod)
+	where, err := s.fleet.Schedule(ctx, pod)
 	if errors.Is(err, resize.ErrUnschedulable) {
 		s.waiting = append(s.waiting, pod)
 		s.log.printf("recreate  %s (%s on %s) -> %s %s waiting: %s", evicted.Name, cause, evicted.Spec.NodeName, name, to, err)
@@ -382,7 +382,7 @@ func (s *sim) place(ctx context.Context) error {
 			kept = append(kept, pod)
 			continue
 		}
-		where, err := s.fleet.Schedule(pod)
+		where, err := s.fleet.Schedule(ctx, pod)
 		if errors.Is(err, resize.ErrUnschedulable) {
 			unfit[pod.Labels[appLabel]] = true
 			kept = append(kept, pod)

@@ -119,20 +119,20 @@ func TestClusterRunsResizeAdmission(t *testing.T) {
 	} {
 		c := NewCluster(ClusterOptions{Profile: tc.version})
 		if tc.register {
-			c.RegisterNode(NodeInfo{Name: "node-1", OS: "linux", Allocatable: v1.ResourceList{
+			c.RegisterNode(t.Context(), NodeInfo{Name: "node-1", OS: "linux", Allocatable: v1.ResourceList{
 				v1.ResourceCPU: resource.MustParse("16"), v1.ResourceMemory: resource.MustParse("64Gi"),
 			}})
 		}
 		pod := admissionPod()
 		pod.Status = v1.PodStatus{}
-		if _, err := c.CreatePod(pod); err != nil {
+		if _, err := c.CreatePod(t.Context(), pod); err != nil {
 			t.Fatal(err)
 		}
-		_, err := c.ResizePod("default", "p", huge)
+		_, err := c.ResizePod(t.Context(), "default", "p", huge)
 		if refused := err != nil; refused != tc.refused {
 			t.Fatalf("%s registered=%v: ResizePod error %v, want refused %v", tc.version, tc.register, err, tc.refused)
 		}
-		got, _ := c.GetPod("default", "p")
+		got, _ := c.GetPod(t.Context(), "default", "p")
 		if tc.refused && got.Generation != 1 {
 			t.Errorf("%s: a refused resize bumped the generation to %d", tc.version, got.Generation)
 		}

@@ -111,7 +111,7 @@ func BenchmarkClusterResizeRequest(b *testing.B) {
 	c := NewCluster(ClusterOptions{})
 	p := testPod(ctr("c1", "cpu=200m,memory=128Mi", "cpu=400m,memory=256Mi"), ctr("c2", "cpu=100m,memory=64Mi", "cpu=200m,memory=128Mi"))
 	p.Name = "target"
-	created, err := c.CreatePod(p)
+	created, err := c.CreatePod(b.Context(), p)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func BenchmarkClusterResizeRequest(b *testing.B) {
 			Resources:          ct.Resources.DeepCopy(),
 		})
 	}
-	if err := c.UpdatePodStatus("default", "target", created.UID, status); err != nil {
+	if err := c.UpdatePodStatus(b.Context(), "default", "target", created.UID, status); err != nil {
 		b.Fatal(err)
 	}
 	requests := [2]ResizeRequest{
@@ -134,10 +134,10 @@ func BenchmarkClusterResizeRequest(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		if _, err := c.ResizePodRequest("default", "target", requests[i%2]); err != nil {
+		if _, err := c.ResizePodRequest(b.Context(), "default", "target", requests[i%2]); err != nil {
 			b.Fatal(err)
 		}
-		if err := c.UpdatePodStatus("default", "target", created.UID, status); err != nil {
+		if err := c.UpdatePodStatus(b.Context(), "default", "target", created.UID, status); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -78,17 +78,17 @@ func TestValidateAmounts(t *testing.T) {
 // leaves the stored pod as it was.
 func TestClusterResizeRefusalChangesNothing(t *testing.T) {
 	c := NewCluster(ClusterOptions{})
-	if _, err := c.CreatePod(testPod(ctr("c1", "cpu=100m", "cpu=100m"))); err != nil {
+	if _, err := c.CreatePod(t.Context(), testPod(ctr("c1", "cpu=100m", "cpu=100m"))); err != nil {
 		t.Fatal(err)
 	}
-	before := c.ListPods()
-	if _, err := c.ResizePod("default", "resize-demo", []byte(`{"spec":{"containers":[{"name":"c1","resources":{"limits":{"cpu":"1e100"},"requests":{"cpu":"1e100"}}}]}}`)); !errors.Is(err, ErrAmountTooLarge) {
+	before := c.ListPods(t.Context())
+	if _, err := c.ResizePod(t.Context(), "default", "resize-demo", []byte(`{"spec":{"containers":[{"name":"c1","resources":{"limits":{"cpu":"1e100"},"requests":{"cpu":"1e100"}}}]}}`)); !errors.Is(err, ErrAmountTooLarge) {
 		t.Fatalf("ResizePod to 1e100 = %v", err)
 	}
-	if _, err := c.ResizePodRequest("default", "resize-demo", ResizeRequest{Containers: []ContainerResize{{Name: "c1", Limits: Amounts{MilliCPU: 1 << 62, HasCPU: true}}}}); !errors.Is(err, ErrAmountTooLarge) {
+	if _, err := c.ResizePodRequest(t.Context(), "default", "resize-demo", ResizeRequest{Containers: []ContainerResize{{Name: "c1", Limits: Amounts{MilliCPU: 1 << 62, HasCPU: true}}}}); !errors.Is(err, ErrAmountTooLarge) {
 		t.Fatalf("ResizePodRequest to 2^62 millicores = %v", err)
 	}
-	if got := c.ListPods(); !apiequality.Semantic.DeepEqual(got, before) {
+	if got := c.ListPods(t.Context()); !apiequality.Semantic.DeepEqual(got, before) {
 		t.Fatalf("a refused resize changed the pod: %v", got)
 	}
 }
@@ -118,7 +118,7 @@ func TestHugeExponentsAreRefusedAtOnce(t *testing.T) {
 	}
 	c := NewCluster(ClusterOptions{})
 	start := time.Now()
-	if _, err := c.CreatePod(testPod(ctr("c1", "cpu=1e54775807", "cpu=1e54775807"))); !errors.Is(err, ErrAmountTooLarge) {
+	if _, err := c.CreatePod(t.Context(), testPod(ctr("c1", "cpu=1e54775807", "cpu=1e54775807"))); !errors.Is(err, ErrAmountTooLarge) {
 		t.Errorf("CreatePod with cpu 1e54775807 = %v, want ErrAmountTooLarge", err)
 	}
 	if d := time.Since(start); d > time.Second {

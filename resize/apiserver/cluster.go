@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -242,7 +243,7 @@ func (c *Cluster) resizeOptions() ResizeOptions {
 // pod that carries a resourceVersion is refused as the API server's
 // storage refuses it, and a name already taken with 409 AlreadyExists. The
 // pod returned is the stored one, shared, as ResizePod's.
-func (c *Cluster) CreatePod(pod *v1.Pod) (*v1.Pod, error) {
+func (c *Cluster) CreatePod(_ context.Context, pod *v1.Pod) (*v1.Pod, error) {
 	if !c.init() {
 		return nil, ErrNilCluster
 	}
@@ -323,7 +324,7 @@ func deterministicUID(namespace, name string) types.UID {
 // matches ErrPodNotFound. The copy carries no resourceVersion (a kubelet
 // has no use for it, and two nodes that wrote the same statuses a
 // different number of times compare equal); GetPodVersioned gives it.
-func (c *Cluster) GetPod(namespace, name string) (*v1.Pod, error) {
+func (c *Cluster) GetPod(_ context.Context, namespace, name string) (*v1.Pod, error) {
 	return c.getPod(namespace, name, false)
 }
 
@@ -359,7 +360,7 @@ func (sp *storedPod) copy(versioned bool) *v1.Pod {
 
 // ListPods returns copies of all pods in creation order, without their
 // resourceVersions (see GetPod; ListPodsVersioned has them).
-func (c *Cluster) ListPods() []*v1.Pod {
+func (c *Cluster) ListPods(_ context.Context) []*v1.Pod {
 	pods, _ := c.listPods(false)
 	return pods
 }
@@ -387,7 +388,7 @@ func (c *Cluster) listPods(versioned bool) ([]*v1.Pod, uint64) {
 // DeletePod removes the pod, or answers the API server's 404
 // (ErrPodNotFound). Watchers see it Deleted, as it was, with a new
 // resourceVersion.
-func (c *Cluster) DeletePod(namespace, name string) error {
+func (c *Cluster) DeletePod(_ context.Context, namespace, name string) error {
 	if !c.lock() {
 		return ErrNilCluster
 	}
@@ -415,7 +416,7 @@ func (c *Cluster) DeletePod(namespace, name string) error {
 // bumps metadata.generation. The pod stays until the kubelet has torn it
 // down and deletes it (DeletePod). A pod already marked keeps its marks.
 // It returns the stored pod, shared, as ResizePod does.
-func (c *Cluster) MarkPodDeleted(namespace, name string, now time.Time) (*v1.Pod, error) {
+func (c *Cluster) MarkPodDeleted(_ context.Context, namespace, name string, now time.Time) (*v1.Pod, error) {
 	if !c.lock() {
 		return nil, ErrNilCluster
 	}
@@ -459,7 +460,7 @@ func (c *Cluster) MarkPodDeleted(namespace, name string, now time.Time) (*v1.Pod
 // as the API server answers an update whose UID precondition fails); both
 // match ErrPodNotFound. The status is kept as given, shared with the
 // caller, who must not change it afterwards.
-func (c *Cluster) UpdatePodStatus(namespace, name string, uid types.UID, status v1.PodStatus) error {
+func (c *Cluster) UpdatePodStatus(_ context.Context, namespace, name string, uid types.UID, status v1.PodStatus) error {
 	if !c.lock() {
 		return ErrNilCluster
 	}

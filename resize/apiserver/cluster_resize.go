@@ -1,6 +1,8 @@
 package apiserver
 
 import (
+	"context"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -11,13 +13,13 @@ import (
 // 404 (ErrPodNotFound); the patch's own errors are ApplyResize's. The pod
 // returned is the stored one, never changed in place, shared: read it, or
 // DeepCopy it before changing it. It has no resourceVersion.
-func (c *Cluster) ResizePod(namespace, name string, patch []byte) (*v1.Pod, error) {
+func (c *Cluster) ResizePod(_ context.Context, namespace, name string, patch []byte) (*v1.Pod, error) {
 	return c.resizePatch(namespace, name, StrategicMergePatch, patch, true)
 }
 
 // ResizePodRequest applies a typed resize (ApplyResizeRequest) as
 // ResizePod applies its patch.
-func (c *Cluster) ResizePodRequest(namespace, name string, req ResizeRequest) (*v1.Pod, error) {
+func (c *Cluster) ResizePodRequest(_ context.Context, namespace, name string, req ResizeRequest) (*v1.Pod, error) {
 	return c.resize(namespace, name, true, func(old *v1.Pod, o ResizeOptions) (*v1.Pod, error) {
 		return ApplyResizeRequest(old, req, o)
 	})
@@ -26,7 +28,7 @@ func (c *Cluster) ResizePodRequest(namespace, name string, req ResizeRequest) (*
 // DryRunResizePod applies a resize as ResizePod does and returns the pod
 // it would store, shared in the same way, without storing it (the API
 // server's dry run).
-func (c *Cluster) DryRunResizePod(namespace, name string, patch []byte) (*v1.Pod, error) {
+func (c *Cluster) DryRunResizePod(_ context.Context, namespace, name string, patch []byte) (*v1.Pod, error) {
 	return c.resizePatch(namespace, name, StrategicMergePatch, patch, false)
 }
 
@@ -36,7 +38,7 @@ func (c *Cluster) DryRunResizePod(namespace, name string, patch []byte) (*v1.Pod
 // restarted kubelet registers anew). Those plugins let every resize of an
 // unbound pod through (see Cluster), and refuse one of a pod bound to a
 // node never registered ("node %q not found").
-func (c *Cluster) RegisterNode(node NodeInfo) {
+func (c *Cluster) RegisterNode(_ context.Context, node NodeInfo) {
 	if !c.lock() {
 		return
 	}
@@ -109,12 +111,12 @@ func (c *Cluster) resize(namespace, name string, store bool, apply func(old *v1.
 // ResizePodPatch is ResizePod for a patch of type pt (ApplyResizePatch),
 // checked before the pod is looked up, as the API server does. The pod
 // returned is the stored one, shared, as ResizePod's.
-func (c *Cluster) ResizePodPatch(namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error) {
+func (c *Cluster) ResizePodPatch(_ context.Context, namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error) {
 	return c.resizePatch(namespace, name, pt, patch, true)
 }
 
 // DryRunResizePodPatch is DryRunResizePod for a patch of type pt.
-func (c *Cluster) DryRunResizePodPatch(namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error) {
+func (c *Cluster) DryRunResizePodPatch(_ context.Context, namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error) {
 	return c.resizePatch(namespace, name, pt, patch, false)
 }
 

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -14,7 +15,7 @@ import (
 
 func recordN(c *Cluster, from, to int) {
 	for i := from; i < to; i++ {
-		c.RecordEvent(Event{Pod: "p", Reason: fmt.Sprint(i)})
+		c.RecordEvent(context.Background(), Event{Pod: "p", Reason: fmt.Sprint(i)})
 	}
 }
 
@@ -82,7 +83,7 @@ func TestEventsKeepTheirFields(t *testing.T) {
 		if i == 3 {
 			e.Message, e.Lazy = "", lazyText("rendered")
 		}
-		c.RecordEvent(e)
+		c.RecordEvent(t.Context(), e)
 		if i == 3 {
 			e.Message = "rendered"
 		}
@@ -131,12 +132,12 @@ func TestMarkPodDeleted(t *testing.T) {
 	}{{"default-grace", true, nil, 30}, {"spec-grace", true, &five, 5}, {"unbound", false, nil, 0}} {
 		c := NewCluster(ClusterOptions{})
 		if tc.registered {
-			c.RegisterNode(NodeInfo{Name: "node-1"})
+			c.RegisterNode(t.Context(), NodeInfo{Name: "node-1"})
 		}
-		if _, err := c.CreatePod(pod(tc.name, tc.grace)); err != nil {
+		if _, err := c.CreatePod(t.Context(), pod(tc.name, tc.grace)); err != nil {
 			t.Fatal(err)
 		}
-		p, err := c.MarkPodDeleted("default", tc.name, now)
+		p, err := c.MarkPodDeleted(t.Context(), "default", tc.name, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,12 +145,12 @@ func TestMarkPodDeleted(t *testing.T) {
 			!p.DeletionTimestamp.Time.Equal(now.Add(time.Duration(tc.want)*time.Second)) || p.Generation != 2 {
 			t.Errorf("%s: marks %v %v, generation %d; want grace %d and generation 2", tc.name, p.DeletionTimestamp, p.DeletionGracePeriodSeconds, p.Generation, tc.want)
 		}
-		again, err := c.MarkPodDeleted("default", tc.name, now.Add(time.Minute))
+		again, err := c.MarkPodDeleted(t.Context(), "default", tc.name, now.Add(time.Minute))
 		if err != nil || again.Generation != 2 || !again.DeletionTimestamp.Equal(p.DeletionTimestamp) {
 			t.Errorf("%s: marking again changed the pod: %v %+v", tc.name, err, again.ObjectMeta)
 		}
 	}
-	if _, err := NewCluster(ClusterOptions{}).MarkPodDeleted("default", "nope", now); !errors.Is(err, ErrPodNotFound) {
+	if _, err := NewCluster(ClusterOptions{}).MarkPodDeleted(t.Context(), "default", "nope", now); !errors.Is(err, ErrPodNotFound) {
 		t.Errorf("marking an unknown pod: %v", err)
 	}
 }

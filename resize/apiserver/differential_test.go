@@ -306,10 +306,10 @@ func TestNumberLikeNamesAreNames(t *testing.T) {
 			got, err := ApplyResizePatch(old, p.pt, []byte(p.patch), ResizeOptions{})
 			check(string(p.pt)+" "+p.patch, got, err)
 			c := NewCluster(ClusterOptions{})
-			if _, err := c.CreatePod(old.DeepCopy()); err != nil {
+			if _, err := c.CreatePod(t.Context(), old.DeepCopy()); err != nil {
 				t.Fatal(err)
 			}
-			got, err = c.ResizePodPatch("default", old.Name, p.pt, []byte(p.patch))
+			got, err = c.ResizePodPatch(t.Context(), "default", old.Name, p.pt, []byte(p.patch))
 			check("Cluster "+string(p.pt)+" "+p.patch, got, err)
 		}
 		got, err := ApplyResizeRequest(old, ResizeRequest{Containers: []ContainerResize{{Name: name, Requests: Amounts{MilliCPU: 300, HasCPU: true}}}}, ResizeOptions{})

@@ -141,11 +141,11 @@ func TestDuplicateKeysStrategicMerge(t *testing.T) {
 	}
 	// A Cluster answers the same and stores nothing.
 	c := NewCluster(ClusterOptions{})
-	if _, err := c.CreatePod(testPod(ctr("c1", "cpu=100m", "cpu=200m"))); err != nil {
+	if _, err := c.CreatePod(t.Context(), testPod(ctr("c1", "cpu=100m", "cpu=200m"))); err != nil {
 		t.Fatal(err)
 	}
 	before := c.ResourceVersion()
-	if _, err := c.ResizePod("default", "resize-demo", []byte(tests[0].patch)); statusOf(t, err).Code != 422 {
+	if _, err := c.ResizePod(t.Context(), "default", "resize-demo", []byte(tests[0].patch)); statusOf(t, err).Code != 422 {
 		t.Errorf("Cluster.ResizePod: %v, want a 422", err)
 	}
 	if c.ResourceVersion() != before {

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strconv"
@@ -149,7 +150,7 @@ func (r *eventRecord) event() Event {
 
 // RecordEvent stores an event, dropping the oldest once the cluster holds
 // its event limit. Watchers of events see it.
-func (c *Cluster) RecordEvent(e Event) {
+func (c *Cluster) RecordEvent(_ context.Context, e Event) {
 	if !c.lock() {
 		return
 	}

@@ -49,12 +49,12 @@ func TestAdmitResizeOnTheBoundNode(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := NewCluster(ClusterOptions{Profile: profile.V136})
-			c.RegisterNode(nodeOf("big", "16"))
-			c.RegisterNode(nodeOf("small", "4"))
-			if _, err := c.CreatePod(podOn(tc.name, tc.node)); err != nil {
+			c.RegisterNode(t.Context(), nodeOf("big", "16"))
+			c.RegisterNode(t.Context(), nodeOf("small", "4"))
+			if _, err := c.CreatePod(t.Context(), podOn(tc.name, tc.node)); err != nil {
 				t.Fatal(err)
 			}
-			_, err := c.ResizePod("default", tc.name, sixCPUs)
+			_, err := c.ResizePod(t.Context(), "default", tc.name, sixCPUs)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("ResizePod() = %v, want admitted", err)
@@ -73,15 +73,15 @@ func TestAdmitResizeOnTheBoundNode(t *testing.T) {
 func TestAdmitResizeBoundToUnregisteredNode(t *testing.T) {
 	c := NewCluster(ClusterOptions{Profile: profile.V136})
 	for _, p := range []*v1.Pod{podOn("bound", "node-1"), podOn("unbound", "")} {
-		if _, err := c.CreatePod(p); err != nil {
+		if _, err := c.CreatePod(t.Context(), p); err != nil {
 			t.Fatal(err)
 		}
 	}
 	patch := []byte(`{"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"1"}}}]}}`)
-	if _, err := c.ResizePod("default", "bound", patch); err == nil || err.Error() != `pods "bound" is forbidden: node "node-1" not found` {
+	if _, err := c.ResizePod(t.Context(), "default", "bound", patch); err == nil || err.Error() != `pods "bound" is forbidden: node "node-1" not found` {
 		t.Errorf("bound pod: ResizePod() = %v, want node not found", err)
 	}
-	if _, err := c.ResizePod("default", "unbound", patch); err != nil {
+	if _, err := c.ResizePod(t.Context(), "default", "unbound", patch); err != nil {
 		t.Errorf("unbound pod: ResizePod() = %v, want admitted", err)
 	}
 }
@@ -111,9 +111,9 @@ func TestAdmitResizeKeepsItsSingleNodeMeaning(t *testing.T) {
 // copy.
 func TestRegisterNodeKeepsNodesByName(t *testing.T) {
 	c := NewCluster(ClusterOptions{})
-	c.RegisterNode(nodeOf("a", "4"))
-	c.RegisterNode(nodeOf("b", "8"))
-	c.RegisterNode(nodeOf("a", "6"))
+	c.RegisterNode(t.Context(), nodeOf("a", "4"))
+	c.RegisterNode(t.Context(), nodeOf("b", "8"))
+	c.RegisterNode(t.Context(), nodeOf("a", "6"))
 	a, ok := c.Node("a")
 	if !ok || a.Allocatable.Cpu().String() != "6" {
 		t.Fatalf("Node(a) = %+v, %v; want the second registration (6 CPUs)", a, ok)
@@ -137,8 +137,8 @@ func TestRegisterNodeKeepsNodesByName(t *testing.T) {
 func TestMarkPodDeletedOnSeveralNodes(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	c := NewCluster(ClusterOptions{})
-	c.RegisterNode(nodeOf("a", "4"))
-	c.RegisterNode(nodeOf("b", "4"))
+	c.RegisterNode(t.Context(), nodeOf("a", "4"))
+	c.RegisterNode(t.Context(), nodeOf("b", "4"))
 	for _, tc := range []struct {
 		name, node string
 		want       int64
@@ -146,10 +146,10 @@ func TestMarkPodDeletedOnSeveralNodes(t *testing.T) {
 		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: tc.name, Namespace: "default"}, Spec: v1.PodSpec{
 			NodeName: tc.node, Containers: []v1.Container{{Name: "c", Image: "x"}},
 		}}
-		if _, err := c.CreatePod(p); err != nil {
+		if _, err := c.CreatePod(t.Context(), p); err != nil {
 			t.Fatal(err)
 		}
-		got, err := c.MarkPodDeleted("default", tc.name, now)
+		got, err := c.MarkPodDeleted(t.Context(), "default", tc.name, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +157,7 @@ func TestMarkPodDeletedOnSeveralNodes(t *testing.T) {
 			t.Errorf("%s: grace %v, want %d", tc.name, g, tc.want)
 		}
 	}
-	if _, err := c.MarkPodDeleted("default", "nope", now); !errors.Is(err, ErrPodNotFound) {
+	if _, err := c.MarkPodDeleted(t.Context(), "default", "nope", now); !errors.Is(err, ErrPodNotFound) {
 		t.Errorf("marking an unknown pod: %v", err)
 	}
 }

@@ -335,7 +335,7 @@ func TestPatchTooLarge(t *testing.T) {
 func TestUnsupportedPatchType(t *testing.T) {
 	c := NewCluster(ClusterOptions{})
 	for _, pt := range []types.PatchType{"application/xml", "text/plain"} {
-		_, err := c.ResizePodPatch("default", "no-such-pod", pt, []byte(`{}`))
+		_, err := c.ResizePodPatch(t.Context(), "default", "no-such-pod", pt, []byte(`{}`))
 		st := statusOf(t, err)
 		if !apierrors.IsUnsupportedMediaType(err) || st.Code != http.StatusUnsupportedMediaType || st.Message != "415: Unsupported Media Type" {
 			t.Errorf("%s: %v (%d %q), want the API server's 415", pt, err, st.Code, st.Message)
@@ -344,7 +344,7 @@ func TestUnsupportedPatchType(t *testing.T) {
 			t.Errorf("%s: the pod was looked up before the type was refused", pt)
 		}
 	}
-	_, err := c.ResizePodPatch("default", "no-such-pod", types.ApplyYAMLPatchType, []byte(`{}`))
+	_, err := c.ResizePodPatch(t.Context(), "default", "no-such-pod", types.ApplyYAMLPatchType, []byte(`{}`))
 	if !apierrors.IsUnsupportedMediaType(err) || !errors.Is(err, ErrApplyNotSupported) || !errors.Is(err, errors.ErrUnsupported) {
 		t.Errorf("apply: %v, want a 415 matching ErrApplyNotSupported and errors.ErrUnsupported", err)
 	}
@@ -357,26 +357,26 @@ func TestUnsupportedPatchType(t *testing.T) {
 // methods is the API server's, and keeps matching resizelet's sentinels.
 func TestClusterErrorsAreStatusErrors(t *testing.T) {
 	c := NewCluster(ClusterOptions{})
-	p, err := c.CreatePod(testPod(ctr("c1", "cpu=100m", "cpu=100m")))
+	p, err := c.CreatePod(t.Context(), testPod(ctr("c1", "cpu=100m", "cpu=100m")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	notFound := func(err error) bool { return apierrors.IsNotFound(err) && errors.Is(err, ErrPodNotFound) }
-	_, getErr := c.GetPod("default", "nope")
+	_, getErr := c.GetPod(t.Context(), "default", "nope")
 	_, versionedErr := c.GetPodVersioned("default", "nope")
-	_, resizeErr := c.ResizePod("default", "nope", []byte(`{}`))
-	_, patchErr := c.ResizePodPatch("default", "nope", JSONPatch, []byte(`[]`))
-	_, requestErr := c.ResizePodRequest("default", "nope", ResizeRequest{})
-	_, markErr := c.MarkPodDeleted("default", "nope", p.CreationTimestamp.Time)
+	_, resizeErr := c.ResizePod(t.Context(), "default", "nope", []byte(`{}`))
+	_, patchErr := c.ResizePodPatch(t.Context(), "default", "nope", JSONPatch, []byte(`[]`))
+	_, requestErr := c.ResizePodRequest(t.Context(), "default", "nope", ResizeRequest{})
+	_, markErr := c.MarkPodDeleted(t.Context(), "default", "nope", p.CreationTimestamp.Time)
 	dup := testPod(ctr("c1", "cpu=100m", "cpu=100m"))
-	_, dupErr := c.CreatePod(dup)
+	_, dupErr := c.CreatePod(t.Context(), dup)
 	sameUID := testPod(ctr("c1", "cpu=100m", "cpu=100m"))
 	sameUID.Name, sameUID.UID = "other", p.UID
-	_, uidErr := c.CreatePod(sameUID)
+	_, uidErr := c.CreatePod(t.Context(), sameUID)
 	versioned := testPod(ctr("c1", "cpu=100m", "cpu=100m"))
 	versioned.Name, versioned.ResourceVersion = "versioned", "3"
-	_, versionErr := c.CreatePod(versioned)
-	_, invalidErr := c.ResizePod("default", "resize-demo", []byte(`{"spec":{"containers":[{"name":"c1","resources":{"requests":{"cpu":"500m"}}}]}}`))
+	_, versionErr := c.CreatePod(t.Context(), versioned)
+	_, invalidErr := c.ResizePod(t.Context(), "default", "resize-demo", []byte(`{"spec":{"containers":[{"name":"c1","resources":{"requests":{"cpu":"500m"}}}]}}`))
 	for _, tc := range []struct {
 		name string
 		err  error
@@ -389,9 +389,9 @@ func TestClusterErrorsAreStatusErrors(t *testing.T) {
 		{"ResizePodPatch", patchErr, notFound, `pods "nope" not found`},
 		{"ResizePodRequest", requestErr, notFound, `pods "nope" not found`},
 		{"MarkPodDeleted", markErr, notFound, `pods "nope" not found`},
-		{"DeletePod", c.DeletePod("default", "nope"), notFound, `pods "nope" not found`},
-		{"UpdatePodStatus of a pod not there", c.UpdatePodStatus("default", "nope", p.UID, v1.PodStatus{}), notFound, `pods "nope" not found`},
-		{"UpdatePodStatus of another UID", c.UpdatePodStatus("default", "resize-demo", "not-the-uid", v1.PodStatus{}),
+		{"DeletePod", c.DeletePod(t.Context(), "default", "nope"), notFound, `pods "nope" not found`},
+		{"UpdatePodStatus of a pod not there", c.UpdatePodStatus(t.Context(), "default", "nope", p.UID, v1.PodStatus{}), notFound, `pods "nope" not found`},
+		{"UpdatePodStatus of another UID", c.UpdatePodStatus(t.Context(), "default", "resize-demo", "not-the-uid", v1.PodStatus{}),
 			func(err error) bool { return apierrors.IsConflict(err) && errors.Is(err, ErrPodNotFound) },
 			"Precondition failed: UID in precondition: not-the-uid, UID in object meta: " + string(p.UID)},
 		{"CreatePod of a name taken", dupErr, apierrors.IsAlreadyExists, `pods "resize-demo" already exists`},
@@ -424,10 +424,10 @@ func TestResourceVersions(t *testing.T) {
 		}
 		return p.ResourceVersion
 	}
-	a, _ := c.CreatePod(testPod(ctr("c1", "cpu=100m", "cpu=200m")))
+	a, _ := c.CreatePod(t.Context(), testPod(ctr("c1", "cpu=100m", "cpu=200m")))
 	b := testPod(ctr("c1", "cpu=100m", "cpu=200m"))
 	b.Name = "b"
-	b, err := c.CreatePod(b)
+	b, err := c.CreatePod(t.Context(), b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -437,20 +437,20 @@ func TestResourceVersions(t *testing.T) {
 	if got := version("resize-demo") + "," + version("b"); got != "1,2" || c.ResourceVersion() != 2 {
 		t.Fatalf("versions after two creates: %s (cluster %d), want 1,2 (2)", got, c.ResourceVersion())
 	}
-	if _, err := c.ResizePod("default", "resize-demo", []byte(`{"spec":{"containers":[{"name":"c1","resources":{"requests":{"cpu":"150m"}}}]}}`)); err != nil {
+	if _, err := c.ResizePod(t.Context(), "default", "resize-demo", []byte(`{"spec":{"containers":[{"name":"c1","resources":{"requests":{"cpu":"150m"}}}]}}`)); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.UpdatePodStatus("default", "b", b.UID, v1.PodStatus{Phase: v1.PodRunning}); err != nil {
+	if err := c.UpdatePodStatus(t.Context(), "default", "b", b.UID, v1.PodStatus{Phase: v1.PodRunning}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.ResizePod("default", "b", []byte(`{"spec":{"containers":[{"name":"c1","resources":{"requests":{"cpu":"500m"}}}]}}`)); err == nil {
+	if _, err := c.ResizePod(t.Context(), "default", "b", []byte(`{"spec":{"containers":[{"name":"c1","resources":{"requests":{"cpu":"500m"}}}]}}`)); err == nil {
 		t.Fatal("a request above the limit was accepted")
 	}
 	if got := version("resize-demo") + "," + version("b"); got != "3,4" {
 		t.Errorf("versions after a resize, a status write and a refused resize: %s, want 3,4", got)
 	}
-	plain, _ := c.GetPod("default", "b")
-	listed := c.ListPods()
+	plain, _ := c.GetPod(t.Context(), "default", "b")
+	listed := c.ListPods(t.Context())
 	versioned, rv := c.ListPodsVersioned()
 	if plain.ResourceVersion != "" || listed[1].ResourceVersion != "" {
 		t.Errorf("GetPod and ListPods carry resourceVersions %q %q", plain.ResourceVersion, listed[1].ResourceVersion)
@@ -463,16 +463,16 @@ func TestResourceVersions(t *testing.T) {
 	test := func(rv string) []byte {
 		return []byte(`[{"op":"test","path":"/metadata/resourceVersion","value":"` + rv + `"},{"op":"replace","path":"/spec/containers/0/resources/requests/cpu","value":"120m"}]`)
 	}
-	if _, err := c.ResizePodPatch("default", "resize-demo", JSONPatch, test("2")); err == nil {
+	if _, err := c.ResizePodPatch(t.Context(), "default", "resize-demo", JSONPatch, test("2")); err == nil {
 		t.Error("a JSON patch testing an old resourceVersion was accepted")
 	}
-	if _, err := c.ResizePodPatch("default", "resize-demo", JSONPatch, test("3")); err != nil {
+	if _, err := c.ResizePodPatch(t.Context(), "default", "resize-demo", JSONPatch, test("3")); err != nil {
 		t.Errorf("a JSON patch testing the current resourceVersion: %v", err)
 	}
-	if _, err := c.ResizePodPatch("default", "resize-demo", MergePatch, []byte(`{"metadata":{"resourceVersion":"3"}}`)); !apierrors.IsConflict(err) {
+	if _, err := c.ResizePodPatch(t.Context(), "default", "resize-demo", MergePatch, []byte(`{"metadata":{"resourceVersion":"3"}}`)); !apierrors.IsConflict(err) {
 		t.Errorf("a merge patch at the version before: %v, want a Conflict", err)
 	}
-	if err := c.DeletePod("default", "b"); err != nil || c.ResourceVersion() != 6 {
+	if err := c.DeletePod(t.Context(), "default", "b"); err != nil || c.ResourceVersion() != 6 {
 		t.Errorf("delete: %v, cluster at %d; want it at 6", err, c.ResourceVersion())
 	}
 }

@@ -107,7 +107,7 @@ func TestCreatePodDefaultsPodLevelByVersion(t *testing.T) {
 		{profile.V137, list("cpu", "1", "memory", "128Mi"), v1.PodQOSGuaranteed},
 	} {
 		c := NewCluster(ClusterOptions{Profile: tc.v})
-		got, err := c.CreatePod(&v1.Pod{
+		got, err := c.CreatePod(t.Context(), &v1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"},
 			Spec: v1.PodSpec{
 				Resources: &v1.ResourceRequirements{Requests: list("cpu", "1", "memory", "128Mi")},

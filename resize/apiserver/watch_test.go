@@ -62,18 +62,18 @@ func TestWatchDeliversChangesInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, _ := c.CreatePod(namedPod("default", "a"))
-	c.RecordEvent(Event{Namespace: "default", Pod: "a", Reason: "Created", Time: time.Unix(100, 0)})
-	if _, err := c.ResizePod("default", "a", []byte(`{"spec":{"containers":[{"name":"c1","resources":{"requests":{"cpu":"150m"}}}]}}`)); err != nil {
+	a, _ := c.CreatePod(t.Context(), namedPod("default", "a"))
+	c.RecordEvent(t.Context(), Event{Namespace: "default", Pod: "a", Reason: "Created", Time: time.Unix(100, 0)})
+	if _, err := c.ResizePod(t.Context(), "default", "a", []byte(`{"spec":{"containers":[{"name":"c1","resources":{"requests":{"cpu":"150m"}}}]}}`)); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.UpdatePodStatus("default", "a", a.UID, v1.PodStatus{Phase: v1.PodRunning}); err != nil {
+	if err := c.UpdatePodStatus(t.Context(), "default", "a", a.UID, v1.PodStatus{Phase: v1.PodRunning}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.MarkPodDeleted("default", "a", time.Unix(200, 0)); err != nil {
+	if _, err := c.MarkPodDeleted(t.Context(), "default", "a", time.Unix(200, 0)); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.DeletePod("default", "a"); err != nil {
+	if err := c.DeletePod(t.Context(), "default", "a"); err != nil {
 		t.Fatal(err)
 	}
 	got := drain(w)
@@ -92,7 +92,7 @@ func TestWatchDeliversChangesInOrder(t *testing.T) {
 	}
 	// The pods handed out are the watcher's at the top level: the
 	// cluster's stored pod carries no version.
-	if stored, _ := c.GetPod("default", "a"); stored != nil {
+	if stored, _ := c.GetPod(t.Context(), "default", "a"); stored != nil {
 		t.Errorf("the pod is still there")
 	}
 	w.Stop()
@@ -109,14 +109,14 @@ func TestWatchDeliversChangesInOrder(t *testing.T) {
 // versions, as a Kubernetes watch takes them.
 func TestWatchOptions(t *testing.T) {
 	c := NewCluster(ClusterOptions{})
-	if _, err := c.CreatePod(namedPod("default", "a")); err != nil {
+	if _, err := c.CreatePod(t.Context(), namedPod("default", "a")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.CreatePod(namedPod("other", "b")); err != nil {
+	if _, err := c.CreatePod(t.Context(), namedPod("other", "b")); err != nil {
 		t.Fatal(err)
 	}
-	c.RecordEvent(Event{Namespace: "default", Pod: "a", Reason: "R0"})
-	c.RecordEvent(Event{Namespace: "other", Pod: "b", Reason: "R1"})
+	c.RecordEvent(t.Context(), Event{Namespace: "default", Pod: "a", Reason: "R0"})
+	c.RecordEvent(t.Context(), Event{Namespace: "other", Pod: "b", Reason: "R1"})
 
 	initial, _ := c.Watch(WatchOptions{ResourceVersion: "0"})
 	pods, _ := c.Watch(WatchOptions{Pods: true, Namespace: "other"})
@@ -137,8 +137,8 @@ func TestWatchOptions(t *testing.T) {
 	if d := describe(drain(fromNow)); d != "" {
 		t.Errorf("from the current version: %s, want nothing yet", d)
 	}
-	c.RecordEvent(Event{Namespace: "default", Pod: "a", Reason: "R2"})
-	if err := c.DeletePod("default", "a"); err != nil {
+	c.RecordEvent(t.Context(), Event{Namespace: "default", Pod: "a", Reason: "R2"})
+	if err := c.DeletePod(t.Context(), "default", "a"); err != nil {
 		t.Fatal(err)
 	}
 	if d := describe(drain(pods)); d != "" {
@@ -169,7 +169,7 @@ func TestWatchOptions(t *testing.T) {
 	}
 	dropping := NewCluster(ClusterOptions{EventLimit: 2})
 	for i := range 5 {
-		dropping.RecordEvent(Event{Pod: "p", Reason: fmt.Sprint(i)})
+		dropping.RecordEvent(t.Context(), Event{Pod: "p", Reason: fmt.Sprint(i)})
 	}
 	if _, err := dropping.Watch(WatchOptions{Events: true, ResourceVersion: "1"}); !apierrors.IsResourceExpired(err) {
 		t.Errorf("events from one the log dropped: %v, want 410", err)
@@ -188,7 +188,7 @@ func TestWatchOverflowClosesTheWatcher(t *testing.T) {
 	go func() {
 		defer close(done)
 		for i := range 10 {
-			c.RecordEvent(Event{Pod: "p", Reason: fmt.Sprint(i)})
+			c.RecordEvent(t.Context(), Event{Pod: "p", Reason: fmt.Sprint(i)})
 		}
 	}()
 	select {
@@ -235,9 +235,9 @@ func TestEventV1(t *testing.T) {
 	}
 
 	c := NewCluster(ClusterOptions{})
-	p, _ := c.CreatePod(namedPod("default", "web"))
-	c.RecordEvent(Event{Time: at, Namespace: "default", Pod: "web", Reason: "Started", Message: "m", Source: "kubelet", Host: "node-1"})
-	c.RecordEvent(Event{Time: at, Namespace: "default", Pod: "gone", Reason: "Killing", Message: "m"})
+	p, _ := c.CreatePod(t.Context(), namedPod("default", "web"))
+	c.RecordEvent(t.Context(), Event{Time: at, Namespace: "default", Pod: "web", Reason: "Started", Message: "m", Source: "kubelet", Host: "node-1"})
+	c.RecordEvent(t.Context(), Event{Time: at, Namespace: "default", Pod: "gone", Reason: "Killing", Message: "m"})
 	list := c.EventList("default")
 	if list.ResourceVersion != "2" || len(list.Items) != 2 {
 		t.Fatalf("EventList: version %s, %d items", list.ResourceVersion, len(list.Items))
@@ -264,20 +264,20 @@ func TestEventUIDIsTheIncarnations(t *testing.T) {
 	first := namedPod("default", "web")
 	first.UID = "first"
 	first.CreationTimestamp = metav1.NewTime(time.Unix(10, 0))
-	if _, err := c.CreatePod(first); err != nil {
+	if _, err := c.CreatePod(t.Context(), first); err != nil {
 		t.Fatal(err)
 	}
-	c.RecordEvent(Event{Time: time.Unix(20, 0), Namespace: "default", Pod: "web", Reason: "Old"})
-	if err := c.DeletePod("default", "web"); err != nil {
+	c.RecordEvent(t.Context(), Event{Time: time.Unix(20, 0), Namespace: "default", Pod: "web", Reason: "Old"})
+	if err := c.DeletePod(t.Context(), "default", "web"); err != nil {
 		t.Fatal(err)
 	}
 	second := namedPod("default", "web")
 	second.UID = "second"
 	second.CreationTimestamp = metav1.NewTime(time.Unix(30, 0))
-	if _, err := c.CreatePod(second); err != nil {
+	if _, err := c.CreatePod(t.Context(), second); err != nil {
 		t.Fatal(err)
 	}
-	c.RecordEvent(Event{Time: time.Unix(40, 0), Namespace: "default", Pod: "web", Reason: "New"})
+	c.RecordEvent(t.Context(), Event{Time: time.Unix(40, 0), Namespace: "default", Pod: "web", Reason: "New"})
 	var uids []types.UID
 	for _, e := range c.EventList("").Items {
 		uids = append(uids, e.InvolvedObject.UID)

@@ -281,7 +281,7 @@ func (w *World) UpdatedPod(r Resize) (*v1.Pod, error) {
 	if err := w.check(); err != nil {
 		return nil, err
 	}
-	pod, err := w.Cluster.ResizePod(w.Namespace, "target", r.Patch)
+	pod, err := w.Cluster.ResizePod(context.Background(), w.Namespace, "target", r.Patch)
 	if err != nil {
 		return nil, err
 	}

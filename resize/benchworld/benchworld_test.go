@@ -92,7 +92,7 @@ func TestDecideAndSettle(t *testing.T) {
 			t.Errorf("no %s event for target", tc.reason)
 		}
 	}
-	p, err := w.Cluster.GetPod("default", "target")
+	p, err := w.Cluster.GetPod(ctx, "default", "target")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,8 +141,8 @@ func TestAddPodsIsAddPodInTurn(t *testing.T) {
 		t.Error("the pods' events differ")
 	}
 	for _, p := range pods {
-		a, errA := batch.Cluster.GetPod("default", p.Name)
-		b, errB := one.Cluster.GetPod("default", p.Name)
+		a, errA := batch.Cluster.GetPod(ctx, "default", p.Name)
+		b, errB := one.Cluster.GetPod(ctx, "default", p.Name)
 		if errA != nil || errB != nil {
 			t.Fatal(errA, errB)
 		}
@@ -181,7 +181,7 @@ func TestNewFleet(t *testing.T) {
 	}
 	defer f.Close()
 	for _, ns := range []string{"ns-1", "ns-2", "ns-3"} {
-		if _, err := f.Cluster().GetPod(ns, "target"); err != nil {
+		if _, err := f.Cluster().GetPod(t.Context(), ns, "target"); err != nil {
 			t.Errorf("%s/target: %v", ns, err)
 		}
 	}

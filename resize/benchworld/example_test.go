@@ -37,7 +37,7 @@ func Example() {
 		if err := w.Settle(ctx); err != nil {
 			panic(err)
 		}
-		p, err := w.Cluster.GetPod("default", "target")
+		p, err := w.Cluster.GetPod(ctx, "default", "target")
 		if err != nil {
 			panic(err)
 		}

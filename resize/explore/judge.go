@@ -108,7 +108,7 @@ func (x *explorer) observe(ctx context.Context, se *scenario.Session, end *endSt
 		}
 		files[f.where] = st.All()
 	}
-	for _, p := range se.Cluster().ListPods() {
+	for _, p := range se.Cluster().ListPods(ctx) {
 		key := p.Namespace + "/" + p.Name
 		pe := &podEnd{}
 		for _, c := range p.Status.Conditions {

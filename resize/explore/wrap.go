@@ -96,7 +96,7 @@ func (n *namer) cgroup(path string) string {
 	if name, ok := n.podOfCgroup(path); ok {
 		return name
 	}
-	pods := n.cluster.ListPods()
+	pods := n.cluster.ListPods(context.Background())
 	n.mu.Lock()
 	for _, p := range pods {
 		n.pods[p.UID] = p.Namespace + "/" + p.Name
@@ -569,7 +569,7 @@ type gatedAPI struct {
 	names *namer
 }
 
-func (a *gatedAPI) UpdatePodStatus(namespace, name string, uid types.UID, status v1.PodStatus) error {
+func (a *gatedAPI) UpdatePodStatus(ctx context.Context, namespace, name string, uid types.UID, status v1.PodStatus) error {
 	switch a.g.enter(func() call {
 		return call{Kind: KindAPI, Op: "UpdatePodStatus " + namespace + "/" + name, Mutating: true, CanCrash: true, CanFail: true}
 	}) {
@@ -580,10 +580,10 @@ func (a *gatedAPI) UpdatePodStatus(namespace, name string, uid types.UID, status
 	case performAndDie:
 		defer a.g.die()
 	}
-	return a.API.UpdatePodStatus(namespace, name, uid, status)
+	return a.API.UpdatePodStatus(ctx, namespace, name, uid, status)
 }
 
-func (a *gatedAPI) DeletePod(namespace, name string) error {
+func (a *gatedAPI) DeletePod(ctx context.Context, namespace, name string) error {
 	switch a.g.enter(func() call {
 		return call{Kind: KindAPI, Op: "DeletePod " + namespace + "/" + name, Mutating: true, CanCrash: true, CanFail: true}
 	}) {
@@ -594,18 +594,18 @@ func (a *gatedAPI) DeletePod(namespace, name string) error {
 	case performAndDie:
 		defer a.g.die()
 	}
-	return a.API.DeletePod(namespace, name)
+	return a.API.DeletePod(ctx, namespace, name)
 }
 
 // MarkPodDeleted passes the deletion's mark through ungated: it is the
 // user's request to the API server (kubectl delete), which a kubelet crash
 // does not undo, made by Node.DeletePod on the user's behalf.
-func (a *gatedAPI) MarkPodDeleted(namespace, name string, now time.Time) (*v1.Pod, error) {
+func (a *gatedAPI) MarkPodDeleted(ctx context.Context, namespace, name string, now time.Time) (*v1.Pod, error) {
 	gd, ok := a.API.(resize.GracefulDeleter)
 	if !ok {
 		return nil, errors.ErrUnsupported
 	}
-	return gd.MarkPodDeleted(namespace, name, now)
+	return gd.MarkPodDeleted(ctx, namespace, name, now)
 }
 
 // ResizePodPatch passes a resize patch of any type through ungated, as
@@ -613,21 +613,21 @@ func (a *gatedAPI) MarkPodDeleted(namespace, name string, now time.Time) (*v1.Po
 // by Node.Resize on the user's behalf. An API that takes strategic
 // merge patches only is sent those, and refuses the others as the node
 // refuses them for it.
-func (a *gatedAPI) ResizePodPatch(namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error) {
+func (a *gatedAPI) ResizePodPatch(ctx context.Context, namespace, name string, pt types.PatchType, patch []byte) (*v1.Pod, error) {
 	if pr, ok := a.API.(resize.PatchResizer); ok {
-		return pr.ResizePodPatch(namespace, name, pt, patch)
+		return pr.ResizePodPatch(ctx, namespace, name, pt, patch)
 	}
 	if pt == "" || pt == apiserver.StrategicMergePatch {
-		return a.API.ResizePod(namespace, name, patch)
+		return a.API.ResizePod(ctx, namespace, name, patch)
 	}
 	return nil, fmt.Errorf("resize pod %s/%s: the API takes strategic merge patches only, not %s: %w", namespace, name, pt, errors.ErrUnsupported)
 }
 
-func (a *gatedAPI) RecordEvent(e resize.Event) {
+func (a *gatedAPI) RecordEvent(ctx context.Context, e resize.Event) {
 	if a.g.isDead() {
 		return
 	}
-	a.API.RecordEvent(e)
+	a.API.RecordEvent(ctx, e)
 }
 
 // gatedRequestAPI is gatedAPI for an API server that takes typed resize
@@ -637,6 +637,6 @@ type gatedRequestAPI struct {
 	rr resize.RequestResizer
 }
 
-func (a *gatedRequestAPI) ResizePodRequest(namespace, name string, req resize.ResizeRequest) (*v1.Pod, error) {
-	return a.rr.ResizePodRequest(namespace, name, req)
+func (a *gatedRequestAPI) ResizePodRequest(ctx context.Context, namespace, name string, req resize.ResizeRequest) (*v1.Pod, error) {
+	return a.rr.ResizePodRequest(ctx, namespace, name, req)
 }

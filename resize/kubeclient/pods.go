@@ -40,7 +40,7 @@ func served(p *v1.Pod) *v1.Pod {
 
 // Get returns the pod with its resourceVersion, or the API server's 404.
 func (p *pods) Get(ctx context.Context, name string, opts metav1.GetOptions) (*v1.Pod, error) {
-	pod, err := getPod(p.b.API(), p.ns, name)
+	pod, err := getPod(ctx, p.b.API(), p.ns, name)
 	if err != nil {
 		return nil, statusError(err, name)
 	}
@@ -56,7 +56,7 @@ func (p *pods) List(ctx context.Context, opts metav1.ListOptions) (*v1.PodList, 
 	if err != nil {
 		return nil, err
 	}
-	all, rv := listPods(p.b.API())
+	all, rv := listPods(ctx, p.b.API())
 	list := &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: rv}}
 	for _, pod := range all {
 		if (p.ns == "" || pod.Namespace == p.ns) && sel.matches(pod.Labels, podFields(pod)) {
@@ -130,7 +130,7 @@ func (p *pods) Create(ctx context.Context, pod *v1.Pod, opts metav1.CreateOption
 	if err != nil {
 		return nil, statusError(err, in.Name)
 	}
-	return served(p.stored(created)), nil
+	return served(p.stored(ctx, created)), nil
 }
 
 // stored is the pod a write answers with: the cluster's copy once the
@@ -138,8 +138,8 @@ func (p *pods) Create(ctx context.Context, pod *v1.Pod, opts metav1.CreateOption
 // backend returned), with its resourceVersion; pod itself if the cluster
 // no longer has it (a copy: a backend may return the cluster's shared
 // pod).
-func (p *pods) stored(pod *v1.Pod) *v1.Pod {
-	if cur, err := getPod(p.b.API(), pod.Namespace, pod.Name); err == nil && cur.UID == pod.UID {
+func (p *pods) stored(ctx context.Context, pod *v1.Pod) *v1.Pod {
+	if cur, err := getPod(ctx, p.b.API(), pod.Namespace, pod.Name); err == nil && cur.UID == pod.UID {
 		return cur
 	}
 	return pod.DeepCopy()
@@ -154,7 +154,7 @@ func (p *pods) Delete(ctx context.Context, name string, opts metav1.DeleteOption
 		return notSupported(podsResource, "dry-run delete")
 	}
 	if pre := opts.Preconditions; pre != nil && (pre.UID != nil || pre.ResourceVersion != nil) {
-		pod, err := getPod(p.b.API(), p.ns, name)
+		pod, err := getPod(ctx, p.b.API(), p.ns, name)
 		if err != nil {
 			return statusError(err, name)
 		}
@@ -200,7 +200,7 @@ func (p *pods) Patch(ctx context.Context, name string, pt types.PatchType, data 
 		}
 		out := pod.DeepCopy()
 		// Nothing was stored: the pod keeps its version.
-		if stored, err := getPod(p.b.API(), p.ns, name); err == nil {
+		if stored, err := getPod(ctx, p.b.API(), p.ns, name); err == nil {
 			out.ResourceVersion = stored.ResourceVersion
 		}
 		return served(out), nil
@@ -209,7 +209,7 @@ func (p *pods) Patch(ctx context.Context, name string, pt types.PatchType, data 
 	if err != nil {
 		return nil, statusError(err, name)
 	}
-	return served(p.stored(pod)), nil
+	return served(p.stored(ctx, pod)), nil
 }
 
 // UpdateResize is a PUT of the resize subresource: what the resize

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -93,7 +94,7 @@ func (r *runner) expect(e *Expect) {
 	ref := *e.Pod
 	n := r.currentNode()
 	info, infoErr := n.Pod(ref.Namespace, ref.Name)
-	pod, podErr := r.cluster.GetPod(ref.Namespace, ref.Name)
+	pod, podErr := r.cluster.GetPod(context.Background(), ref.Namespace, ref.Name)
 
 	if e.Admitted != nil {
 		got := "false"

@@ -303,7 +303,7 @@ func (r *runner) start(ctx context.Context) error {
 		r.report(snap)
 		if info, err := n.Pod(ref.Namespace, ref.Name); (err != nil || !info.Admitted) && !rejectable[ref] {
 			why := ""
-			if p, err := r.cluster.GetPod(ref.Namespace, ref.Name); err == nil && p.Status.Message != "" {
+			if p, err := r.cluster.GetPod(ctx, ref.Namespace, ref.Name); err == nil && p.Status.Message != "" {
 				why = fmt.Sprintf(" (%s: %s)", p.Status.Reason, p.Status.Message)
 			}
 			return &Error{File: r.s.File, Step: -1, Field: fmt.Sprintf("pods[%d]", i),
@@ -384,7 +384,7 @@ func (r *runner) run(ctx context.Context, st Step) error {
 		// The pods admitted and not finished: the new kubelet admits them
 		// again, and may reject some.
 		var active []PodRef
-		for _, p := range r.cluster.ListPods() {
+		for _, p := range r.cluster.ListPods(ctx) {
 			if info, err := n.Pod(p.Namespace, p.Name); err == nil && info.Admitted && !terminalPhase(p.Status.Phase) {
 				active = append(active, PodRef{Namespace: p.Namespace, Name: p.Name})
 			}
@@ -407,7 +407,7 @@ func (r *runner) run(ctx context.Context, st Step) error {
 		r.setNode(nn)
 		r.t.line("kubelet started (state recovered from checkpoints and the runtime)")
 		for _, ref := range active {
-			p, err := r.cluster.GetPod(ref.Namespace, ref.Name)
+			p, err := r.cluster.GetPod(ctx, ref.Namespace, ref.Name)
 			if err != nil || p.Status.Phase != v1.PodFailed {
 				continue
 			}
@@ -506,7 +506,7 @@ func (r *runner) fault(st Step) {
 // QoS class and UID, and the container cgroups the runtime made for the
 // containers it labels with that pod and name.
 func (r *runner) cgroupOf(ref PodRef, container, path string) bool {
-	pod, err := r.cluster.GetPod(ref.Namespace, ref.Name)
+	pod, err := r.cluster.GetPod(context.Background(), ref.Namespace, ref.Name)
 	if err != nil {
 		return false
 	}

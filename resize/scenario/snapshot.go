@@ -26,7 +26,7 @@ func (r *runner) snapshot() snapshot {
 		pids:       map[PodRef]map[string]int{},
 	}
 	n := r.currentNode()
-	for _, p := range r.cluster.ListPods() {
+	for _, p := range r.cluster.ListPods(context.Background()) {
 		ref := PodRef{Namespace: p.Namespace, Name: p.Name}
 		s.conditions[ref] = resizeConditions(p)
 		s.restarts[ref] = restartCounts(p)
@@ -70,7 +70,7 @@ func restartCounts(p *v1.Pod) map[string]int32 {
 // admission writes the admission decision for a pod just added.
 func (r *runner) admission(ref PodRef) {
 	info, err := r.currentNode().Pod(ref.Namespace, ref.Name)
-	p, perr := r.cluster.GetPod(ref.Namespace, ref.Name)
+	p, perr := r.cluster.GetPod(context.Background(), ref.Namespace, ref.Name)
 	switch {
 	case err == nil && info.Admitted:
 		qos := ""
@@ -90,7 +90,7 @@ func (r *runner) admission(ref PodRef) {
 // and calls.
 func (r *runner) report(snap snapshot) {
 	now := r.snapshot()
-	pods := r.cluster.ListPods()
+	pods := r.cluster.ListPods(context.Background())
 	for _, p := range pods {
 		ref := PodRef{Namespace: p.Namespace, Name: p.Name}
 		r.t.conditionChanges(ref, snap.conditions[ref], now.conditions[ref])

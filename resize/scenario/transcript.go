@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"maps"
 	"math"
@@ -169,7 +170,7 @@ func (t *transcript) expectResult(checks int, ms []Mismatch) {
 func (t *transcript) final(r *runner) {
 	now := r.clock.Now()
 	t.section(fmt.Sprintf("end: clock at +%s", sinceStart(now)))
-	pods := r.cluster.ListPods()
+	pods := r.cluster.ListPods(context.Background())
 	if len(pods) == 0 {
 		t.line("No resources found in default namespace.")
 		return
