@@ -15,6 +15,7 @@ import (
 
 	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
+	"github.com/resizelet/resizelet/cgroup/cgroupfs"
 	"github.com/resizelet/resizelet/cri"
 )
 
@@ -50,7 +51,7 @@ var backendSeq atomic.Int64
 //   - Simulated: an in-memory kernel (cgroup.SimKernel) and an in-memory
 //     containerd (cri.SimContainerd) that writes container cgroups into
 //     that same kernel; nothing touches the host;
-//   - HostCgroups: the host's real cgroup filesystem (cgroup.FS, the
+//   - HostCgroups: the host's real cgroup filesystem (cgroupfs.FS, the
 //     version detected) with the in-memory containerd writing container
 //     cgroups there, all below a private cgroup parent;
 //   - Remote: a real CRI runtime over its socket (cri.Remote) and the
@@ -114,7 +115,7 @@ type backendConfig struct {
 
 // WithCgroupRoot is where the host's cgroup filesystem is mounted
 // (HostCgroups and Remote; DefaultHostCgroupRoot by default). Its version
-// is detected there (cgroup.NewFS). dir is a host directory, not a cgroup:
+// is detected there (cgroupfs.New). dir is a host directory, not a cgroup:
 // it must be absolute and clean (filepath.Clean leaves it as it is), with
 // no control character; the constructor refuses any other with an error
 // that names WithCgroupRoot and the value and wraps cgroup.ErrInvalidPath,
@@ -124,7 +125,7 @@ func WithCgroupRoot(dir string) BackendOption {
 }
 
 // WithCgroupManager makes HostCgroups or Remote use m as the host's
-// cgroups instead of opening the cgroup filesystem: a cgroup.FS opened
+// cgroups instead of opening the cgroup filesystem: a cgroupfs.FS opened
 // with options of your own, or, in tests, a cgroup.SimKernel standing for
 // the host.
 func WithCgroupManager(m cgroup.Manager) BackendOption {
@@ -301,7 +302,7 @@ func Simulated(cfg NodeConfig, opts ...BackendOption) (*Backend, error) {
 // (WithCgroupParent, "resizelet-<pid>-<n>" by default) as the node's
 // CgroupRoot, so that nothing is written into the host's kubepods. The
 // in-memory runtime writes container cgroups there and makes memory usage
-// real with processes it starts (cgroup.FS.SetUsage). It needs root.
+// real with processes it starts (cgroupfs.FS.SetUsage). It needs root.
 //
 // A cfg.CgroupVersion that is set and differs from the host's is refused
 // (ErrIncoherent). Options: WithCgroupRoot, WithCgroupManager,
@@ -431,7 +432,7 @@ func (c *backendConfig) hostCgroups() (cgroup.Manager, string, error) {
 	if c.manager != nil {
 		return c.manager, fmt.Sprintf("the cgroup manager given (%T)", c.manager), nil
 	}
-	fs, err := cgroup.NewFS(c.root)
+	fs, err := cgroupfs.New(c.root)
 	if err != nil {
 		return nil, "", fmt.Errorf("host cgroups at %s: %w", c.root, err)
 	}

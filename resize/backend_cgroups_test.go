@@ -198,7 +198,7 @@ func TestBackendCloseKeepsWhatExistedBefore(t *testing.T) {
 }
 
 // TestHostCgroupsBackendOnADirectoryTree: on a cgroup v1 tree of
-// ordinary directories (cgroup.FS over a temp dir), Close removes the
+// ordinary directories (cgroupfs.FS over a temp dir), Close removes the
 // parent in both hierarchies and the ancestor it created in the memory
 // hierarchy, and keeps the one that existed in the cpu hierarchy before.
 func TestHostCgroupsBackendOnADirectoryTree(t *testing.T) {

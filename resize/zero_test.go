@@ -25,6 +25,7 @@ import (
 	"github.com/resizelet/resizelet/allocation/state"
 	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
+	"github.com/resizelet/resizelet/cgroup/cgroupfs"
 	"github.com/resizelet/resizelet/cri"
 	"github.com/resizelet/resizelet/cri/conform"
 	"github.com/resizelet/resizelet/cri/kubeletcri"
@@ -62,6 +63,7 @@ var zeroPackages = map[string]string{
 	"../allocation/reslist": "reslist",
 	"../cgroup":             "cgroup",
 	"../cgroup/cgconfig":    "cgconfig",
+	"../cgroup/cgroupfs":    "cgroupfs",
 	"../cri":                "cri",
 	"../cri/conform":        "conform",
 	"../cri/crilabels":      "crilabels",
@@ -288,9 +290,12 @@ func zeroValues(t *testing.T) []zeroValue {
 			t.Fatal(err)
 		}
 	}
-	fs, err := cgroup.NewFS(root)
-	real("cgroup.FS", "NewFS(a temporary directory)", fs, err)
-	add(zeroOf("cgroup.FS", &cgroup.FS{}, (*cgroup.FS)(nil))...)
+	add(zeroOf("cgroup.ContentError", &cgroup.ContentError{}, (*cgroup.ContentError)(nil))...)
+
+	// cgroup/cgroupfs
+	fs, err := cgroupfs.New(root)
+	real("cgroupfs.FS", "New(a temporary directory)", fs, err)
+	add(zeroOf("cgroupfs.FS", &cgroupfs.FS{}, (*cgroupfs.FS)(nil))...)
 
 	// cgroup/cgconfig
 	add(zeroOf("cgconfig.AmountError", &cgconfig.AmountError{}, (*cgconfig.AmountError)(nil))...)
@@ -486,21 +491,31 @@ func zeroFuncs() []zeroFunc {
 		{name: "reslist.Equal", fn: reslist.Equal},
 		{name: "reslist.Same", fn: reslist.Same},
 		// cgroup
-		{name: "cgroup.WithVersion", fn: cgroup.WithVersion},
-		{name: "cgroup.WithV1Mounts", fn: cgroup.WithV1Mounts},
-		{name: "cgroup.Mounts", fn: cgroup.Mounts, skip: "reads the host's mount table (/proc/self/mountinfo)"},
 		{name: "cgroup.NewFaultInjector", fn: cgroup.NewFaultInjector},
 		{name: "cgroup.RemoveTree", fn: cgroup.RemoveTree},
 		{name: "cgroup.SnapshotTree", fn: cgroup.SnapshotTree},
 		{name: "cgroup.RemoveCreated", fn: cgroup.RemoveCreated},
 		{name: "cgroup.Compare", fn: cgroup.Compare},
-		{name: "cgroup.NewFS", fn: cgroup.NewFS, skip: `opens the host's cgroup filesystem: "" is the working directory, read with the host's mount table`},
 		{name: "cgroup.WithWriteLimit", fn: cgroup.WithWriteLimit},
 		{name: "cgroup.WithHostMemory", fn: cgroup.WithHostMemory},
 		{name: "cgroup.NewSimKernel", fn: cgroup.NewSimKernel},
 		{name: "cgroup.SetValues", fn: cgroup.SetValues},
 		{name: "cgroup.RecordAtMost", fn: cgroup.RecordAtMost},
 		{name: "cgroup.NewRecorder", fn: cgroup.NewRecorder},
+		{name: "cgroup.ParseValues", fn: cgroup.ParseValues},
+		{name: "cgroup.Canonical", fn: cgroup.Canonical},
+		{name: "cgroup.FormatMax", fn: cgroup.FormatMax},
+		{name: "cgroup.FormatCPUMax", fn: cgroup.FormatCPUMax},
+		{name: "cgroup.ParseCPUMax", fn: cgroup.ParseCPUMax},
+		{name: "cgroup.ParseV1Limit", fn: cgroup.ParseV1Limit},
+		{name: "cgroup.DeleteDeepestFirst", fn: cgroup.DeleteDeepestFirst},
+		{name: "cgroup.SortDeepestFirst", fn: cgroup.SortDeepestFirst},
+		{name: "cgroup.Ancestors", fn: cgroup.Ancestors},
+		// cgroup/cgroupfs
+		{name: "cgroupfs.New", fn: cgroupfs.New, skip: `opens the host's cgroup filesystem: "" is the working directory, read with the host's mount table`},
+		{name: "cgroupfs.WithVersion", fn: cgroupfs.WithVersion},
+		{name: "cgroupfs.WithV1Mounts", fn: cgroupfs.WithV1Mounts},
+		{name: "cgroupfs.Mounts", fn: cgroupfs.Mounts, skip: "reads the host's mount table (/proc/self/mountinfo)"},
 		// cgroup/cgconfig
 		{name: "cgconfig.RootRelative", fn: cgconfig.RootRelative},
 		{name: "cgconfig.ValidatePath", fn: cgconfig.ValidatePath},

@@ -19,6 +19,7 @@ import (
 	checkpoint "github.com/resizelet/resizelet/allocation/state"
 	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
+	"github.com/resizelet/resizelet/cgroup/cgroupfs"
 	"github.com/resizelet/resizelet/cri"
 	"github.com/resizelet/resizelet/resize"
 )
@@ -89,7 +90,7 @@ func TestRemoteBackendOnContainerd(t *testing.T) {
 	endpoint := env(t, "RESIZELET_CRI_ENDPOINT", how)
 	image := env(t, "RESIZELET_IMAGE", how)
 	needRoot(t)
-	if _, err := cgroup.NewFS("/sys/fs/cgroup"); err != nil {
+	if _, err := cgroupfs.New("/sys/fs/cgroup"); err != nil {
 		unavailable(t, "no usable cgroup hierarchy at /sys/fs/cgroup: %v", err)
 	}
 	ctx := context.Background()
@@ -208,7 +209,7 @@ func TestRemoteBackendOnContainerd(t *testing.T) {
 // every hierarchy, and the host's kubepods was never touched.
 func TestHostCgroupsBackendOnRealCgroups(t *testing.T) {
 	needRoot(t)
-	if _, err := cgroup.NewFS("/sys/fs/cgroup"); err != nil {
+	if _, err := cgroupfs.New("/sys/fs/cgroup"); err != nil {
 		unavailable(t, "no usable cgroup hierarchy at /sys/fs/cgroup: %v", err)
 	}
 	ctx := context.Background()
@@ -275,7 +276,7 @@ func TestHostCgroupsBackendOnRealCgroups(t *testing.T) {
 // cgroup would be.
 func TestHostCgroupsBackendNestedParent(t *testing.T) {
 	needRoot(t)
-	host, err := cgroup.NewFS("/sys/fs/cgroup")
+	host, err := cgroupfs.New("/sys/fs/cgroup")
 	if err != nil {
 		unavailable(t, "no usable cgroup hierarchy at /sys/fs/cgroup: %v", err)
 	}

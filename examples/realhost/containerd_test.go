@@ -14,6 +14,7 @@ import (
 
 	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
+	"github.com/resizelet/resizelet/cgroup/cgroupfs"
 	"github.com/resizelet/resizelet/cri"
 )
 
@@ -21,13 +22,13 @@ const mi = int64(1) << 20
 
 // realRuntime connects to the runtime named by RESIZELET_CRI_ENDPOINT and
 // returns it with the image of RESIZELET_IMAGE and the host's cgroups.
-func realRuntime(t *testing.T) (*cri.Remote, string, *cgroup.FS) {
+func realRuntime(t *testing.T) (*cri.Remote, string, *cgroupfs.FS) {
 	t.Helper()
 	how := "run: eval $(examples/realhost/containerd.sh start /tmp/rl-ctrd | sed 's/^/export /')"
 	endpoint := env(t, "RESIZELET_CRI_ENDPOINT", how)
 	image := env(t, "RESIZELET_IMAGE", how)
 	needRoot(t)
-	fs, err := cgroup.NewFS("/sys/fs/cgroup")
+	fs, err := cgroupfs.New("/sys/fs/cgroup")
 	if err != nil {
 		unavailable(t, "no usable cgroup hierarchy: %v", err)
 	}
@@ -43,7 +44,7 @@ func realRuntime(t *testing.T) (*cri.Remote, string, *cgroup.FS) {
 // the test's own that the cleanup removes.
 type pod struct {
 	rt        *cri.Remote
-	fs        *cgroup.FS
+	fs        *cgroupfs.FS
 	sandbox   string
 	container string
 	cgroup    string // the container's cgroup, relative to the hierarchy root
@@ -52,7 +53,7 @@ type pod struct {
 // runPod starts a Burstable-style pod with one container running sleep,
 // host network (no CNI), and cgroup parent
 // /resizelet-realhost-<pid>/kubepods/burstable/pod<uid>.
-func runPod(t *testing.T, rt *cri.Remote, image string, fs *cgroup.FS, res *runtimeapi.LinuxContainerResources) *pod {
+func runPod(t *testing.T, rt *cri.Remote, image string, fs *cgroupfs.FS, res *runtimeapi.LinuxContainerResources) *pod {
 	t.Helper()
 	ctx := context.Background()
 	top := fmt.Sprintf("resizelet-realhost-%d", os.Getpid())
