@@ -17,6 +17,7 @@ import (
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/cgroup/cgroupfs"
 	"github.com/resizelet/resizelet/cri"
+	"github.com/resizelet/resizelet/cri/remote"
 )
 
 // LabelBackend is the label a Remote backend puts on every sandbox and
@@ -54,7 +55,7 @@ var backendSeq atomic.Int64
 //   - HostCgroups: the host's real cgroup filesystem (cgroupfs.FS, the
 //     version detected) with the in-memory containerd writing container
 //     cgroups there, all below a private cgroup parent;
-//   - Remote: a real CRI runtime over its socket (cri.Remote) and the
+//   - Remote: a real CRI runtime over its socket (remote.Client) and the
 //     host's real cgroups, below a private cgroup parent, with the image
 //     checked (or pulled) before any pod is created.
 //
@@ -77,7 +78,7 @@ type Backend struct {
 	runtime cri.Runtime    // what the node calls
 
 	sim    *cri.SimContainerd // the in-memory runtime; nil on Remote
-	remote *cri.Remote        // the real runtime; nil otherwise
+	remote *remote.Client     // the real runtime; nil otherwise
 	// parent is the private cgroup parent ("" on Simulated, whose kernel
 	// is the backend's own).
 	parent string
@@ -109,7 +110,7 @@ type backendConfig struct {
 	runtimeWrap   func(cgroup.Manager) cgroup.Manager
 	kernelOpts    []cgroup.SimKernelOption
 	containerOpts []cri.SimContainerdOption
-	remoteOpts    []cri.RemoteOption
+	remoteOpts    []remote.Option
 	pull          bool
 }
 
@@ -181,9 +182,9 @@ func WithSimContainerd(opts ...cri.SimContainerdOption) BackendOption {
 	return func(c *backendConfig) { c.containerOpts = append(c.containerOpts, opts...) }
 }
 
-// WithRemoteOptions passes options to Remote's cri.NewRemote (a call
+// WithRemoteOptions passes options to Remote's remote.Dial (a call
 // timeout, gRPC dial options).
-func WithRemoteOptions(opts ...cri.RemoteOption) BackendOption {
+func WithRemoteOptions(opts ...remote.Option) BackendOption {
 	return func(c *backendConfig) { c.remoteOpts = append(c.remoteOpts, opts...) }
 }
 
@@ -385,7 +386,7 @@ func Remote(ctx context.Context, endpoint, image string, cfg NodeConfig, opts ..
 	if err != nil {
 		return nil, fmt.Errorf("remote backend: %w", err)
 	}
-	rt, err := cri.NewRemote(ctx, endpoint, c.remoteOpts...)
+	rt, err := remote.Dial(ctx, endpoint, c.remoteOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("remote backend: %w", err)
 	}
@@ -456,7 +457,7 @@ func hostVersion(cfg *NodeConfig, host cgroup.Manager, where string) error {
 
 // ensureImage checks that the runtime has image, pulling it if pull is
 // set.
-func ensureImage(ctx context.Context, rt *cri.Remote, endpoint, image string, pull bool) error {
+func ensureImage(ctx context.Context, rt *remote.Client, endpoint, image string, pull bool) error {
 	img, err := rt.ImageStatus(ctx, image)
 	if err != nil {
 		return fmt.Errorf("image %q: the runtime at %s did not answer ImageStatus: %w", image, endpoint, err)
@@ -492,7 +493,7 @@ func (b *Backend) Cgroups() cgroup.Manager {
 }
 
 // Runtime returns the runtime the node calls: the *cri.SimContainerd of
-// Simulated and HostCgroups, and on Remote the *cri.Remote behind a
+// Simulated and HostCgroups, and on Remote the *remote.Client behind a
 // wrapper that labels what it creates (LabelBackend) and lists only what
 // is so labelled. It is nil on a zero or nil Backend.
 func (b *Backend) Runtime() cri.Runtime {

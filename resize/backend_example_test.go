@@ -7,7 +7,7 @@ import (
 
 	"github.com/resizelet/resizelet/allocation/state"
 	"github.com/resizelet/resizelet/cgroup"
-	"github.com/resizelet/resizelet/cri"
+	"github.com/resizelet/resizelet/cri/remote"
 	"github.com/resizelet/resizelet/resize"
 )
 
@@ -84,7 +84,7 @@ func ExampleHostCgroups() {
 func ExampleRemote() {
 	ctx := context.Background()
 	b, err := resize.Remote(ctx, "unix:///run/containerd/containerd.sock", "docker.io/library/busybox:latest", resize.NodeConfig{},
-		resize.WithRemoteOptions(cri.WithCallTimeout(30*time.Second)))
+		resize.WithRemoteOptions(remote.WithCallTimeout(30*time.Second)))
 	if err != nil {
 		panic(err) // ErrImageNotPresent, ErrIncoherent (a driver or version mismatch), an unreachable runtime
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/resizelet/resizelet/cri"
 	"github.com/resizelet/resizelet/cri/conform"
 	"github.com/resizelet/resizelet/cri/kubeletcri"
+	"github.com/resizelet/resizelet/cri/remote"
 	"github.com/resizelet/resizelet/qos"
 	"github.com/resizelet/resizelet/resize"
 	"github.com/resizelet/resizelet/resize/apiserver"
@@ -66,6 +67,7 @@ var zeroPackages = map[string]string{
 	"../cgroup/cgroupfs":    "cgroupfs",
 	"../cri":                "cri",
 	"../cri/conform":        "conform",
+	"../cri/remote":         "remote",
 	"../cri/crilabels":      "crilabels",
 	"../cri/kubeletcri":     "kubeletcri",
 	"../qos":                "qos",
@@ -314,11 +316,13 @@ func zeroValues(t *testing.T) []zeroValue {
 	add(zeroValue{typ: "cri.Recorder", what: "NewRecorder(sim)", v: cri.NewRecorder(sim)},
 		zeroValue{typ: "cri.Recorder", what: "NewRecorder(nil)", v: cri.NewRecorder(nil)})
 	add(zeroOf("cri.Recorder", &cri.Recorder{}, (*cri.Recorder)(nil))...)
-	add(zeroOf("cri.Remote", &cri.Remote{}, (*cri.Remote)(nil))...)
 	add(zeroOf("cri.RemoteError", &cri.RemoteError{}, (*cri.RemoteError)(nil))...)
 	add(zeroOf("cri.ExitError", &cri.ExitError{}, (*cri.ExitError)(nil))...)
 	add(zeroOf("cri.MemoryLimitError", &cri.MemoryLimitError{}, (*cri.MemoryLimitError)(nil))...)
 	add(zeroOf("cri.Call", cri.Call{}, nil)...)
+
+	// cri/remote
+	add(zeroOf("remote.Client", &remote.Client{}, (*remote.Client)(nil))...)
 
 	// cri/conform
 	add(zeroOf("conform.Report", &conform.Report{}, (*conform.Report)(nil))...)
@@ -540,9 +544,6 @@ func zeroFuncs() []zeroFunc {
 		{name: "cri.NewFaultInjector", fn: cri.NewFaultInjector},
 		{name: "cri.NewRecorder", fn: cri.NewRecorder},
 		{name: "cri.RecordAtMost", fn: cri.RecordAtMost},
-		{name: "cri.WithCallTimeout", fn: cri.WithCallTimeout},
-		{name: "cri.WithDialOptions", fn: cri.WithDialOptions},
-		{name: "cri.NewRemote", fn: cri.NewRemote, skip: "dials the CRI endpoint, a socket on the host"},
 		{name: "cri.IsUnimplemented", fn: cri.IsUnimplemented},
 		{name: "cri.WithContainerWeight", fn: cri.WithContainerWeight},
 		{name: "cri.WithDriver", fn: cri.WithDriver},
@@ -553,6 +554,10 @@ func zeroFuncs() []zeroFunc {
 		{name: "cri.LinuxFields", fn: cri.LinuxFields},
 		{name: "cri.SandboxFields", fn: cri.SandboxFields},
 		{name: "cri.ContainerPID", fn: cri.ContainerPID},
+		// cri/remote
+		{name: "remote.Dial", fn: remote.Dial, skip: "dials the CRI endpoint, a socket on the host"},
+		{name: "remote.WithCallTimeout", fn: remote.WithCallTimeout},
+		{name: "remote.WithDialOptions", fn: remote.WithDialOptions},
 		// cri/conform
 		{name: "conform.Dial", fn: conform.Dial, skip: "dials the CRI endpoint, a socket on the host"},
 		{name: "conform.Run", fn: conform.Run, skip: "dials the CRI endpoint and creates containers and cgroups on the host"},

@@ -49,7 +49,7 @@ var command = []string{"sh", "-c", "trap 'exit 0' TERM; sleep 86400 & wait"}
 
 // Options configure a run.
 type Options struct {
-	// Runtime is the runtime under test: a *cri.Remote from Dial, or an
+	// Runtime is the runtime under test: a *remote.Client from Dial, or an
 	// in-process one such as *cri.SimContainerd. Required.
 	Runtime cri.Runtime
 	// Cgroups reads the containers' cgroup files: a *cgroupfs.FS on the

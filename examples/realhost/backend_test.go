@@ -21,6 +21,7 @@ import (
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/cgroup/cgroupfs"
 	"github.com/resizelet/resizelet/cri"
+	"github.com/resizelet/resizelet/cri/remote"
 	"github.com/resizelet/resizelet/resize"
 )
 
@@ -94,7 +95,7 @@ func TestRemoteBackendOnContainerd(t *testing.T) {
 		unavailable(t, "no usable cgroup hierarchy at /sys/fs/cgroup: %v", err)
 	}
 	ctx := context.Background()
-	timeout := resize.WithRemoteOptions(cri.WithCallTimeout(30 * time.Second))
+	timeout := resize.WithRemoteOptions(remote.WithCallTimeout(30 * time.Second))
 	kubepodsBefore := kubepodsTrees(t)
 
 	_, err := resize.Remote(ctx, endpoint, "docker.io/resizelet/not-imported:1", resize.NodeConfig{}, timeout)
@@ -163,7 +164,7 @@ func TestRemoteBackendOnContainerd(t *testing.T) {
 	}
 
 	// The runtime's own view: the sandbox and container carry the label.
-	raw, err := cri.NewRemote(ctx, endpoint, cri.WithCallTimeout(30*time.Second))
+	raw, err := remote.Dial(ctx, endpoint, remote.WithCallTimeout(30*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

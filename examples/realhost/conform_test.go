@@ -18,8 +18,8 @@ import (
 
 	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/cgroup/cgroupfs"
-	"github.com/resizelet/resizelet/cri"
 	"github.com/resizelet/resizelet/cri/conform"
+	"github.com/resizelet/resizelet/cri/remote"
 )
 
 // conformEnv returns the runtime's endpoint and image, or skips (fails in
@@ -41,9 +41,9 @@ func assertNothingLeft(t *testing.T, endpoint, prefix string) {
 	if prefix == "" {
 		t.Fatal("no run prefix to look for")
 	}
-	rt, err := cri.NewRemote(context.Background(), endpoint, cri.WithCallTimeout(30*time.Second))
+	rt, err := remote.Dial(context.Background(), endpoint, remote.WithCallTimeout(30*time.Second))
 	if err != nil {
-		t.Fatalf("NewRemote(%s): %v", endpoint, err)
+		t.Fatalf("remote.Dial(%s): %v", endpoint, err)
 	}
 	defer rt.Close()
 	ctx := context.Background()

@@ -9,6 +9,7 @@ import (
 	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/cri"
+	"github.com/resizelet/resizelet/cri/remote"
 	"github.com/resizelet/resizelet/resize"
 )
 
@@ -79,7 +80,7 @@ func newBackends(ctx context.Context, s *Scenario, opts Options) (*backends, err
 			bopts = append(bopts, resize.WithCgroupRoot(root))
 		}
 		cfg.CgroupVersion = 0 // the host's
-		bopts = append(bopts, resize.WithRemoteOptions(cri.WithCallTimeout(30*time.Second)))
+		bopts = append(bopts, resize.WithRemoteOptions(remote.WithCallTimeout(30*time.Second)))
 		if b.backend, err = resize.Remote(ctx, opts.CRIEndpoint, opts.Image, cfg, bopts...); err != nil {
 			return nil, fmt.Errorf("--cri-endpoint %s: %w", opts.CRIEndpoint, err)
 		}
