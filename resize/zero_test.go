@@ -36,6 +36,7 @@ import (
 	"github.com/resizelet/resizelet/resize/benchworld"
 	"github.com/resizelet/resizelet/resize/core"
 	"github.com/resizelet/resizelet/resize/explore"
+	"github.com/resizelet/resizelet/resize/host"
 	"github.com/resizelet/resizelet/resize/internal/zerocall"
 	"github.com/resizelet/resizelet/resize/kubeclient"
 	"github.com/resizelet/resizelet/resize/metrics"
@@ -58,6 +59,7 @@ var zeroPackages = map[string]string{
 	"benchworld":            "benchworld",
 	"scenario":              "scenario",
 	"scenario/scenariotest": "scenariotest",
+	"host":                  "host",
 	"../allocation":         "allocation",
 	"../allocation/frozen":  "frozen",
 	"../allocation/state":   "state",
@@ -384,15 +386,18 @@ func zeroFuncs() []zeroFunc {
 		{name: "resize.NewFleet", fn: resize.NewFleet},
 		{name: "resize.NewNode", fn: resize.NewNode},
 		{name: "resize.Simulated", fn: resize.Simulated},
-		{name: "resize.HostCgroups", fn: resize.HostCgroups, skip: "opens the host's cgroup filesystem at /sys/fs/cgroup"},
-		{name: "resize.Remote", fn: resize.Remote},
 		{name: "resize.SortDifferences", fn: resize.SortDifferences},
-		{name: "resize.WithCgroupManager", fn: resize.WithCgroupManager},
-		{name: "resize.WithCgroupParent", fn: resize.WithCgroupParent},
-		{name: "resize.WithCgroupRoot", fn: resize.WithCgroupRoot},
+		{name: "resize.NewHostBackend", fn: resize.NewHostBackend},
+		// resize/host
+		{name: "host.Cgroups", fn: host.Cgroups, skip: "opens the host's cgroup filesystem at /sys/fs/cgroup"},
+		{name: "host.Remote", fn: host.Remote},
+		{name: "host.WithCgroupManager", fn: host.WithCgroupManager},
+		{name: "host.WithCgroupParent", fn: host.WithCgroupParent},
+		{name: "host.WithCgroupRoot", fn: host.WithCgroupRoot},
+		{name: "host.WithPullImage", fn: host.WithPullImage},
+		{name: "host.WithRemoteOptions", fn: host.WithRemoteOptions},
+		{name: "host.WithBackendOptions", fn: host.WithBackendOptions},
 		{name: "resize.WithCgroups", fn: resize.WithCgroups},
-		{name: "resize.WithPullImage", fn: resize.WithPullImage},
-		{name: "resize.WithRemoteOptions", fn: resize.WithRemoteOptions},
 		{name: "resize.WithRuntimeCgroups", fn: resize.WithRuntimeCgroups},
 		{name: "resize.WithSimContainerd", fn: resize.WithSimContainerd},
 		{name: "resize.WithSimKernel", fn: resize.WithSimKernel},
