@@ -7,11 +7,13 @@
 // cgroup hierarchy in memory, for tests and simulations: it shows the
 // kernel's files for cgroup v1 and v2, records every write in order, and
 // answers like the kernel where a resize can tell the difference (EBUSY on
-// v1, an OOM kill on v2). FS (fs.go) is the implementation over a real
-// cgroup filesystem. Both read and write the kernel's file formats through
-// fileformat.go, so that the simulator and the real thing cannot drift
-// apart (SimKernel checks its writes with canonical's rules in numbers,
-// simCanonical, which its tests hold to canonical). FaultInjector
+// v1, an OOM kill on v2). The implementation over a real cgroup filesystem
+// is cgroupfs.FS, in package cgroup/cgroupfs, so that a program that only
+// simulates does not link containerd/cgroups. Both read and write the
+// kernel's file formats through fileformat.go, so that the simulator and
+// the real thing cannot drift apart (SimKernel checks its writes with
+// Canonical's rules in numbers, simCanonical, which its tests hold to
+// Canonical). FaultInjector
 // (fault.go) and Recorder (recorder.go) wrap any Manager to fail chosen
 // writes and to keep the writes made, for tests and transcripts. SetValues
 // is Set for callers that need only its error: on the simulator it makes
@@ -154,3 +156,14 @@ var (
 	// manager, refuses a NodeConfig.CgroupRoot with the same error.
 	ErrInvalidPath = cgconfig.ErrInvalidPath
 )
+
+// validatePath checks a cgroup path relative to a manager's root with
+// cgconfig.ValidatePath's rule: "" for the root itself, else "/"
+// separated, no leading or trailing "/", no empty, "." or ".." component,
+// no component longer than a file name may be, and no control character.
+// Every pod UID and container ID that reaches a file path passes through
+// it, in every manager (cgroupfs.FS calls cgconfig.ValidatePath itself),
+// so no write can land outside the root.
+func validatePath(path string) error {
+	return cgconfig.ValidatePath(path)
+}

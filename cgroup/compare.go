@@ -41,7 +41,7 @@ func Compare(m Manager, path string, want Values) ([]FileDiff, error) {
 				return nil, fmt.Errorf("compare %s: %w", path, err)
 			}
 		}
-		canon, err := canonical(version, f.file, f.content, cur)
+		canon, err := Canonical(version, f.file, f.content, cur)
 		if err != nil {
 			out = append(out, FileDiff{File: f.file, Want: fmt.Sprintf("%s (the kernel refuses it: %v)", f.content, err), Got: cur})
 			continue

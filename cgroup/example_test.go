@@ -9,7 +9,7 @@ import (
 
 // Set writes only what changes, in the kernel's order, and returns each
 // write with the file's old and new content. The same calls work on a real
-// hierarchy through cgroup.NewFS.
+// hierarchy through cgroupfs.New.
 func ExampleSimKernel() {
 	cg := cgroup.NewSimKernel(cgroup.V2)
 	path := "kubepods/burstable/pod-demo"

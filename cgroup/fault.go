@@ -103,7 +103,7 @@ func (f *FaultInjector) Set(path string, v Values) ([]Write, error) {
 	first, old := -1, ""
 	for j := range plan[:n] {
 		cur, ok := read(plan[j].file)
-		if canon, err := canonical(version, plan[j].file, plan[j].content, cur); err == nil && ok && canon == cur {
+		if canon, err := Canonical(version, plan[j].file, plan[j].content, cur); err == nil && ok && canon == cur {
 			continue
 		}
 		first, old = j, cur

@@ -11,28 +11,31 @@ import (
 )
 
 // This file is the one place that knows the formats of the kernel's cgroup
-// files: their names, how their content reads as Values (parseValues), what
+// files: their names, how their content reads as Values (ParseValues), what
 // Set writes into them (planSet), and what the kernel shows after a write
-// (canonical). Both managers, SimKernel and FS, and the FaultInjector
-// use it, so that a format is fixed in one place for all of them.
+// (Canonical). Both managers, SimKernel here and cgroupfs.FS, and the
+// FaultInjector use it, so that a format is fixed in one place for all of
+// them; what cgroupfs needs of it is exported for that reason.
 
-// The cgroup files the managers read and write, by the kernel's names.
+// The cgroup files the managers read and write, by the kernel's names. They
+// are exported for package cgroupfs, which writes the same files on a real
+// hierarchy.
 const (
 	// cgroup v2.
-	fileCPUWeight     = "cpu.weight"     // CPU weight, 1..10000
-	fileCPUMax        = "cpu.max"        // "<quota|max> <period>" in microseconds
-	fileMemoryMax     = "memory.max"     // limit in bytes, or "max"
-	fileMemoryCurrent = "memory.current" // usage in bytes; read-only
-	fileMemoryEvents  = "memory.events"  // "<event> <count>" lines; read-only
+	FileCPUWeight     = "cpu.weight"     // CPU weight, 1..10000
+	FileCPUMax        = "cpu.max"        // "<quota|max> <period>" in microseconds
+	FileMemoryMax     = "memory.max"     // limit in bytes, or "max"
+	FileMemoryCurrent = "memory.current" // usage in bytes; read-only
+	FileMemoryEvents  = "memory.events"  // "<event> <count>" lines; read-only
 
 	// cgroup v1.
-	fileCPUShares      = "cpu.shares"                // 2..262144
-	fileCFSPeriod      = "cpu.cfs_period_us"         // microseconds
-	fileCFSQuota       = "cpu.cfs_quota_us"          // microseconds, -1 for no limit
-	fileMemoryLimit    = "memory.limit_in_bytes"     // bytes; -1 is written for no limit
-	fileMemoryUsage    = "memory.usage_in_bytes"     // read-only
-	fileMemoryMaxUsage = "memory.max_usage_in_bytes" // peak usage; read-only
-	fileOOMControl     = "memory.oom_control"        // read-only here
+	FileCPUShares      = "cpu.shares"                // 2..262144
+	FileCFSPeriod      = "cpu.cfs_period_us"         // microseconds
+	FileCFSQuota       = "cpu.cfs_quota_us"          // microseconds, -1 for no limit
+	FileMemoryLimit    = "memory.limit_in_bytes"     // bytes; -1 is written for no limit
+	FileMemoryUsage    = "memory.usage_in_bytes"     // read-only
+	FileMemoryMaxUsage = "memory.max_usage_in_bytes" // peak usage; read-only
+	FileOOMControl     = "memory.oom_control"        // read-only here
 )
 
 // The tokens the kernel uses for "no limit".
@@ -54,7 +57,7 @@ var (
 	defaultCFSPeriod = strconv.Itoa(cgconfig.QuotaPeriod)
 	// defaultCPUMax is cpu.max of a new cgroup v2: no quota in the default
 	// period.
-	defaultCPUMax = formatCPUMax(Unlimited, cgconfig.QuotaPeriod)
+	defaultCPUMax = FormatCPUMax(Unlimited, cgconfig.QuotaPeriod)
 )
 
 // The CFS bandwidth bounds the kernel enforces on a write
@@ -73,17 +76,17 @@ const (
 	kernelMaxCFSQuotaUS = 1<<44 - 1
 )
 
-// formatMax is the cgroup v2 content for a limit that may be Unlimited:
+// FormatMax is the cgroup v2 content for a limit that may be Unlimited:
 // memory.max, or the quota half of cpu.max. It writes other negative
 // values as they are, so that the kernel rejects them with EINVAL.
-func formatMax(v int64) string {
+func FormatMax(v int64) string {
 	if v == Unlimited {
 		return maxToken
 	}
 	return strconv.FormatInt(v, 10)
 }
 
-// appendMax is formatMax appending to b, so that cpu.max can be built in
+// appendMax is FormatMax appending to b, so that cpu.max can be built in
 // one allocation.
 func appendMax(b []byte, v int64) []byte {
 	if v == Unlimited {
@@ -101,19 +104,19 @@ func parseMax(s string) (int64, error) {
 	return strconv.ParseInt(s, 10, 64)
 }
 
-// formatCPUMax is the content of cpu.max for a quota (Unlimited for none)
+// FormatCPUMax is the content of cpu.max for a quota (Unlimited for none)
 // and a period, both in microseconds.
-func formatCPUMax(quota int64, period uint64) string {
+func FormatCPUMax(quota int64, period uint64) string {
 	var buf [48]byte
 	b := appendMax(buf[:0], quota)
 	b = append(b, ' ')
 	return string(strconv.AppendUint(b, period, 10))
 }
 
-// parseCPUMax reads cpu.max, "<quota|max> <period>". A missing period
+// ParseCPUMax reads cpu.max, "<quota|max> <period>". A missing period
 // means the default one: the kernel always shows both, but a temp-dir tree
 // may hold the quota alone.
-func parseCPUMax(s string) (quota int64, period uint64, err error) {
+func ParseCPUMax(s string) (quota int64, period uint64, err error) {
 	q, p, found := strings.Cut(s, " ")
 	if quota, err = parseMax(q); err != nil {
 		return 0, 0, err
@@ -125,12 +128,12 @@ func parseCPUMax(s string) (quota int64, period uint64, err error) {
 	return quota, period, err
 }
 
-// parseV1Limit reads memory.limit_in_bytes: the kernel's read-back of -1,
+// ParseV1Limit reads memory.limit_in_bytes: the kernel's read-back of -1,
 // cgconfig.V1UnlimitedMemory, and anything above it is Unlimited. The
 // kernel never shows a negative limit, but a temp-dir tree may hold the
 // "-1" that was written, so a signed number reads as a v1 quota does, any
 // negative one as Unlimited; its error stays the unsigned parser's.
-func parseV1Limit(s string) (int64, error) {
+func ParseV1Limit(s string) (int64, error) {
 	u, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
 		if n, qerr := parseV1Quota(s); qerr == nil {
@@ -157,30 +160,42 @@ func parseV1Quota(s string) (int64, error) {
 	return n, nil
 }
 
-// contentError is parseValues' error for a file whose content is not in
+// ContentError is ParseValues' error for a file whose content is not in
 // the kernel's format. It keeps the file and content apart so that each
 // manager can word the error its own way.
-type contentError struct {
-	file, content string
-	err           error // the number parser's error
+type ContentError struct {
+	File, Content string
+	Err           error // the number parser's error
 }
 
 // Error says which file held what.
-func (e *contentError) Error() string {
-	return fmt.Sprintf("parse %s %q: %v", e.file, e.content, e.err)
+func (e *ContentError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("parse %s %q: %v", e.File, e.Content, e.Err)
 }
 
 // Unwrap returns the number parser's error.
-func (e *contentError) Unwrap() error { return e.err }
+func (e *ContentError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
-// parseValues turns the content of a cgroup's files, as the kernel shows
+// ParseValues turns the content of a cgroup's files, as the kernel shows
 // them, into Values. read returns a file's trimmed content, false for a
 // file the cgroup does not have (its field stays nil), or an error, which
-// parseValues returns as it is. It reads the files in Set's order and stops
+// ParseValues returns as it is. It reads the files in Set's order and stops
 // at the first error, returning the fields read so far with it; content it
-// cannot parse gives a *contentError.
-func parseValues(version Version, read func(file string) (string, bool, error)) (Values, error) {
+// cannot parse gives a *ContentError. A nil read is an error: there is
+// nothing to read the files with.
+func ParseValues(version Version, read func(file string) (string, bool, error)) (Values, error) {
 	var v Values
+	if read == nil {
+		return v, errors.New("parse cgroup values: no function to read the files with")
+	}
 	// field reads one file into a field with parse, leaving it nil when
 	// the file is missing.
 	field := func(file string, parse func(string) error) error {
@@ -189,7 +204,7 @@ func parseValues(version Version, read func(file string) (string, bool, error)) 
 			return err
 		}
 		if err := parse(s); err != nil {
-			return &contentError{file: file, content: s, err: err}
+			return &ContentError{File: file, Content: s, Err: err}
 		}
 		return nil
 	}
@@ -212,11 +227,11 @@ func parseValues(version Version, read func(file string) (string, bool, error)) 
 		})
 	}
 	if version == V2 {
-		if err := uintField(fileCPUWeight, &v.CPUWeight); err != nil {
+		if err := uintField(FileCPUWeight, &v.CPUWeight); err != nil {
 			return v, err
 		}
-		err := field(fileCPUMax, func(s string) error {
-			q, p, err := parseCPUMax(s)
+		err := field(FileCPUMax, func(s string) error {
+			q, p, err := ParseCPUMax(s)
 			if err == nil {
 				v.CPUQuota, v.CPUPeriod = &q, &p
 			}
@@ -225,18 +240,18 @@ func parseValues(version Version, read func(file string) (string, bool, error)) 
 		if err != nil {
 			return v, err
 		}
-		return v, intField(fileMemoryMax, &v.MemoryLimit, parseMax)
+		return v, intField(FileMemoryMax, &v.MemoryLimit, parseMax)
 	}
-	if err := uintField(fileCPUShares, &v.CPUShares); err != nil {
+	if err := uintField(FileCPUShares, &v.CPUShares); err != nil {
 		return v, err
 	}
-	if err := uintField(fileCFSPeriod, &v.CPUPeriod); err != nil {
+	if err := uintField(FileCFSPeriod, &v.CPUPeriod); err != nil {
 		return v, err
 	}
-	if err := intField(fileCFSQuota, &v.CPUQuota, parseV1Quota); err != nil {
+	if err := intField(FileCFSQuota, &v.CPUQuota, parseV1Quota); err != nil {
 		return v, err
 	}
-	return v, intField(fileMemoryLimit, &v.MemoryLimit, parseV1Limit)
+	return v, intField(FileMemoryLimit, &v.MemoryLimit, ParseV1Limit)
 }
 
 // setFile is one file Set would write and the content it writes.
@@ -282,18 +297,18 @@ func appendPlan(buf []byte, version Version, v Values, read func(file string) (s
 	if version == V2 {
 		if v.MemoryLimit != nil {
 			buf = appendMax(buf, *v.MemoryLimit)
-			add(fileMemoryMax)
+			add(FileMemoryMax)
 		}
 		if v.CPUWeight != nil {
 			buf = strconv.AppendUint(buf, *v.CPUWeight, 10)
-			add(fileCPUWeight)
+			add(FileCPUWeight)
 		}
 		if v.CPUQuota != nil || v.CPUPeriod != nil {
 			// "<quota|max> <period>", keeping the current text of the
 			// half v does not set.
 			var quota, period string
 			if v.CPUQuota == nil || v.CPUPeriod == nil {
-				cur, _ := read(fileCPUMax)
+				cur, _ := read(FileCPUMax)
 				var ok bool
 				if quota, period, ok = strings.Cut(cur, " "); !ok {
 					quota, period, _ = strings.Cut(defaultCPUMax, " ")
@@ -310,25 +325,25 @@ func appendPlan(buf []byte, version Version, v Values, read func(file string) (s
 			} else {
 				buf = append(buf, period...)
 			}
-			add(fileCPUMax)
+			add(FileCPUMax)
 		}
 		return buf, plan, n
 	}
 	if v.MemoryLimit != nil {
 		buf = strconv.AppendInt(buf, *v.MemoryLimit, 10)
-		add(fileMemoryLimit)
+		add(FileMemoryLimit)
 	}
 	if v.CPUShares != nil {
 		buf = strconv.AppendUint(buf, *v.CPUShares, 10)
-		add(fileCPUShares)
+		add(FileCPUShares)
 	}
 	if v.CPUPeriod != nil {
 		buf = strconv.AppendUint(buf, *v.CPUPeriod, 10)
-		add(fileCFSPeriod)
+		add(FileCFSPeriod)
 	}
 	if v.CPUQuota != nil {
 		buf = strconv.AppendInt(buf, *v.CPUQuota, 10)
-		add(fileCFSQuota)
+		add(FileCFSQuota)
 	}
 	return buf, plan, n
 }
@@ -447,7 +462,7 @@ func keepLimit(content string, limit int64) string {
 	return strconv.FormatInt(limit, 10)
 }
 
-// canonical returns what the kernel stores, and reads back, when content
+// Canonical returns what the kernel stores, and reads back, when content
 // is written to file on version, or the errno a write of it fails with
 // before any check that depends on other cgroups. old is the file's
 // current content. The read-back is where a write and its file differ:
@@ -457,9 +472,9 @@ func keepLimit(content string, limit int64) string {
 // Set compares it with a file to skip writes that would change nothing.
 // SimKernel applies these rules in numbers (simCanonical), held to this by
 // TestSimKernelSetMatchesText and FuzzSimKernelSetValues.
-func canonical(version Version, file, content, old string) (string, error) {
+func Canonical(version Version, file, content, old string) (string, error) {
 	switch {
-	case version == V2 && file == fileCPUWeight:
+	case version == V2 && file == FileCPUWeight:
 		w, err := parseWrittenU64(content)
 		if err != nil {
 			return "", writeErrno(err)
@@ -468,7 +483,7 @@ func canonical(version Version, file, content, old string) (string, error) {
 			return "", syscall.ERANGE
 		}
 		return keepDecimal(content, w), nil
-	case version == V2 && file == fileCPUMax:
+	case version == V2 && file == FileCPUMax:
 		q, p, err := parseWrittenCPUMax(content, old)
 		if err != nil {
 			return "", err
@@ -476,8 +491,8 @@ func canonical(version Version, file, content, old string) (string, error) {
 		if qs, ps, ok := strings.Cut(content, " "); ok && (qs == maxToken || plainDecimal(qs)) && plainDecimal(ps) {
 			return content, nil
 		}
-		return formatCPUMax(q, p), nil
-	case version == V2 && file == fileMemoryMax:
+		return FormatCPUMax(q, p), nil
+	case version == V2 && file == FileMemoryMax:
 		l, err := parseWrittenLimit(content, maxToken)
 		if err != nil {
 			return "", err
@@ -486,13 +501,13 @@ func canonical(version Version, file, content, old string) (string, error) {
 			return maxToken, nil
 		}
 		return keepLimit(content, l), nil
-	case version == V1 && file == fileMemoryLimit:
+	case version == V1 && file == FileMemoryLimit:
 		l, err := parseWrittenLimit(content, unlimitedV1)
 		if err != nil {
 			return "", err
 		}
 		return keepLimit(content, l), nil
-	case version == V1 && file == fileCPUShares:
+	case version == V1 && file == FileCPUShares:
 		s, err := parseWrittenU64(content)
 		if err != nil {
 			return "", writeErrno(err)
@@ -503,7 +518,7 @@ func canonical(version Version, file, content, old string) (string, error) {
 			return strconv.FormatUint(c, 10), nil
 		}
 		return keepDecimal(content, s), nil
-	case version == V1 && file == fileCFSPeriod:
+	case version == V1 && file == FileCFSPeriod:
 		p, err := parseWrittenU64(content)
 		if err != nil {
 			return "", writeErrno(err)
@@ -512,7 +527,7 @@ func canonical(version Version, file, content, old string) (string, error) {
 			return "", syscall.EINVAL
 		}
 		return keepDecimal(content, p), nil
-	case version == V1 && file == fileCFSQuota:
+	case version == V1 && file == FileCFSQuota:
 		q, err := strconv.ParseInt(content, 10, 64)
 		if err != nil {
 			return "", writeErrno(err)

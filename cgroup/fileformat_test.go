@@ -15,7 +15,7 @@ import (
 // ffV1Unlimited is the text cgroup v1 shows for an unlimited memory limit.
 var ffV1Unlimited = strconv.FormatInt(cgconfig.V1UnlimitedMemory, 10)
 
-// TestFormatParseMaxRoundTrip checks that every limit formatMax writes,
+// TestFormatParseMaxRoundTrip checks that every limit FormatMax writes,
 // Unlimited included, reads back through parseMax as itself, and that
 // appendMax writes the same text.
 func TestFormatParseMaxRoundTrip(t *testing.T) {
@@ -30,9 +30,9 @@ func TestFormatParseMaxRoundTrip(t *testing.T) {
 		{math.MaxInt64, "9223372036854775807"},
 	}
 	for _, tt := range tests {
-		s := formatMax(tt.v)
+		s := FormatMax(tt.v)
 		if s != tt.want {
-			t.Errorf("formatMax(%d) = %q, want %q", tt.v, s, tt.want)
+			t.Errorf("FormatMax(%d) = %q, want %q", tt.v, s, tt.want)
 		}
 		if b := string(appendMax([]byte("x"), tt.v)); b != "x"+tt.want {
 			t.Errorf("appendMax(x, %d) = %q, want %q", tt.v, b, "x"+tt.want)
@@ -43,8 +43,8 @@ func TestFormatParseMaxRoundTrip(t *testing.T) {
 	}
 	// A negative value other than Unlimited is written as it is, for the
 	// kernel to reject.
-	if s := formatMax(-5); s != "-5" {
-		t.Errorf("formatMax(-5) = %q, want -5", s)
+	if s := FormatMax(-5); s != "-5" {
+		t.Errorf("FormatMax(-5) = %q, want -5", s)
 	}
 }
 
@@ -73,13 +73,13 @@ func TestFormatParseCPUMaxRoundTrip(t *testing.T) {
 		{math.MaxInt64, math.MaxUint64, "9223372036854775807 18446744073709551615"},
 	}
 	for _, tt := range tests {
-		s := formatCPUMax(tt.quota, tt.period)
+		s := FormatCPUMax(tt.quota, tt.period)
 		if s != tt.want {
-			t.Errorf("formatCPUMax(%d, %d) = %q, want %q", tt.quota, tt.period, s, tt.want)
+			t.Errorf("FormatCPUMax(%d, %d) = %q, want %q", tt.quota, tt.period, s, tt.want)
 		}
-		q, p, err := parseCPUMax(s)
+		q, p, err := ParseCPUMax(s)
 		if err != nil || q != tt.quota || p != tt.period {
-			t.Errorf("parseCPUMax(%q) = %d, %d, %v; want %d, %d", s, q, p, err, tt.quota, tt.period)
+			t.Errorf("ParseCPUMax(%q) = %d, %d, %v; want %d, %d", s, q, p, err, tt.quota, tt.period)
 		}
 	}
 	// A new cgroup shows the kernel's default period, which the derived
@@ -88,10 +88,10 @@ func TestFormatParseCPUMaxRoundTrip(t *testing.T) {
 		t.Errorf("defaultCPUMax = %q, defaultCFSPeriod = %q; want the kernel's \"max 100000\" and \"100000\"", defaultCPUMax, defaultCFSPeriod)
 	}
 	for _, s := range []string{"max", "25000"} {
-		q, p, err := parseCPUMax(s)
+		q, p, err := ParseCPUMax(s)
 		want, _ := parseMax(s)
 		if err != nil || q != want || p != cgconfig.QuotaPeriod {
-			t.Errorf("parseCPUMax(%q) = %d, %d, %v; want %d, %d", s, q, p, err, want, cgconfig.QuotaPeriod)
+			t.Errorf("ParseCPUMax(%q) = %d, %d, %v; want %d, %d", s, q, p, err, want, cgconfig.QuotaPeriod)
 		}
 	}
 }
@@ -100,8 +100,8 @@ func TestFormatParseCPUMaxRoundTrip(t *testing.T) {
 // number (or "max" for the quota) is an error.
 func TestParseCPUMaxBadInput(t *testing.T) {
 	for _, s := range []string{"", "abc", "abc 100000", "50000 abc", "50000 -1", "max max", "50000  100000", "max 100000 1"} {
-		if q, p, err := parseCPUMax(s); err == nil {
-			t.Errorf("parseCPUMax(%q) = %d, %d, want an error", s, q, p)
+		if q, p, err := ParseCPUMax(s); err == nil {
+			t.Errorf("ParseCPUMax(%q) = %d, %d, want an error", s, q, p)
 		}
 	}
 }
@@ -125,13 +125,13 @@ func TestParseV1Limit(t *testing.T) {
 		{"+4096", 4096},
 	}
 	for _, tt := range tests {
-		if got, err := parseV1Limit(tt.s); err != nil || got != tt.want {
-			t.Errorf("parseV1Limit(%q) = %d, %v; want %d", tt.s, got, err, tt.want)
+		if got, err := ParseV1Limit(tt.s); err != nil || got != tt.want {
+			t.Errorf("ParseV1Limit(%q) = %d, %v; want %d", tt.s, got, err, tt.want)
 		}
 	}
 	for _, s := range []string{"", "abc", "max", "1.5", "18446744073709551616", "-9223372036854775809"} {
-		if got, err := parseV1Limit(s); err == nil {
-			t.Errorf("parseV1Limit(%q) = %d, want an error", s, got)
+		if got, err := ParseV1Limit(s); err == nil {
+			t.Errorf("ParseV1Limit(%q) = %d, want an error", s, got)
 		}
 	}
 }
@@ -161,7 +161,7 @@ func TestParseV1Quota(t *testing.T) {
 	}
 }
 
-// ffReader returns a parseValues reader over files, which also records the
+// ffReader returns a ParseValues reader over files, which also records the
 // files asked for.
 func ffReader(files map[string]string, asked *[]string) func(string) (string, bool, error) {
 	return func(file string) (string, bool, error) {
@@ -227,9 +227,9 @@ func TestParseValues(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var asked []string
-			got, err := parseValues(tt.version, ffReader(tt.files, &asked))
+			got, err := ParseValues(tt.version, ffReader(tt.files, &asked))
 			if err != nil {
-				t.Fatalf("parseValues: %v", err)
+				t.Fatalf("ParseValues: %v", err)
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("values (-want +got):\n%s", diff)
@@ -241,9 +241,9 @@ func TestParseValues(t *testing.T) {
 	}
 }
 
-// TestParseValuesErrors checks that parseValues stops at the first file
+// TestParseValuesErrors checks that ParseValues stops at the first file
 // that fails, returns the fields read before it, names the file and its
-// content in a *contentError that unwraps to the parser's error, and
+// content in a *ContentError that unwraps to the parser's error, and
 // passes a reader's own error through untouched.
 func TestParseValuesErrors(t *testing.T) {
 	tests := []struct {
@@ -265,10 +265,10 @@ func TestParseValuesErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var asked []string
-			got, err := parseValues(tt.version, ffReader(tt.files, &asked))
-			var ce *contentError
-			if !errors.As(err, &ce) || ce.file != tt.file || ce.content != tt.files[tt.file] {
-				t.Fatalf("parseValues error = %v, want a contentError for %s %q", err, tt.file, tt.files[tt.file])
+			got, err := ParseValues(tt.version, ffReader(tt.files, &asked))
+			var ce *ContentError
+			if !errors.As(err, &ce) || ce.File != tt.file || ce.Content != tt.files[tt.file] {
+				t.Fatalf("ParseValues error = %v, want a ContentError for %s %q", err, tt.file, tt.files[tt.file])
 			}
 			if !errors.Is(err, strconv.ErrSyntax) {
 				t.Errorf("error %v does not unwrap to strconv.ErrSyntax", err)
@@ -287,7 +287,7 @@ func TestParseValuesErrors(t *testing.T) {
 
 	readErr := errors.New("read failed")
 	var asked []string
-	got, err := parseValues(V2, func(file string) (string, bool, error) {
+	got, err := ParseValues(V2, func(file string) (string, bool, error) {
 		asked = append(asked, file)
 		if file == "cpu.max" {
 			return "", false, readErr
@@ -362,7 +362,7 @@ type canonicalCase struct {
 func checkCanonical(t *testing.T, old string, tests []canonicalCase) {
 	t.Helper()
 	for _, tt := range tests {
-		got, err := canonical(tt.version, tt.file, tt.content, old)
+		got, err := Canonical(tt.version, tt.file, tt.content, old)
 		if tt.errno != 0 {
 			if !errors.Is(err, tt.errno) {
 				t.Errorf("%v %s %q: err = %v, want %v", tt.version, tt.file, tt.content, err, tt.errno)
@@ -506,18 +506,18 @@ func TestPlannedContentReadsBack(t *testing.T) {
 			}
 			plan, n := planSet(version, v, read)
 			for _, w := range plan[:n] {
-				c, err := canonical(version, w.file, w.content, files[w.file])
+				c, err := Canonical(version, w.file, w.content, files[w.file])
 				if err != nil {
 					t.Fatalf("%v %s %q: %v", version, w.file, w.content, err)
 				}
 				files[w.file] = c
 			}
-			got, err := parseValues(version, func(file string) (string, bool, error) {
+			got, err := ParseValues(version, func(file string) (string, bool, error) {
 				s, ok := files[file]
 				return s, ok, nil
 			})
 			if err != nil {
-				t.Fatalf("%v: parseValues(%v): %v", version, files, err)
+				t.Fatalf("%v: ParseValues(%v): %v", version, files, err)
 			}
 			want := v
 			if version == V2 {
@@ -530,48 +530,10 @@ func TestPlannedContentReadsBack(t *testing.T) {
 			}
 			again, m := planSet(version, got, read)
 			for _, w := range again[:m] {
-				if c, err := canonical(version, w.file, w.content, files[w.file]); err != nil || c != files[w.file] {
+				if c, err := Canonical(version, w.file, w.content, files[w.file]); err != nil || c != files[w.file] {
 					t.Errorf("%v: re-planned %s = %q would change %q (%q, %v)", version, w.file, w.content, files[w.file], c, err)
 				}
 			}
-		}
-	}
-}
-
-// TestSameKeepsFSReading pins how FS's Set decides that a write would
-// change nothing: by the kernel's read-back, except for the two memory
-// limit cases where FS has its own reading.
-func TestSameKeepsFSReading(t *testing.T) {
-	tests := []struct {
-		version         Version
-		file, old, want string
-		same            bool
-	}{
-		{V1, "cpu.shares", "2", "1", true},
-		{V1, "cpu.shares", "1024", "1", false},
-		{V1, "cpu.cfs_quota_us", "-1", "-5", true},
-		{V1, "cpu.cfs_quota_us", "-1", "500", false},
-		{V1, "memory.limit_in_bytes", "4096", "4097", true},
-		{V1, "memory.limit_in_bytes", ffV1Unlimited, "-1", true},
-		// A temp-dir tree holds the -1 that was written.
-		{V1, "memory.limit_in_bytes", "-1", ffV1Unlimited, true},
-		// FS reads every negative limit as unlimited.
-		{V1, "memory.limit_in_bytes", ffV1Unlimited, "-5", true},
-		{V1, "memory.limit_in_bytes", "4096", "-1", false},
-		{V2, "cpu.weight", "100", "100", true},
-		{V2, "cpu.weight", "100", "0", false},
-		{V2, "cpu.max", "max 100000", "max 100000", true},
-		{V2, "cpu.max", "max 100000", "500 100000", false},
-		{V2, "memory.max", "4096", "4097", true},
-		{V2, "memory.max", "max", "max", true},
-		{V2, "memory.max", "4096", "-5", false},
-		// FS compares a limit at the page counter maximum as a number.
-		{V2, "memory.max", "max", "9223372036854775807", false},
-		{V2, "memory.max", ffV1Unlimited, "9223372036854775807", true},
-	}
-	for _, tt := range tests {
-		if got := same(tt.version, tt.file, tt.old, tt.want); got != tt.same {
-			t.Errorf("same(%v, %s, %q, %q) = %v, want %v", tt.version, tt.file, tt.old, tt.want, got, tt.same)
 		}
 	}
 }
@@ -584,23 +546,23 @@ func FuzzCanonical(f *testing.F) {
 		f.Add(s, "max 100000")
 	}
 	files := map[Version][]string{
-		V2: {fileCPUWeight, fileCPUMax, fileMemoryMax},
-		V1: {fileCPUShares, fileCFSPeriod, fileCFSQuota, fileMemoryLimit},
+		V2: {FileCPUWeight, FileCPUMax, FileMemoryMax},
+		V1: {FileCPUShares, FileCFSPeriod, FileCFSQuota, FileMemoryLimit},
 	}
 	f.Fuzz(func(t *testing.T, content, old string) {
 		for version, names := range files {
 			for _, file := range names {
-				c, err := canonical(version, file, content, old)
+				c, err := Canonical(version, file, content, old)
 				if err != nil {
 					if !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ERANGE) {
 						t.Fatalf("%v %s %q: error %v is not EINVAL or ERANGE", version, file, content, err)
 					}
 					continue
 				}
-				if again, err := canonical(version, file, c, c); err != nil || again != c {
+				if again, err := Canonical(version, file, c, c); err != nil || again != c {
 					t.Fatalf("%v %s %q reads %q, which rewritten reads %q, %v", version, file, content, c, again, err)
 				}
-				if _, err := parseValues(version, func(f string) (string, bool, error) {
+				if _, err := ParseValues(version, func(f string) (string, bool, error) {
 					return c, f == file, nil
 				}); err != nil {
 					t.Fatalf("%v %s %q reads %q, which Get cannot parse: %v", version, file, content, c, err)

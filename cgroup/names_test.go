@@ -2,7 +2,6 @@ package cgroup
 
 import (
 	"errors"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -11,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
+	"github.com/resizelet/resizelet/cgroup/internal/cgrouptest"
 )
 
 // TestPodCgroupNamesAreValidPaths checks that every pod cgroup name the
@@ -29,30 +29,13 @@ func TestPodCgroupNamesAreValidPaths(t *testing.T) {
 	}
 }
 
-// The cgroup paths both managers refuse, and some unusual ones both take.
-// The refused ones hold an empty, "." or ".." component, a leading or
-// trailing "/", a component longer than 255 bytes, or a control
-// character: the kernel refuses a newline in a cgroup name, and the other
-// control characters are refused with it.
-var (
-	badCgroupPaths = []string{
-		"a\nb", "pod/c\n", "a\x00b", "a\tb", "a\rb", "a\x1bb", "a\x7fb", "\x01",
-		"..", "../x", "a/../b", "a/..", ".", "a/./b",
-		"/abs", "a/", "a//b",
-		strings.Repeat("n", 256), "a/" + strings.Repeat("n", 256),
-	}
-	oddCgroupPaths = []string{
-		"a b", "pod-ü", "a\u00a0b", "...", ".hidden", "a.b", "a:b", `a\b`, "a-1/b_2", strings.Repeat("n", 255),
-	}
-)
-
-// TestSimKernelPathRule checks that SimKernel refuses badCgroupPaths in
+// TestSimKernelPathRule checks that SimKernel refuses cgrouptest.BadPaths in
 // every call with ErrInvalidPath naming the path, and takes
-// oddCgroupPaths.
+// cgrouptest.OddPaths.
 func TestSimKernelPathRule(t *testing.T) {
 	for _, version := range []Version{V1, V2} {
 		m := NewSimKernel(version)
-		for _, p := range badCgroupPaths {
+		for _, p := range cgrouptest.BadPaths {
 			errs := map[string]error{"Create": m.Create(p), "Delete": m.Delete(p), "SetUsage": m.SetUsage(p, 1)}
 			_, errs["Get"] = m.Get(p)
 			_, errs["Set"] = m.Set(p, Values{CPUWeight: mtPtr(uint64(5)), CPUShares: mtPtr(uint64(5))})
@@ -70,7 +53,7 @@ func TestSimKernelPathRule(t *testing.T) {
 		if diff := cmp.Diff([]string{""}, m.Paths()); diff != "" {
 			t.Errorf("%v: bad paths made cgroups (-want +got):\n%s", version, diff)
 		}
-		for _, p := range oddCgroupPaths {
+		for _, p := range cgrouptest.OddPaths {
 			if err := m.Create(p); err != nil || !m.Exists(p) {
 				t.Errorf("%v: Create(%q) = %v, exists %v; want it made", version, p, err, m.Exists(p))
 			}

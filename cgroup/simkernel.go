@@ -131,18 +131,18 @@ const (
 
 // simFileNames are the kernel's names of the simFiles.
 var simFileNames = [...]string{
-	simCPUWeight:      fileCPUWeight,
-	simCPUMax:         fileCPUMax,
-	simMemoryMax:      fileMemoryMax,
-	simMemoryCurrent:  fileMemoryCurrent,
-	simMemoryEvents:   fileMemoryEvents,
-	simCPUShares:      fileCPUShares,
-	simCFSPeriod:      fileCFSPeriod,
-	simCFSQuota:       fileCFSQuota,
-	simMemoryLimit:    fileMemoryLimit,
-	simMemoryUsage:    fileMemoryUsage,
-	simMemoryMaxUsage: fileMemoryMaxUsage,
-	simOOMControl:     fileOOMControl,
+	simCPUWeight:      FileCPUWeight,
+	simCPUMax:         FileCPUMax,
+	simMemoryMax:      FileMemoryMax,
+	simMemoryCurrent:  FileMemoryCurrent,
+	simMemoryEvents:   FileMemoryEvents,
+	simCPUShares:      FileCPUShares,
+	simCFSPeriod:      FileCFSPeriod,
+	simCFSQuota:       FileCFSQuota,
+	simMemoryLimit:    FileMemoryLimit,
+	simMemoryUsage:    FileMemoryUsage,
+	simMemoryMaxUsage: FileMemoryMaxUsage,
+	simOOMControl:     FileOOMControl,
 }
 
 // The files a cgroup has on each version.
@@ -317,7 +317,7 @@ type simWrite struct {
 }
 
 // simErrno is err as simWrite keeps it. Every error a write meets in the
-// model is a syscall.Errno (canonical, apply), and each of those fits a
+// model is a syscall.Errno (Canonical, apply), and each of those fits a
 // byte; anything else is a programming error.
 func simErrno(err error) uint8 {
 	if err == nil {
@@ -413,7 +413,7 @@ func (m *SimKernel) newNode(path string, parent *simNode) *simNode {
 }
 
 // simCheckPath reports whether path names a cgroup below the root. It is
-// FS's rule (validatePath), so that the simulator refuses exactly the
+// cgroupfs.FS's rule (validatePath), so that the simulator refuses exactly the
 // names the manager of a real cgroup filesystem refuses, with the same
 // ErrInvalidPath.
 func simCheckPath(path string) error {
@@ -550,7 +550,7 @@ func (m *SimKernel) Get(path string) (Values, error) {
 	return simValues(m.version, n), nil
 }
 
-// simValues is what parseValues reads from n's files, taken from the
+// simValues is what ParseValues reads from n's files, taken from the
 // numbers the files are rendered from rather than parsed back from text
 // (TestSimKernelGetReadsItsFiles checks that the two agree). The values
 // share one allocation, so that a Get costs one rather than four.
@@ -651,12 +651,12 @@ func (m *SimKernel) plan(n *simNode, v Values) (plan [4]simPlanned, count int) {
 
 // simCanonical is canonical in numbers, for the contents Set writes: for
 // the content appendSetting formats from s, it returns what parseSetting
-// reads from canonical's answer, or canonical's error. Every content Set
+// reads from Canonical's answer, or Canonical's error. Every content Set
 // writes is a number as strconv formats it (or "max" on v2), so the
-// parsing canonical does cannot fail but where a negative number meets an
-// unsigned parser (EINVAL), and what is left are canonical's bounds,
+// parsing Canonical does cannot fail but where a negative number meets an
+// unsigned parser (EINVAL), and what is left are Canonical's bounds,
 // clamps and roundings. Each answer is appendSetting's rendering of itself,
-// as canonical's are, so that comparing settings is comparing contents.
+// as Canonical's are, so that comparing settings is comparing contents.
 // TestSimKernelSetMatchesText and FuzzSimKernelSetValues hold Set to the
 // text path it replaced.
 func simCanonical(f simFile, s simSetting) (simSetting, error) {

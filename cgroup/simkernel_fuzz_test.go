@@ -155,7 +155,7 @@ func FuzzSimKernelSet(f *testing.F) {
 				}
 				continue
 			}
-			canon, cerr := canonical(version, w.File, w.New, w.Old)
+			canon, cerr := Canonical(version, w.File, w.New, w.Old)
 			if cerr != nil || after[w.File] != canon || w.Old != before[w.File] {
 				t.Fatalf("write %+v: file now %q, kernel reading %q (%v), before %q", w, after[w.File], canon, cerr, before[w.File])
 			}

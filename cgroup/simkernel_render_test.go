@@ -277,7 +277,7 @@ func TestSimKernelRenderedFiles(t *testing.T) {
 }
 
 // TestSimKernelGetReadsItsFiles checks that Get, which reads the numbers
-// the files are rendered from, gives what parseValues reads from the files,
+// the files are rendered from, gives what ParseValues reads from the files,
 // for every cgroup renderScenario leaves and for the kernel's extreme
 // values.
 func TestSimKernelGetReadsItsFiles(t *testing.T) {
@@ -293,12 +293,12 @@ func TestSimKernelGetReadsItsFiles(t *testing.T) {
 			CPUQuota: mtPtr(int64(1000)), CPUPeriod: mtPtr(uint64(1000000)), MemoryLimit: mtPtr(int64(0))})
 		for _, p := range m.Paths() {
 			files := m.Files(p)
-			want, err := parseValues(version, func(file string) (string, bool, error) {
+			want, err := ParseValues(version, func(file string) (string, bool, error) {
 				s, ok := files[file]
 				return s, ok, nil
 			})
 			if err != nil {
-				t.Fatalf("%v: parseValues(Files(%q)): %v", version, p, err)
+				t.Fatalf("%v: ParseValues(Files(%q)): %v", version, p, err)
 			}
 			got, err := m.Get(p)
 			if err != nil {

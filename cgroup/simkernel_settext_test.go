@@ -17,7 +17,7 @@ import (
 
 // This file keeps SimKernel.Set as it was before it planned and checked its
 // writes in numbers (plan, simCanonical): setByText formats each planned
-// content as text, asks canonical, the formats' own reading of a write,
+// content as text, asks Canonical, the formats' own reading of a write,
 // and parses the answer back. TestSimKernelSetMatchesText and
 // FuzzSimKernelSetValues hold Set and SetValues to it.
 
@@ -36,7 +36,7 @@ func parseSetting(f simFile, content string) simSetting {
 	case simMemoryMax:
 		s.value, err = parseMax(content)
 	case simCPUMax:
-		s.value, s.period, err = parseCPUMax(content)
+		s.value, s.period, err = ParseCPUMax(content)
 	default: // simCFSQuota, simMemoryLimit
 		s.value, err = strconv.ParseInt(content, 10, 64)
 	}
@@ -76,7 +76,7 @@ func (m *SimKernel) setByText(path string, v Values) ([]Write, error) {
 		oldSetting := n.setting(f)
 		var oldBuf [48]byte
 		old := appendSetting(oldBuf[:0], f, oldSetting)
-		canon, err := canonical(m.version, p.file, string(content), string(old))
+		canon, err := Canonical(m.version, p.file, string(content), string(old))
 		if err == nil && canon == string(old) {
 			continue
 		}

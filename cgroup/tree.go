@@ -3,26 +3,29 @@ package cgroup
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
-	"time"
-)
-
-// busyRetry is how long RemoveTree keeps trying a cgroup the kernel
-// refuses with EBUSY, and how long it waits between tries: the kernel
-// refuses a cgroup for a moment after its last process was killed, until
-// the exit has been reaped.
-const (
-	busyRetry    = 5 * time.Second
-	busyInterval = 100 * time.Millisecond
 )
 
 // pathLister is a Manager that can list its cgroups, as SimKernel can.
 type pathLister interface{ Paths() []string }
+
+// TreeManager is a Manager whose cgroups are not one tree it can list:
+// cgroupfs.FS, whose cgroups are directories in one or more hierarchies,
+// and which must also visit the hierarchies it does not write (a container
+// runtime creates a pod's cgroups in all of them). RemoveTree,
+// SnapshotTree and RemoveCreated look through decorators for one and hand
+// it the work.
+type TreeManager interface {
+	Manager
+	// RemoveTree removes the cgroup name (never the root) and every cgroup
+	// below it, deepest first, and returns what it removed; see the
+	// function RemoveTree.
+	RemoveTree(name string) ([]string, error)
+	// TreeView returns how SnapshotTree and RemoveCreated see the
+	// manager's cgroups.
+	TreeView() (TreeView, error)
+}
 
 // RemoveTree removes the cgroup name and every cgroup below it, deepest
 // first, and returns what it removed: the directories on a cgroup
@@ -31,14 +34,14 @@ type pathLister interface{ Paths() []string }
 // the same. The root ("") is never removed.
 //
 // It looks through decorators (Unwrap() Manager) for the manager that
-// holds the cgroups. On an FS over a kernel cgroup filesystem it visits
-// every hierarchy mounted at or below the FS's root (Mounts), not only cpu
-// and memory, because a container runtime creates a pod's cgroups in all
-// of them; a cgroup the kernel refuses with EBUSY is tried again for a few
-// seconds. On an FS over an ordinary directory tree (tests) it deletes
-// through the FS. On SimKernel it deletes the paths the kernel lists. On
-// any other Manager it can only delete name itself, which fails while name
-// has children. To keep what existed of the tree at some moment, take a
+// holds the cgroups. A TreeManager removes the tree itself: a cgroupfs.FS
+// over a kernel cgroup filesystem visits every hierarchy mounted at or
+// below its root (cgroupfs.Mounts), not only cpu and memory, because a
+// container runtime creates a pod's cgroups in all of them, and tries a
+// cgroup the kernel refuses with EBUSY again for a few seconds; one over
+// an ordinary directory tree (tests) deletes through itself. On SimKernel
+// it deletes the paths the kernel lists. On any other Manager it can only
+// delete name itself, which fails while name has children. To keep what existed of the tree at some moment, take a
 // TreeSnapshot then and remove with RemoveCreated.
 func RemoveTree(m Manager, name string) ([]string, error) {
 	if m == nil {
@@ -52,25 +55,25 @@ func RemoveTree(m Manager, name string) ([]string, error) {
 	}
 	inner := cgroupHolder(m)
 	switch x := inner.(type) {
-	case *FS:
-		return x.removeTree(name)
+	case TreeManager:
+		return x.RemoveTree(name)
 	case pathLister:
-		return deleteDeepestFirst(inner, below(x.Paths(), name))
+		return DeleteDeepestFirst(inner, below(x.Paths(), name))
 	}
 	if !m.Exists(name) {
 		return nil, nil
 	}
-	return deleteDeepestFirst(m, []string{name})
+	return DeleteDeepestFirst(m, []string{name})
 }
 
 // cgroupHolder returns the manager that holds m's cgroups, looking through
-// decorators (Unwrap() Manager): the first *FS or pathLister found, or m
-// itself when there is none.
+// decorators (Unwrap() Manager): the first TreeManager or pathLister
+// found, or m itself when there is none.
 func cgroupHolder(m Manager) Manager {
 	inner := m
 	for range 16 { // decorator chains are short; the bound guards against a cycle
 		switch inner.(type) {
-		case *FS, pathLister:
+		case TreeManager, pathLister:
 			return inner
 		}
 		u, ok := inner.(interface{ Unwrap() Manager })
@@ -93,15 +96,21 @@ func below(paths []string, name string) []string {
 	return out
 }
 
-// byDepth sorts paths deepest first, so that children go before parents.
-func byDepth(paths []string) {
+// SortDeepestFirst sorts cgroup paths (or the directories of cgroups)
+// children first: by their number of "/", the deepest first, keeping the
+// order of paths of one depth.
+func SortDeepestFirst(paths []string) {
 	slices.SortStableFunc(paths, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
 }
 
-// deleteDeepestFirst deletes the cgroups through m, children first, and
-// carries on past failures.
-func deleteDeepestFirst(m Manager, paths []string) ([]string, error) {
-	byDepth(paths)
+// DeleteDeepestFirst deletes the cgroups at paths through m, children
+// first (SortDeepestFirst, which sorts paths in place), carries on past
+// failures, and returns the paths it deleted with the failures joined.
+func DeleteDeepestFirst(m Manager, paths []string) ([]string, error) {
+	if m == nil {
+		return nil, fmt.Errorf("delete cgroups %v: %w", paths, ErrNoManager)
+	}
+	SortDeepestFirst(paths)
 	var removed []string
 	var errs []error
 	for _, p := range paths {
@@ -112,30 +121,4 @@ func deleteDeepestFirst(m Manager, paths []string) ([]string, error) {
 		removed = append(removed, p)
 	}
 	return removed, errors.Join(errs...)
-}
-
-// walkDirs returns dir and the directories below it; none when dir does
-// not exist.
-func walkDirs(dir string) []string {
-	var out []string
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			out = append(out, p)
-		}
-		return nil
-	})
-	return out
-}
-
-// rmdirRetry removes a cgroup directory, trying again while the kernel
-// answers EBUSY, for at most busyRetry.
-func rmdirRetry(dir string) error {
-	deadline := time.Now().Add(busyRetry)
-	for {
-		err := os.Remove(dir)
-		if err == nil || !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(busyInterval)
-	}
 }

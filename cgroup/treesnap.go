@@ -26,8 +26,8 @@ type TreeSnapshot struct {
 
 // cgroupAt is one cgroup in one hierarchy.
 type cgroupAt struct {
-	// hierarchy is the directory of the hierarchy on an FS, and "" on other
-	// managers, whose cgroups form one tree.
+	// hierarchy is the directory of the hierarchy on a cgroupfs.FS, and ""
+	// on other managers, whose cgroups form one tree.
 	hierarchy string
 	path      string // relative to the hierarchy's root
 }
@@ -43,11 +43,11 @@ func (s *TreeSnapshot) Name() string {
 
 // SnapshotTree takes a TreeSnapshot of the path of the cgroup name in m.
 // It looks through decorators (Unwrap() Manager) and in the hierarchies
-// RemoveTree visits: on an FS over a kernel cgroup filesystem every
-// hierarchy mounted at or below its root (Mounts), on an FS over an
-// ordinary directory tree the hierarchies the FS writes, on a SimKernel
-// its one tree. On any other Manager it sees name and its ancestors only,
-// through Exists. The root ("") and an invalid path are refused with
+// RemoveTree visits: on a TreeManager those of its TreeView (on a
+// cgroupfs.FS over a kernel cgroup filesystem every hierarchy mounted at
+// or below its root, on one over an ordinary directory tree the
+// hierarchies the FS writes), on a SimKernel its one tree. On any other
+// Manager it sees name and its ancestors only, through Exists. The root ("") and an invalid path are refused with
 // ErrInvalidPath.
 func SnapshotTree(m Manager, name string) (*TreeSnapshot, error) {
 	if name == "" {
@@ -61,9 +61,9 @@ func SnapshotTree(m Manager, name string) (*TreeSnapshot, error) {
 		return nil, fmt.Errorf("snapshot cgroup tree %s: %w", name, err)
 	}
 	s := &TreeSnapshot{name: name, hierarchies: map[string]bool{}, had: map[cgroupAt]bool{}}
-	for _, h := range v.hierarchies() {
+	for _, h := range v.Hierarchies() {
 		s.hierarchies[h] = true
-		for _, p := range v.onPath(h, name) {
+		for _, p := range v.OnPath(h, name) {
 			s.had[cgroupAt{h, p}] = true
 		}
 	}
@@ -72,7 +72,7 @@ func SnapshotTree(m Manager, name string) (*TreeSnapshot, error) {
 
 // RemoveCreated removes, through m (the manager s was taken on), the
 // cgroups on the path of s's cgroup that did not exist when s was taken,
-// and returns what it removed: the directories on an FS, the paths on
+// and returns what it removed: the directories on a cgroupfs.FS, the paths on
 // other managers. First those at and below the snapshot's cgroup, deepest
 // first, as RemoveTree removes a tree: one that still has processes is an
 // error and the rest is removed all the same, and on a kernel cgroup
@@ -94,11 +94,11 @@ func RemoveCreated(m Manager, s *TreeSnapshot) ([]string, error) {
 		return nil, fmt.Errorf("remove created cgroups of %s: %w", s.name, err)
 	}
 	var tree, ancestors []cgroupAt
-	for _, h := range v.hierarchies() {
+	for _, h := range v.Hierarchies() {
 		if !s.hierarchies[h] {
 			continue
 		}
-		for _, p := range v.onPath(h, s.name) {
+		for _, p := range v.OnPath(h, s.name) {
 			c := cgroupAt{h, p}
 			switch {
 			case s.had[c]:
@@ -109,13 +109,13 @@ func RemoveCreated(m Manager, s *TreeSnapshot) ([]string, error) {
 			}
 		}
 	}
-	v.forget(s.name)
+	v.Forget(s.name)
 	deepestFirst(tree)
 	deepestFirst(ancestors)
 	var removed []string
 	var errs []error
 	remove := func(c cgroupAt) {
-		what, err := v.remove(c)
+		what, err := v.Remove(c.hierarchy, c.path)
 		if err != nil {
 			errs = append(errs, err)
 		} else if what != "" {
@@ -126,8 +126,8 @@ func RemoveCreated(m Manager, s *TreeSnapshot) ([]string, error) {
 		remove(c)
 	}
 	for _, c := range ancestors {
-		if !v.hasChildren(c) {
-			v.forget(c.path)
+		if !v.HasChildren(c.hierarchy, c.path) {
+			v.Forget(c.path)
 			remove(c)
 		}
 	}
@@ -141,9 +141,9 @@ func deepestFirst(cs []cgroupAt) {
 	})
 }
 
-// ancestorsOf returns the ancestors of the cgroup name below the root,
-// the topmost first: "a" and "a/b" for "a/b/c".
-func ancestorsOf(name string) []string {
+// Ancestors returns the ancestors of the cgroup name below the root, the
+// topmost first: "a" and "a/b" for "a/b/c".
+func Ancestors(name string) []string {
 	var out []string
 	for i := 0; i < len(name); i++ {
 		if name[i] == '/' {
@@ -159,46 +159,52 @@ func onPathOf(p, name string) bool {
 	return p == name || strings.HasPrefix(name, p+"/") || strings.HasPrefix(p, name+"/")
 }
 
-// treeView is how SnapshotTree and RemoveCreated see the cgroups of a
-// manager, in each of its hierarchies.
-type treeView interface {
-	// hierarchies lists the hierarchies to look in.
-	hierarchies() []string
-	// onPath lists the cgroups of hierarchy h that exist among name's
-	// ancestors, name itself and the cgroups below it.
-	onPath(h, name string) []string
-	// hasChildren reports whether the cgroup has a child cgroup.
-	hasChildren(c cgroupAt) bool
-	// remove removes the cgroup and returns what it removed, "" when it
-	// was gone already.
-	remove(c cgroupAt) (string, error)
-	// forget drops what the manager remembers of the cgroup at path and
-	// below it.
-	forget(path string)
+// TreeView is how SnapshotTree and RemoveCreated see the cgroups of a
+// manager, in each of its hierarchies. A TreeManager gives its own; the
+// others are seen as one tree, listed (SimKernel) or probed with Exists.
+type TreeView interface {
+	// Hierarchies lists the hierarchies to look in, by the directory of
+	// each on a cgroup filesystem ("" for a manager with one tree).
+	Hierarchies() []string
+	// OnPath lists the cgroups of the hierarchy that exist among name's
+	// ancestors, name itself and the cgroups below it, by their paths.
+	OnPath(hierarchy, name string) []string
+	// HasChildren reports whether the cgroup at path in the hierarchy has
+	// a child cgroup.
+	HasChildren(hierarchy, path string) bool
+	// Remove removes the cgroup at path in the hierarchy and returns what
+	// it removed (its directory, or its path), "" when it was gone
+	// already.
+	Remove(hierarchy, path string) (string, error)
+	// Forget drops what the manager remembers of the cgroup at path and
+	// below it, before they are removed.
+	Forget(path string)
 }
 
-// viewOf returns the treeView of the manager that holds m's cgroups.
-func viewOf(m Manager) (treeView, error) {
+// viewOf returns the TreeView of the manager that holds m's cgroups.
+func viewOf(m Manager) (TreeView, error) {
 	inner := cgroupHolder(m)
 	switch x := inner.(type) {
-	case *FS:
-		return x.treeView()
+	case TreeManager:
+		return x.TreeView()
 	case pathLister:
 		return listerView{m: inner, l: x}, nil
 	}
 	return existsView{m}, nil
 }
 
-// listerView is the treeView of a manager that lists its cgroups
+// listerView is the TreeView of a manager that lists its cgroups
 // (SimKernel): one tree.
 type listerView struct {
 	m Manager
 	l pathLister
 }
 
-func (listerView) hierarchies() []string { return []string{""} }
+// Hierarchies is the one tree.
+func (listerView) Hierarchies() []string { return []string{""} }
 
-func (v listerView) onPath(_, name string) []string {
+// OnPath lists the cgroups on name's path among those the manager lists.
+func (v listerView) OnPath(_, name string) []string {
 	var out []string
 	for _, p := range v.l.Paths() {
 		if p != "" && onPathOf(p, name) {
@@ -208,29 +214,34 @@ func (v listerView) onPath(_, name string) []string {
 	return out
 }
 
-func (v listerView) hasChildren(c cgroupAt) bool {
-	return slices.ContainsFunc(v.l.Paths(), func(p string) bool { return strings.HasPrefix(p, c.path+"/") })
+// HasChildren looks for a listed cgroup below path.
+func (v listerView) HasChildren(_, path string) bool {
+	return slices.ContainsFunc(v.l.Paths(), func(p string) bool { return strings.HasPrefix(p, path+"/") })
 }
 
-func (v listerView) remove(c cgroupAt) (string, error) {
-	if err := v.m.Delete(c.path); err != nil {
+// Remove deletes the cgroup through the manager.
+func (v listerView) Remove(_, path string) (string, error) {
+	if err := v.m.Delete(path); err != nil {
 		return "", err
 	}
-	return c.path, nil
+	return path, nil
 }
 
-func (listerView) forget(string) {}
+// Forget does nothing: the manager remembers nothing of its files.
+func (listerView) Forget(string) {}
 
-// existsView is the treeView of a manager that can only tell whether a
+// existsView is the TreeView of a manager that can only tell whether a
 // cgroup exists: it sees a cgroup's ancestors and the cgroup itself, not
 // what is below it.
 type existsView struct{ m Manager }
 
-func (existsView) hierarchies() []string { return []string{""} }
+// Hierarchies is the one tree.
+func (existsView) Hierarchies() []string { return []string{""} }
 
-func (v existsView) onPath(_, name string) []string {
+// OnPath lists name and those of its ancestors that exist.
+func (v existsView) OnPath(_, name string) []string {
 	var out []string
-	for _, p := range append(ancestorsOf(name), name) {
+	for _, p := range append(Ancestors(name), name) {
 		if v.m.Exists(p) {
 			out = append(out, p)
 		}
@@ -238,15 +249,17 @@ func (v existsView) onPath(_, name string) []string {
 	return out
 }
 
-// hasChildren is false: the manager cannot tell, and its Delete refuses a
+// HasChildren is false: the manager cannot tell, and its Delete refuses a
 // cgroup that has a child.
-func (existsView) hasChildren(cgroupAt) bool { return false }
+func (existsView) HasChildren(_, _ string) bool { return false }
 
-func (v existsView) remove(c cgroupAt) (string, error) {
-	if err := v.m.Delete(c.path); err != nil {
+// Remove deletes the cgroup through the manager.
+func (v existsView) Remove(_, path string) (string, error) {
+	if err := v.m.Delete(path); err != nil {
 		return "", err
 	}
-	return c.path, nil
+	return path, nil
 }
 
-func (existsView) forget(string) {}
+// Forget does nothing: the manager remembers nothing of its files.
+func (existsView) Forget(string) {}

@@ -5,17 +5,9 @@ import (
 	"slices"
 	"syscall"
 	"testing"
-)
 
-// createAll creates each cgroup through m.
-func createAll(t *testing.T, m Manager, paths ...string) {
-	t.Helper()
-	for _, p := range paths {
-		if err := m.Create(p); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
+	"github.com/resizelet/resizelet/cgroup/internal/cgrouptest"
+)
 
 // TestRemoveCreatedOnSimKernel: what was made on the snapshot's path since
 // goes, children first and the ancestors last; what existed then stays,
@@ -63,13 +55,13 @@ func TestRemoveCreatedOnSimKernel(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			k := NewSimKernel(V1)
-			createAll(t, k, tc.before...)
+			cgrouptest.CreateAll(t, k, tc.before...)
 			// Through a decorator, as a backend's manager may be.
 			s, err := SnapshotTree(NewRecorder(k), "abs/x")
 			if err != nil {
 				t.Fatal(err)
 			}
-			createAll(t, k, tc.made...)
+			cgrouptest.CreateAll(t, k, tc.made...)
 			removed, err := RemoveCreated(NewRecorder(k), s)
 			if err != nil {
 				t.Fatalf("RemoveCreated: %v", err)
@@ -97,7 +89,7 @@ func TestRemoveCreatedKeepsGoingPastABusyCgroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	createAll(t, k, "top/priv/a", "top/priv/b")
+	cgrouptest.CreateAll(t, k, "top/priv/a", "top/priv/b")
 	if err := k.SetUsage("top/priv/a", 1<<20); err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +110,7 @@ func TestRemoveCreatedKeepsGoingPastABusyCgroup(t *testing.T) {
 // RemoveCreated refuses to work without a snapshot.
 func TestSnapshotTreeRefusesTheRootAndBadPaths(t *testing.T) {
 	k := NewSimKernel(V2)
-	createAll(t, k, "a/b")
+	cgrouptest.CreateAll(t, k, "a/b")
 	for _, name := range []string{"", "../a", "a/../..", "/a", "a/", "a\nb"} {
 		if _, err := SnapshotTree(k, name); !errors.Is(err, ErrInvalidPath) {
 			t.Errorf("SnapshotTree(%q) = %v, want ErrInvalidPath", name, err)
@@ -143,13 +135,13 @@ type blindManager struct{ Manager }
 // deleted, and keeps the ancestors that existed.
 func TestRemoveCreatedOnAManagerThatCannotList(t *testing.T) {
 	k := NewSimKernel(V2)
-	createAll(t, k, "a")
+	cgrouptest.CreateAll(t, k, "a")
 	m := blindManager{k}
 	s, err := SnapshotTree(m, "a/b/c")
 	if err != nil {
 		t.Fatal(err)
 	}
-	createAll(t, k, "a/b/c")
+	cgrouptest.CreateAll(t, k, "a/b/c")
 	removed, err := RemoveCreated(m, s)
 	if err != nil {
 		t.Fatalf("RemoveCreated: %v", err)

@@ -13,7 +13,7 @@ import (
 // RuntimeConfigurer is a runtime that answers the CRI RuntimeConfig call
 // (cri-api's RuntimeService.RuntimeConfig, with its signature): the
 // runtime's own configuration, of which the kubelet reads the cgroup
-// driver. Remote and SimContainerd implement it; it is not part of Runtime
+// driver. SimContainerd and remote.Client implement it; it is not part of Runtime
 // because runtimes older than the call (containerd 1.6) answer it
 // Unimplemented.
 type RuntimeConfigurer interface {
@@ -106,53 +106,7 @@ func (m *SimContainerd) CgroupVersion() cgroup.Version {
 	return m.cg.Version()
 }
 
-// RuntimeConfig asks the runtime for its configuration (the CRI
-// RuntimeConfig call). A runtime older than the call answers an error
-// wrapping ErrUnimplemented.
-func (r *Remote) RuntimeConfig(ctx context.Context) (*runtimeapi.RuntimeConfigResponse, error) {
-	if r.ready(ctx) != nil {
-		return nil, fmt.Errorf("RuntimeConfig: %w", r.ready(ctx))
-	}
-	ctx, cancel := r.call(ctx, 0)
-	defer cancel()
-	resp, err := r.client.RuntimeConfig(ctx, &runtimeapi.RuntimeConfigRequest{})
-	return resp, wrapErr("RuntimeConfig", err)
-}
-
-// ImageStatus returns what the runtime's image service knows of image
-// (the CRI ImageStatus call, on the same socket as the runtime service, as
-// the kubelet's --image-service-endpoint defaults to its runtime endpoint),
-// or nil when the runtime does not have it.
-func (r *Remote) ImageStatus(ctx context.Context, image string) (*runtimeapi.Image, error) {
-	if r.ready(ctx) != nil {
-		return nil, fmt.Errorf("ImageStatus: %w", r.ready(ctx))
-	}
-	ctx, cancel := r.call(ctx, 0)
-	defer cancel()
-	resp, err := r.images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: image}})
-	if err != nil {
-		return nil, wrapErr("ImageStatus", err)
-	}
-	return resp.GetImage(), nil
-}
-
-// PullImage makes the runtime pull image (the CRI PullImage call) and
-// returns the image's reference.
-func (r *Remote) PullImage(ctx context.Context, image string) (string, error) {
-	if r.ready(ctx) != nil {
-		return "", fmt.Errorf("PullImage: %w", r.ready(ctx))
-	}
-	ctx, cancel := r.call(ctx, 0)
-	defer cancel()
-	resp, err := r.images.PullImage(ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: image}})
-	if err != nil {
-		return "", wrapErr("PullImage", err)
-	}
-	return resp.GetImageRef(), nil
-}
-
 var (
 	_ RuntimeConfigurer = (*SimContainerd)(nil)
-	_ RuntimeConfigurer = (*Remote)(nil)
 	_ CgroupVersioner   = (*SimContainerd)(nil)
 )

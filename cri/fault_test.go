@@ -9,6 +9,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cri/internal/critest"
 )
 
 // twoPods sets up pods default/web (containers app and side) and prod/db
@@ -25,12 +26,12 @@ func newTwoPods(t *testing.T) *twoPods {
 	t.Helper()
 	mem, _ := newSimContainerd(t, cgroup.V2)
 	p := &twoPods{mem: mem}
-	p.webConfig = sandboxConfig("web", "default", "uid-a", podParent)
-	p.dbConfig = sandboxConfig("db", "prod", "uid-b", "kubepods/poduid-b")
-	p.webSB, p.dbSB = mustRun(t, mem, p.webConfig), mustRun(t, mem, p.dbConfig)
-	p.app = mustStart(t, mem, p.webSB, p.webConfig, containerConfig(p.webConfig, "app", 0, nil))
-	p.side = mustStart(t, mem, p.webSB, p.webConfig, containerConfig(p.webConfig, "side", 0, nil))
-	p.pg = mustStart(t, mem, p.dbSB, p.dbConfig, containerConfig(p.dbConfig, "pg", 0, nil))
+	p.webConfig = critest.SandboxConfig("web", "default", "uid-a", podParent)
+	p.dbConfig = critest.SandboxConfig("db", "prod", "uid-b", "kubepods/poduid-b")
+	p.webSB, p.dbSB = critest.MustRun(t, mem, p.webConfig), critest.MustRun(t, mem, p.dbConfig)
+	p.app = critest.MustStart(t, mem, p.webSB, p.webConfig, critest.ContainerConfig(p.webConfig, "app", 0, nil))
+	p.side = critest.MustStart(t, mem, p.webSB, p.webConfig, critest.ContainerConfig(p.webConfig, "side", 0, nil))
+	p.pg = critest.MustStart(t, mem, p.dbSB, p.dbConfig, critest.ContainerConfig(p.dbConfig, "pg", 0, nil))
 	p.containerByName = map[string]string{"web/app": p.app, "web/side": p.side, "db/pg": p.pg}
 	return p
 }
@@ -158,14 +159,14 @@ func TestFaultOnCreateAndRun(t *testing.T) {
 	f.Inject(Fault{Method: "RunPodSandbox", PodName: "db"})
 	f.Inject(Fault{Method: "CreateContainer", PodName: "web", ContainerName: "side"})
 
-	web := sandboxConfig("web", "default", "uid-a", podParent)
-	db := sandboxConfig("db", "prod", "uid-b", "kubepods/poduid-b")
+	web := critest.SandboxConfig("web", "default", "uid-a", podParent)
+	db := critest.SandboxConfig("db", "prod", "uid-b", "kubepods/poduid-b")
 	if _, err := f.RunPodSandbox(tctx, db, ""); !errors.Is(err, ErrInjected) {
 		t.Errorf("RunPodSandbox db: err = %v, want ErrInjected", err)
 	}
-	webID := mustRun(t, f, web)
-	mustCreate(t, f, webID, web, containerConfig(web, "app", 0, nil))
-	if _, err := f.CreateContainer(tctx, webID, containerConfig(web, "side", 0, nil), web); !errors.Is(err, ErrInjected) {
+	webID := critest.MustRun(t, f, web)
+	critest.MustCreate(t, f, webID, web, critest.ContainerConfig(web, "app", 0, nil))
+	if _, err := f.CreateContainer(tctx, webID, critest.ContainerConfig(web, "side", 0, nil), web); !errors.Is(err, ErrInjected) {
 		t.Errorf("CreateContainer side: err = %v, want ErrInjected", err)
 	}
 	sbs, _ := mem.ListPodSandbox(tctx, nil)
@@ -181,9 +182,9 @@ func TestFaultNamesFromMetadataWithoutLabels(t *testing.T) {
 		Metadata: &runtimeapi.PodSandboxMetadata{Name: "web", Namespace: "default", Uid: "uid-a"},
 		Linux:    &runtimeapi.LinuxPodSandboxConfig{CgroupParent: podParent},
 	}
-	sbID := mustRun(t, mem, sb)
-	app := mustStart(t, mem, sbID, sb, &runtimeapi.ContainerConfig{Metadata: &runtimeapi.ContainerMetadata{Name: "app"}})
-	other := mustStart(t, mem, sbID, sb, &runtimeapi.ContainerConfig{Metadata: &runtimeapi.ContainerMetadata{Name: "other"}})
+	sbID := critest.MustRun(t, mem, sb)
+	app := critest.MustStart(t, mem, sbID, sb, &runtimeapi.ContainerConfig{Metadata: &runtimeapi.ContainerMetadata{Name: "app"}})
+	other := critest.MustStart(t, mem, sbID, sb, &runtimeapi.ContainerConfig{Metadata: &runtimeapi.ContainerMetadata{Name: "other"}})
 
 	f := NewFaultInjector(mem)
 	f.Inject(Fault{Method: "StopContainer", PodName: "web", PodNamespace: "default", ContainerName: "app", Times: 5})

@@ -10,6 +10,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cri/internal/critest"
 )
 
 // callLine renders a recorded call as one comparable line.
@@ -41,9 +42,9 @@ func TestRecorderRecordsMutatingCallsInOrder(t *testing.T) {
 	faults := NewFaultInjector(mem)
 	rec := NewRecorder(faults)
 
-	sb := sandboxConfig("web", "default", "uid-a", podParent)
-	sbID := mustRun(t, rec, sb)
-	id := mustStart(t, rec, sbID, sb, containerConfig(sb, "app", 0,
+	sb := critest.SandboxConfig("web", "default", "uid-a", podParent)
+	sbID := critest.MustRun(t, rec, sb)
+	id := critest.MustStart(t, rec, sbID, sb, critest.ContainerConfig(sb, "app", 0,
 		&runtimeapi.LinuxContainerResources{CpuShares: 1024, CpuQuota: 100000, CpuPeriod: 100000, MemoryLimitInBytes: 128 * mi}))
 	// Read-only calls are not recorded.
 	if _, err := rec.ContainerStatus(tctx, id, false); err != nil {
@@ -102,9 +103,9 @@ func TestRecorderRecordsMutatingCallsInOrder(t *testing.T) {
 
 func TestRecorderNamesContainersItDidNotSeeCreated(t *testing.T) {
 	mem, _ := newSimContainerd(t, cgroup.V2)
-	sb := sandboxConfig("web", "default", "uid-a", podParent)
-	sbID := mustRun(t, mem, sb)
-	id := mustStart(t, mem, sbID, sb, containerConfig(sb, "app", 0, nil))
+	sb := critest.SandboxConfig("web", "default", "uid-a", podParent)
+	sbID := critest.MustRun(t, mem, sb)
+	id := critest.MustStart(t, mem, sbID, sb, critest.ContainerConfig(sb, "app", 0, nil))
 
 	// As after a kubelet restart: a new Recorder over a runtime that already
 	// holds the pod.
@@ -127,8 +128,8 @@ func TestRecorderNamesContainersItDidNotSeeCreated(t *testing.T) {
 func TestRecorderCallsIsACopyAndResetForgets(t *testing.T) {
 	mem, _ := newSimContainerd(t, cgroup.V2)
 	rec := NewRecorder(mem)
-	sb := sandboxConfig("web", "default", "uid-a", podParent)
-	id := mustStart(t, rec, mustRun(t, rec, sb), sb, containerConfig(sb, "app", 0, nil))
+	sb := critest.SandboxConfig("web", "default", "uid-a", podParent)
+	id := critest.MustStart(t, rec, critest.MustRun(t, rec, sb), sb, critest.ContainerConfig(sb, "app", 0, nil))
 	update := quotaUpdate(50000)
 	if err := rec.UpdateContainerResources(tctx, id, update); err != nil {
 		t.Fatal(err)
@@ -158,8 +159,8 @@ func TestRecorderCallsIsACopyAndResetForgets(t *testing.T) {
 func TestRecorderRecordsFailedCreate(t *testing.T) {
 	mem, _ := newSimContainerd(t, cgroup.V2)
 	rec := NewRecorder(mem)
-	sb := sandboxConfig("web", "default", "uid-a", podParent)
-	if _, err := rec.CreateContainer(tctx, "sb-404", containerConfig(sb, "app", 0, nil), sb); !errors.Is(err, ErrNotFound) {
+	sb := critest.SandboxConfig("web", "default", "uid-a", podParent)
+	if _, err := rec.CreateContainer(tctx, "sb-404", critest.ContainerConfig(sb, "app", 0, nil), sb); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("err = %v, want ErrNotFound", err)
 	}
 	calls := rec.Calls()
@@ -174,7 +175,7 @@ func TestRecorderRecordsFailedCreate(t *testing.T) {
 func TestRecorderLimit(t *testing.T) {
 	run := func(rec *Recorder, n int) {
 		for i := 0; i < n; i++ {
-			mustRun(t, rec, sandboxConfig(fmt.Sprintf("p%d", i), "default", fmt.Sprintf("uid-%d", i), podParent))
+			critest.MustRun(t, rec, critest.SandboxConfig(fmt.Sprintf("p%d", i), "default", fmt.Sprintf("uid-%d", i), podParent))
 		}
 	}
 	rt, _ := newSimContainerd(t, cgroup.V2)

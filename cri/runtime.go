@@ -10,9 +10,12 @@
 // Memory and NewMemory remain as deprecated aliases (deprecated.go). Two
 // decorators work on any Runtime: FaultInjector (fault.go) makes chosen
 // calls fail, and Recorder (recorder.go) keeps the calls that change
-// something, for transcripts. Remote (remote.go) talks to a real runtime
-// over its gRPC socket, and SetMemoryUsage (usage.go) makes a container
-// use memory on either kind.
+// something, for transcripts. SetMemoryUsage (usage.go) makes a container
+// use memory on any of them. The client of a real runtime over its gRPC
+// socket is remote.Client, in package cri/remote, so that a program that
+// only simulates does not link gRPC's dialing code; its errors
+// (RemoteError, IsUnimplemented: remoteerror.go) are here, since the
+// resize path reads them.
 package cri
 
 import (
@@ -61,7 +64,7 @@ var (
 	ErrUnimplemented = errors.New("not implemented by the runtime")
 	// ErrNoRuntime means there is no runtime to call: a FaultInjector or
 	// Recorder that wraps none (given nil, or not made by its
-	// constructor), a Remote that NewRemote did not make, or a nil
+	// constructor), a remote.Client that remote.Dial did not make, or a nil
 	// Runtime given to a function of this package.
 	ErrNoRuntime = errors.New("no runtime")
 	// ErrNilContext means a call was given a nil context.Context, which a

@@ -71,7 +71,7 @@ func (e *MemoryLimitError) Unwrap() error {
 // CgroupModel is the part of a simulated cgroup hierarchy
 // (cgroup.SimKernel) that lets the runtime charge memory to a container's
 // cgroup and hear about the OOM kills that follow. A real hierarchy has no
-// such model: usage comes from real processes there (cgroup.FS provides
+// such model: usage comes from real processes there (cgroupfs.FS provides
 // one by starting them).
 type CgroupModel interface {
 	SetUsage(path string, bytes int64) error

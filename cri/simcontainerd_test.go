@@ -14,6 +14,7 @@ import (
 
 	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
+	"github.com/resizelet/resizelet/cri/internal/critest"
 )
 
 // tctx is the context of every call the tests make.
@@ -58,9 +59,9 @@ func TestCreateContainerWritesCgroupFiles(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rt, cg := newSimContainerd(t, tt.version, tt.opts...)
-			sb := sandboxConfig("web", "default", "uid-a", podParent)
-			sbID := mustRun(t, rt, sb)
-			id := mustCreate(t, rt, sbID, sb, containerConfig(sb, "app", 0, tt.res))
+			sb := critest.SandboxConfig("web", "default", "uid-a", podParent)
+			sbID := critest.MustRun(t, rt, sb)
+			id := critest.MustCreate(t, rt, sbID, sb, critest.ContainerConfig(sb, "app", 0, tt.res))
 
 			path := podParent + "/" + id
 			files := cg.Files(path)
@@ -103,9 +104,9 @@ func TestContainerCgroupPath(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rt, cg := newSimContainerd(t, cgroup.V2, WithDriver(tt.driver))
-			sb := sandboxConfig("web", "default", "uid-a", tt.parent)
-			sbID := mustRun(t, rt, sb)
-			id := mustCreate(t, rt, sbID, sb, containerConfig(sb, "app", 0, &runtimeapi.LinuxContainerResources{CpuShares: 1024}))
+			sb := critest.SandboxConfig("web", "default", "uid-a", tt.parent)
+			sbID := critest.MustRun(t, rt, sb)
+			id := critest.MustCreate(t, rt, sbID, sb, critest.ContainerConfig(sb, "app", 0, &runtimeapi.LinuxContainerResources{CpuShares: 1024}))
 			if !cg.Exists(tt.want) {
 				t.Errorf("cgroup %s does not exist; cgroups: %v", tt.want, cg.Paths())
 			}
@@ -121,7 +122,7 @@ func TestContainerCgroupPath(t *testing.T) {
 
 func TestRunPodSandboxRejectsBadSliceName(t *testing.T) {
 	rt, _ := newSimContainerd(t, cgroup.V2, WithDriver(cgroup.DriverSystemd))
-	_, err := rt.RunPodSandbox(tctx, sandboxConfig("web", "default", "uid-a", "kubepods--a.slice"), "")
+	_, err := rt.RunPodSandbox(tctx, critest.SandboxConfig("web", "default", "uid-a", "kubepods--a.slice"), "")
 	if !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("RunPodSandbox with slice kubepods--a.slice: err = %v, want ErrInvalidArgument", err)
 	}
@@ -182,9 +183,9 @@ func TestUpdateContainerResourcesMergesNonZeroFields(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rt, cg := newSimContainerd(t, tt.version)
-			sb := sandboxConfig("web", "default", "uid-a", podParent)
-			sbID := mustRun(t, rt, sb)
-			id := mustStart(t, rt, sbID, sb, containerConfig(sb, "app", 0, initial))
+			sb := critest.SandboxConfig("web", "default", "uid-a", podParent)
+			sbID := critest.MustRun(t, rt, sb)
+			id := critest.MustStart(t, rt, sbID, sb, critest.ContainerConfig(sb, "app", 0, initial))
 			before := len(cg.Writes())
 
 			if err := rt.UpdateContainerResources(tctx, id, &runtimeapi.ContainerResources{Linux: tt.update}); err != nil {
@@ -218,8 +219,8 @@ func TestSwapControllerStoresSwapLimit(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rt, _ := newSimContainerd(t, cgroup.V1, WithSwapController(tt.swap))
-			sb := sandboxConfig("web", "default", "uid-a", podParent)
-			id := mustStart(t, rt, mustRun(t, rt, sb), sb, containerConfig(sb, "app", 0, nil))
+			sb := critest.SandboxConfig("web", "default", "uid-a", podParent)
+			id := critest.MustStart(t, rt, critest.MustRun(t, rt, sb), sb, critest.ContainerConfig(sb, "app", 0, nil))
 			if err := rt.UpdateContainerResources(tctx, id, &runtimeapi.ContainerResources{Linux: tt.update}); err != nil {
 				t.Fatalf("UpdateContainerResources: %v", err)
 			}
@@ -232,8 +233,8 @@ func TestSwapControllerStoresSwapLimit(t *testing.T) {
 
 func TestContainerStatusReportsLastAcceptedSpec(t *testing.T) {
 	rt, cg := newSimContainerd(t, cgroup.V1)
-	sb := sandboxConfig("web", "default", "uid-a", podParent)
-	id := mustStart(t, rt, mustRun(t, rt, sb), sb, containerConfig(sb, "app", 0,
+	sb := critest.SandboxConfig("web", "default", "uid-a", podParent)
+	id := critest.MustStart(t, rt, critest.MustRun(t, rt, sb), sb, critest.ContainerConfig(sb, "app", 0,
 		&runtimeapi.LinuxContainerResources{CpuShares: 1024, CpuQuota: 100000, CpuPeriod: 100000, MemoryLimitInBytes: 200 * mi}))
 	if err := rt.SetMemoryUsage(id, 100*mi); err != nil {
 		t.Fatal(err)
@@ -266,9 +267,9 @@ func TestContainerStatusReportsLastAcceptedSpec(t *testing.T) {
 
 func TestV1MemoryLimitBelowUsageIsRejected(t *testing.T) {
 	rt, cg := newSimContainerd(t, cgroup.V1)
-	sb := sandboxConfig("web", "default", "uid-a", podParent)
+	sb := critest.SandboxConfig("web", "default", "uid-a", podParent)
 	initial := &runtimeapi.LinuxContainerResources{CpuShares: 1024, CpuQuota: 100000, CpuPeriod: 100000, MemoryLimitInBytes: 200 * mi}
-	id := mustStart(t, rt, mustRun(t, rt, sb), sb, containerConfig(sb, "app", 0, initial))
+	id := critest.MustStart(t, rt, critest.MustRun(t, rt, sb), sb, critest.ContainerConfig(sb, "app", 0, initial))
 	// Peak 150Mi, now 100Mi.
 	for _, u := range []int64{150 * mi, 100 * mi} {
 		if err := rt.SetMemoryUsage(id, u); err != nil {
@@ -310,8 +311,8 @@ func TestV1MemoryLimitBelowUsageIsRejected(t *testing.T) {
 
 func TestV2MemoryLimitBelowUsageOOMKills(t *testing.T) {
 	rt, cg := newSimContainerd(t, cgroup.V2)
-	sb := sandboxConfig("web", "default", "uid-a", podParent)
-	id := mustStart(t, rt, mustRun(t, rt, sb), sb, containerConfig(sb, "app", 0,
+	sb := critest.SandboxConfig("web", "default", "uid-a", podParent)
+	id := critest.MustStart(t, rt, critest.MustRun(t, rt, sb), sb, critest.ContainerConfig(sb, "app", 0,
 		&runtimeapi.LinuxContainerResources{CpuShares: 1024, MemoryLimitInBytes: 200 * mi}))
 	if err := rt.SetMemoryUsage(id, 100*mi); err != nil {
 		t.Fatal(err)
@@ -341,8 +342,8 @@ func TestSetMemoryUsageAboveLimitOOMKills(t *testing.T) {
 	for _, version := range []cgroup.Version{cgroup.V1, cgroup.V2} {
 		t.Run(version.String(), func(t *testing.T) {
 			rt, _ := newSimContainerd(t, version)
-			sb := sandboxConfig("web", "default", "uid-a", podParent)
-			id := mustStart(t, rt, mustRun(t, rt, sb), sb, containerConfig(sb, "app", 0,
+			sb := critest.SandboxConfig("web", "default", "uid-a", podParent)
+			id := critest.MustStart(t, rt, critest.MustRun(t, rt, sb), sb, critest.ContainerConfig(sb, "app", 0,
 				&runtimeapi.LinuxContainerResources{MemoryLimitInBytes: 100 * mi}))
 			if err := rt.SetMemoryUsage(id, 150*mi); err != nil {
 				t.Fatal(err)
@@ -357,10 +358,10 @@ func TestSetMemoryUsageAboveLimitOOMKills(t *testing.T) {
 
 func TestRestartIsANewContainerAndUpdateKeepsProcess(t *testing.T) {
 	rt, _ := newSimContainerd(t, cgroup.V2)
-	sb := sandboxConfig("web", "default", "uid-a", podParent)
-	sbID := mustRun(t, rt, sb)
+	sb := critest.SandboxConfig("web", "default", "uid-a", podParent)
+	sbID := critest.MustRun(t, rt, sb)
 	res := &runtimeapi.LinuxContainerResources{CpuShares: 1024, CpuQuota: 100000, CpuPeriod: 100000}
-	first := mustStart(t, rt, sbID, sb, containerConfig(sb, "app", 0, res))
+	first := critest.MustStart(t, rt, sbID, sb, critest.ContainerConfig(sb, "app", 0, res))
 	pid0, ok := rt.PID(first)
 	if !ok || pid0 != 1000 {
 		t.Fatalf("first PID = %d (%v), want 1000", pid0, ok)
@@ -383,11 +384,11 @@ func TestRestartIsANewContainerAndUpdateKeepsProcess(t *testing.T) {
 	if st := status(t, rt, first); st.State != runtimeapi.ContainerState_CONTAINER_EXITED || st.ExitCode != 1 || st.Reason != "Error" {
 		t.Errorf("after Exit: %v/%d/%q, want EXITED/1/Error", st.State, st.ExitCode, st.Reason)
 	}
-	if _, err := rt.CreateContainer(tctx, sbID, containerConfig(sb, "app", 0, res), sb); !errors.Is(err, ErrNameReserved) {
+	if _, err := rt.CreateContainer(tctx, sbID, critest.ContainerConfig(sb, "app", 0, res), sb); !errors.Is(err, ErrNameReserved) {
 		t.Errorf("re-creating attempt 0 while the old container exists: err = %v, want ErrNameReserved", err)
 	}
 
-	second := mustStart(t, rt, sbID, sb, containerConfig(sb, "app", 1, res))
+	second := critest.MustStart(t, rt, sbID, sb, critest.ContainerConfig(sb, "app", 1, res))
 	if second == first {
 		t.Errorf("restart reused container ID %s", first)
 	}
@@ -402,10 +403,10 @@ func TestRestartIsANewContainerAndUpdateKeepsProcess(t *testing.T) {
 
 func TestContainerLifecycleStates(t *testing.T) {
 	rt, cg := newSimContainerd(t, cgroup.V2)
-	sb := sandboxConfig("web", "default", "uid-a", podParent)
-	sbID := mustRun(t, rt, sb)
-	created := mustCreate(t, rt, sbID, sb, containerConfig(sb, "init", 0, nil))
-	running := mustStart(t, rt, sbID, sb, containerConfig(sb, "app", 0, nil))
+	sb := critest.SandboxConfig("web", "default", "uid-a", podParent)
+	sbID := critest.MustRun(t, rt, sb)
+	created := critest.MustCreate(t, rt, sbID, sb, critest.ContainerConfig(sb, "init", 0, nil))
+	running := critest.MustStart(t, rt, sbID, sb, critest.ContainerConfig(sb, "app", 0, nil))
 	if err := rt.SetMemoryUsage(running, 10*mi); err != nil {
 		t.Fatal(err)
 	}
@@ -455,8 +456,8 @@ func TestExitReasons(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%d-%s", tt.code, tt.wantReason), func(t *testing.T) {
 			rt, _ := newSimContainerd(t, cgroup.V2)
-			sb := sandboxConfig("web", "default", "uid-a", podParent)
-			id := mustStart(t, rt, mustRun(t, rt, sb), sb, containerConfig(sb, "app", 0, nil))
+			sb := critest.SandboxConfig("web", "default", "uid-a", podParent)
+			id := critest.MustStart(t, rt, critest.MustRun(t, rt, sb), sb, critest.ContainerConfig(sb, "app", 0, nil))
 			if err := rt.Exit(id, tt.code, tt.reason); err != nil {
 				t.Fatal(err)
 			}
@@ -470,8 +471,8 @@ func TestExitReasons(t *testing.T) {
 
 func TestUpdateWhileCreatedAppliesAtStart(t *testing.T) {
 	rt, cg := newSimContainerd(t, cgroup.V2)
-	sb := sandboxConfig("web", "default", "uid-a", podParent)
-	id := mustCreate(t, rt, mustRun(t, rt, sb), sb, containerConfig(sb, "app", 0,
+	sb := critest.SandboxConfig("web", "default", "uid-a", podParent)
+	id := critest.MustCreate(t, rt, critest.MustRun(t, rt, sb), sb, critest.ContainerConfig(sb, "app", 0,
 		&runtimeapi.LinuxContainerResources{CpuQuota: 50000, CpuPeriod: 100000}))
 	path := podParent + "/" + id
 
@@ -494,10 +495,10 @@ func TestUpdateWhileCreatedAppliesAtStart(t *testing.T) {
 
 func TestRemoveContainerAndSandbox(t *testing.T) {
 	rt, cg := newSimContainerd(t, cgroup.V1)
-	sb := sandboxConfig("web", "default", "uid-a", podParent)
-	sbID := mustRun(t, rt, sb)
-	a := mustStart(t, rt, sbID, sb, containerConfig(sb, "a", 0, nil))
-	b := mustStart(t, rt, sbID, sb, containerConfig(sb, "b", 0, nil))
+	sb := critest.SandboxConfig("web", "default", "uid-a", podParent)
+	sbID := critest.MustRun(t, rt, sb)
+	a := critest.MustStart(t, rt, sbID, sb, critest.ContainerConfig(sb, "a", 0, nil))
+	b := critest.MustStart(t, rt, sbID, sb, critest.ContainerConfig(sb, "b", 0, nil))
 	if err := rt.SetMemoryUsage(b, 10*mi); err != nil {
 		t.Fatal(err)
 	}
@@ -534,15 +535,15 @@ func TestRemoveContainerAndSandbox(t *testing.T) {
 		t.Errorf("second RemovePodSandbox: %v, want nil (idempotent)", err)
 	}
 	// The names are free again.
-	sbID2 := mustRun(t, rt, sb)
-	mustCreate(t, rt, sbID2, sb, containerConfig(sb, "a", 0, nil))
+	sbID2 := critest.MustRun(t, rt, sb)
+	critest.MustCreate(t, rt, sbID2, sb, critest.ContainerConfig(sb, "a", 0, nil))
 }
 
 func TestStopPodSandbox(t *testing.T) {
 	rt, _ := newSimContainerd(t, cgroup.V2)
-	sb := sandboxConfig("web", "default", "uid-a", podParent)
-	sbID := mustRun(t, rt, sb)
-	id := mustStart(t, rt, sbID, sb, containerConfig(sb, "app", 0, nil))
+	sb := critest.SandboxConfig("web", "default", "uid-a", podParent)
+	sbID := critest.MustRun(t, rt, sb)
+	id := critest.MustStart(t, rt, sbID, sb, critest.ContainerConfig(sb, "app", 0, nil))
 
 	if err := rt.StopPodSandbox(tctx, sbID); err != nil {
 		t.Fatal(err)
@@ -554,7 +555,7 @@ func TestStopPodSandbox(t *testing.T) {
 	if len(sbs) != 1 || sbs[0].State != runtimeapi.PodSandboxState_SANDBOX_NOTREADY {
 		t.Errorf("sandbox after StopPodSandbox = %v, want NOTREADY", sbs)
 	}
-	if _, err := rt.CreateContainer(tctx, sbID, containerConfig(sb, "late", 0, nil), sb); !errors.Is(err, ErrSandboxNotReady) {
+	if _, err := rt.CreateContainer(tctx, sbID, critest.ContainerConfig(sb, "late", 0, nil), sb); !errors.Is(err, ErrSandboxNotReady) {
 		t.Errorf("CreateContainer in a stopped sandbox: err = %v, want ErrSandboxNotReady", err)
 	}
 	if err := rt.StopPodSandbox(tctx, sbID); err != nil {
@@ -564,12 +565,12 @@ func TestStopPodSandbox(t *testing.T) {
 
 func TestNameReservation(t *testing.T) {
 	rt, _ := newSimContainerd(t, cgroup.V2)
-	sb := sandboxConfig("web", "default", "uid-a", podParent)
-	mustRun(t, rt, sb)
+	sb := critest.SandboxConfig("web", "default", "uid-a", podParent)
+	critest.MustRun(t, rt, sb)
 	if _, err := rt.RunPodSandbox(tctx, sb, ""); !errors.Is(err, ErrNameReserved) {
 		t.Errorf("second sandbox with the same metadata: err = %v, want ErrNameReserved", err)
 	}
-	next := sandboxConfig("web", "default", "uid-a", podParent)
+	next := critest.SandboxConfig("web", "default", "uid-a", podParent)
 	next.Metadata.Attempt = 1
 	if _, err := rt.RunPodSandbox(tctx, next, ""); err != nil {
 		t.Errorf("sandbox attempt 1: %v", err)
@@ -581,7 +582,7 @@ func TestNameReservation(t *testing.T) {
 
 func TestUnknownIDsAreNotFound(t *testing.T) {
 	rt, _ := newSimContainerd(t, cgroup.V2)
-	sb := sandboxConfig("web", "default", "uid-a", podParent)
+	sb := critest.SandboxConfig("web", "default", "uid-a", podParent)
 	const missing = "ctr-404"
 	calls := map[string]func() error{
 		"StartContainer": func() error { return rt.StartContainer(tctx, missing) },
@@ -609,7 +610,7 @@ func TestUnknownIDsAreNotFound(t *testing.T) {
 			return err
 		},
 		"CreateContainer": func() error {
-			_, err := rt.CreateContainer(tctx, missing, containerConfig(sb, "app", 0, nil), sb)
+			_, err := rt.CreateContainer(tctx, missing, critest.ContainerConfig(sb, "app", 0, nil), sb)
 			return err
 		},
 	}
@@ -638,12 +639,12 @@ func TestUnknownIDsAreNotFound(t *testing.T) {
 
 func TestListFilters(t *testing.T) {
 	rt, _ := newSimContainerd(t, cgroup.V2)
-	web := sandboxConfig("web", "default", "uid-a", podParent)
-	db := sandboxConfig("db", "prod", "uid-b", "kubepods/poduid-b")
-	webID, dbID := mustRun(t, rt, web), mustRun(t, rt, db)
-	app := mustStart(t, rt, webID, web, containerConfig(web, "app", 0, nil))
-	side := mustCreate(t, rt, webID, web, containerConfig(web, "side", 0, nil))
-	pg := mustStart(t, rt, dbID, db, containerConfig(db, "pg", 0, nil))
+	web := critest.SandboxConfig("web", "default", "uid-a", podParent)
+	db := critest.SandboxConfig("db", "prod", "uid-b", "kubepods/poduid-b")
+	webID, dbID := critest.MustRun(t, rt, web), critest.MustRun(t, rt, db)
+	app := critest.MustStart(t, rt, webID, web, critest.ContainerConfig(web, "app", 0, nil))
+	side := critest.MustCreate(t, rt, webID, web, critest.ContainerConfig(web, "side", 0, nil))
+	pg := critest.MustStart(t, rt, dbID, db, critest.ContainerConfig(db, "pg", 0, nil))
 	if err := rt.StopPodSandbox(tctx, dbID); err != nil {
 		t.Fatal(err)
 	}
@@ -708,10 +709,10 @@ func TestIDsFollowCreationOrder(t *testing.T) {
 	rt, _ := newSimContainerd(t, cgroup.V2)
 	var sbIDs, ctrIDs []string
 	for i := range 11 {
-		sb := sandboxConfig(fmt.Sprintf("p%d", i), "default", fmt.Sprintf("uid-%d", i), fmt.Sprintf("kubepods/poduid-%d", i))
-		sbID := mustRun(t, rt, sb)
+		sb := critest.SandboxConfig(fmt.Sprintf("p%d", i), "default", fmt.Sprintf("uid-%d", i), fmt.Sprintf("kubepods/poduid-%d", i))
+		sbID := critest.MustRun(t, rt, sb)
 		sbIDs = append(sbIDs, sbID)
-		ctrIDs = append(ctrIDs, mustCreate(t, rt, sbID, sb, containerConfig(sb, "app", 0, nil)))
+		ctrIDs = append(ctrIDs, critest.MustCreate(t, rt, sbID, sb, critest.ContainerConfig(sb, "app", 0, nil)))
 	}
 	if sbIDs[0] != "sb-1" || sbIDs[10] != "sb-11" || ctrIDs[0] != "ctr-1" || ctrIDs[10] != "ctr-11" {
 		t.Errorf("IDs = %v / %v, want sb-1..sb-11 and ctr-1..ctr-11", sbIDs, ctrIDs)
@@ -728,10 +729,10 @@ func TestIDsFollowCreationOrder(t *testing.T) {
 
 func TestContainerStatusFields(t *testing.T) {
 	rt, _ := newSimContainerd(t, cgroup.V2)
-	sb := sandboxConfig("web", "default", "uid-a", podParent)
-	cfg := containerConfig(sb, "app", 3, &runtimeapi.LinuxContainerResources{CpuShares: 512})
+	sb := critest.SandboxConfig("web", "default", "uid-a", podParent)
+	cfg := critest.ContainerConfig(sb, "app", 3, &runtimeapi.LinuxContainerResources{CpuShares: 512})
 	cfg.Annotations = map[string]string{"io.kubernetes.container.hash": "abc"}
-	id := mustStart(t, rt, mustRun(t, rt, sb), sb, cfg)
+	id := critest.MustStart(t, rt, critest.MustRun(t, rt, sb), sb, cfg)
 
 	st := status(t, rt, id)
 	if st.Id != id || st.Metadata.GetName() != "app" || st.Metadata.GetAttempt() != 3 || st.Image.GetImage() != "busybox" ||
@@ -769,8 +770,8 @@ func TestContainerStatusFields(t *testing.T) {
 
 func TestContainerStats(t *testing.T) {
 	rt, _ := newSimContainerd(t, cgroup.V1)
-	sb := sandboxConfig("web", "default", "uid-a", podParent)
-	id := mustStart(t, rt, mustRun(t, rt, sb), sb, containerConfig(sb, "app", 0, nil))
+	sb := critest.SandboxConfig("web", "default", "uid-a", podParent)
+	id := critest.MustStart(t, rt, critest.MustRun(t, rt, sb), sb, critest.ContainerConfig(sb, "app", 0, nil))
 	if err := rt.SetMemoryUsage(id, 64*mi); err != nil {
 		t.Fatal(err)
 	}
@@ -788,8 +789,8 @@ func TestContainerStats(t *testing.T) {
 
 func TestUpdatePodSandboxResourcesIsRecordedOnly(t *testing.T) {
 	rt, cg := newSimContainerd(t, cgroup.V2)
-	sb := sandboxConfig("web", "default", "uid-a", podParent)
-	sbID := mustRun(t, rt, sb)
+	sb := critest.SandboxConfig("web", "default", "uid-a", podParent)
+	sbID := critest.MustRun(t, rt, sb)
 	if got := rt.SandboxResources(sbID); got != nil {
 		t.Fatalf("SandboxResources before any update = %v, want nil", got)
 	}
@@ -820,8 +821,8 @@ func TestUpdatePodSandboxResourcesIsRecordedOnly(t *testing.T) {
 
 func TestExecSyncRunsOnlyTheUsageCommand(t *testing.T) {
 	rt, cg := newSimContainerd(t, cgroup.V2)
-	sb := sandboxConfig("web", "default", "uid-a", podParent)
-	id := mustStart(t, rt, mustRun(t, rt, sb), sb, containerConfig(sb, "app", 0, nil))
+	sb := critest.SandboxConfig("web", "default", "uid-a", podParent)
+	id := critest.MustStart(t, rt, critest.MustRun(t, rt, sb), sb, critest.ContainerConfig(sb, "app", 0, nil))
 
 	if _, _, err := rt.ExecSync(tctx, id, []string{"ls", "/"}, 0); !errors.Is(err, errors.ErrUnsupported) {
 		t.Errorf("ExecSync ls: err = %v, want errors.ErrUnsupported", err)
@@ -844,8 +845,8 @@ func TestExecSyncRunsOnlyTheUsageCommand(t *testing.T) {
 // and read one shared container.
 func TestConcurrentUse(t *testing.T) {
 	rt, cg := newSimContainerd(t, cgroup.V2)
-	shared := sandboxConfig("shared", "default", "uid-shared", "kubepods/poduid-shared")
-	sharedID := mustStart(t, rt, mustRun(t, rt, shared), shared, containerConfig(shared, "app", 0, nil))
+	shared := critest.SandboxConfig("shared", "default", "uid-shared", "kubepods/poduid-shared")
+	sharedID := critest.MustStart(t, rt, critest.MustRun(t, rt, shared), shared, critest.ContainerConfig(shared, "app", 0, nil))
 
 	const workers = 8
 	var wg sync.WaitGroup
@@ -854,13 +855,13 @@ func TestConcurrentUse(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sb := sandboxConfig(fmt.Sprintf("p%d", w), "default", fmt.Sprintf("uid-%d", w), fmt.Sprintf("kubepods/poduid-%d", w))
+			sb := critest.SandboxConfig(fmt.Sprintf("p%d", w), "default", fmt.Sprintf("uid-%d", w), fmt.Sprintf("kubepods/poduid-%d", w))
 			sbID, err := rt.RunPodSandbox(tctx, sb, "")
 			if err != nil {
 				errs <- err
 				return
 			}
-			id, err := rt.CreateContainer(tctx, sbID, containerConfig(sb, "app", 0, nil), sb)
+			id, err := rt.CreateContainer(tctx, sbID, critest.ContainerConfig(sb, "app", 0, nil), sb)
 			if err != nil {
 				errs <- err
 				return
@@ -931,12 +932,12 @@ func TestConcurrentUse(t *testing.T) {
 func benchContainer(b *testing.B) (*SimContainerd, string) {
 	b.Helper()
 	rt := NewSimContainerd(cgroup.NewSimKernel(cgroup.V2))
-	sb := sandboxConfig("web", "default", "uid-a", podParent)
+	sb := critest.SandboxConfig("web", "default", "uid-a", podParent)
 	sbID, err := rt.RunPodSandbox(tctx, sb, "")
 	if err != nil {
 		b.Fatal(err)
 	}
-	id, err := rt.CreateContainer(tctx, sbID, containerConfig(sb, "app", 0, &runtimeapi.LinuxContainerResources{CpuShares: 1024, MemoryLimitInBytes: 256 * mi}), sb)
+	id, err := rt.CreateContainer(tctx, sbID, critest.ContainerConfig(sb, "app", 0, &runtimeapi.LinuxContainerResources{CpuShares: 1024, MemoryLimitInBytes: 256 * mi}), sb)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -1003,8 +1004,8 @@ func TestCgroupModelDiscovery(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cg := cgroup.NewSimKernel(cgroup.V2)
 			rt := tt.build(cg)
-			sb := sandboxConfig("web", "default", "uid-a", podParent)
-			id := mustStart(t, rt, mustRun(t, rt, sb), sb, containerConfig(sb, "app", 0,
+			sb := critest.SandboxConfig("web", "default", "uid-a", podParent)
+			id := critest.MustStart(t, rt, critest.MustRun(t, rt, sb), sb, critest.ContainerConfig(sb, "app", 0,
 				&runtimeapi.LinuxContainerResources{MemoryLimitInBytes: 10 * mi}))
 			err := rt.SetMemoryUsage(id, 20*mi)
 			if !tt.wantModel {
@@ -1028,9 +1029,9 @@ func TestFailedCgroupWriteKeepsTheStoredSpec(t *testing.T) {
 	cg := cgroup.NewSimKernel(cgroup.V2)
 	faults := cgroup.NewFaultInjector(cg)
 	rt := NewSimContainerd(faults)
-	sb := sandboxConfig("web", "default", "uid-a", podParent)
+	sb := critest.SandboxConfig("web", "default", "uid-a", podParent)
 	initial := &runtimeapi.LinuxContainerResources{CpuShares: 1024, CpuQuota: 100000, CpuPeriod: 100000, MemoryLimitInBytes: 128 * mi}
-	id := mustStart(t, rt, mustRun(t, rt, sb), sb, containerConfig(sb, "app", 0, initial))
+	id := critest.MustStart(t, rt, critest.MustRun(t, rt, sb), sb, critest.ContainerConfig(sb, "app", 0, initial))
 	path := podParent + "/" + id
 	before := cg.Files(path)
 

@@ -10,6 +10,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cri/internal/critest"
 )
 
 // TestSimRecordsStayCompact pins the size of the records SimContainerd
@@ -55,14 +56,14 @@ func TestSimContainerdHeap(t *testing.T) {
 		for i := range 110 {
 			uid := fmt.Sprintf("0b5e6c1a-2d3f-4a5b-%04d-%012d", round, i)
 			sb := kubeletSandbox(fmt.Sprintf("pod-%04d", i), "default", uid, "kubepods/burstable/pod"+uid)
-			sbID := mustRun(t, rt, sb)
+			sbID := critest.MustRun(t, rt, sb)
 			n := 2
 			if i < 12 {
 				n = 3 // 232 containers in all, as in the anchor world
 			}
 			for j := range n {
 				cfg := kubeletContainer(sb, fmt.Sprintf("c%d", j+1), 0, kubeletResources(102, 20000, 128*mi, 900, true))
-				id := mustStart(t, rt, sbID, sb, cfg)
+				id := critest.MustStart(t, rt, sbID, sb, cfg)
 				if _, err := rt.ContainerStatus(tctx, id, false); err != nil {
 					t.Fatal(err)
 				}
@@ -91,10 +92,10 @@ func TestSimContainerdHeap(t *testing.T) {
 func TestContainerStatusOfARecentContainerAllocatesNothing(t *testing.T) {
 	rt := NewSimContainerd(nopCgroups{})
 	sb := kubeletSandbox("web", "default", "uid-a", podParent)
-	sbID := mustRun(t, rt, sb)
+	sbID := critest.MustRun(t, rt, sb)
 	var ids []string
 	for j := range recentStatuses {
-		ids = append(ids, mustStart(t, rt, sbID, sb, kubeletContainer(sb, fmt.Sprintf("c%d", j), 0, kubeletResources(102, 20000, 128*mi, 900, true))))
+		ids = append(ids, critest.MustStart(t, rt, sbID, sb, kubeletContainer(sb, fmt.Sprintf("c%d", j), 0, kubeletResources(102, 20000, 128*mi, 900, true))))
 	}
 	update := &runtimeapi.ContainerResources{Linux: kubeletResources(204, 40000, 256*mi, 900, true)}
 	if err := rt.UpdateContainerResources(tctx, ids[0], update); err != nil {
@@ -118,10 +119,10 @@ func TestContainerStatusOfARecentContainerAllocatesNothing(t *testing.T) {
 func TestLookupByID(t *testing.T) {
 	rt, _ := newSimContainerd(t, cgroup.V2)
 	sb := kubeletSandbox("web", "default", "uid-a", podParent)
-	sbID := mustRun(t, rt, sb)
+	sbID := critest.MustRun(t, rt, sb)
 	var ids []string
 	for j := range 12 {
-		ids = append(ids, mustCreate(t, rt, sbID, sb, kubeletContainer(sb, fmt.Sprintf("c%d", j), 0, nil)))
+		ids = append(ids, critest.MustCreate(t, rt, sbID, sb, kubeletContainer(sb, fmt.Sprintf("c%d", j), 0, nil)))
 	}
 	for _, id := range []string{ids[0], ids[3], ids[4]} {
 		if err := rt.RemoveContainer(tctx, id); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cri/internal/critest"
 )
 
 // execOnly hides every method of the runtime but those of Runtime, as a
@@ -33,8 +34,8 @@ func TestSetMemoryUsageThroughDecoratorsIsDirect(t *testing.T) {
 	mem, cg := newSimContainerd(t, cgroup.V2)
 	faults := NewFaultInjector(mem)
 	rec := NewRecorder(faults)
-	sb := sandboxConfig("web", "default", "uid-a", podParent)
-	id := mustStart(t, rec, mustRun(t, rec, sb), sb, containerConfig(sb, "app", 0, nil))
+	sb := critest.SandboxConfig("web", "default", "uid-a", podParent)
+	id := critest.MustStart(t, rec, critest.MustRun(t, rec, sb), sb, critest.ContainerConfig(sb, "app", 0, nil))
 	rec.Reset()
 	// An ExecSync fault would show if the usage went through ExecSync.
 	faults.Inject(Fault{Method: "ExecSync"})
@@ -55,8 +56,8 @@ func TestSetMemoryUsageThroughDecoratorsIsDirect(t *testing.T) {
 
 func TestSetMemoryUsageThroughExecSync(t *testing.T) {
 	mem, cg := newSimContainerd(t, cgroup.V1)
-	sb := sandboxConfig("web", "default", "uid-a", podParent)
-	id := mustStart(t, mem, mustRun(t, mem, sb), sb, containerConfig(sb, "app", 0, nil))
+	sb := critest.SandboxConfig("web", "default", "uid-a", podParent)
+	id := critest.MustStart(t, mem, critest.MustRun(t, mem, sb), sb, critest.ContainerConfig(sb, "app", 0, nil))
 	rt := &execOnly{Runtime: mem}
 
 	if err := SetMemoryUsage(tctx, rt, id, 3*mi); err != nil {

@@ -14,20 +14,20 @@ import (
 
 // errNotMade is Close's error on a Backend no constructor made, which has
 // nothing to remove and no parts to remove it with.
-var errNotMade = errors.New("close backend: the Backend was not made by Simulated, HostCgroups or Remote")
+var errNotMade = errors.New("close backend: the Backend was not made by Simulated or NewHostBackend (host.Cgroups, host.Remote)")
 
 // Close stops the nodes still running on the backend's Deps (Node.Close:
 // each finishes the batch it is performing; none does anything after),
 // refuses new ones (NewNode on its Deps fails with an error matching
 // ErrClosed), removes what the nodes started on the backend created, and
-// releases the backend: on Simulated and HostCgroups every container and
-// sandbox of the in-memory runtime; on Remote the containers and
+// releases the backend: on Simulated and host.Cgroups every container and
+// sandbox of the in-memory runtime; on host.Remote the containers and
 // sandboxes that carry the backend's LabelBackend (stopped without a
-// grace period, then removed); on HostCgroups and Remote, in every cgroup
+// grace period, then removed); on a host backend, in every cgroup
 // hierarchy, what was created on the private cgroup parent's path since
 // the backend was made: the parent and everything below it, then each
 // ancestor created for it that nothing else has come to use, and nothing
-// that existed before the backend (see WithCgroupParent); on Simulated
+// that existed before the backend (see host.WithCgroupParent); on Simulated
 // every cgroup of the in-memory kernel. Then it closes the connection to a
 // remote runtime, and checks that nothing it looked for is left.
 //

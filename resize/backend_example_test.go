@@ -3,11 +3,9 @@ package resize_test
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/resizelet/resizelet/allocation/state"
 	"github.com/resizelet/resizelet/cgroup"
-	"github.com/resizelet/resizelet/cri"
 	"github.com/resizelet/resizelet/resize"
 )
 
@@ -50,55 +48,4 @@ func ExampleSimulated() {
 	// kubepods/burstable/pod02c8c86b-636c-599e-9079-0fccaf6d8050 cpu.cfs_quota_us: 200000
 	// sandboxes after Close: 0
 	// cgroups after Close: false
-}
-
-// A node on the host's real cgroups (version detected) with the in-memory
-// containerd: the node's cgroups go below a private parent
-// (resizelet-<pid>-<n>), never into the host's kubepods, and Close removes
-// that parent's tree. It needs root, so this example only compiles.
-func ExampleHostCgroups() {
-	ctx := context.Background()
-	b, err := resize.HostCgroups(resize.NodeConfig{}, resize.WithCgroupRoot("/sys/fs/cgroup"))
-	if err != nil {
-		panic(err) // not root, no cgroup filesystem, or a NodeConfig.CgroupVersion the host does not have
-	}
-	defer b.Close(ctx)
-	node, err := resize.NewNode(ctx, b.Config(), b.Deps(resize.Deps{Cluster: resize.NewCluster(resize.ClusterOptions{})}))
-	if err != nil {
-		panic(err)
-	}
-	defer node.Close()
-	if _, err := node.AddPod(ctx, demoPod()); err != nil {
-		panic(err)
-	}
-	fmt.Println("cgroups below", b.CgroupParent(), "on cgroup", b.Config().CgroupVersion)
-}
-
-// A node on a real containerd and the host's real cgroups. Remote checks
-// that the runtime has the image (or pulls it with WithPullImage), takes
-// the cgroup driver the runtime reports, labels what the node creates
-// (LabelBackend) and puts the node's cgroups below a private parent.
-// It needs root and a runtime, so this example only compiles; with
-// examples/realhost/containerd.sh start DIR the endpoint is
-// unix://DIR/containerd.sock and the image docker.io/resizelet/busybox:local.
-func ExampleRemote() {
-	ctx := context.Background()
-	b, err := resize.Remote(ctx, "unix:///run/containerd/containerd.sock", "docker.io/library/busybox:latest", resize.NodeConfig{},
-		resize.WithRemoteOptions(cri.WithCallTimeout(30*time.Second)))
-	if err != nil {
-		panic(err) // ErrImageNotPresent, ErrIncoherent (a driver or version mismatch), an unreachable runtime
-	}
-	defer b.Close(ctx) // removes the labelled sandboxes and containers and the private cgroup tree
-	node, err := resize.NewNode(ctx, b.Config(), b.Deps(resize.Deps{Cluster: resize.NewCluster(resize.ClusterOptions{})}))
-	if err != nil {
-		panic(err)
-	}
-	defer node.Close()
-	if _, err := node.AddPod(ctx, demoPod()); err != nil {
-		panic(err)
-	}
-	patch := `{"spec":{"containers":[{"name":"app","resources":{"limits":{"cpu":"2"}}}]}}`
-	if _, err := node.Resize(ctx, resize.ResizeOp{Namespace: "default", Name: "demo", Patch: []byte(patch)}); err != nil {
-		panic(err)
-	}
 }

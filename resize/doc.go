@@ -14,9 +14,10 @@
 //
 // The cgroup manager and the runtime come from a Backend (backend.go; its
 // Close in backend_cleanup.go):
-// Simulated (an in-memory kernel and containerd), HostCgroups (the host's
-// real cgroups with the in-memory containerd) or Remote (a real CRI
-// runtime and the host's cgroups), each coherent with the NodeConfig it
+// Simulated (an in-memory kernel and containerd), or, in package
+// resize/host, host.Cgroups (the host's real cgroups with the in-memory
+// containerd) or host.Remote (a real CRI runtime and the host's cgroups),
+// each coherent with the NodeConfig it
 // returns, and each with a Close that removes what the nodes created.
 // NewNode refuses parts that disagree on the cgroup version or driver
 // (ErrIncoherent).

@@ -186,7 +186,7 @@ func missingDeps(deps Deps) string {
 // when left empty, the one the runtime reports; a cfg or a runtime that
 // disagrees with the cgroup manager or the runtime is refused with an
 // error wrapping ErrIncoherent (a *MismatchError naming both sides). The
-// Backend constructors (Simulated, HostCgroups, Remote) give parts
+// Backend constructors (Simulated, host.Cgroups, host.Remote) give parts
 // that agree.
 func NewNode(ctx context.Context, cfg NodeConfig, deps Deps) (_ *Node, err error) {
 	if ctx == nil {

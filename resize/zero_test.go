@@ -24,15 +24,18 @@ import (
 	"github.com/resizelet/resizelet/allocation/state"
 	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
+	"github.com/resizelet/resizelet/cgroup/cgroupfs"
 	"github.com/resizelet/resizelet/cri"
 	"github.com/resizelet/resizelet/cri/conform"
 	"github.com/resizelet/resizelet/cri/kubeletcri"
+	"github.com/resizelet/resizelet/cri/remote"
 	"github.com/resizelet/resizelet/qos"
 	"github.com/resizelet/resizelet/resize"
 	"github.com/resizelet/resizelet/resize/apiserver"
 	"github.com/resizelet/resizelet/resize/benchworld"
 	"github.com/resizelet/resizelet/resize/core"
 	"github.com/resizelet/resizelet/resize/explore"
+	"github.com/resizelet/resizelet/resize/host"
 	"github.com/resizelet/resizelet/resize/internal/zerocall"
 	"github.com/resizelet/resizelet/resize/kubeclient"
 	"github.com/resizelet/resizelet/resize/metrics"
@@ -55,14 +58,17 @@ var zeroPackages = map[string]string{
 	"benchworld":            "benchworld",
 	"scenario":              "scenario",
 	"scenario/scenariotest": "scenariotest",
+	"host":                  "host",
 	"../allocation":         "allocation",
 	"../allocation/frozen":  "frozen",
 	"../allocation/state":   "state",
 	"../allocation/reslist": "reslist",
 	"../cgroup":             "cgroup",
 	"../cgroup/cgconfig":    "cgconfig",
+	"../cgroup/cgroupfs":    "cgroupfs",
 	"../cri":                "cri",
 	"../cri/conform":        "conform",
+	"../cri/remote":         "remote",
 	"../cri/crilabels":      "crilabels",
 	"../cri/kubeletcri":     "kubeletcri",
 	"../qos":                "qos",
@@ -289,9 +295,12 @@ func zeroValues(t *testing.T) []zeroValue {
 			t.Fatal(err)
 		}
 	}
-	fs, err := cgroup.NewFS(root)
-	real("cgroup.FS", "NewFS(a temporary directory)", fs, err)
-	add(zeroOf("cgroup.FS", &cgroup.FS{}, (*cgroup.FS)(nil))...)
+	add(zeroOf("cgroup.ContentError", &cgroup.ContentError{}, (*cgroup.ContentError)(nil))...)
+
+	// cgroup/cgroupfs
+	fs, err := cgroupfs.New(root)
+	real("cgroupfs.FS", "New(a temporary directory)", fs, err)
+	add(zeroOf("cgroupfs.FS", &cgroupfs.FS{}, (*cgroupfs.FS)(nil))...)
 
 	// cgroup/cgconfig
 	add(zeroOf("cgconfig.AmountError", &cgconfig.AmountError{}, (*cgconfig.AmountError)(nil))...)
@@ -310,11 +319,13 @@ func zeroValues(t *testing.T) []zeroValue {
 	add(zeroValue{typ: "cri.Recorder", what: "NewRecorder(sim)", v: cri.NewRecorder(sim)},
 		zeroValue{typ: "cri.Recorder", what: "NewRecorder(nil)", v: cri.NewRecorder(nil)})
 	add(zeroOf("cri.Recorder", &cri.Recorder{}, (*cri.Recorder)(nil))...)
-	add(zeroOf("cri.Remote", &cri.Remote{}, (*cri.Remote)(nil))...)
 	add(zeroOf("cri.RemoteError", &cri.RemoteError{}, (*cri.RemoteError)(nil))...)
 	add(zeroOf("cri.ExitError", &cri.ExitError{}, (*cri.ExitError)(nil))...)
 	add(zeroOf("cri.MemoryLimitError", &cri.MemoryLimitError{}, (*cri.MemoryLimitError)(nil))...)
 	add(zeroOf("cri.Call", cri.Call{}, nil)...)
+
+	// cri/remote
+	add(zeroOf("remote.Client", &remote.Client{}, (*remote.Client)(nil))...)
 
 	// cri/conform
 	add(zeroOf("conform.Report", &conform.Report{}, (*conform.Report)(nil))...)
@@ -378,15 +389,18 @@ func zeroFuncs() []zeroFunc {
 		{name: "resize.NewFleet", fn: resize.NewFleet},
 		{name: "resize.NewNode", fn: resize.NewNode},
 		{name: "resize.Simulated", fn: resize.Simulated},
-		{name: "resize.HostCgroups", fn: resize.HostCgroups, skip: "opens the host's cgroup filesystem at /sys/fs/cgroup"},
-		{name: "resize.Remote", fn: resize.Remote},
 		{name: "resize.SortDifferences", fn: resize.SortDifferences},
-		{name: "resize.WithCgroupManager", fn: resize.WithCgroupManager},
-		{name: "resize.WithCgroupParent", fn: resize.WithCgroupParent},
-		{name: "resize.WithCgroupRoot", fn: resize.WithCgroupRoot},
+		{name: "resize.NewHostBackend", fn: resize.NewHostBackend},
+		// resize/host
+		{name: "host.Cgroups", fn: host.Cgroups, skip: "opens the host's cgroup filesystem at /sys/fs/cgroup"},
+		{name: "host.Remote", fn: host.Remote},
+		{name: "host.WithCgroupManager", fn: host.WithCgroupManager},
+		{name: "host.WithCgroupParent", fn: host.WithCgroupParent},
+		{name: "host.WithCgroupRoot", fn: host.WithCgroupRoot},
+		{name: "host.WithPullImage", fn: host.WithPullImage},
+		{name: "host.WithRemoteOptions", fn: host.WithRemoteOptions},
+		{name: "host.WithBackendOptions", fn: host.WithBackendOptions},
 		{name: "resize.WithCgroups", fn: resize.WithCgroups},
-		{name: "resize.WithPullImage", fn: resize.WithPullImage},
-		{name: "resize.WithRemoteOptions", fn: resize.WithRemoteOptions},
 		{name: "resize.WithRuntimeCgroups", fn: resize.WithRuntimeCgroups},
 		{name: "resize.WithSimContainerd", fn: resize.WithSimContainerd},
 		{name: "resize.WithSimKernel", fn: resize.WithSimKernel},
@@ -489,21 +503,31 @@ func zeroFuncs() []zeroFunc {
 		{name: "reslist.Equal", fn: reslist.Equal},
 		{name: "reslist.Same", fn: reslist.Same},
 		// cgroup
-		{name: "cgroup.WithVersion", fn: cgroup.WithVersion},
-		{name: "cgroup.WithV1Mounts", fn: cgroup.WithV1Mounts},
-		{name: "cgroup.Mounts", fn: cgroup.Mounts, skip: "reads the host's mount table (/proc/self/mountinfo)"},
 		{name: "cgroup.NewFaultInjector", fn: cgroup.NewFaultInjector},
 		{name: "cgroup.RemoveTree", fn: cgroup.RemoveTree},
 		{name: "cgroup.SnapshotTree", fn: cgroup.SnapshotTree},
 		{name: "cgroup.RemoveCreated", fn: cgroup.RemoveCreated},
 		{name: "cgroup.Compare", fn: cgroup.Compare},
-		{name: "cgroup.NewFS", fn: cgroup.NewFS, skip: `opens the host's cgroup filesystem: "" is the working directory, read with the host's mount table`},
 		{name: "cgroup.WithWriteLimit", fn: cgroup.WithWriteLimit},
 		{name: "cgroup.WithHostMemory", fn: cgroup.WithHostMemory},
 		{name: "cgroup.NewSimKernel", fn: cgroup.NewSimKernel},
 		{name: "cgroup.SetValues", fn: cgroup.SetValues},
 		{name: "cgroup.RecordAtMost", fn: cgroup.RecordAtMost},
 		{name: "cgroup.NewRecorder", fn: cgroup.NewRecorder},
+		{name: "cgroup.ParseValues", fn: cgroup.ParseValues},
+		{name: "cgroup.Canonical", fn: cgroup.Canonical},
+		{name: "cgroup.FormatMax", fn: cgroup.FormatMax},
+		{name: "cgroup.FormatCPUMax", fn: cgroup.FormatCPUMax},
+		{name: "cgroup.ParseCPUMax", fn: cgroup.ParseCPUMax},
+		{name: "cgroup.ParseV1Limit", fn: cgroup.ParseV1Limit},
+		{name: "cgroup.DeleteDeepestFirst", fn: cgroup.DeleteDeepestFirst},
+		{name: "cgroup.SortDeepestFirst", fn: cgroup.SortDeepestFirst},
+		{name: "cgroup.Ancestors", fn: cgroup.Ancestors},
+		// cgroup/cgroupfs
+		{name: "cgroupfs.New", fn: cgroupfs.New, skip: `opens the host's cgroup filesystem: "" is the working directory, read with the host's mount table`},
+		{name: "cgroupfs.WithVersion", fn: cgroupfs.WithVersion},
+		{name: "cgroupfs.WithV1Mounts", fn: cgroupfs.WithV1Mounts},
+		{name: "cgroupfs.Mounts", fn: cgroupfs.Mounts, skip: "reads the host's mount table (/proc/self/mountinfo)"},
 		// cgroup/cgconfig
 		{name: "cgconfig.RootRelative", fn: cgconfig.RootRelative},
 		{name: "cgconfig.ValidatePath", fn: cgconfig.ValidatePath},
@@ -528,9 +552,6 @@ func zeroFuncs() []zeroFunc {
 		{name: "cri.NewFaultInjector", fn: cri.NewFaultInjector},
 		{name: "cri.NewRecorder", fn: cri.NewRecorder},
 		{name: "cri.RecordAtMost", fn: cri.RecordAtMost},
-		{name: "cri.WithCallTimeout", fn: cri.WithCallTimeout},
-		{name: "cri.WithDialOptions", fn: cri.WithDialOptions},
-		{name: "cri.NewRemote", fn: cri.NewRemote, skip: "dials the CRI endpoint, a socket on the host"},
 		{name: "cri.IsUnimplemented", fn: cri.IsUnimplemented},
 		{name: "cri.WithContainerWeight", fn: cri.WithContainerWeight},
 		{name: "cri.WithDriver", fn: cri.WithDriver},
@@ -541,6 +562,10 @@ func zeroFuncs() []zeroFunc {
 		{name: "cri.LinuxFields", fn: cri.LinuxFields},
 		{name: "cri.SandboxFields", fn: cri.SandboxFields},
 		{name: "cri.ContainerPID", fn: cri.ContainerPID},
+		// cri/remote
+		{name: "remote.Dial", fn: remote.Dial, skip: "dials the CRI endpoint, a socket on the host"},
+		{name: "remote.WithCallTimeout", fn: remote.WithCallTimeout},
+		{name: "remote.WithDialOptions", fn: remote.WithDialOptions},
 		// cri/conform
 		{name: "conform.Dial", fn: conform.Dial, skip: "dials the CRI endpoint, a socket on the host"},
 		{name: "conform.Run", fn: conform.Run, skip: "dials the CRI endpoint and creates containers and cgroups on the host"},

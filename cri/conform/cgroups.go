@@ -11,6 +11,7 @@ import (
 
 	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
+	"github.com/resizelet/resizelet/cgroup/cgroupfs"
 )
 
 // containerCgroup finds the cgroup of a container, relative to the
@@ -33,7 +34,7 @@ func containerCgroup(info string, pid int, cg cgroup.Manager, podCgroup, id stri
 			return strings.Trim(p, "/"), "runtimeSpec.linux.cgroupsPath of the verbose ContainerStatus"
 		}
 	}
-	if _, real := cg.(*cgroup.FS); real && pid > 0 {
+	if _, real := cg.(*cgroupfs.FS); real && pid > 0 {
 		if p, err := procCgroup(pid, cg.Version()); err == nil {
 			return p, fmt.Sprintf("/proc/%d/cgroup of the container's process", pid)
 		}
@@ -66,7 +67,7 @@ func procCgroup(pid int, version cgconfig.Version) (string, error) {
 // hierarchy roots) and everything below it in every hierarchy below root,
 // deepest first.
 func cgroupDirs(root, name string) ([]string, error) {
-	mounts, err := cgroup.Mounts(root)
+	mounts, err := cgroupfs.Mounts(root)
 	if err != nil {
 		return nil, err
 	}

@@ -17,11 +17,12 @@ import (
 
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/cri"
+	"github.com/resizelet/resizelet/cri/remote"
 )
 
 // kubeletRuntimeTimeout is the kubelet's default --runtime-request-timeout:
 // a CRI call that takes longer fails with DeadlineExceeded.
-const kubeletRuntimeTimeout = cri.DefaultCallTimeout
+const kubeletRuntimeTimeout = remote.DefaultCallTimeout
 
 // unknownUnifiedKey is the unified key no kernel has, for check 6.
 const unknownUnifiedKey = "resizelet.unknown"

@@ -14,6 +14,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cgroup/cgroupfs"
 	"github.com/resizelet/resizelet/cri"
 )
 
@@ -130,7 +131,7 @@ func countPrefix(list []string, prefix string) int {
 // cgroup filesystem from every hierarchy (a runtime creates a pod's
 // cgroups in all of them), on the in-memory kernel through the manager.
 func (r *run) removeCgroups(name string) (removed []string, errs []error) {
-	if cgfs, ok := r.cg.(*cgroup.FS); ok {
+	if cgfs, ok := r.cg.(*cgroupfs.FS); ok {
 		return removeTree(cgfs, name)
 	}
 	var paths []string
@@ -168,7 +169,7 @@ func (r *run) removeCgroups(name string) (removed []string, errs []error) {
 // removeTree removes the cgroup name and everything below it from every
 // hierarchy of the cgroup filesystem (cgroup.RemoveTree), naming each
 // directory removed as the report does.
-func removeTree(cgfs *cgroup.FS, name string) (removed []string, errs []error) {
+func removeTree(cgfs *cgroupfs.FS, name string) (removed []string, errs []error) {
 	dirs, err := cgroup.RemoveTree(cgfs, name)
 	for _, d := range dirs {
 		removed = append(removed, "cgroup "+d)
@@ -182,7 +183,7 @@ func removeTree(cgfs *cgroup.FS, name string) (removed []string, errs []error) {
 // leftCgroups lists what remains of the cgroup name.
 func (r *run) leftCgroups(name string) []string {
 	var out []string
-	if cgfs, ok := r.cg.(*cgroup.FS); ok {
+	if cgfs, ok := r.cg.(*cgroupfs.FS); ok {
 		dirs, err := cgroupDirs(cgfs.Root(), name)
 		if err != nil {
 			return []string{fmt.Sprintf("cgroups below %s (unreadable: %v)", cgfs.Root(), err)}
@@ -229,11 +230,11 @@ func (r *run) sweep(ctx context.Context) {
 			}
 		}
 	}
-	cgfs, ok := r.cg.(*cgroup.FS)
+	cgfs, ok := r.cg.(*cgroupfs.FS)
 	if !ok {
 		return
 	}
-	mounts, err := cgroup.Mounts(cgfs.Root())
+	mounts, err := cgroupfs.Mounts(cgfs.Root())
 	if err != nil {
 		return
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
+	"github.com/resizelet/resizelet/cgroup/cgroupfs"
 	"github.com/resizelet/resizelet/cri"
 	"github.com/resizelet/resizelet/cri/kubeletcri"
 )
@@ -48,11 +49,11 @@ var command = []string{"sh", "-c", "trap 'exit 0' TERM; sleep 86400 & wait"}
 
 // Options configure a run.
 type Options struct {
-	// Runtime is the runtime under test: a *cri.Remote from Dial, or an
+	// Runtime is the runtime under test: a *remote.Client from Dial, or an
 	// in-process one such as *cri.SimContainerd. Required.
 	Runtime cri.Runtime
-	// Cgroups reads the containers' cgroup files: a *cgroup.FS on the
-	// hierarchy the runtime writes (cgroup.NewFS("/sys/fs/cgroup")), or
+	// Cgroups reads the containers' cgroup files: a *cgroupfs.FS on the
+	// hierarchy the runtime writes (cgroupfs.New("/sys/fs/cgroup")), or
 	// the in-memory kernel an in-process runtime writes. Its version is the
 	// one the kubelet's messages are built for. Required.
 	Cgroups cgroup.Manager
@@ -163,7 +164,7 @@ func runtimeName(opts Options) string {
 
 // cgroupRoot says where the cgroup files were read.
 func cgroupRoot(cg cgroup.Manager) string {
-	if fs, ok := cg.(*cgroup.FS); ok {
+	if fs, ok := cg.(*cgroupfs.FS); ok {
 		return fs.Root()
 	}
 	return "the in-memory kernel (" + reflect.TypeOf(cg).String() + ")"

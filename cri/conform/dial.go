@@ -12,6 +12,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/resizelet/resizelet/cri"
+	"github.com/resizelet/resizelet/cri/remote"
 )
 
 // ErrNotCRI means the endpoint is not a CRI runtime: nothing listens
@@ -27,7 +28,7 @@ const DefaultProbeTimeout = 10 * time.Second
 // returns: the kubelet's default --runtime-request-timeout, so that a call
 // fails here exactly when it would fail for a kubelet (a stop's grace
 // period comes on top, as for the kubelet).
-const CallTimeout = cri.DefaultCallTimeout
+const CallTimeout = remote.DefaultCallTimeout
 
 // Dial connects to the CRI runtime at endpoint (unix:///PATH) and makes
 // sure it is one before anything is created there: the socket exists,
@@ -35,7 +36,7 @@ const CallTimeout = cri.DefaultCallTimeout
 // Version within probeTimeout (DefaultProbeTimeout if 0). Every refusal
 // is an error wrapping ErrNotCRI that names the endpoint and what was
 // wrong. Close the Remote when done.
-func Dial(ctx context.Context, endpoint string, probeTimeout time.Duration) (*cri.Remote, *runtimeapi.VersionResponse, error) {
+func Dial(ctx context.Context, endpoint string, probeTimeout time.Duration) (*remote.Client, *runtimeapi.VersionResponse, error) {
 	if probeTimeout <= 0 {
 		probeTimeout = DefaultProbeTimeout
 	}
@@ -55,7 +56,7 @@ func Dial(ctx context.Context, endpoint string, probeTimeout time.Duration) (*cr
 	}
 	probe, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	rt, err := cri.NewRemote(probe, endpoint, cri.WithCallTimeout(CallTimeout))
+	rt, err := remote.Dial(probe, endpoint, remote.WithCallTimeout(CallTimeout))
 	if err != nil {
 		return nil, nil, notCRI(ctx, endpoint, probeTimeout, err)
 	}

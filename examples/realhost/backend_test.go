@@ -19,8 +19,11 @@ import (
 	checkpoint "github.com/resizelet/resizelet/allocation/state"
 	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
+	"github.com/resizelet/resizelet/cgroup/cgroupfs"
 	"github.com/resizelet/resizelet/cri"
+	"github.com/resizelet/resizelet/cri/remote"
 	"github.com/resizelet/resizelet/resize"
+	"github.com/resizelet/resizelet/resize/host"
 )
 
 // kubepodsTrees lists every directory named kubepods* at the top of every
@@ -78,7 +81,7 @@ func backendPod() *v1.Pod {
 }
 
 // TestRemoteBackendOnContainerd embeds the library as the project README
-// shows it, with resize.Remote on the private containerd and the host's
+// shows it, with host.Remote on the private containerd and the host's
 // real cgroups: a missing image is refused before any pod; a pod is added
 // and resized in place (its cgroups below the backend's private parent,
 // the same process); a kubelet restart finds it; Close leaves nothing
@@ -89,19 +92,19 @@ func TestRemoteBackendOnContainerd(t *testing.T) {
 	endpoint := env(t, "RESIZELET_CRI_ENDPOINT", how)
 	image := env(t, "RESIZELET_IMAGE", how)
 	needRoot(t)
-	if _, err := cgroup.NewFS("/sys/fs/cgroup"); err != nil {
+	if _, err := cgroupfs.New("/sys/fs/cgroup"); err != nil {
 		unavailable(t, "no usable cgroup hierarchy at /sys/fs/cgroup: %v", err)
 	}
 	ctx := context.Background()
-	timeout := resize.WithRemoteOptions(cri.WithCallTimeout(30 * time.Second))
+	timeout := host.WithRemoteOptions(remote.WithCallTimeout(30 * time.Second))
 	kubepodsBefore := kubepodsTrees(t)
 
-	_, err := resize.Remote(ctx, endpoint, "docker.io/resizelet/not-imported:1", resize.NodeConfig{}, timeout)
-	if !errors.Is(err, resize.ErrImageNotPresent) {
+	_, err := host.Remote(ctx, endpoint, "docker.io/resizelet/not-imported:1", resize.NodeConfig{}, timeout)
+	if !errors.Is(err, host.ErrImageNotPresent) {
 		t.Errorf("Remote with an image the runtime does not have = %v, want ErrImageNotPresent", err)
 	}
 
-	b, err := resize.Remote(ctx, endpoint, image, resize.NodeConfig{}, timeout)
+	b, err := host.Remote(ctx, endpoint, image, resize.NodeConfig{}, timeout)
 	if err != nil {
 		t.Fatalf("Remote: %v", err)
 	}
@@ -162,7 +165,7 @@ func TestRemoteBackendOnContainerd(t *testing.T) {
 	}
 
 	// The runtime's own view: the sandbox and container carry the label.
-	raw, err := cri.NewRemote(ctx, endpoint, cri.WithCallTimeout(30*time.Second))
+	raw, err := remote.Dial(ctx, endpoint, remote.WithCallTimeout(30*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,19 +204,19 @@ func TestRemoteBackendOnContainerd(t *testing.T) {
 }
 
 // TestHostCgroupsBackendOnRealCgroups embeds the library with
-// resize.HostCgroups on the host's real cgroups (the in-memory runtime
+// host.Cgroups on the host's real cgroups (the in-memory runtime
 // writing container cgroups there): a pod is added, resized and made to
 // use real memory (a process the runtime starts in the container's
 // cgroup); Close kills that process and removes the private parent from
 // every hierarchy, and the host's kubepods was never touched.
 func TestHostCgroupsBackendOnRealCgroups(t *testing.T) {
 	needRoot(t)
-	if _, err := cgroup.NewFS("/sys/fs/cgroup"); err != nil {
+	if _, err := cgroupfs.New("/sys/fs/cgroup"); err != nil {
 		unavailable(t, "no usable cgroup hierarchy at /sys/fs/cgroup: %v", err)
 	}
 	ctx := context.Background()
 	kubepodsBefore := kubepodsTrees(t)
-	b, err := resize.HostCgroups(resize.NodeConfig{})
+	b, err := host.Cgroups(resize.NodeConfig{})
 	if err != nil {
 		t.Fatalf("HostCgroups: %v", err)
 	}
@@ -275,7 +278,7 @@ func TestHostCgroupsBackendOnRealCgroups(t *testing.T) {
 // cgroup would be.
 func TestHostCgroupsBackendNestedParent(t *testing.T) {
 	needRoot(t)
-	host, err := cgroup.NewFS("/sys/fs/cgroup")
+	hostFS, err := cgroupfs.New("/sys/fs/cgroup")
 	if err != nil {
 		unavailable(t, "no usable cgroup hierarchy at /sys/fs/cgroup: %v", err)
 	}
@@ -284,7 +287,7 @@ func TestHostCgroupsBackendNestedParent(t *testing.T) {
 	top := "resizelet-realtest-" + strconv.Itoa(os.Getpid())
 	t.Cleanup(func() { removeCgroupTree(t, top) })
 	kept := ""
-	if host.Version() == cgroup.V1 {
+	if hostFS.Version() == cgroup.V1 {
 		for _, m := range cgroupMounts(t) {
 			if filepath.Base(m) == "pids" {
 				kept = m
@@ -297,7 +300,7 @@ func TestHostCgroupsBackendNestedParent(t *testing.T) {
 		}
 	}
 
-	b, err := resize.HostCgroups(resize.NodeConfig{}, resize.WithCgroupParent("/"+top+"/x"))
+	b, err := host.Cgroups(resize.NodeConfig{}, host.WithCgroupParent("/"+top+"/x"))
 	if err != nil {
 		t.Fatalf("HostCgroups: %v", err)
 	}

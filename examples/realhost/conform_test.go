@@ -17,8 +17,9 @@ import (
 	"time"
 
 	"github.com/resizelet/resizelet/cgroup"
-	"github.com/resizelet/resizelet/cri"
+	"github.com/resizelet/resizelet/cgroup/cgroupfs"
 	"github.com/resizelet/resizelet/cri/conform"
+	"github.com/resizelet/resizelet/cri/remote"
 )
 
 // conformEnv returns the runtime's endpoint and image, or skips (fails in
@@ -40,9 +41,9 @@ func assertNothingLeft(t *testing.T, endpoint, prefix string) {
 	if prefix == "" {
 		t.Fatal("no run prefix to look for")
 	}
-	rt, err := cri.NewRemote(context.Background(), endpoint, cri.WithCallTimeout(30*time.Second))
+	rt, err := remote.Dial(context.Background(), endpoint, remote.WithCallTimeout(30*time.Second))
 	if err != nil {
-		t.Fatalf("NewRemote(%s): %v", endpoint, err)
+		t.Fatalf("remote.Dial(%s): %v", endpoint, err)
 	}
 	defer rt.Close()
 	ctx := context.Background()
@@ -110,7 +111,7 @@ func TestConformOnContainerd(t *testing.T) {
 	if s := rep.Check(5).Status; s != conform.Pass && s != conform.NotSupported {
 		t.Errorf("UpdatePodSandboxResources: %s", s)
 	}
-	fs, err := cgroup.NewFS("/sys/fs/cgroup")
+	fs, err := cgroupfs.New("/sys/fs/cgroup")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -467,7 +468,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	fs, err := cgroup.NewFS("/sys/fs/cgroup")
+	fs, err := cgroupfs.New("/sys/fs/cgroup")
 	if err != nil || fs.Version() != cgroup.V2 {
 		t.Fatalf("the VM's /sys/fs/cgroup is not cgroup v2: %v", err)
 	}

@@ -14,26 +14,28 @@ import (
 
 	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
+	"github.com/resizelet/resizelet/cgroup/cgroupfs"
 	"github.com/resizelet/resizelet/cri"
+	"github.com/resizelet/resizelet/cri/remote"
 )
 
 const mi = int64(1) << 20
 
 // realRuntime connects to the runtime named by RESIZELET_CRI_ENDPOINT and
 // returns it with the image of RESIZELET_IMAGE and the host's cgroups.
-func realRuntime(t *testing.T) (*cri.Remote, string, *cgroup.FS) {
+func realRuntime(t *testing.T) (*remote.Client, string, *cgroupfs.FS) {
 	t.Helper()
 	how := "run: eval $(examples/realhost/containerd.sh start /tmp/rl-ctrd | sed 's/^/export /')"
 	endpoint := env(t, "RESIZELET_CRI_ENDPOINT", how)
 	image := env(t, "RESIZELET_IMAGE", how)
 	needRoot(t)
-	fs, err := cgroup.NewFS("/sys/fs/cgroup")
+	fs, err := cgroupfs.New("/sys/fs/cgroup")
 	if err != nil {
 		unavailable(t, "no usable cgroup hierarchy: %v", err)
 	}
-	rt, err := cri.NewRemote(context.Background(), endpoint, cri.WithCallTimeout(30*time.Second))
+	rt, err := remote.Dial(context.Background(), endpoint, remote.WithCallTimeout(30*time.Second))
 	if err != nil {
-		t.Fatalf("NewRemote(%s): %v", endpoint, err)
+		t.Fatalf("remote.Dial(%s): %v", endpoint, err)
 	}
 	t.Cleanup(func() { rt.Close() })
 	return rt, image, fs
@@ -42,8 +44,8 @@ func realRuntime(t *testing.T) (*cri.Remote, string, *cgroup.FS) {
 // pod is a sandbox and its container on a real runtime, below a cgroup of
 // the test's own that the cleanup removes.
 type pod struct {
-	rt        *cri.Remote
-	fs        *cgroup.FS
+	rt        *remote.Client
+	fs        *cgroupfs.FS
 	sandbox   string
 	container string
 	cgroup    string // the container's cgroup, relative to the hierarchy root
@@ -52,7 +54,7 @@ type pod struct {
 // runPod starts a Burstable-style pod with one container running sleep,
 // host network (no CNI), and cgroup parent
 // /resizelet-realhost-<pid>/kubepods/burstable/pod<uid>.
-func runPod(t *testing.T, rt *cri.Remote, image string, fs *cgroup.FS, res *runtimeapi.LinuxContainerResources) *pod {
+func runPod(t *testing.T, rt *remote.Client, image string, fs *cgroupfs.FS, res *runtimeapi.LinuxContainerResources) *pod {
 	t.Helper()
 	ctx := context.Background()
 	top := fmt.Sprintf("resizelet-realhost-%d", os.Getpid())
@@ -157,7 +159,7 @@ func (p *pod) files(t *testing.T) map[string]string {
 }
 
 // TestContainerdResizesInPlace starts a container on the real runtime and
-// resizes it through cri.Remote the way the kubelet does (the full set of
+// resizes it through remote.Client the way the kubelet does (the full set of
 // fields each time): the cgroup files follow, ContainerStatus reports the
 // new resources, and the process stays the same one. A memory limit below
 // the container's real usage is refused with runc's message and changes

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cgroup/cgroupfs"
 )
 
 // exploreFiles are the scenarios the crash explorer runs on real parts: a
@@ -43,7 +44,7 @@ func exploreArgs(names ...string) []string {
 func TestExploreOnRealCgroupV1(t *testing.T) {
 	longRun(t)
 	needRoot(t)
-	fs, err := cgroup.NewFS("/sys/fs/cgroup")
+	fs, err := cgroupfs.New("/sys/fs/cgroup")
 	if err != nil || fs.Version() != cgroup.V1 {
 		unavailable(t, "the host's /sys/fs/cgroup is not usable cgroup v1: %v", err)
 	}

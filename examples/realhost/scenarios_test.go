@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cgroup/cgroupfs"
 )
 
 // scenarioFiles returns the scenario suite, relative to the module root,
@@ -91,7 +92,7 @@ func cleanNewKubepods(t *testing.T) {
 // cgroup v1 hierarchy: the same expectations must hold as in simulation.
 func TestScenariosOnRealCgroupV1(t *testing.T) {
 	needRoot(t)
-	fs, err := cgroup.NewFS("/sys/fs/cgroup")
+	fs, err := cgroupfs.New("/sys/fs/cgroup")
 	if err != nil || fs.Version() != cgroup.V1 {
 		unavailable(t, "the host's /sys/fs/cgroup is not usable cgroup v1: %v", err)
 	}

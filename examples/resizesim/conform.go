@@ -13,7 +13,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cgroup/cgroupfs"
 	"github.com/resizelet/resizelet/cri/conform"
 	"github.com/resizelet/resizelet/resize/scenario"
 )
@@ -143,7 +143,7 @@ func runConform(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitInvalid
 	}
 	defer rt.Close()
-	cg, err := cgroup.NewFS(*cgroupRoot)
+	cg, err := cgroupfs.New(*cgroupRoot)
 	if err != nil {
 		fmt.Fprintf(stderr, "resizesim conform: --cgroup-root %s: %v\n", *cgroupRoot, err)
 		return exitInvalid

@@ -9,15 +9,17 @@ import (
 	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/cri"
+	"github.com/resizelet/resizelet/cri/remote"
 	"github.com/resizelet/resizelet/resize"
+	"github.com/resizelet/resizelet/resize/host"
 )
 
 // backends are the parts a node drives, each wrapped so the runner can
 // inject faults and record what happened. The node and the runtime share
 // cgroups, so all writes land in one log in the order they happened.
 type backends struct {
-	// backend is the coherent set of parts below the wrappers (package
-	// resize's Simulated, HostCgroups or Remote); closing it removes what
+	// backend is the coherent set of parts below the wrappers
+	// (resize.Simulated, host.Cgroups or host.Remote); closing it removes what
 	// the run made.
 	backend  *resize.Backend
 	version  cgroup.Version
@@ -36,10 +38,10 @@ type backends struct {
 // newBackends builds the cgroup manager and runtime for s through package
 // resize's backend constructors, the one wiring there is. Without options
 // both are simulated (resize.Simulated). --cgroup-root puts pod and
-// container cgroups on the real hierarchy at that root (resize.HostCgroups:
+// container cgroups on the real hierarchy at that root (host.Cgroups:
 // the in-memory runtime then writes container cgroups there and makes
 // usage real with holder processes). --cri-endpoint drives a real CRI
-// runtime over its socket (resize.Remote); its containers live in the
+// runtime over its socket (host.Remote); its containers live in the
 // host's real cgroups, at --cgroup-root or /sys/fs/cgroup. On real
 // cgroups the host's version overrides the file's node.cgroupVersion, and
 // the node's cgroups go below a private parent (resizelet-<pid>-<n>),
@@ -64,7 +66,7 @@ func newBackends(ctx context.Context, s *Scenario, opts Options) (*backends, err
 	var err error
 	root := opts.CgroupRoot
 	if root != "" {
-		// resize.WithCgroupRoot takes an absolute, clean directory only;
+		// host.WithCgroupRoot takes an absolute, clean directory only;
 		// a command line may name a relative or unclean one.
 		if root, err = filepath.Abs(root); err != nil {
 			return nil, fmt.Errorf("--cgroup-root %s: %w", opts.CgroupRoot, err)
@@ -75,18 +77,18 @@ func newBackends(ctx context.Context, s *Scenario, opts Options) (*backends, err
 		if opts.Image == "" {
 			return nil, fmt.Errorf("--cri-endpoint %s: --image is required: the image the containers run", opts.CRIEndpoint)
 		}
+		hopts := []host.Option{host.WithBackendOptions(bopts...), host.WithRemoteOptions(remote.WithCallTimeout(30 * time.Second))}
 		if root != "" {
-			bopts = append(bopts, resize.WithCgroupRoot(root))
+			hopts = append(hopts, host.WithCgroupRoot(root))
 		}
 		cfg.CgroupVersion = 0 // the host's
-		bopts = append(bopts, resize.WithRemoteOptions(cri.WithCallTimeout(30*time.Second)))
-		if b.backend, err = resize.Remote(ctx, opts.CRIEndpoint, opts.Image, cfg, bopts...); err != nil {
+		if b.backend, err = host.Remote(ctx, opts.CRIEndpoint, opts.Image, cfg, hopts...); err != nil {
 			return nil, fmt.Errorf("--cri-endpoint %s: %w", opts.CRIEndpoint, err)
 		}
 	case opts.CgroupRoot != "":
 		cfg.CgroupVersion = 0 // the host's
-		bopts = append(bopts, resize.WithCgroupRoot(root), resize.WithSimContainerd(cri.WithContainerWeight(weight)))
-		if b.backend, err = resize.HostCgroups(cfg, bopts...); err != nil {
+		bopts = append(bopts, resize.WithSimContainerd(cri.WithContainerWeight(weight)))
+		if b.backend, err = host.Cgroups(cfg, host.WithCgroupRoot(root), host.WithBackendOptions(bopts...)); err != nil {
 			return nil, fmt.Errorf("--cgroup-root %s: %w", opts.CgroupRoot, err)
 		}
 	default:

@@ -13,7 +13,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/resizelet/resizelet/cri"
+	"github.com/resizelet/resizelet/cri/remote"
 )
 
 func main() {
@@ -33,7 +33,7 @@ func main() {
 // after a failure and returns the first.
 func stopAll(endpoint string) error {
 	ctx := context.Background()
-	rt, err := cri.NewRemote(ctx, endpoint, cri.WithCallTimeout(30*time.Second))
+	rt, err := remote.Dial(ctx, endpoint, remote.WithCallTimeout(30*time.Second))
 	if err != nil {
 		return err
 	}

@@ -1,21 +1,24 @@
 //go:build linux
 
-package cgroup
+package cgroupfs
 
 import (
 	"errors"
 	"testing"
+
+	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cgroup/internal/cgrouptest"
 )
 
-// TestManagersShareThePathRule runs badCgroupPaths and oddCgroupPaths
-// through FS, on a temp-dir tree, and through SimKernel, and checks that
+// TestManagersShareThePathRule runs cgrouptest.BadPaths and cgrouptest.OddPaths
+// through FS, on a temp-dir tree, and through cgroup.SimKernel, and checks that
 // each call of one refuses a path exactly when the same call of the other
-// does, both with ErrInvalidPath.
+// does, both with cgroup.ErrInvalidPath.
 func TestManagersShareThePathRule(t *testing.T) {
-	for _, version := range []Version{V1, V2} {
+	for _, version := range []cgroup.Version{cgroup.V1, cgroup.V2} {
 		t.Run(version.String(), func(t *testing.T) {
-			managers := map[string]Manager{"FS": newFakeFS(t, version), "SimKernel": NewSimKernel(version)}
-			for _, p := range append(append([]string{}, badCgroupPaths...), oddCgroupPaths...) {
+			managers := map[string]cgroup.Manager{"FS": newFakeFS(t, version), "SimKernel": cgroup.NewSimKernel(version)}
+			for _, p := range append(append([]string{}, cgrouptest.BadPaths...), cgrouptest.OddPaths...) {
 				refused := map[string]map[string]bool{}
 				for name, m := range managers {
 					errs := map[string]error{"Create": m.Create(p)}
@@ -25,12 +28,12 @@ func TestManagersShareThePathRule(t *testing.T) {
 					refused[name] = map[string]bool{"Exists": !m.Exists(p)}
 					errs["Delete"] = m.Delete(p)
 					for op, err := range errs {
-						refused[name][op] = errors.Is(err, ErrInvalidPath)
+						refused[name][op] = errors.Is(err, cgroup.ErrInvalidPath)
 					}
 				}
 				for op, fs := range refused["FS"] {
 					if sim := refused["SimKernel"][op]; sim != fs {
-						t.Errorf("%s(%q): FS refuses it %v, SimKernel %v", op, p, fs, sim)
+						t.Errorf("%s(%q): FS refuses it %v, cgroup.SimKernel %v", op, p, fs, sim)
 					}
 				}
 			}

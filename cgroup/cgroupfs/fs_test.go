@@ -1,6 +1,6 @@
 //go:build linux
 
-package cgroup
+package cgroupfs
 
 import (
 	"bufio"
@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/resizelet/resizelet/cgroup"
 )
 
 func ptrU(v uint64) *uint64 { return &v }
@@ -66,26 +67,26 @@ func readRaw(t testing.TB, file string) string {
 
 // newFakeFS returns an FS over a temp-dir tree of the given version whose
 // Create fills new cgroups with the kernel's default files.
-func newFakeFS(t testing.TB, version Version) *FS {
+func newFakeFS(t testing.TB, version cgroup.Version) *FS {
 	t.Helper()
 	root := t.TempDir()
 	switch version {
-	case V2:
+	case cgroup.V2:
 		writeFiles(t, root, map[string]string{"cgroup.controllers": "cpu memory", "cgroup.subtree_control": "", "cgroup.procs": ""})
-	case V1:
+	case cgroup.V1:
 		writeFiles(t, filepath.Join(root, "cpu"), fakeV1CPUFiles)
 		writeFiles(t, filepath.Join(root, "memory"), fakeV1MemoryFiles)
 	}
-	f, err := NewFS(root, withMountInfo(filepath.Join(root, "no-mountinfo")))
+	f, err := New(root, withMountInfo(filepath.Join(root, "no-mountinfo")))
 	if err != nil {
-		t.Fatalf("NewFS: %v", err)
+		t.Fatalf("New: %v", err)
 	}
 	if f.Version() != version {
-		t.Fatalf("NewFS detected %v, want %v", f.Version(), version)
+		t.Fatalf("New detected %v, want %v", f.Version(), version)
 	}
 	f.afterMkdir = func(dir string) error {
 		switch {
-		case version == V2:
+		case version == cgroup.V2:
 			writeFiles(t, dir, fakeV2Files)
 		case strings.HasPrefix(dir, f.mounts["cpu"]+"/"):
 			writeFiles(t, dir, fakeV1CPUFiles)
@@ -97,12 +98,12 @@ func newFakeFS(t testing.TB, version Version) *FS {
 	return f
 }
 
-func TestNewFSDetectsVersionFromTheRoot(t *testing.T) {
+func TestNewDetectsVersionFromTheRoot(t *testing.T) {
 	tests := []struct {
 		name    string
 		setup   func(t *testing.T, root string)
-		opts    []FSOption
-		want    Version
+		opts    []Option
+		want    cgroup.Version
 		wantErr error
 	}{
 		{
@@ -110,7 +111,7 @@ func TestNewFSDetectsVersionFromTheRoot(t *testing.T) {
 			setup: func(t *testing.T, root string) {
 				writeFiles(t, root, map[string]string{"cgroup.controllers": "cpuset cpu io memory pids"})
 			},
-			want: V2,
+			want: cgroup.V2,
 		},
 		{
 			name: "cpu and memory hierarchies mean v1",
@@ -118,46 +119,46 @@ func TestNewFSDetectsVersionFromTheRoot(t *testing.T) {
 				writeFiles(t, filepath.Join(root, "cpu"), nil)
 				writeFiles(t, filepath.Join(root, "memory"), nil)
 			},
-			want: V1,
+			want: cgroup.V1,
 		},
 		{
 			name: "v2 without the memory controller",
 			setup: func(t *testing.T, root string) {
 				writeFiles(t, root, map[string]string{"cgroup.controllers": "cpu io pids"})
 			},
-			wantErr: ErrNotSupported,
+			wantErr: cgroup.ErrNotSupported,
 		},
 		{
 			name:    "v1 without a memory hierarchy",
 			setup:   func(t *testing.T, root string) { writeFiles(t, filepath.Join(root, "cpu"), nil) },
-			wantErr: ErrNotSupported,
+			wantErr: cgroup.ErrNotSupported,
 		},
 		{
 			name:    "an empty directory has neither version",
 			setup:   func(t *testing.T, root string) {},
-			wantErr: ErrNotSupported,
+			wantErr: cgroup.ErrNotSupported,
 		},
 		{
 			name:    "missing root",
 			setup:   func(t *testing.T, root string) { os.Remove(root) },
-			wantErr: ErrNotSupported,
+			wantErr: cgroup.ErrNotSupported,
 		},
 		{
-			name: "WithVersion(V2) on a v1 tree",
+			name: "WithVersion(cgroup.V2) on a v1 tree",
 			setup: func(t *testing.T, root string) {
 				writeFiles(t, filepath.Join(root, "cpu"), nil)
 				writeFiles(t, filepath.Join(root, "memory"), nil)
 			},
-			opts:    []FSOption{WithVersion(V2)},
-			wantErr: ErrNotSupported,
+			opts:    []Option{WithVersion(cgroup.V2)},
+			wantErr: cgroup.ErrNotSupported,
 		},
 		{
-			name: "WithVersion(V1) on a v2 tree",
+			name: "WithVersion(cgroup.V1) on a v2 tree",
 			setup: func(t *testing.T, root string) {
 				writeFiles(t, root, map[string]string{"cgroup.controllers": "cpu memory"})
 			},
-			opts:    []FSOption{WithVersion(V1)},
-			wantErr: ErrNotSupported,
+			opts:    []Option{WithVersion(cgroup.V1)},
+			wantErr: cgroup.ErrNotSupported,
 		},
 		{
 			name: "WithVersion overrides detection",
@@ -166,16 +167,16 @@ func TestNewFSDetectsVersionFromTheRoot(t *testing.T) {
 				writeFiles(t, filepath.Join(root, "cpu"), nil)
 				writeFiles(t, filepath.Join(root, "memory"), nil)
 			},
-			opts: []FSOption{WithVersion(V1)},
-			want: V1,
+			opts: []Option{WithVersion(cgroup.V1)},
+			want: cgroup.V1,
 		},
 		{
 			name: "unknown version",
 			setup: func(t *testing.T, root string) {
 				writeFiles(t, root, map[string]string{"cgroup.controllers": "cpu memory"})
 			},
-			opts:    []FSOption{WithVersion(3)},
-			wantErr: ErrNotSupported,
+			opts:    []Option{WithVersion(3)},
+			wantErr: cgroup.ErrNotSupported,
 		},
 	}
 	for _, tt := range tests {
@@ -185,16 +186,16 @@ func TestNewFSDetectsVersionFromTheRoot(t *testing.T) {
 				t.Fatal(err)
 			}
 			tt.setup(t, root)
-			opts := append([]FSOption{withMountInfo(filepath.Join(root, "none"))}, tt.opts...)
-			f, err := NewFS(root, opts...)
+			opts := append([]Option{withMountInfo(filepath.Join(root, "none"))}, tt.opts...)
+			f, err := New(root, opts...)
 			if tt.wantErr != nil {
 				if !errors.Is(err, tt.wantErr) {
-					t.Fatalf("NewFS error = %v, want %v", err, tt.wantErr)
+					t.Fatalf("New error = %v, want %v", err, tt.wantErr)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("NewFS: %v", err)
+				t.Fatalf("New: %v", err)
 			}
 			if f.Version() != tt.want {
 				t.Errorf("Version() = %v, want %v", f.Version(), tt.want)
@@ -264,9 +265,9 @@ func TestParseMountInfo(t *testing.T) {
 	}
 }
 
-// TestNewFSV1UsesMountInfo builds a v1 tree whose cpu hierarchy is mounted
+// TestNewV1UsesMountInfo builds a v1 tree whose cpu hierarchy is mounted
 // at cpu,cpuacct, as on many hosts, and checks that writes land there.
-func TestNewFSV1UsesMountInfo(t *testing.T) {
+func TestNewV1UsesMountInfo(t *testing.T) {
 	root := t.TempDir()
 	cpuDir, memDir := filepath.Join(root, "cpu,cpuacct"), filepath.Join(root, "memory")
 	writeFiles(t, filepath.Join(cpuDir, "pod"), fakeV1CPUFiles)
@@ -277,11 +278,11 @@ func TestNewFSV1UsesMountInfo(t *testing.T) {
 	if err := os.WriteFile(mi, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, err := NewFS(root, withMountInfo(mi))
+	f, err := New(root, withMountInfo(mi))
 	if err != nil {
-		t.Fatalf("NewFS: %v", err)
+		t.Fatalf("New: %v", err)
 	}
-	if _, err := f.Set("pod", Values{CPUShares: ptrU(512), MemoryLimit: ptrI(1 << 20)}); err != nil {
+	if _, err := f.Set("pod", cgroup.Values{CPUShares: ptrU(512), MemoryLimit: ptrI(1 << 20)}); err != nil {
 		t.Fatalf("Set: %v", err)
 	}
 	if got := readRaw(t, filepath.Join(cpuDir, "pod", "cpu.shares")); got != "512" {
@@ -300,11 +301,11 @@ func TestWithV1MountsPlacesTheHierarchies(t *testing.T) {
 	cpuDir, memDir := filepath.Join(base, "a", "cpu-hierarchy"), filepath.Join(base, "b", "mem")
 	writeFiles(t, filepath.Join(cpuDir, "pod"), fakeV1CPUFiles)
 	writeFiles(t, filepath.Join(memDir, "pod"), fakeV1MemoryFiles)
-	f, err := NewFS(base, WithV1Mounts(map[string]string{"cpu": cpuDir, "memory": memDir}))
+	f, err := New(base, WithV1Mounts(map[string]string{"cpu": cpuDir, "memory": memDir}))
 	if err != nil {
-		t.Fatalf("NewFS: %v", err)
+		t.Fatalf("New: %v", err)
 	}
-	if _, err := f.Set("pod", Values{CPUQuota: ptrI(50000), MemoryLimit: ptrI(8 << 20)}); err != nil {
+	if _, err := f.Set("pod", cgroup.Values{CPUQuota: ptrI(50000), MemoryLimit: ptrI(8 << 20)}); err != nil {
 		t.Fatalf("Set: %v", err)
 	}
 	if got := readRaw(t, filepath.Join(cpuDir, "pod", "cpu.cfs_quota_us")); got != "50000" {
@@ -319,16 +320,16 @@ func TestFSSetWritesOnlyChangesInOrder(t *testing.T) {
 	const pod = "kubepods/burstable/pod1"
 	tests := []struct {
 		name    string
-		version Version
+		version cgroup.Version
 		files   map[string]string // overrides of the defaults before Set
-		set     Values
-		want    []Write
+		set     cgroup.Values
+		want    []cgroup.Write
 	}{
 		{
 			name:    "v2 all fields, memory first then cpu.weight then cpu.max",
-			version: V2,
-			set:     Values{MemoryLimit: ptrI(200 << 20), CPUWeight: ptrU(28), CPUQuota: ptrI(80000), CPUPeriod: ptrU(100000)},
-			want: []Write{
+			version: cgroup.V2,
+			set:     cgroup.Values{MemoryLimit: ptrI(200 << 20), CPUWeight: ptrU(28), CPUQuota: ptrI(80000), CPUPeriod: ptrU(100000)},
+			want: []cgroup.Write{
 				{File: "memory.max", Old: "max", New: "209715200"},
 				{File: "cpu.weight", Old: "100", New: "28"},
 				{File: "cpu.max", Old: "max 100000", New: "80000 100000"},
@@ -336,50 +337,50 @@ func TestFSSetWritesOnlyChangesInOrder(t *testing.T) {
 		},
 		{
 			name:    "v2 unchanged values are not written",
-			version: V2,
+			version: cgroup.V2,
 			files:   map[string]string{"memory.max": "209715200", "cpu.weight": "28", "cpu.max": "80000 100000"},
-			set:     Values{MemoryLimit: ptrI(200 << 20), CPUWeight: ptrU(28), CPUQuota: ptrI(80000), CPUPeriod: ptrU(100000)},
+			set:     cgroup.Values{MemoryLimit: ptrI(200 << 20), CPUWeight: ptrU(28), CPUQuota: ptrI(80000), CPUPeriod: ptrU(100000)},
 		},
 		{
-			name:    "v2 Unlimited is written as max",
-			version: V2,
+			name:    "v2 cgroup.Unlimited is written as max",
+			version: cgroup.V2,
 			files:   map[string]string{"memory.max": "209715200", "cpu.max": "80000 100000"},
-			set:     Values{MemoryLimit: ptrI(Unlimited), CPUQuota: ptrI(Unlimited)},
-			want: []Write{
+			set:     cgroup.Values{MemoryLimit: ptrI(cgroup.Unlimited), CPUQuota: ptrI(cgroup.Unlimited)},
+			want: []cgroup.Write{
 				{File: "memory.max", Old: "209715200", New: "max"},
 				{File: "cpu.max", Old: "80000 100000", New: "max 100000"},
 			},
 		},
 		{
 			name:    "v2 quota alone keeps the period",
-			version: V2,
+			version: cgroup.V2,
 			files:   map[string]string{"cpu.max": "max 50000"},
-			set:     Values{CPUQuota: ptrI(25000)},
-			want:    []Write{{File: "cpu.max", Old: "max 50000", New: "25000 50000"}},
+			set:     cgroup.Values{CPUQuota: ptrI(25000)},
+			want:    []cgroup.Write{{File: "cpu.max", Old: "max 50000", New: "25000 50000"}},
 		},
 		{
 			name:    "v2 period alone keeps the quota",
-			version: V2,
+			version: cgroup.V2,
 			files:   map[string]string{"cpu.max": "25000 50000"},
-			set:     Values{CPUPeriod: ptrU(100000)},
-			want:    []Write{{File: "cpu.max", Old: "25000 50000", New: "25000 100000"}},
+			set:     cgroup.Values{CPUPeriod: ptrU(100000)},
+			want:    []cgroup.Write{{File: "cpu.max", Old: "25000 50000", New: "25000 100000"}},
 		},
 		{
 			name:    "v2 ignores cpu shares",
-			version: V2,
-			set:     Values{CPUShares: ptrU(512)},
+			version: cgroup.V2,
+			set:     cgroup.Values{CPUShares: ptrU(512)},
 		},
 		{
 			name:    "v2 a limit the kernel rounds to the page it holds is not rewritten",
-			version: V2,
+			version: cgroup.V2,
 			files:   map[string]string{"memory.max": "4096"},
-			set:     Values{MemoryLimit: ptrI(4097)},
+			set:     cgroup.Values{MemoryLimit: ptrI(4097)},
 		},
 		{
 			name:    "v1 all fields, memory then shares then quota (period unchanged)",
-			version: V1,
-			set:     Values{MemoryLimit: ptrI(200 << 20), CPUShares: ptrU(819), CPUQuota: ptrI(80000), CPUPeriod: ptrU(100000)},
-			want: []Write{
+			version: cgroup.V1,
+			set:     cgroup.Values{MemoryLimit: ptrI(200 << 20), CPUShares: ptrU(819), CPUQuota: ptrI(80000), CPUPeriod: ptrU(100000)},
+			want: []cgroup.Write{
 				{File: "memory.limit_in_bytes", Old: "9223372036854771712", New: "209715200"},
 				{File: "cpu.shares", Old: "1024", New: "819"},
 				{File: "cpu.cfs_quota_us", Old: "-1", New: "80000"},
@@ -387,38 +388,38 @@ func TestFSSetWritesOnlyChangesInOrder(t *testing.T) {
 		},
 		{
 			name:    "v1 period before quota",
-			version: V1,
-			set:     Values{CPUQuota: ptrI(25000), CPUPeriod: ptrU(50000)},
-			want: []Write{
+			version: cgroup.V1,
+			set:     cgroup.Values{CPUQuota: ptrI(25000), CPUPeriod: ptrU(50000)},
+			want: []cgroup.Write{
 				{File: "cpu.cfs_period_us", Old: "100000", New: "50000"},
 				{File: "cpu.cfs_quota_us", Old: "-1", New: "25000"},
 			},
 		},
 		{
-			name:    "v1 Unlimited is written as -1",
-			version: V1,
+			name:    "v1 cgroup.Unlimited is written as -1",
+			version: cgroup.V1,
 			files:   map[string]string{"memory.limit_in_bytes": "209715200", "cpu.cfs_quota_us": "80000"},
-			set:     Values{MemoryLimit: ptrI(Unlimited), CPUQuota: ptrI(Unlimited)},
-			want: []Write{
+			set:     cgroup.Values{MemoryLimit: ptrI(cgroup.Unlimited), CPUQuota: ptrI(cgroup.Unlimited)},
+			want: []cgroup.Write{
 				{File: "memory.limit_in_bytes", Old: "209715200", New: "-1"},
 				{File: "cpu.cfs_quota_us", Old: "80000", New: "-1"},
 			},
 		},
 		{
 			name:    "v1 the kernel's read-back of unlimited is unlimited",
-			version: V1,
-			set:     Values{MemoryLimit: ptrI(Unlimited), CPUQuota: ptrI(Unlimited)},
+			version: cgroup.V1,
+			set:     cgroup.Values{MemoryLimit: ptrI(cgroup.Unlimited), CPUQuota: ptrI(cgroup.Unlimited)},
 		},
 		{
 			name:    "v1 shares below the kernel's minimum read back clamped",
-			version: V1,
+			version: cgroup.V1,
 			files:   map[string]string{"cpu.shares": "2"},
-			set:     Values{CPUShares: ptrU(1)},
+			set:     cgroup.Values{CPUShares: ptrU(1)},
 		},
 		{
 			name:    "v1 ignores cpu weight",
-			version: V1,
-			set:     Values{CPUWeight: ptrU(50)},
+			version: cgroup.V1,
+			set:     cgroup.Values{CPUWeight: ptrU(50)},
 		},
 	}
 	for _, tt := range tests {
@@ -456,44 +457,44 @@ func TestFSSetWritesOnlyChangesInOrder(t *testing.T) {
 func TestFSGetReadsValuesBack(t *testing.T) {
 	tests := []struct {
 		name    string
-		version Version
+		version cgroup.Version
 		files   map[string]string
 		remove  []string
-		want    Values
+		want    cgroup.Values
 	}{
 		{
 			name:    "v2 defaults",
-			version: V2,
-			want:    Values{CPUWeight: ptrU(100), CPUQuota: ptrI(Unlimited), CPUPeriod: ptrU(100000), MemoryLimit: ptrI(Unlimited)},
+			version: cgroup.V2,
+			want:    cgroup.Values{CPUWeight: ptrU(100), CPUQuota: ptrI(cgroup.Unlimited), CPUPeriod: ptrU(100000), MemoryLimit: ptrI(cgroup.Unlimited)},
 		},
 		{
 			name:    "v2 limits",
-			version: V2,
+			version: cgroup.V2,
 			files:   map[string]string{"cpu.weight": "28", "cpu.max": "80000 100000", "memory.max": "209715200"},
-			want:    Values{CPUWeight: ptrU(28), CPUQuota: ptrI(80000), CPUPeriod: ptrU(100000), MemoryLimit: ptrI(200 << 20)},
+			want:    cgroup.Values{CPUWeight: ptrU(28), CPUQuota: ptrI(80000), CPUPeriod: ptrU(100000), MemoryLimit: ptrI(200 << 20)},
 		},
 		{
 			name:    "v2 missing files leave fields nil",
-			version: V2,
+			version: cgroup.V2,
 			remove:  []string{"cpu.weight", "cpu.max"},
-			want:    Values{MemoryLimit: ptrI(Unlimited)},
+			want:    cgroup.Values{MemoryLimit: ptrI(cgroup.Unlimited)},
 		},
 		{
 			name:    "v1 defaults",
-			version: V1,
-			want:    Values{CPUShares: ptrU(1024), CPUQuota: ptrI(Unlimited), CPUPeriod: ptrU(100000), MemoryLimit: ptrI(Unlimited)},
+			version: cgroup.V1,
+			want:    cgroup.Values{CPUShares: ptrU(1024), CPUQuota: ptrI(cgroup.Unlimited), CPUPeriod: ptrU(100000), MemoryLimit: ptrI(cgroup.Unlimited)},
 		},
 		{
 			name:    "v1 limits",
-			version: V1,
+			version: cgroup.V1,
 			files:   map[string]string{"cpu.shares": "819", "cpu.cfs_quota_us": "80000", "cpu.cfs_period_us": "50000", "memory.limit_in_bytes": "209715200"},
-			want:    Values{CPUShares: ptrU(819), CPUQuota: ptrI(80000), CPUPeriod: ptrU(50000), MemoryLimit: ptrI(200 << 20)},
+			want:    cgroup.Values{CPUShares: ptrU(819), CPUQuota: ptrI(80000), CPUPeriod: ptrU(50000), MemoryLimit: ptrI(200 << 20)},
 		},
 		{
 			name:    "v1 missing files leave fields nil",
-			version: V1,
+			version: cgroup.V1,
 			remove:  []string{"cpu.shares", "memory.limit_in_bytes"},
-			want:    Values{CPUQuota: ptrI(Unlimited), CPUPeriod: ptrU(100000)},
+			want:    cgroup.Values{CPUQuota: ptrI(cgroup.Unlimited), CPUPeriod: ptrU(100000)},
 		},
 	}
 	for _, tt := range tests {
@@ -525,12 +526,12 @@ func TestFSGetReadsValuesBack(t *testing.T) {
 
 func TestFSSetRoundTripsThroughGet(t *testing.T) {
 	for _, tt := range []struct {
-		version Version
-		set     Values
+		version cgroup.Version
+		set     cgroup.Values
 	}{
-		{V2, Values{CPUWeight: ptrU(39), CPUQuota: ptrI(150000), CPUPeriod: ptrU(100000), MemoryLimit: ptrI(300 << 20)}},
-		{V2, Values{CPUWeight: ptrU(1), CPUQuota: ptrI(Unlimited), CPUPeriod: ptrU(50000), MemoryLimit: ptrI(Unlimited)}},
-		{V1, Values{CPUShares: ptrU(1536), CPUQuota: ptrI(150000), CPUPeriod: ptrU(100000), MemoryLimit: ptrI(300 << 20)}},
+		{cgroup.V2, cgroup.Values{CPUWeight: ptrU(39), CPUQuota: ptrI(150000), CPUPeriod: ptrU(100000), MemoryLimit: ptrI(300 << 20)}},
+		{cgroup.V2, cgroup.Values{CPUWeight: ptrU(1), CPUQuota: ptrI(cgroup.Unlimited), CPUPeriod: ptrU(50000), MemoryLimit: ptrI(cgroup.Unlimited)}},
+		{cgroup.V1, cgroup.Values{CPUShares: ptrU(1536), CPUQuota: ptrI(150000), CPUPeriod: ptrU(100000), MemoryLimit: ptrI(300 << 20)}},
 	} {
 		t.Run(tt.version.String(), func(t *testing.T) {
 			f := newFakeFS(t, tt.version)
@@ -552,7 +553,7 @@ func TestFSSetRoundTripsThroughGet(t *testing.T) {
 }
 
 func TestFSSetStopsAtFirstFailure(t *testing.T) {
-	f := newFakeFS(t, V2)
+	f := newFakeFS(t, cgroup.V2)
 	if err := f.Create("pod"); err != nil {
 		t.Fatal(err)
 	}
@@ -564,14 +565,14 @@ func TestFSSetStopsAtFirstFailure(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "cpu.weight"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	got, err := f.Set("pod", Values{MemoryLimit: ptrI(1 << 30), CPUWeight: ptrU(50), CPUQuota: ptrI(50000)})
+	got, err := f.Set("pod", cgroup.Values{MemoryLimit: ptrI(1 << 30), CPUWeight: ptrU(50), CPUQuota: ptrI(50000)})
 	if !errors.Is(err, syscall.EISDIR) {
 		t.Fatalf("Set error = %v, want EISDIR", err)
 	}
 	if !strings.Contains(err.Error(), "write pod/cpu.weight: ") {
 		t.Errorf("Set error %q does not name the path and file", err)
 	}
-	want := []Write{
+	want := []cgroup.Write{
 		{Path: "pod", File: "memory.max", Old: "max", New: "1073741824"},
 		{Path: "pod", File: "cpu.weight", New: "50", Err: syscall.EISDIR},
 	}
@@ -584,41 +585,41 @@ func TestFSSetStopsAtFirstFailure(t *testing.T) {
 }
 
 func TestFSMissingFilesAndCgroups(t *testing.T) {
-	for _, version := range []Version{V1, V2} {
+	for _, version := range []cgroup.Version{cgroup.V1, cgroup.V2} {
 		t.Run(version.String(), func(t *testing.T) {
 			f := newFakeFS(t, version)
 			if err := f.Create("pod"); err != nil {
 				t.Fatal(err)
 			}
 			limitFile := "memory.max"
-			if version == V1 {
+			if version == cgroup.V1 {
 				limitFile = "memory.limit_in_bytes"
 			}
 			dir, _ := f.fileDir("pod", limitFile)
 			if err := os.Remove(filepath.Join(dir, limitFile)); err != nil {
 				t.Fatal(err)
 			}
-			_, err := f.Set("pod", Values{MemoryLimit: ptrI(1 << 20)})
-			if !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), "pod/"+limitFile) {
-				t.Errorf("Set without %s: %v, want ErrNotSupported naming pod/%s", limitFile, err, limitFile)
+			_, err := f.Set("pod", cgroup.Values{MemoryLimit: ptrI(1 << 20)})
+			if !errors.Is(err, cgroup.ErrNotSupported) || !strings.Contains(err.Error(), "pod/"+limitFile) {
+				t.Errorf("Set without %s: %v, want cgroup.ErrNotSupported naming pod/%s", limitFile, err, limitFile)
 			}
-			if _, err := f.ReadFile("pod", limitFile); !errors.Is(err, ErrNotSupported) {
+			if _, err := f.ReadFile("pod", limitFile); !errors.Is(err, cgroup.ErrNotSupported) {
 				t.Errorf("ReadFile of a missing file: %v, want ErrNotSupported", err)
 			}
 
 			if f.Exists("gone") {
 				t.Error("Exists(gone) = true")
 			}
-			if _, err := f.Get("gone"); !errors.Is(err, ErrNotExist) {
+			if _, err := f.Get("gone"); !errors.Is(err, cgroup.ErrNotExist) {
 				t.Errorf("Get(gone): %v, want ErrNotExist", err)
 			}
-			if ws, err := f.Set("gone", Values{MemoryLimit: ptrI(1 << 20)}); !errors.Is(err, ErrNotExist) || len(ws) != 0 {
+			if ws, err := f.Set("gone", cgroup.Values{MemoryLimit: ptrI(1 << 20)}); !errors.Is(err, cgroup.ErrNotExist) || len(ws) != 0 {
 				t.Errorf("Set(gone) = %v, %v; want no writes and ErrNotExist", ws, err)
 			}
-			if _, err := f.ReadFile("gone", "cpu.shares"); !errors.Is(err, ErrNotExist) {
+			if _, err := f.ReadFile("gone", "cpu.shares"); !errors.Is(err, cgroup.ErrNotExist) {
 				t.Errorf("ReadFile(gone): %v, want ErrNotExist", err)
 			}
-			if _, err := f.MemoryUsage("gone"); !errors.Is(err, ErrNotExist) {
+			if _, err := f.MemoryUsage("gone"); !errors.Is(err, cgroup.ErrNotExist) {
 				t.Errorf("MemoryUsage(gone): %v, want ErrNotExist", err)
 			}
 			if err := f.Delete("gone"); err != nil {
@@ -629,12 +630,12 @@ func TestFSMissingFilesAndCgroups(t *testing.T) {
 }
 
 // TestFSRejectsPathsOutsideTheRoot checks that no name that could leave the
-// root reaches the file system: every call fails with ErrInvalidPath and
+// root reaches the file system: every call fails with cgroup.ErrInvalidPath and
 // the directory around the root is left as it was.
 func TestFSRejectsPathsOutsideTheRoot(t *testing.T) {
 	bad := []string{"..", "../escape", "pod/../../escape", "/abs", "pod/", "pod//ctr", "./pod", "pod/.",
 		"pod\nx", "pod\x00x", strings.Repeat("x", 256)}
-	for _, version := range []Version{V1, V2} {
+	for _, version := range []cgroup.Version{cgroup.V1, cgroup.V2} {
 		t.Run(version.String(), func(t *testing.T) {
 			f := newFakeFS(t, version)
 			outside := filepath.Dir(f.Root())
@@ -645,12 +646,12 @@ func TestFSRejectsPathsOutsideTheRoot(t *testing.T) {
 					"Delete": f.Delete(p),
 				}
 				_, checks["Get"] = f.Get(p)
-				_, checks["Set"] = f.Set(p, Values{MemoryLimit: ptrI(1), CPUShares: ptrU(2), CPUWeight: ptrU(1)})
+				_, checks["Set"] = f.Set(p, cgroup.Values{MemoryLimit: ptrI(1), CPUShares: ptrU(2), CPUWeight: ptrU(1)})
 				_, checks["ReadFile"] = f.ReadFile(p, "cpu.max")
 				_, checks["MemoryUsage"] = f.MemoryUsage(p)
 				_, checks["Dir"] = f.Dir(p, "cpu")
 				for op, err := range checks {
-					if !errors.Is(err, ErrInvalidPath) {
+					if !errors.Is(err, cgroup.ErrInvalidPath) {
 						t.Errorf("%s(%q) error = %v, want ErrInvalidPath", op, p, err)
 					}
 				}
@@ -659,7 +660,7 @@ func TestFSRejectsPathsOutsideTheRoot(t *testing.T) {
 				}
 			}
 			for _, file := range []string{"../cpu.max", "a/b", "", ".."} {
-				if _, err := f.ReadFile("", file); !errors.Is(err, ErrInvalidPath) {
+				if _, err := f.ReadFile("", file); !errors.Is(err, cgroup.ErrInvalidPath) {
 					t.Errorf("ReadFile(root, %q) error = %v, want ErrInvalidPath", file, err)
 				}
 			}
@@ -683,7 +684,7 @@ func TestFSCreateEnablesControllersInAncestors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFakeFS(t, V2)
+			f := newFakeFS(t, cgroup.V2)
 			writeFiles(t, f.Root(), map[string]string{"cgroup.subtree_control": tt.rootCtl})
 			if err := f.Create("kubepods/burstable/pod1"); err != nil {
 				t.Fatalf("Create: %v", err)
@@ -710,7 +711,7 @@ func TestFSCreateEnablesControllersInAncestors(t *testing.T) {
 }
 
 func TestFSCreateV1MakesBothHierarchies(t *testing.T) {
-	f := newFakeFS(t, V1)
+	f := newFakeFS(t, cgroup.V1)
 	if err := f.Create("kubepods/pod1"); err != nil {
 		t.Fatalf("Create: %v", err)
 	}
@@ -746,7 +747,7 @@ func TestFSDelete(t *testing.T) {
 		{name: "missing cgroup", path: "pod/other"},
 		{name: "the root", path: "", wantErr: syscall.EBUSY},
 	}
-	for _, version := range []Version{V1, V2} {
+	for _, version := range []cgroup.Version{cgroup.V1, cgroup.V2} {
 		for _, tt := range tests {
 			t.Run(version.String()+" "+tt.name, func(t *testing.T) {
 				f := newFakeFS(t, version)
@@ -768,7 +769,7 @@ func TestFSDelete(t *testing.T) {
 					if f.Exists(tt.path) {
 						t.Errorf("Exists(%q) after Delete = true", tt.path)
 					}
-					if version == V1 {
+					if version == cgroup.V1 {
 						for _, c := range []string{"cpu", "memory"} {
 							if _, err := os.Stat(filepath.Join(f.mounts[c], tt.path)); !os.IsNotExist(err) {
 								t.Errorf("%s hierarchy still has %s: %v", c, tt.path, err)
@@ -786,9 +787,9 @@ func TestFSDelete(t *testing.T) {
 
 func TestFSReadFileAndMemoryUsage(t *testing.T) {
 	for _, tt := range []struct {
-		version   Version
+		version   cgroup.Version
 		usageFile string
-	}{{V1, "memory.usage_in_bytes"}, {V2, "memory.current"}} {
+	}{{cgroup.V1, "memory.usage_in_bytes"}, {cgroup.V2, "memory.current"}} {
 		t.Run(tt.version.String(), func(t *testing.T) {
 			f := newFakeFS(t, tt.version)
 			if err := f.Create("pod"); err != nil {
@@ -813,7 +814,7 @@ func TestFSReadFileAndMemoryUsage(t *testing.T) {
 			mounts[c] = filepath.Join(base, c)
 			writeFiles(t, filepath.Join(mounts[c], "pod"), map[string]string{c + ".probe": c, "cgroup.procs": c + "-procs"})
 		}
-		f, err := NewFS(base, WithV1Mounts(mounts))
+		f, err := New(base, WithV1Mounts(mounts))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -825,7 +826,7 @@ func TestFSReadFileAndMemoryUsage(t *testing.T) {
 		if got, err := f.ReadFile("pod", "cgroup.procs"); err != nil || got != "cpu-procs" {
 			t.Errorf("ReadFile(cgroup.procs) = %q, %v; want the cpu hierarchy's", got, err)
 		}
-		if _, err := f.ReadFile("pod", "pids.max"); !errors.Is(err, ErrNotSupported) {
+		if _, err := f.ReadFile("pod", "pids.max"); !errors.Is(err, cgroup.ErrNotSupported) {
 			t.Errorf("ReadFile(pids.max) without a pids hierarchy: %v, want ErrNotSupported", err)
 		}
 	})
@@ -834,7 +835,7 @@ func TestFSReadFileAndMemoryUsage(t *testing.T) {
 // TestFSConcurrentUse runs Sets and Gets of several cgroups at once; under
 // -race it checks that FS shares no unguarded state between calls.
 func TestFSConcurrentUse(t *testing.T) {
-	f := newFakeFS(t, V2)
+	f := newFakeFS(t, cgroup.V2)
 	paths := []string{"a", "b", "c", "d"}
 	for _, p := range paths {
 		if err := f.Create(p); err != nil {
@@ -845,7 +846,7 @@ func TestFSConcurrentUse(t *testing.T) {
 	for i, p := range paths {
 		go func() {
 			for j := 0; j < 20; j++ {
-				if _, err := f.Set(p, Values{CPUWeight: ptrU(uint64(1 + i*100 + j))}); err != nil {
+				if _, err := f.Set(p, cgroup.Values{CPUWeight: ptrU(uint64(1 + i*100 + j))}); err != nil {
 					done <- err
 					return
 				}
@@ -886,7 +887,7 @@ const requireEnv = "RESIZELET_REQUIRE_CGROUP"
 // realFS returns an FS over /sys/fs/cgroup if this host offers cgroup
 // version v and the test runs as root, and skips (or fails, when
 // RESIZELET_REQUIRE_CGROUP names v) otherwise.
-func realFS(t testing.TB, v Version) *FS {
+func realFS(t testing.TB, v cgroup.Version) *FS {
 	t.Helper()
 	skip := t.Skipf
 	if os.Getenv(requireEnv) == v.String() {
@@ -895,13 +896,13 @@ func realFS(t testing.TB, v Version) *FS {
 	if os.Geteuid() != 0 {
 		skip("real cgroup %v test needs root", v)
 	}
-	f, err := NewFS("/sys/fs/cgroup")
+	f, err := New("/sys/fs/cgroup")
 	if err != nil {
 		skip("real cgroup %v test: no usable cgroup hierarchy at /sys/fs/cgroup: %v", v, err)
 	}
 	if f.Version() != v {
 		where := "run it on a cgroup v1 host"
-		if v == V2 {
+		if v == cgroup.V2 {
 			where = "examples/realhost runs it in a qemu VM"
 		}
 		skip("real cgroup %v test: /sys/fs/cgroup is cgroup %v here (%s)", v, f.Version(), where)
@@ -1011,7 +1012,7 @@ func startShmFiller(t *testing.T, f *FS, path string, bytes int64) *shmFiller {
 		if err := writeExisting(filepath.Join(dir, "cgroup.procs"), strconv.Itoa(cmd.Process.Pid)); err != nil {
 			t.Fatalf("move the shell into %s: %v", path, err)
 		}
-		if f.Version() == V2 {
+		if f.Version() == cgroup.V2 {
 			break
 		}
 	}
@@ -1040,8 +1041,8 @@ func (s *shmFiller) wait() error {
 	return err
 }
 
-func TestFSRealHostV1(t *testing.T) { testRealHost(t, realFS(t, V1)) }
-func TestFSRealHostV2(t *testing.T) { testRealHost(t, realFS(t, V2)) }
+func TestFSRealHostV1(t *testing.T) { testRealHost(t, realFS(t, cgroup.V1)) }
+func TestFSRealHostV2(t *testing.T) { testRealHost(t, realFS(t, cgroup.V2)) }
 
 // testRealHost drives the kernel through FS under a private parent cgroup:
 // defaults, writes and read-back, unlimited, the kernel's rejections, and
@@ -1052,9 +1053,9 @@ func testRealHost(t *testing.T, f *FS) {
 	if err := f.Create(ctr); err != nil {
 		t.Fatalf("Create: %v", err)
 	}
-	v2 := f.Version() == V2
-	defaults := Values{CPUShares: ptrU(1024), CPUQuota: ptrI(Unlimited), CPUPeriod: ptrU(100000), MemoryLimit: ptrI(Unlimited)}
-	set := Values{MemoryLimit: ptrI(200 << 20), CPUShares: ptrU(819), CPUQuota: ptrI(80000), CPUPeriod: ptrU(100000)}
+	v2 := f.Version() == cgroup.V2
+	defaults := cgroup.Values{CPUShares: ptrU(1024), CPUQuota: ptrI(cgroup.Unlimited), CPUPeriod: ptrU(100000), MemoryLimit: ptrI(cgroup.Unlimited)}
+	set := cgroup.Values{MemoryLimit: ptrI(200 << 20), CPUShares: ptrU(819), CPUQuota: ptrI(80000), CPUPeriod: ptrU(100000)}
 	raw := map[string]string{"memory.limit_in_bytes": "209715200", "cpu.shares": "819", "cpu.cfs_quota_us": "80000"}
 	unlimitedRaw := map[string]string{"memory.limit_in_bytes": "9223372036854771712", "cpu.cfs_quota_us": "-1"}
 	if v2 {
@@ -1087,34 +1088,34 @@ func testRealHost(t *testing.T, f *FS) {
 		t.Errorf("repeating Set = %+v, %v; want no writes", ws, err)
 	}
 
-	if _, err := f.Set(pod, Values{MemoryLimit: ptrI(Unlimited), CPUQuota: ptrI(Unlimited)}); err != nil {
+	if _, err := f.Set(pod, cgroup.Values{MemoryLimit: ptrI(cgroup.Unlimited), CPUQuota: ptrI(cgroup.Unlimited)}); err != nil {
 		t.Fatalf("Set unlimited: %v", err)
 	}
 	for file, want := range unlimitedRaw {
 		if got, err := f.ReadFile(pod, file); err != nil || got != want {
-			t.Errorf("%s after Set(Unlimited) = %q, %v; want %q", file, got, err, want)
+			t.Errorf("%s after Set(cgroup.Unlimited) = %q, %v; want %q", file, got, err, want)
 		}
 	}
-	if got, _ := f.Get(pod); got.MemoryLimit == nil || *got.MemoryLimit != Unlimited || got.CPUQuota == nil || *got.CPUQuota != Unlimited {
-		t.Errorf("Get after Set(Unlimited) = %+v", got)
+	if got, _ := f.Get(pod); got.MemoryLimit == nil || *got.MemoryLimit != cgroup.Unlimited || got.CPUQuota == nil || *got.CPUQuota != cgroup.Unlimited {
+		t.Errorf("Get after Set(cgroup.Unlimited) = %+v", got)
 	}
 
 	// The kernel's rejections arrive as the failed last write, wrapped
 	// with the path and file, and leave the old content.
 	rejects := []struct {
-		set  Values
+		set  cgroup.Values
 		file string
 		want syscall.Errno
-	}{{Values{CPUQuota: ptrI(500)}, "cpu.cfs_quota_us", syscall.EINVAL}}
+	}{{cgroup.Values{CPUQuota: ptrI(500)}, "cpu.cfs_quota_us", syscall.EINVAL}}
 	if v2 {
 		rejects = []struct {
-			set  Values
+			set  cgroup.Values
 			file string
 			want syscall.Errno
 		}{
-			{Values{CPUWeight: ptrU(0)}, "cpu.weight", syscall.ERANGE},
-			{Values{CPUWeight: ptrU(10001)}, "cpu.weight", syscall.ERANGE},
-			{Values{CPUQuota: ptrI(500)}, "cpu.max", syscall.EINVAL},
+			{cgroup.Values{CPUWeight: ptrU(0)}, "cpu.weight", syscall.ERANGE},
+			{cgroup.Values{CPUWeight: ptrU(10001)}, "cpu.weight", syscall.ERANGE},
+			{cgroup.Values{CPUQuota: ptrI(500)}, "cpu.max", syscall.EINVAL},
 		}
 	}
 	for _, r := range rejects {
@@ -1131,13 +1132,13 @@ func testRealHost(t *testing.T, f *FS) {
 		}
 	}
 	if !v2 {
-		if _, err := f.Set(ctr, Values{CPUShares: ptrU(1)}); err != nil {
+		if _, err := f.Set(ctr, cgroup.Values{CPUShares: ptrU(1)}); err != nil {
 			t.Fatalf("Set shares 1: %v", err)
 		}
 		if got, _ := f.ReadFile(ctr, "cpu.shares"); got != "2" {
 			t.Errorf("cpu.shares after writing 1 = %q, want the kernel's clamp 2", got)
 		}
-		if ws, _ := f.Set(ctr, Values{CPUShares: ptrU(1)}); len(ws) != 0 {
+		if ws, _ := f.Set(ctr, cgroup.Values{CPUShares: ptrU(1)}); len(ws) != 0 {
 			t.Errorf("Set shares 1 again wrote %+v, want nothing", ws)
 		}
 	}
@@ -1166,7 +1167,7 @@ func testRealHost(t *testing.T, f *FS) {
 		return -1
 	}
 	killsBefore := kills()
-	ws, err = f.Set(ctr, Values{MemoryLimit: ptrI(8 << 20)})
+	ws, err = f.Set(ctr, cgroup.Values{MemoryLimit: ptrI(8 << 20)})
 	if !v2 {
 		if !errors.Is(err, syscall.EBUSY) || len(ws) != 1 || !errors.Is(ws[0].Err, syscall.EBUSY) {
 			t.Errorf("v1 limit below usage: %+v, %v; want one failed write with EBUSY", ws, err)
@@ -1189,13 +1190,13 @@ func testRealHost(t *testing.T, f *FS) {
 	}
 }
 
-func TestFSRealHostUsageV1(t *testing.T) { testRealUsage(t, realFS(t, V1)) }
-func TestFSRealHostUsageV2(t *testing.T) { testRealUsage(t, realFS(t, V2)) }
+func TestFSRealHostUsageV1(t *testing.T) { testRealUsage(t, realFS(t, cgroup.V1)) }
+func TestFSRealHostUsageV2(t *testing.T) { testRealUsage(t, realFS(t, cgroup.V2)) }
 
 // testRealUsage checks SetUsage on the kernel: the memory is really charged,
 // a cgroup with usage cannot be deleted, and a limit below usage gives the
 // kernel's answer through Set (v1 EBUSY; v2 an OOM kill reported to
-// OnOOMKill before Set returns), as SimKernel models it.
+// OnOOMKill before Set returns), as cgroup.SimKernel models it.
 func testRealUsage(t *testing.T, f *FS) {
 	parent := privateParent(t, f)
 	ctr := parent + "/pod/ctr"
@@ -1226,8 +1227,8 @@ func testRealUsage(t *testing.T, f *FS) {
 	if err := f.Delete(ctr); !errors.Is(err, syscall.EBUSY) {
 		t.Errorf("Delete of a cgroup with usage: %v, want EBUSY", err)
 	}
-	ws, err := f.Set(ctr, Values{MemoryLimit: ptrI(16 << 20)})
-	if f.Version() == V1 {
+	ws, err := f.Set(ctr, cgroup.Values{MemoryLimit: ptrI(16 << 20)})
+	if f.Version() == cgroup.V1 {
 		if !errors.Is(err, syscall.EBUSY) || len(ws) != 1 {
 			t.Errorf("v1 limit below usage: %+v, %v; want EBUSY", ws, err)
 		}
@@ -1251,7 +1252,7 @@ func testRealUsage(t *testing.T, f *FS) {
 	if err := f.SetUsage(ctr, 0); err != nil {
 		t.Fatalf("SetUsage 0: %v", err)
 	}
-	if _, err := f.Set(ctr, Values{MemoryLimit: ptrI(48 << 20)}); err != nil {
+	if _, err := f.Set(ctr, cgroup.Values{MemoryLimit: ptrI(48 << 20)}); err != nil {
 		t.Fatalf("Set 48Mi: %v", err)
 	}
 	n := len(kills())

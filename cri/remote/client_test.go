@@ -1,4 +1,4 @@
-package cri
+package remote
 
 import (
 	"context"
@@ -16,15 +16,17 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cri"
+	"github.com/resizelet/resizelet/cri/internal/critest"
 )
 
-// criServer serves a Runtime as a CRI RuntimeService over gRPC, the way a
-// real runtime does: errors wrapping ErrNotFound become codes.NotFound,
+// criServer serves a cri.Runtime as a CRI RuntimeService over gRPC, the way a
+// real runtime does: errors wrapping cri.ErrNotFound become codes.NotFound,
 // every other error codes.Unknown with the error's text as the message.
 // hook, when set, runs first and can fail or stall any call.
 type criServer struct {
 	runtimeapi.UnimplementedRuntimeServiceServer
-	rt       Runtime
+	rt       cri.Runtime
 	hook     func(ctx context.Context, method string) error
 	execExit int32 // when non-zero, ExecSync answers with this exit code
 }
@@ -40,9 +42,9 @@ func toStatus(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, cri.ErrNotFound):
 		return grpcstatus.Error(codes.NotFound, err.Error())
-	case errors.Is(err, ErrUnavailable):
+	case errors.Is(err, cri.ErrUnavailable):
 		return grpcstatus.Error(codes.Unavailable, err.Error())
 	}
 	if _, ok := grpcstatus.FromError(err); ok {
@@ -183,30 +185,30 @@ func serve(t *testing.T, srv *criServer) string {
 	return "unix://" + sock
 }
 
-// newRemoteOverSim returns a Remote talking to a SimContainerd on a
+// newClientOverSim returns a Client talking to a cri.SimContainerd on a
 // SimKernel, and that runtime for comparison.
-func newRemoteOverSim(t *testing.T, version cgroup.Version, opts ...RemoteOption) (*Remote, *SimContainerd, *criServer) {
+func newClientOverSim(t *testing.T, version cgroup.Version, opts ...Option) (*Client, *cri.SimContainerd, *criServer) {
 	t.Helper()
-	mem := NewSimContainerd(cgroup.NewSimKernel(version))
+	mem := cri.NewSimContainerd(cgroup.NewSimKernel(version))
 	srv := &criServer{rt: mem}
-	r, err := NewRemote(context.Background(), serve(t, srv), opts...)
+	r, err := Dial(context.Background(), serve(t, srv), opts...)
 	if err != nil {
-		t.Fatalf("NewRemote: %v", err)
+		t.Fatalf("Dial: %v", err)
 	}
 	t.Cleanup(func() { r.Close() })
 	return r, mem, srv
 }
 
-func TestRemoteCarriesTheResizePathCalls(t *testing.T) {
+func TestClientCarriesTheResizePathCalls(t *testing.T) {
 	ctx := context.Background()
-	r, mem, _ := newRemoteOverSim(t, cgroup.V2)
-	sb := sandboxConfig("web", "default", "uid-a", podParent)
+	r, mem, _ := newClientOverSim(t, cgroup.V2)
+	sb := critest.SandboxConfig("web", "default", "uid-a", critest.PodParent)
 	sbID, err := r.RunPodSandbox(ctx, sb, "")
 	if err != nil {
 		t.Fatalf("RunPodSandbox: %v", err)
 	}
-	res := &runtimeapi.LinuxContainerResources{CpuShares: 717, CpuQuota: 70000, CpuPeriod: 100000, MemoryLimitInBytes: 200 * mi}
-	id, err := r.CreateContainer(ctx, sbID, containerConfig(sb, "app", 0, res), sb)
+	res := &runtimeapi.LinuxContainerResources{CpuShares: 717, CpuQuota: 70000, CpuPeriod: 100000, MemoryLimitInBytes: 200 * critest.MiB}
+	id, err := r.CreateContainer(ctx, sbID, critest.ContainerConfig(sb, "app", 0, res), sb)
 	if err != nil {
 		t.Fatalf("CreateContainer: %v", err)
 	}
@@ -215,7 +217,7 @@ func TestRemoteCarriesTheResizePathCalls(t *testing.T) {
 	}
 	pid, _ := mem.PID(id)
 
-	want := &runtimeapi.LinuxContainerResources{CpuShares: 819, CpuQuota: 80000, CpuPeriod: 100000, MemoryLimitInBytes: 300 * mi}
+	want := &runtimeapi.LinuxContainerResources{CpuShares: 819, CpuQuota: 80000, CpuPeriod: 100000, MemoryLimitInBytes: 300 * critest.MiB}
 	if err := r.UpdateContainerResources(ctx, id, &runtimeapi.ContainerResources{Linux: want}); err != nil {
 		t.Fatalf("UpdateContainerResources: %v", err)
 	}
@@ -228,7 +230,7 @@ func TestRemoteCarriesTheResizePathCalls(t *testing.T) {
 		t.Errorf("ContainerStatus over gRPC = %v, the runtime says %v", got, direct)
 	}
 	gl := got.GetStatus().GetResources().GetLinux()
-	if gl.GetCpuShares() != 819 || gl.GetCpuQuota() != 80000 || gl.GetMemoryLimitInBytes() != 300*mi {
+	if gl.GetCpuShares() != 819 || gl.GetCpuQuota() != 80000 || gl.GetMemoryLimitInBytes() != 300*critest.MiB {
 		t.Errorf("status resources after update = %v, want %v", gl, want)
 	}
 	if after, _ := mem.PID(id); after != pid {
@@ -241,10 +243,10 @@ func TestRemoteCarriesTheResizePathCalls(t *testing.T) {
 	if sbs, err := r.ListPodSandbox(ctx, nil); err != nil || len(sbs) != 1 || sbs[0].Id != sbID {
 		t.Errorf("ListPodSandbox = %v, %v; want [%s]", sbs, err, sbID)
 	}
-	if err := SetMemoryUsage(ctx, r, id, 64*mi); err != nil {
+	if err := cri.SetMemoryUsage(ctx, r, id, 64*critest.MiB); err != nil {
 		t.Fatalf("SetMemoryUsage over ExecSync: %v", err)
 	}
-	if st, err := r.ContainerStats(ctx, id); err != nil || st.GetMemory().GetWorkingSetBytes().GetValue() < uint64(64*mi) {
+	if st, err := r.ContainerStats(ctx, id); err != nil || st.GetMemory().GetWorkingSetBytes().GetValue() < uint64(64*critest.MiB) {
 		t.Errorf("ContainerStats = %v, %v; want a working set of at least 64Mi", st, err)
 	}
 	if _, err := r.UpdatePodSandboxResources(ctx, &runtimeapi.UpdatePodSandboxResourcesRequest{PodSandboxId: sbID, Resources: want}); err != nil {
@@ -264,20 +266,20 @@ func TestRemoteCarriesTheResizePathCalls(t *testing.T) {
 	}
 }
 
-// TestRemoteKeepsTheRuntimesMessage runs the v1 refusal of a memory limit
+// TestClientKeepsTheRuntimesMessage runs the v1 refusal of a memory limit
 // below usage through gRPC: the error is codes.Unknown and its text is
 // runc's message as the runtime sent it.
-func TestRemoteKeepsTheRuntimesMessage(t *testing.T) {
+func TestClientKeepsTheRuntimesMessage(t *testing.T) {
 	ctx := context.Background()
-	r, mem, _ := newRemoteOverSim(t, cgroup.V1)
-	sb := sandboxConfig("web", "default", "uid-a", podParent)
-	sbID := mustRun(t, r, sb)
-	id := mustStart(t, r, sbID, sb, containerConfig(sb, "app", 0,
-		&runtimeapi.LinuxContainerResources{CpuShares: 1024, MemoryLimitInBytes: 200 * mi}))
-	if err := SetMemoryUsage(ctx, r, id, 100*mi); err != nil {
+	r, mem, _ := newClientOverSim(t, cgroup.V1)
+	sb := critest.SandboxConfig("web", "default", "uid-a", critest.PodParent)
+	sbID := critest.MustRun(t, r, sb)
+	id := critest.MustStart(t, r, sbID, sb, critest.ContainerConfig(sb, "app", 0,
+		&runtimeapi.LinuxContainerResources{CpuShares: 1024, MemoryLimitInBytes: 200 * critest.MiB}))
+	if err := cri.SetMemoryUsage(ctx, r, id, 100*critest.MiB); err != nil {
 		t.Fatal(err)
 	}
-	res := &runtimeapi.ContainerResources{Linux: &runtimeapi.LinuxContainerResources{CpuShares: 1024, MemoryLimitInBytes: 50 * mi}}
+	res := &runtimeapi.ContainerResources{Linux: &runtimeapi.LinuxContainerResources{CpuShares: 1024, MemoryLimitInBytes: 50 * critest.MiB}}
 	err := r.UpdateContainerResources(ctx, id, res)
 	direct := mem.UpdateContainerResources(ctx, id, res)
 	if err == nil || direct == nil {
@@ -289,16 +291,16 @@ func TestRemoteKeepsTheRuntimesMessage(t *testing.T) {
 	if !strings.Contains(err.Error(), "unable to set memory limit to 52428800 (current usage: ") {
 		t.Errorf("remote error %q lacks runc's message", err)
 	}
-	var re *RemoteError
+	var re *cri.RemoteError
 	if !errors.As(err, &re) || re.Code != codes.Unknown || re.Method != "UpdateContainerResources" {
-		t.Errorf("remote error = %#v, want a RemoteError with codes.Unknown", err)
+		t.Errorf("remote error = %#v, want a cri.RemoteError with codes.Unknown", err)
 	}
 	if grpcstatus.Code(err) != codes.Unknown {
 		t.Errorf("status.Code = %v, want Unknown", grpcstatus.Code(err))
 	}
 }
 
-func TestRemoteMapsErrors(t *testing.T) {
+func TestClientMapsErrors(t *testing.T) {
 	tests := []struct {
 		name    string
 		hookErr error
@@ -309,27 +311,27 @@ func TestRemoteMapsErrors(t *testing.T) {
 		{
 			name:    "NotFound",
 			hookErr: grpcstatus.Error(codes.NotFound, `an error occurred when try to find container "x": not found`),
-			want:    ErrNotFound,
-			notWant: []error{ErrUnavailable},
+			want:    cri.ErrNotFound,
+			notWant: []error{cri.ErrUnavailable},
 			msg:     `an error occurred when try to find container "x": not found`,
 		},
 		{
 			name:    "Unavailable",
 			hookErr: grpcstatus.Error(codes.Unavailable, "shutting down"),
-			want:    ErrUnavailable,
-			notWant: []error{ErrNotFound},
+			want:    cri.ErrUnavailable,
+			notWant: []error{cri.ErrNotFound},
 			msg:     "shutting down",
 		},
 		{
 			name:    "Unknown keeps only the message",
 			hookErr: grpcstatus.Error(codes.Unknown, "failed to update resources: boom"),
-			notWant: []error{ErrNotFound, ErrUnavailable},
+			notWant: []error{cri.ErrNotFound, cri.ErrUnavailable},
 			msg:     "failed to update resources: boom",
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, _, srv := newRemoteOverSim(t, cgroup.V2)
+			r, _, srv := newClientOverSim(t, cgroup.V2)
 			srv.hook = func(ctx context.Context, method string) error {
 				if method == "ContainerStatus" {
 					return tt.hookErr
@@ -354,16 +356,16 @@ func TestRemoteMapsErrors(t *testing.T) {
 		})
 	}
 	t.Run("the runtime's own NotFound", func(t *testing.T) {
-		r, _, _ := newRemoteOverSim(t, cgroup.V2)
+		r, _, _ := newClientOverSim(t, cgroup.V2)
 		err := r.StartContainer(context.Background(), "no-such-container")
-		if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "no-such-container") {
-			t.Errorf("StartContainer(no-such-container) = %v, want ErrNotFound with the runtime's message", err)
+		if !errors.Is(err, cri.ErrNotFound) || !strings.Contains(err.Error(), "no-such-container") {
+			t.Errorf("StartContainer(no-such-container) = %v, want cri.ErrNotFound with the runtime's message", err)
 		}
 	})
 }
 
-func TestRemotePerCallTimeout(t *testing.T) {
-	r, _, srv := newRemoteOverSim(t, cgroup.V2, WithCallTimeout(50*time.Millisecond))
+func TestClientPerCallTimeout(t *testing.T) {
+	r, _, srv := newClientOverSim(t, cgroup.V2, WithCallTimeout(50*time.Millisecond))
 	sawDeadline := make(chan bool, 1)
 	release := make(chan struct{})
 	srv.hook = func(ctx context.Context, method string) error {
@@ -379,7 +381,7 @@ func TestRemotePerCallTimeout(t *testing.T) {
 		return ctx.Err()
 	}
 	// The caller's context has no deadline: the one the server sees is the
-	// Remote's own.
+	// Client's own.
 	_, err := r.ListContainers(context.Background(), nil)
 	close(release)
 	if !errors.Is(err, context.DeadlineExceeded) {
@@ -390,11 +392,11 @@ func TestRemotePerCallTimeout(t *testing.T) {
 	}
 }
 
-func TestNewRemoteUnreachable(t *testing.T) {
+func TestDialUnreachable(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "nobody.sock")
-	_, err := NewRemote(context.Background(), "unix://"+sock, WithCallTimeout(2*time.Second))
-	if !errors.Is(err, ErrUnavailable) {
-		t.Errorf("NewRemote to a missing socket: %v, want ErrUnavailable", err)
+	_, err := Dial(context.Background(), "unix://"+sock, WithCallTimeout(2*time.Second))
+	if !errors.Is(err, cri.ErrUnavailable) {
+		t.Errorf("Dial to a missing socket: %v, want ErrUnavailable", err)
 	}
 	if err != nil && !strings.Contains(err.Error(), sock) {
 		t.Errorf("error %q does not name the endpoint", err)
@@ -427,13 +429,13 @@ func TestParseEndpoint(t *testing.T) {
 	}
 }
 
-func TestRemoteExecSyncExitCode(t *testing.T) {
-	r, _, srv := newRemoteOverSim(t, cgroup.V2)
+func TestClientExecSyncExitCode(t *testing.T) {
+	r, _, srv := newClientOverSim(t, cgroup.V2)
 	srv.execExit = 3
 	_, stderr, err := r.ExecSync(context.Background(), "any", []string{"false"}, time.Second)
-	var ee *ExitError
+	var ee *cri.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode != 3 {
-		t.Errorf("ExecSync = %v, want an ExitError with code 3", err)
+		t.Errorf("ExecSync = %v, want an cri.ExitError with code 3", err)
 	}
 	if string(stderr) != "boom" {
 		t.Errorf("stderr = %q, want the command's", stderr)

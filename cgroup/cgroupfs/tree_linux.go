@@ -1,6 +1,6 @@
 //go:build linux
 
-package cgroup
+package cgroupfs
 
 import (
 	"errors"
@@ -9,12 +9,16 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
+	"time"
+
+	"github.com/resizelet/resizelet/cgroup"
 )
 
-// removeTree is RemoveTree on an FS.
+// removeTree is RemoveTree on a valid name.
 func (f *FS) removeTree(name string) ([]string, error) {
 	f.forget(name)
-	if !f.cgroupfs {
+	if !f.kernelFS {
 		return f.removeOrdinaryTree(name)
 	}
 	mounts, err := Mounts(f.root)
@@ -30,7 +34,7 @@ func (f *FS) removeTree(name string) ([]string, error) {
 	for _, m := range mounts {
 		dirs = append(dirs, walkDirs(filepath.Join(m, name))...)
 	}
-	byDepth(dirs)
+	cgroup.SortDeepestFirst(dirs)
 	var removed []string
 	var errs []error
 	for _, d := range dirs {
@@ -51,7 +55,7 @@ func (f *FS) removeTree(name string) ([]string, error) {
 // filesystem, Delete also removes the files).
 func (f *FS) removeOrdinaryTree(name string) ([]string, error) {
 	roots := []string{f.root}
-	if f.version == V1 {
+	if f.version == cgroup.V1 {
 		roots = []string{f.mounts["cpu"], f.mounts["memory"]}
 	}
 	seen := map[string]bool{}
@@ -66,17 +70,12 @@ func (f *FS) removeOrdinaryTree(name string) ([]string, error) {
 			paths = append(paths, filepath.ToSlash(rel))
 		}
 	}
-	removed, err := deleteDeepestFirst(f, paths)
-	return removed, err
+	return cgroup.DeleteDeepestFirst(f, paths)
 }
 
-// treeView returns how SnapshotTree and RemoveCreated see the FS's
-// cgroups, in the hierarchies removeTree visits: on a kernel cgroup
-// filesystem with hierarchies mounted at or below the root, every one of
-// them, each cgroup removed with rmdir; otherwise the hierarchies the FS
-// writes, each cgroup removed with its files as Delete removes it.
-func (f *FS) treeView() (treeView, error) {
-	if f.cgroupfs {
+// treeView is TreeView on an FS that New made.
+func (f *FS) treeView() (cgroup.TreeView, error) {
+	if f.kernelFS {
 		mounts, err := Mounts(f.root)
 		if err != nil {
 			return nil, err
@@ -85,7 +84,7 @@ func (f *FS) treeView() (treeView, error) {
 			return fsView{f: f, dirs: dedupe(mounts), kernel: true}, nil
 		}
 	}
-	if f.version == V1 {
+	if f.version == cgroup.V1 {
 		return fsView{f: f, dirs: dedupe([]string{f.mounts["cpu"], f.mounts["memory"]})}, nil
 	}
 	return fsView{f: f, dirs: []string{f.root}}, nil
@@ -102,7 +101,7 @@ func dedupe(dirs []string) []string {
 	return out
 }
 
-// fsView is the treeView of an FS.
+// fsView is the cgroup.TreeView of an FS.
 type fsView struct {
 	f    *FS
 	dirs []string // the hierarchies' directories
@@ -112,11 +111,14 @@ type fsView struct {
 	kernel bool
 }
 
-func (v fsView) hierarchies() []string { return v.dirs }
+// Hierarchies returns the hierarchies' directories.
+func (v fsView) Hierarchies() []string { return v.dirs }
 
-func (v fsView) onPath(h, name string) []string {
+// OnPath lists the directories that exist on name's path in the
+// hierarchy h, as paths relative to h.
+func (v fsView) OnPath(h, name string) []string {
 	var out []string
-	for _, a := range ancestorsOf(name) {
+	for _, a := range cgroup.Ancestors(name) {
 		if isDir(join(h, a)) {
 			out = append(out, a)
 		}
@@ -129,13 +131,17 @@ func (v fsView) onPath(h, name string) []string {
 	return out
 }
 
-func (v fsView) hasChildren(c cgroupAt) bool {
-	entries, _ := os.ReadDir(join(c.hierarchy, c.path))
+// HasChildren reports whether the cgroup's directory has a subdirectory.
+func (v fsView) HasChildren(h, path string) bool {
+	entries, _ := os.ReadDir(join(h, path))
 	return slices.ContainsFunc(entries, fs.DirEntry.IsDir)
 }
 
-func (v fsView) remove(c cgroupAt) (string, error) {
-	dir := join(c.hierarchy, c.path)
+// Remove removes the cgroup's directory in the hierarchy h: with rmdir on
+// a kernel cgroup filesystem (retried while EBUSY), else as Delete removes
+// it, with its files.
+func (v fsView) Remove(h, path string) (string, error) {
+	dir := join(h, path)
 	if v.kernel {
 		err := rmdirRetry(dir)
 		switch {
@@ -149,10 +155,47 @@ func (v fsView) remove(c cgroupAt) (string, error) {
 	if !isDir(dir) {
 		return "", nil
 	}
-	if err := v.f.removeDir(c.path, dir); err != nil {
+	if err := v.f.removeDir(path, dir); err != nil {
 		return "", err
 	}
 	return dir, nil
 }
 
-func (v fsView) forget(path string) { v.f.forget(path) }
+// Forget drops what the FS remembers of the files of the cgroup at path
+// and below it.
+func (v fsView) Forget(path string) { v.f.forget(path) }
+
+// busyRetry is how long RemoveTree and RemoveCreated keep trying a cgroup
+// the kernel refuses with EBUSY, and how long they wait between tries: the
+// kernel refuses a cgroup for a moment after its last process was killed,
+// until the exit has been reaped.
+const (
+	busyRetry    = 5 * time.Second
+	busyInterval = 100 * time.Millisecond
+)
+
+// walkDirs returns dir and the directories below it; none when dir does
+// not exist.
+func walkDirs(dir string) []string {
+	var out []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
+// rmdirRetry removes a cgroup directory, trying again while the kernel
+// answers EBUSY, for at most busyRetry.
+func rmdirRetry(dir string) error {
+	deadline := time.Now().Add(busyRetry)
+	for {
+		err := os.Remove(dir)
+		if err == nil || !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(busyInterval)
+	}
+}

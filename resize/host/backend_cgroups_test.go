@@ -1,11 +1,10 @@
-package resize_test
+package host_test
 
 import (
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,22 +14,24 @@ import (
 	"github.com/resizelet/resizelet/cri"
 	"github.com/resizelet/resizelet/resize"
 	"github.com/resizelet/resizelet/resize/core"
+	"github.com/resizelet/resizelet/resize/host"
+	"github.com/resizelet/resizelet/resize/internal/backendtest"
 )
 
 // hostConstructors are HostCgroups and Remote on an in-memory host (Remote
 // over a CRI server standing for containerd), by name, each returning the
 // host's kernel with the constructor's result.
-func hostConstructors(t *testing.T) map[string]func(resize.NodeConfig, ...resize.BackendOption) (*cgroup.SimKernel, *resize.Backend, error) {
-	return map[string]func(resize.NodeConfig, ...resize.BackendOption) (*cgroup.SimKernel, *resize.Backend, error){
-		"HostCgroups": func(cfg resize.NodeConfig, opts ...resize.BackendOption) (*cgroup.SimKernel, *resize.Backend, error) {
-			host := hostWithKubepods(t, cgroup.V1)
-			b, err := resize.HostCgroups(cfg, append([]resize.BackendOption{resize.WithCgroupManager(host)}, opts...)...)
-			return host, b, err
+func hostConstructors(t *testing.T) map[string]func(resize.NodeConfig, ...host.Option) (*cgroup.SimKernel, *resize.Backend, error) {
+	return map[string]func(resize.NodeConfig, ...host.Option) (*cgroup.SimKernel, *resize.Backend, error){
+		"HostCgroups": func(cfg resize.NodeConfig, opts ...host.Option) (*cgroup.SimKernel, *resize.Backend, error) {
+			hostKernel := hostWithKubepods(t, cgroup.V1)
+			b, err := host.Cgroups(cfg, append([]host.Option{host.WithCgroupManager(hostKernel)}, opts...)...)
+			return hostKernel, b, err
 		},
-		"Remote": func(cfg resize.NodeConfig, opts ...resize.BackendOption) (*cgroup.SimKernel, *resize.Backend, error) {
-			host, _, endpoint := newFakeHost(t, cgroup.DriverCgroupfs)
-			b, err := resize.Remote(context.Background(), endpoint, "busybox:local", cfg, append([]resize.BackendOption{resize.WithCgroupManager(host)}, opts...)...)
-			return host, b, err
+		"Remote": func(cfg resize.NodeConfig, opts ...host.Option) (*cgroup.SimKernel, *resize.Backend, error) {
+			hostKernel, _, endpoint := newFakeHost(t, cgroup.DriverCgroupfs)
+			b, err := host.Remote(context.Background(), endpoint, "busybox:local", cfg, append([]host.Option{host.WithCgroupManager(hostKernel)}, opts...)...)
+			return hostKernel, b, err
 		},
 	}
 }
@@ -50,13 +51,13 @@ func TestBackendRefusesABadCgroupParent(t *testing.T) {
 	bad := []string{"a\nb", "a\x00", "a/../b", "..", "/..", "./a", "a//b", "//a", "a//", "/", "//", "x/" + strings.Repeat("n", 256)}
 	for name, construct := range hostConstructors(t) {
 		for _, parent := range bad {
-			host, b, err := construct(resize.NodeConfig{}, resize.WithCgroupParent(parent))
+			hostKernel, b, err := construct(resize.NodeConfig{}, host.WithCgroupParent(parent))
 			closeOnCleanup(t, b)
 			if !errors.Is(err, cgroup.ErrInvalidPath) || !strings.Contains(err.Error(), "WithCgroupParent") || !strings.Contains(err.Error(), strconv.Quote(parent)) {
 				t.Errorf("%s with WithCgroupParent(%q) = %v, want ErrInvalidPath naming WithCgroupParent and the value", name, parent, err)
 			}
-			checkHostKubepods(t, host)
-			if paths := host.Paths(); len(paths) != 4 {
+			checkHostKubepods(t, hostKernel)
+			if paths := hostKernel.Paths(); len(paths) != 4 {
 				t.Errorf("%s with WithCgroupParent(%q) left cgroups %v", name, parent, paths)
 			}
 		}
@@ -69,11 +70,11 @@ func TestBackendRefusesABadCgroupParent(t *testing.T) {
 // wrapping cgroup.ErrInvalidPath, before any pod could stay Pending on it.
 func TestBackendRefusesABadNodeCgroupRoot(t *testing.T) {
 	constructors := hostConstructors(t)
-	constructors["Simulated"] = func(cfg resize.NodeConfig, opts ...resize.BackendOption) (*cgroup.SimKernel, *resize.Backend, error) {
-		b, err := resize.Simulated(cfg, opts...)
+	constructors["Simulated"] = func(cfg resize.NodeConfig, _ ...host.Option) (*cgroup.SimKernel, *resize.Backend, error) {
+		b, err := resize.Simulated(cfg)
 		return nil, b, err
 	}
-	constructors["NewNode"] = func(cfg resize.NodeConfig, _ ...resize.BackendOption) (*cgroup.SimKernel, *resize.Backend, error) {
+	constructors["NewNode"] = func(cfg resize.NodeConfig, _ ...host.Option) (*cgroup.SimKernel, *resize.Backend, error) {
 		cg := cgroup.NewSimKernel(cgroup.V2)
 		_, err := resize.NewNode(context.Background(), cfg, resize.Deps{
 			Cluster: resize.NewCluster(resize.ClusterOptions{}), Cgroups: cg, Runtime: cri.NewSimContainerd(cg)})
@@ -105,7 +106,7 @@ func TestBackendRefusesABadNodeCgroupRoot(t *testing.T) {
 func TestBackendRefusesABadMountRoot(t *testing.T) {
 	for name, construct := range hostConstructors(t) {
 		for _, dir := range []string{"", "sys/fs/cgroup", "./cgroup", "/sys/fs/cgroup/", "/sys/fs/../fs/cgroup", "/sys//fs/cgroup", "/sys/fs/cgroup\n"} {
-			_, b, err := construct(resize.NodeConfig{}, resize.WithCgroupRoot(dir))
+			_, b, err := construct(resize.NodeConfig{}, host.WithCgroupRoot(dir))
 			closeOnCleanup(t, b)
 			if !errors.Is(err, cgroup.ErrInvalidPath) || !strings.Contains(err.Error(), "WithCgroupRoot") || !strings.Contains(err.Error(), strconv.Quote(dir)) {
 				t.Errorf("%s with WithCgroupRoot(%q) = %v, want ErrInvalidPath naming WithCgroupRoot and the value", name, dir, err)
@@ -113,16 +114,11 @@ func TestBackendRefusesABadMountRoot(t *testing.T) {
 		}
 		// A clean absolute directory passes the check; the manager given
 		// makes it unused.
-		_, b, err := construct(resize.NodeConfig{}, resize.WithCgroupRoot("/nonexistent/cgroup"))
+		_, b, err := construct(resize.NodeConfig{}, host.WithCgroupRoot("/nonexistent/cgroup"))
 		closeOnCleanup(t, b)
 		if err != nil {
 			t.Errorf("%s with WithCgroupRoot(/nonexistent/cgroup) and a cgroup manager: %v", name, err)
 		}
-	}
-	b, err := resize.Simulated(resize.NodeConfig{}, resize.WithCgroupRoot("relative"))
-	closeOnCleanup(t, b)
-	if err != nil {
-		t.Errorf("Simulated with WithCgroupRoot(relative), an option it does not use: %v", err)
 	}
 }
 
@@ -132,19 +128,19 @@ func TestBackendRefusesABadMountRoot(t *testing.T) {
 func TestBackendCgroupParentWithALeadingSlash(t *testing.T) {
 	for name, construct := range hostConstructors(t) {
 		t.Run(name, func(t *testing.T) {
-			host, b, err := construct(resize.NodeConfig{}, resize.WithCgroupParent("/abs/x"))
+			hostKernel, b, err := construct(resize.NodeConfig{}, host.WithCgroupParent("/abs/x"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			before := host.Paths()
+			before := hostKernel.Paths()
 			if got := b.CgroupParent(); got != "abs/x" {
 				t.Errorf("CgroupParent() = %q, want abs/x", got)
 			}
 			if got := b.Config().CgroupRoot; got != "abs/x" {
 				t.Errorf("Config().CgroupRoot = %q, want abs/x", got)
 			}
-			node, cluster, _ := newNodeOn(t, b)
-			podCgroup, _ := addAndResize(t, node, cluster)
+			node, cluster, _ := backendtest.NewNodeOn(t, b)
+			podCgroup, _ := backendtest.AddAndResize(t, node, cluster)
 			if !strings.HasPrefix(podCgroup, "abs/x/kubepods/") {
 				t.Errorf("pod cgroup %q, want it below abs/x/kubepods", podCgroup)
 			}
@@ -152,7 +148,7 @@ func TestBackendCgroupParentWithALeadingSlash(t *testing.T) {
 			if err := b.Close(context.Background()); err != nil {
 				t.Fatalf("Close: %v", err)
 			}
-			if after := host.Paths(); !slices.Equal(after, before) {
+			if after := hostKernel.Paths(); !slices.Equal(after, before) {
 				t.Errorf("cgroups after Close: %v, want those before the backend: %v", after, before)
 			}
 		})
@@ -165,21 +161,21 @@ func TestBackendCgroupParentWithALeadingSlash(t *testing.T) {
 // were below it then; what the nodes created below them goes.
 func TestBackendCloseKeepsWhatExistedBefore(t *testing.T) {
 	ctx := context.Background()
-	host := hostWithKubepods(t, cgroup.V2)
+	hostKernel := hostWithKubepods(t, cgroup.V2)
 	for _, p := range []string{"shared/other", "mine/old"} {
-		if err := host.Create(p); err != nil {
+		if err := hostKernel.Create(p); err != nil {
 			t.Fatal(err)
 		}
 	}
-	before := host.Paths()
+	before := hostKernel.Paths()
 	var backends []*resize.Backend
 	for _, parent := range []string{"shared/x", "/mine"} {
-		b, err := resize.HostCgroups(resize.NodeConfig{}, resize.WithCgroupManager(host), resize.WithCgroupParent(parent))
+		b, err := host.Cgroups(resize.NodeConfig{}, host.WithCgroupManager(hostKernel), host.WithCgroupParent(parent))
 		if err != nil {
 			t.Fatal(err)
 		}
-		node, cluster, _ := newNodeOn(t, b)
-		podCgroup, _ := addAndResize(t, node, cluster)
+		node, cluster, _ := backendtest.NewNodeOn(t, b)
+		podCgroup, _ := backendtest.AddAndResize(t, node, cluster)
 		if !strings.HasPrefix(podCgroup, b.CgroupParent()+"/kubepods/") {
 			t.Errorf("pod cgroup %q, want it below %s/kubepods", podCgroup, b.CgroupParent())
 		}
@@ -191,14 +187,14 @@ func TestBackendCloseKeepsWhatExistedBefore(t *testing.T) {
 			t.Errorf("Close of the backend on %s: %v", b.CgroupParent(), err)
 		}
 	}
-	if after := host.Paths(); !slices.Equal(after, before) {
+	if after := hostKernel.Paths(); !slices.Equal(after, before) {
 		t.Errorf("cgroups after Close: %v, want those before the backends: %v", after, before)
 	}
-	checkHostKubepods(t, host)
+	checkHostKubepods(t, hostKernel)
 }
 
 // TestHostCgroupsBackendOnADirectoryTree: on a cgroup v1 tree of
-// ordinary directories (cgroup.FS over a temp dir), Close removes the
+// ordinary directories (cgroupfs.FS over a temp dir), Close removes the
 // parent in both hierarchies and the ancestor it created in the memory
 // hierarchy, and keeps the one that existed in the cpu hierarchy before.
 func TestHostCgroupsBackendOnADirectoryTree(t *testing.T) {
@@ -208,7 +204,7 @@ func TestHostCgroupsBackendOnADirectoryTree(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	b, err := resize.HostCgroups(resize.NodeConfig{}, resize.WithCgroupRoot(root), resize.WithCgroupParent("/abs/x"))
+	b, err := host.Cgroups(resize.NodeConfig{}, host.WithCgroupRoot(root), host.WithCgroupParent("/abs/x"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,45 +232,5 @@ func TestHostCgroupsBackendOnADirectoryTree(t *testing.T) {
 	})
 	if want := []string{"cpu", "cpu/abs", "cpu/other", "memory"}; !slices.Equal(left, want) {
 		t.Errorf("directories after Close: %v, want %v", left, want)
-	}
-}
-
-// TestZeroAndNilBackend: a Backend no constructor made, zero or nil,
-// answers every method without a panic: Close with an error saying so,
-// every time, the others with zero values, and Deps without parts, which
-// NewNode refuses.
-func TestZeroAndNilBackend(t *testing.T) {
-	ctx := context.Background()
-	var zero resize.Backend
-	if err := zero.Close(ctx); err == nil || !strings.Contains(err.Error(), "not made by Simulated, HostCgroups or Remote") {
-		t.Errorf("Close of a zero Backend = %v, want an error saying it was not made by a constructor", err)
-	}
-	for name, b := range map[string]*resize.Backend{"zero": {}, "nil": nil} {
-		for range 2 {
-			if err := b.Close(ctx); err == nil || !strings.Contains(err.Error(), "not made by Simulated, HostCgroups or Remote") {
-				t.Errorf("Close of a %s Backend = %v, want an error saying it was not made by a constructor", name, err)
-			}
-		}
-		if cfg := b.Config(); !reflect.DeepEqual(cfg, resize.NodeConfig{}) {
-			t.Errorf("Config() of a %s Backend = %+v, want the zero NodeConfig", name, cfg)
-		}
-		if cg := b.Cgroups(); cg != nil {
-			t.Errorf("Cgroups() of a %s Backend = %v, want nil", name, cg)
-		}
-		if rt := b.Runtime(); rt != nil {
-			t.Errorf("Runtime() of a %s Backend = %v, want nil", name, rt)
-		}
-		if p := b.CgroupParent(); p != "" {
-			t.Errorf("CgroupParent() of a %s Backend = %q, want empty", name, p)
-		}
-		cluster := resize.NewCluster(resize.ClusterOptions{})
-		own := cgroup.NewSimKernel(cgroup.V2)
-		deps := b.Deps(resize.Deps{Cluster: cluster, Cgroups: own})
-		if deps.Cluster != cluster || deps.Cgroups != nil || deps.Runtime != nil {
-			t.Errorf("Deps() of a %s Backend = %+v, want the cluster kept and no cgroups or runtime", name, deps)
-		}
-		if _, err := resize.NewNode(ctx, b.Config(), deps); err == nil {
-			t.Errorf("NewNode on the Deps of a %s Backend succeeded, want it refused", name)
-		}
 	}
 }

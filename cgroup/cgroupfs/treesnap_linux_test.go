@@ -1,4 +1,4 @@
-package cgroup
+package cgroupfs
 
 import (
 	"errors"
@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cgroup/internal/cgrouptest"
 )
 
 // TestRemoveCreatedOnDirectoryTrees: on an FS over an ordinary directory
@@ -15,25 +18,25 @@ import (
 // hierarchy, where Create made it; the created cgroups go with their
 // files.
 func TestRemoveCreatedOnDirectoryTrees(t *testing.T) {
-	for _, v := range []Version{V1, V2} {
+	for _, v := range []cgroup.Version{cgroup.V1, cgroup.V2} {
 		t.Run(v.String(), func(t *testing.T) {
 			f := newFakeFS(t, v)
 			first, files := f.root, fakeV2Files
-			if v == V1 {
+			if v == cgroup.V1 {
 				first, files = f.mounts["cpu"], fakeV1CPUFiles
 			}
 			writeFiles(t, filepath.Join(first, "abs"), files)
-			s, err := SnapshotTree(f, "abs/x")
+			s, err := cgroup.SnapshotTree(f, "abs/x")
 			if err != nil {
 				t.Fatal(err)
 			}
-			createAll(t, f, "abs/x/kubepods/pod1", "other")
-			removed, err := RemoveCreated(f, s)
+			cgrouptest.CreateAll(t, f, "abs/x/kubepods/pod1", "other")
+			removed, err := cgroup.RemoveCreated(f, s)
 			if err != nil {
 				t.Fatalf("RemoveCreated: %v", err)
 			}
 			want := []string{first + "/abs/x/kubepods/pod1", first + "/abs/x/kubepods", first + "/abs/x"}
-			if v == V1 {
+			if v == cgroup.V1 {
 				mem := f.mounts["memory"]
 				want = []string{
 					first + "/abs/x/kubepods/pod1", mem + "/abs/x/kubepods/pod1", first + "/abs/x/kubepods", mem + "/abs/x/kubepods",
@@ -46,7 +49,7 @@ func TestRemoveCreatedOnDirectoryTrees(t *testing.T) {
 			if !isDir(filepath.Join(first, "abs")) || !isDir(filepath.Join(first, "other")) {
 				t.Errorf("%s/abs or %s/other is gone; both were to stay", first, first)
 			}
-			if v == V1 && isDir(filepath.Join(f.mounts["memory"], "abs")) {
+			if v == cgroup.V1 && isDir(filepath.Join(f.mounts["memory"], "abs")) {
 				t.Errorf("%s/abs is left; Create made it after the snapshot", f.mounts["memory"])
 			}
 		})
@@ -66,7 +69,7 @@ func TestRemoveCreatedRealHostEveryHierarchy(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if _, err := RemoveTree(f, top); err != nil {
+		if _, err := cgroup.RemoveTree(f, top); err != nil {
 			t.Errorf("cleanup: %v", err)
 		}
 	})
@@ -75,24 +78,24 @@ func TestRemoveCreatedRealHostEveryHierarchy(t *testing.T) {
 	// would; on v2 there is one hierarchy, and nothing exists before.
 	kept := ""
 	for _, m := range mounts {
-		if filepath.Base(m) == "pids" && f.Version() == V1 {
+		if filepath.Base(m) == "pids" && f.Version() == cgroup.V1 {
 			kept = m
 			if err := os.Mkdir(filepath.Join(kept, top), 0o755); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	s, err := SnapshotTree(f, top+"/x")
+	s, err := cgroup.SnapshotTree(f, top+"/x")
 	if err != nil {
 		t.Fatal(err)
 	}
-	createAll(t, f, top+"/x/kubepods/pod1")
+	cgrouptest.CreateAll(t, f, top+"/x/kubepods/pod1")
 	for _, m := range mounts {
 		if err := os.MkdirAll(filepath.Join(m, top, "x", "kubepods", "pod1"), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	removed, err := RemoveCreated(f, s)
+	removed, err := cgroup.RemoveCreated(f, s)
 	if err != nil {
 		t.Fatalf("RemoveCreated: %v", err)
 	}

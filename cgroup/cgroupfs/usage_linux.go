@@ -1,6 +1,6 @@
 //go:build linux
 
-package cgroup
+package cgroupfs
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 )
 
@@ -35,7 +36,7 @@ func init() {
 // "ready", and keeps the memory until stdin closes. Anonymous memory cannot
 // be reclaimed without swap, so the kernel must refuse a lower v1 limit
 // (EBUSY) and OOM-kills the holder below a v2 limit, which frees it, just
-// as SimKernel models usage.
+// as cgroup.SimKernel models usage.
 func runHolder(s string) int {
 	size, err := strconv.Atoi(s)
 	if err != nil || size < 0 {
@@ -108,16 +109,16 @@ func (f *FS) OnOOMKill(fn func(path string)) {
 // any process.
 func (f *FS) SetUsage(path string, bytes int64) error {
 	if !f.made() {
-		return fmt.Errorf("set usage %s: %w", path, errFSNotMade)
+		return fmt.Errorf("set usage %s: %w", path, errNotMade)
 	}
-	if err := validatePath(path); err != nil {
+	if err := cgconfig.ValidatePath(path); err != nil {
 		return fmt.Errorf("set usage %s: %w", path, err)
 	}
 	if bytes < 0 {
 		return fmt.Errorf("set usage %s to %d: %w", path, bytes, syscall.EINVAL)
 	}
 	if !f.Exists(path) {
-		return fmt.Errorf("set usage %s: %w", path, ErrNotExist)
+		return fmt.Errorf("set usage %s: %w", path, cgroup.ErrNotExist)
 	}
 	f.usage.mu.Lock()
 	old := f.usage.holders[path]
@@ -184,7 +185,7 @@ func (f *FS) startHolder(path string, bytes int64) (*holder, error) {
 	}()
 	pid := strconv.Itoa(cmd.Process.Pid)
 	dirs := []string{join(f.root, path)}
-	if f.version == V1 {
+	if f.version == cgroup.V1 {
 		dirs = []string{join(f.mounts["memory"], path), join(f.mounts["cpu"], path)}
 	}
 	for _, d := range dirs {
@@ -216,7 +217,7 @@ func (f *FS) hasHolders() bool {
 // oomKills returns the oom_kill count of memory.events in dir (v2; it
 // counts the whole subtree), or -1.
 func oomKills(dir string) int {
-	s, err := read(dir, fileMemoryEvents)
+	s, err := read(dir, cgroup.FileMemoryEvents)
 	if err != nil {
 		return -1
 	}
@@ -233,7 +234,7 @@ func oomKills(dir string) int {
 // reapOOMKills runs after a successful write of a v2 memory.max on path
 // whose oom_kill count was before: the kernel OOM-kills during the write,
 // so the holders it killed in path or below are waited for and reported
-// before Set returns, as SimKernel reports them.
+// before Set returns, as cgroup.SimKernel reports them.
 func (f *FS) reapOOMKills(path string, before int) {
 	after := oomKills(join(f.root, path))
 	if before < 0 || after <= before {

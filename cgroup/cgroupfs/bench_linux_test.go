@@ -1,11 +1,13 @@
 //go:build linux
 
-package cgroup
+package cgroupfs
 
 import (
 	"os"
 	"strconv"
 	"testing"
+
+	"github.com/resizelet/resizelet/cgroup"
 )
 
 // The pod cgroup resize the cgroupfs benchmarks make, as the kubelet makes
@@ -29,22 +31,22 @@ var benchSizes = [2]benchSize{
 // benchFiles are the files of the resize on each version: read back, then
 // written in order (the period does not change, so it is read but not
 // written).
-func benchFiles(v Version) (reads, writes []string) {
-	if v == V2 {
-		return []string{fileCPUWeight, fileCPUMax, fileMemoryMax}, []string{fileMemoryMax, fileCPUMax, fileCPUWeight}
+func benchFiles(v cgroup.Version) (reads, writes []string) {
+	if v == cgroup.V2 {
+		return []string{cgroup.FileCPUWeight, cgroup.FileCPUMax, cgroup.FileMemoryMax}, []string{cgroup.FileMemoryMax, cgroup.FileCPUMax, cgroup.FileCPUWeight}
 	}
-	return []string{fileCPUShares, fileCFSPeriod, fileCFSQuota, fileMemoryLimit}, []string{fileMemoryLimit, fileCFSQuota, fileCPUShares}
+	return []string{cgroup.FileCPUShares, cgroup.FileCFSPeriod, cgroup.FileCFSQuota, cgroup.FileMemoryLimit}, []string{cgroup.FileMemoryLimit, cgroup.FileCFSQuota, cgroup.FileCPUShares}
 }
 
-func benchContent(v Version, file string, s benchSize) string {
+func benchContent(v cgroup.Version, file string, s benchSize) string {
 	switch file {
-	case fileMemoryMax, fileMemoryLimit:
+	case cgroup.FileMemoryMax, cgroup.FileMemoryLimit:
 		return strconv.FormatInt(s.memory, 10)
-	case fileCPUMax:
+	case cgroup.FileCPUMax:
 		return strconv.FormatInt(s.quota, 10) + " 100000"
-	case fileCFSQuota:
+	case cgroup.FileCFSQuota:
 		return strconv.FormatInt(s.quota, 10)
-	case fileCPUWeight:
+	case cgroup.FileCPUWeight:
 		return strconv.FormatUint(s.weight, 10)
 	}
 	return strconv.FormatUint(s.shares, 10)
@@ -54,7 +56,7 @@ func benchContent(v Version, file string, s benchSize) string {
 // (skipping without root or cgroups), through FS or as raw file reads and
 // writes of the same files.
 func benchmarkCgroupfs(b *testing.B, raw bool) {
-	f, err := NewFS("/sys/fs/cgroup")
+	f, err := New("/sys/fs/cgroup")
 	if os.Geteuid() != 0 || err != nil {
 		b.Skipf("the cgroupfs benchmark needs root and a cgroup hierarchy at /sys/fs/cgroup (uid %d, %v)", os.Geteuid(), err)
 	}
@@ -101,7 +103,7 @@ func benchmarkCgroupfs(b *testing.B, raw bool) {
 		}
 		period := uint64(100000)
 		weight, shares := s.weight, s.shares
-		for _, vals := range []Values{
+		for _, vals := range []cgroup.Values{
 			{MemoryLimit: &s.memory},
 			{CPUQuota: &s.quota, CPUPeriod: &period},
 			{CPUWeight: &weight, CPUShares: &shares},

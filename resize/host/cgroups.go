@@ -1,0 +1,127 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+
+	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
+	"github.com/resizelet/resizelet/cgroup/cgroupfs"
+	"github.com/resizelet/resizelet/resize"
+)
+
+// backendSeq numbers the private cgroup parents of a process's backends.
+var backendSeq atomic.Int64
+
+// Cgroups returns a backend on the host's real cgroups with the in-memory
+// containerd: the cgroup filesystem at DefaultCgroupRoot (or
+// WithCgroupRoot), its version detected, and a private cgroup parent
+// (WithCgroupParent, "resizelet-<pid>-<n>" by default) as the node's
+// CgroupRoot, so that nothing is written into the host's kubepods. The
+// in-memory runtime writes container cgroups there and makes memory usage
+// real with processes it starts (cgroupfs.FS.SetUsage). It needs root.
+//
+// A cfg.CgroupVersion that is set and differs from the host's is refused
+// (resize.ErrIncoherent). Options: WithCgroupRoot, WithCgroupManager,
+// WithCgroupParent, WithBackendOptions (resize.WithSimContainerd,
+// resize.WithCgroups, resize.WithRuntimeCgroups).
+func Cgroups(cfg resize.NodeConfig, opts ...Option) (*resize.Backend, error) {
+	c := newConfig(opts)
+	if err := cfg.WithDefaults().Validate(); err != nil {
+		return nil, fmt.Errorf("host cgroups backend: %w", err)
+	}
+	parent, err := c.privateParent()
+	if err != nil {
+		return nil, fmt.Errorf("host cgroups backend: %w", err)
+	}
+	raw, where, err := c.hostCgroups()
+	if err != nil {
+		return nil, fmt.Errorf("host cgroups backend: %w", err)
+	}
+	if err := hostVersion(&cfg, raw, where); err != nil {
+		return nil, fmt.Errorf("host cgroups backend: %w", err)
+	}
+	// What exists of the parent's path now is the host's: Close keeps it.
+	before, err := cgroup.SnapshotTree(raw, parent)
+	if err != nil {
+		return nil, fmt.Errorf("host cgroups backend: %w", err)
+	}
+	return resize.NewHostBackend(context.Background(), cfg, resize.HostParts{Cgroups: raw, Parent: parent, Before: before}, c.backend...)
+}
+
+// privateParent returns the private cgroup parent the options name,
+// relative to the hierarchy root, or a new one of this process.
+func (c *config) privateParent() (string, error) {
+	if c.parent == "" {
+		return fmt.Sprintf("resizelet-%d-%d", os.Getpid(), backendSeq.Add(1)), nil
+	}
+	name, err := cgconfig.RootRelative(c.parent)
+	if err != nil {
+		return "", fmt.Errorf("cgroup parent (WithCgroupParent): %w", err)
+	}
+	if name == "" {
+		return "", fmt.Errorf("cgroup parent %q (WithCgroupParent): the hierarchy root cannot be a private parent: %w", c.parent, cgroup.ErrInvalidPath)
+	}
+	if strings.HasPrefix(name, "kubepods") {
+		return "", fmt.Errorf("cgroup parent %q (WithCgroupParent): a kubepods cgroup is the host's, not a private parent", c.parent)
+	}
+	return name, nil
+}
+
+// checkMountRoot refuses a WithCgroupRoot directory that is not an
+// absolute, clean host path without control characters. A relative one
+// would name another directory from each working directory; cgroupfs.New
+// cleans an unclean one lexically, which names another directory than the
+// kernel's lookup when a ".." follows a symbolic link; and a control
+// character is a quoting mistake, not a mount point.
+func checkMountRoot(dir string) error {
+	var why string
+	switch {
+	case dir == "":
+		why = "empty"
+	case strings.ContainsFunc(dir, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		why = "control character"
+	case !filepath.IsAbs(dir):
+		why = "not an absolute path"
+	case filepath.Clean(dir) != dir:
+		why = fmt.Sprintf("not a clean path (%s)", filepath.Clean(dir))
+	default:
+		return nil
+	}
+	return fmt.Errorf("cgroup root %q (WithCgroupRoot): %s: %w", dir, why, cgroup.ErrInvalidPath)
+}
+
+// hostCgroups returns the host's cgroup manager the options name, and
+// where it is, for messages.
+func (c *config) hostCgroups() (cgroup.Manager, string, error) {
+	if err := checkMountRoot(c.root); err != nil {
+		return nil, "", err
+	}
+	if c.manager != nil {
+		return c.manager, fmt.Sprintf("the cgroup manager given (%T)", c.manager), nil
+	}
+	fs, err := cgroupfs.New(c.root)
+	if err != nil {
+		return nil, "", fmt.Errorf("host cgroups at %s: %w", c.root, err)
+	}
+	return fs, "the host's cgroups at " + fs.Root(), nil
+}
+
+// hostVersion sets cfg's cgroup version to the host's, and refuses a cfg
+// that names the other one.
+func hostVersion(cfg *resize.NodeConfig, host cgroup.Manager, where string) error {
+	v := host.Version()
+	if cfg.CgroupVersion != 0 && cfg.CgroupVersion != v {
+		return &resize.MismatchError{
+			Setting: "cgroup version",
+			Want:    "NodeConfig.CgroupVersion", WantValue: cfg.CgroupVersion.String(),
+			Have: where, HaveValue: v.String(),
+		}
+	}
+	cfg.CgroupVersion = v
+	return nil
+}
