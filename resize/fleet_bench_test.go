@@ -25,7 +25,7 @@ func newFleet(b *testing.B, nodes, n int, prefix string) *resize.Fleet {
 // BenchmarkFleet measures a fleet of 10 world nodes with 100 settled pods
 // each (benchworld.NewFleet):
 //
-//   - resize: one whole resize per op through Fleet.ResizePod (strategic
+//   - resize: one whole resize per op through Fleet.Resize (strategic
 //     merge patch; API server, the decision on the pod's node, the cgroup
 //     writes and CRI calls, the status), of target/c1 on node-1, node-2,
 //     ... in turn, alternating between the two sizes of

@@ -88,10 +88,10 @@ func nodeCalls(n *Node) map[string]func(ctx context.Context) error {
 		"Resize": func(ctx context.Context) error {
 			return errOf(n.Resize(ctx, ResizeOp{Namespace: "default", Name: "a", Patch: patch}))
 		},
-		"ResizePatch": func(ctx context.Context) error {
-			return errOf(n.Resize(ctx, ResizeOp{Namespace: "default", Name: "a", Patch: patch}))
+		"Resize dry run": func(ctx context.Context) error {
+			return errOf(n.Resize(ctx, ResizeOp{Namespace: "default", Name: "a", Patch: patch, DryRun: true}))
 		},
-		"ResizeRequest": func(ctx context.Context) error {
+		"Resize typed": func(ctx context.Context) error {
 			return errOf(n.Resize(ctx, ResizeOp{Namespace: "default", Name: "a", Request: ResizeRequest{Containers: []ContainerResize{{Name: "c", Requests: CPUMemory(2000, 0), Limits: CPUMemory(2000, 0)}}}}))
 		},
 		"DeletePod": func(ctx context.Context) error { return n.DeletePod(ctx, "default", "a") },
@@ -103,8 +103,8 @@ func nodeCalls(n *Node) map[string]func(ctx context.Context) error {
 			_, err := n.Plan(ctx, ResizeOp{Namespace: "default", Name: "a", Patch: patch})
 			return err
 		},
-		"PlanPatch": func(ctx context.Context) error {
-			_, err := n.Plan(ctx, ResizeOp{Namespace: "default", Name: "a", Patch: patch})
+		"Plan typed": func(ctx context.Context) error {
+			_, err := n.Plan(ctx, ResizeOp{Namespace: "default", Name: "a", Request: ResizeRequest{Containers: []ContainerResize{{Name: "c", Requests: CPU(2000), Limits: CPU(2000)}}}})
 			return err
 		},
 		"Pod": func(context.Context) error { _, err := n.Pod("default", "a"); return err },

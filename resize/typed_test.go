@@ -81,8 +81,8 @@ func randomTypedResize(r *rand.Rand) ResizeRequest {
 }
 
 // TestResizeRequestMatchesPatchOnNode drives three nodes with the same
-// random resizes: one through Node.ResizeRequest on the Cluster's typed
-// path, one through Node.ResizeRequest on an API without it (the patch
+// random resizes: one through a typed Node.Resize on the Cluster's typed
+// path, one through a typed Node.Resize on an API without it (the patch
 // fallback), one through Node.Resize with the request's patch. Every
 // outcome, pod, event, cgroup file and CRI call must be the same.
 func TestResizeRequestMatchesPatchOnNode(t *testing.T) {

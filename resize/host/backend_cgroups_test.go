@@ -18,7 +18,7 @@ import (
 	"github.com/resizelet/resizelet/resize/internal/backendtest"
 )
 
-// hostConstructors are HostCgroups and Remote on an in-memory host (Remote
+// hostConstructors are host.Cgroups and host.Remote on an in-memory host (Remote
 // over a CRI server standing for containerd), by name, each returning the
 // host's kernel with the constructor's result.
 func hostConstructors(t *testing.T) map[string]func(resize.NodeConfig, ...host.Option) (*cgroup.SimKernel, *resize.Backend, error) {
