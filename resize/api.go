@@ -48,14 +48,6 @@ const (
 	GatePodLevelResourcesFixKubeletQOSClass          = profile.GatePodLevelResourcesFixKubeletQOSClass
 )
 
-// NodeConfig describes the node a Node simulates or drives (core.NodeConfig):
-// its resources, OS, cgroup setup, resource managers, feature gates and
-// kubelet version, each defaulting to the kubelet's default.
-type NodeConfig = core.NodeConfig
-
-// PodInfo is what the node knows of one pod beyond its API object.
-type PodInfo = core.PodInfo
-
 // The API server side lives in package apiserver; these names keep it
 // reachable from here.
 type (

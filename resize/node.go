@@ -201,7 +201,7 @@ func NewNode(ctx context.Context, cfg NodeConfig, deps Deps) (_ *Node, err error
 	if err := coherent(ctx, &cfg, deps); err != nil {
 		return nil, fmt.Errorf("new node: %w", err)
 	}
-	c, err := core.New(cfg)
+	c, err := core.New(core.NodeConfig(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("new node: %w", err)
 	}
@@ -209,7 +209,7 @@ func NewNode(ctx context.Context, cfg NodeConfig, deps Deps) (_ *Node, err error
 		deps.Clock = NewFakeClock(DefaultStart)
 	}
 	n := &Node{
-		cfg:       c.Config(),
+		cfg:       NodeConfig(c.Config()),
 		cluster:   deps.Cluster,
 		cg:        deps.Cgroups,
 		rt:        deps.Runtime,

@@ -268,7 +268,7 @@ func (n *Node) Pod(namespace, name string) (PodInfo, error) {
 	if !ok {
 		return PodInfo{}, fmt.Errorf("pod %s/%s: %w", namespace, name, ErrPodNotFound)
 	}
-	return info, nil
+	return PodInfo(info), nil
 }
 
 // AllocatedTotal is the sum of the admitted pods' allocated requests, with

@@ -366,6 +366,7 @@ func zeroValues(t *testing.T) []zeroValue {
 	add(zeroOf("resize.Fleet", &resize.Fleet{}, (*resize.Fleet)(nil))...)
 	add(zeroValue{typ: "resize.FakeClock", what: "NewFakeClock", v: resize.NewFakeClock(time.Unix(0, 0))})
 	add(zeroOf("resize.FakeClock", &resize.FakeClock{}, (*resize.FakeClock)(nil))...)
+	add(zeroOf("resize.NodeConfig", resize.NodeConfig{}, nil)...)
 	add(zeroOf("resize.Difference", resize.Difference{}, nil)...)
 	add(zeroOf("resize.FitError", &resize.FitError{}, (*resize.FitError)(nil))...)
 	add(zeroOf("resize.MismatchError", &resize.MismatchError{}, (*resize.MismatchError)(nil))...)
