@@ -444,8 +444,7 @@ func (c *Cluster) MarkPodDeleted(namespace, name string, now time.Time) (*v1.Pod
 	}
 	updated := *p
 	updated.ObjectMeta = *p.ObjectMeta.DeepCopy()
-	at := metav1.NewTime(now.Add(time.Duration(grace) * time.Second))
-	updated.DeletionTimestamp = &at
+	updated.DeletionTimestamp = new(metav1.NewTime(now.Add(time.Duration(grace) * time.Second)))
 	updated.DeletionGracePeriodSeconds = &grace
 	if updated.Generation > 0 {
 		updated.Generation++

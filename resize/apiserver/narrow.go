@@ -169,12 +169,11 @@ func editOfSets(old *v1.Pod, cs, inits []containerSet, pod *containerSet, buf []
 		return e, false
 	}
 	if pod != nil {
-		r := v1.ResourceRequirements{}
+		var r v1.ResourceRequirements
 		if old.Spec.Resources != nil {
 			r = *old.Spec.Resources
 		}
-		r = setRequirements(r, pod)
-		e.podLevel, e.setPodLevel = &r, true
+		e.podLevel, e.setPodLevel = new(setRequirements(r, pod)), true
 	}
 	return e, true
 }
