@@ -72,13 +72,10 @@ func patchResources(c ContainerResize) narrowResources {
 		}
 		out := &narrowAmounts{}
 		if a.HasCPU {
-			q := cpuQuantity(a.MilliCPU)
-			s := q.String()
-			out.CPU = &s
+			out.CPU = resource.NewMilliQuantity(a.MilliCPU, resource.DecimalSI).String()
 		}
 		if a.HasMemory {
-			s := resource.NewQuantity(a.Memory, resource.BinarySI).String()
-			out.Memory = &s
+			out.Memory = resource.NewQuantity(a.Memory, resource.BinarySI).String()
 		}
 		return out
 	}
