@@ -66,6 +66,7 @@ func sameNames(a, b []v1.Container) bool {
 // the generation. The new pod shares with old what the edit does not
 // change; neither is changed in place.
 func applyEdit(old *v1.Pod, e *resizeEdit, opts ResizeOptions) (*v1.Pod, error) {
+	opts.resolved = new(opts.profile()) // worked out once, not by each step
 	oldPod := defaulted(old)
 	newPod := editedPod(oldPod, e, opts)
 	if errs := validateResize(newPod, oldPod, opts, e.patched == nil); len(errs) > 0 {

@@ -231,10 +231,12 @@ func setRequirements(rr v1.ResourceRequirements, s *containerSet) v1.ResourceReq
 	return rr
 }
 
-// setList is setRequirements for one list.
+// setList is setRequirements for one list, in a clone (copied, not rehashed).
 func setList(list v1.ResourceList, a *amounts) v1.ResourceList {
-	out := make(v1.ResourceList, len(list)+2)
-	maps.Copy(out, list)
+	out := maps.Clone(list)
+	if out == nil {
+		out = make(v1.ResourceList, 2)
+	}
 	if a.hasCPU {
 		out[v1.ResourceCPU] = a.cpu
 	}
