@@ -445,8 +445,7 @@ func (c *Cluster) MarkPodDeleted(_ context.Context, namespace, name string, now 
 	}
 	updated := *p
 	updated.ObjectMeta = *p.ObjectMeta.DeepCopy()
-	at := metav1.NewTime(now.Add(time.Duration(grace) * time.Second))
-	updated.DeletionTimestamp = &at
+	updated.DeletionTimestamp = new(metav1.NewTime(now.Add(time.Duration(grace) * time.Second)))
 	updated.DeletionGracePeriodSeconds = &grace
 	if updated.Generation > 0 {
 		updated.Generation++

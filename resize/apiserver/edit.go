@@ -66,6 +66,7 @@ func sameNames(a, b []v1.Container) bool {
 // the generation. The new pod shares with old what the edit does not
 // change; neither is changed in place.
 func applyEdit(old *v1.Pod, e *resizeEdit, opts ResizeOptions) (*v1.Pod, error) {
+	opts.resolved = new(opts.profile()) // worked out once, not by each step
 	oldPod := defaulted(old)
 	newPod := editedPod(oldPod, e, opts)
 	if errs := validateResize(newPod, oldPod, opts, e.patched == nil); len(errs) > 0 {
@@ -140,27 +141,25 @@ func containersChanged(list, old []v1.Container, edits []containerEdit) bool {
 	return slices.ContainsFunc(edits, func(e containerEdit) bool { return !containersEqual(&list[e.index], &old[e.index], true) })
 }
 
-// editedContainers returns list with the edits applied, requests
-// defaulted, and every container's resources as they come back from JSON
-// (the strategy takes them all from the patched pod): list itself when
-// that changes nothing.
+// editedContainers returns list with the edits (in their indexes' order)
+// applied, requests defaulted, and every container's resources as they
+// come back from JSON (the strategy takes them all from the patched pod):
+// list itself when that changes nothing.
 func editedContainers(list []v1.Container, edits []containerEdit) []v1.Container {
-	serial := !slices.ContainsFunc(list, func(c v1.Container) bool {
+	if len(edits) == 0 && !slices.ContainsFunc(list, func(c v1.Container) bool {
 		return !listInSerialForm(c.Resources.Requests) || !listInSerialForm(c.Resources.Limits)
-	})
-	if len(edits) == 0 && serial {
+	}) {
 		return list
 	}
 	out := slices.Clone(list)
 	for i := range out {
-		if !serial {
+		if len(edits) > 0 && edits[0].index == i {
+			out[i].Resources = defaultedRequests(serializedRequirements(edits[0].resources))
+			out[i].ResizePolicy = edits[0].resizePolicy
+			edits = edits[1:]
+		} else {
 			out[i].Resources = serializedRequirements(out[i].Resources)
 		}
-	}
-	for _, e := range edits {
-		c := &out[e.index]
-		c.Resources = defaultedRequests(serializedRequirements(e.resources))
-		c.ResizePolicy = e.resizePolicy
 	}
 	return out
 }

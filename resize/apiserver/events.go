@@ -104,9 +104,8 @@ func (l *eventLog) origin(o eventOrigin) *eventOrigin {
 		if l.origins == nil {
 			l.origins = map[eventOrigin]*eventOrigin{}
 		}
-		// Not &o, which would move every call's o to the heap.
-		p = new(eventOrigin)
-		*p = o
+		// A copy, not &o, which would move every call's o to the heap.
+		p = new(o)
 		l.origins[o] = p
 	}
 	return p

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -42,10 +43,10 @@ type narrowResources struct {
 	Limits   *narrowAmounts `json:"limits,omitempty"`
 }
 
-// narrowAmounts are the amounts of one list of narrowResources.
+// narrowAmounts are the amounts of one list of narrowResources ("": none).
 type narrowAmounts struct {
-	CPU    *string `json:"cpu,omitempty"`
-	Memory *string `json:"memory,omitempty"`
+	CPU    string `json:"cpu,omitempty"`
+	Memory string `json:"memory,omitempty"`
 }
 
 // amounts are the cpu and memory amounts a resize sets in one list.
@@ -66,38 +67,63 @@ type containerSet struct {
 // the sets of containers, init containers and the pod level, appended to
 // buf (room on the caller's stack), or reports false for any other patch:
 // another field or resource, a directive, a null (in a strategic merge it
-// deletes), a number where a quantity string belongs, an empty list or
-// object, a key given twice, a bad or too large quantity, YAML.
+// deletes), a number where a quantity string belongs, an empty list,
+// object or string, a key given twice, a bad or too large quantity, YAML.
 func readNarrowPatch(patch []byte, buf []containerSet) (cs, inits []containerSet, pod *containerSet, ok bool) {
 	// A null, or a "$" (a directive; no valid name or amount has one), is
 	// outside the form: such a patch, as kubectl apply's with its
-	// "$setElementOrder", takes the general path without this decoding.
-	if bytes.Contains(patch, []byte("null")) || bytes.IndexByte(patch, '$') >= 0 {
-		return nil, nil, nil, false
-	}
+	// "$setElementOrder", takes the general path undecoded, as does one
+	// longer than any pod's containers fill (a decoder keeps its buffer).
 	var np narrowPatch
-	strict, err := kjson.UnmarshalStrict(patch, &np, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
-	if err != nil || len(strict) > 0 {
+	if bytes.Contains(patch, []byte("null")) || bytes.IndexByte(patch, '$') >= 0 || bytes.Contains(patch, []byte(`""`)) ||
+		len(patch) > 64<<10 || !decodeStrict(patch, &np) {
 		return nil, nil, nil, false
 	}
 	s := &np.Spec
-	if s.Containers == nil && s.InitContainers == nil && s.Resources == nil {
-		return nil, nil, nil, false
+	cs, okCs := narrowSets(buf[:0], s.Containers)
+	inits, okInits := narrowSets(cs[len(cs):len(cs):len(cs)], s.InitContainers)
+	okPod := s.Resources == nil
+	if !okPod {
+		pod = new(containerSet)
+		*pod, okPod = narrowSet("", s.Resources)
 	}
-	if cs, ok = narrowSets(buf[:0], s.Containers); !ok {
+	if !okCs || !okInits || !okPod || (s.Containers == nil && s.InitContainers == nil && s.Resources == nil) {
 		return nil, nil, nil, false
-	}
-	if inits, ok = narrowSets(cs[len(cs):len(cs):len(cs)], s.InitContainers); !ok {
-		return nil, nil, nil, false
-	}
-	if s.Resources != nil {
-		var p containerSet
-		if p, ok = narrowSet("", s.Resources); !ok {
-			return nil, nil, nil, false
-		}
-		pod = &p
 	}
 	return cs, inits, pod, true
+}
+
+// strictDecoders pools decodeStrict's decoders: each keeps the stacks that
+// kjson.UnmarshalStrict allocates anew for every patch, most of its garbage.
+var strictDecoders = sync.Pool{New: func() any {
+	d := &strictDecoder{patch: new(bytes.Reader)}
+	d.Decoder = kjson.NewDecoderCaseSensitivePreserveInts(d.patch)
+	// kjson.Decoder does not declare the strict options its decoder has.
+	d.Decoder.(interface{ DisallowUnknownFields() }).DisallowUnknownFields()
+	d.Decoder.(interface{ DisallowDuplicateFields() }).DisallowDuplicateFields()
+	return d
+}}
+
+// strictDecoder is a pooled decoder with the reader of its patch.
+type strictDecoder struct {
+	patch *bytes.Reader
+	kjson.Decoder
+}
+
+// decodeStrict reports whether patch decodes into v without error, as by
+// kjson.UnmarshalStrict with both strict options. A decoder reads one
+// value, so anything but whitespace after it is refused; and one that
+// failed keeps its error, so it is not pooled again.
+func decodeStrict(patch []byte, v any) bool {
+	patch = bytes.TrimRight(patch, " \t\r\n")
+	d := strictDecoders.Get().(*strictDecoder)
+	d.patch.Reset(patch)
+	start := d.InputOffset()
+	if d.Decode(v) != nil || d.InputOffset()-start != int64(len(patch)) {
+		return false
+	}
+	strictDecoders.Put(d)
+	return true
 }
 
 // narrowSets turns a container list into sets; an empty list, or a
@@ -129,16 +155,9 @@ func parseAmounts(n *narrowAmounts, a *amounts) bool {
 	if n == nil {
 		return true
 	}
-	ok := true
-	if n.CPU != nil {
-		a.cpu, a.hasCPU = parseAmount(v1.ResourceCPU, *n.CPU)
-		ok = a.hasCPU
-	}
-	if n.Memory != nil {
-		a.memory, a.hasMemory = parseAmount(v1.ResourceMemory, *n.Memory)
-		ok = ok && a.hasMemory
-	}
-	return ok && a.set()
+	a.cpu, a.hasCPU = parseAmount(v1.ResourceCPU, n.CPU)
+	a.memory, a.hasMemory = parseAmount(v1.ResourceMemory, n.Memory)
+	return a.hasCPU == (n.CPU != "") && a.hasMemory == (n.Memory != "") && a.set()
 }
 
 // parseAmount parses a quantity string, trimmed as Quantity.UnmarshalJSON
@@ -160,21 +179,18 @@ func parseAmount(name v1.ResourceName, text string) (resource.Quantity, bool) {
 // a list of old's with a name twice (TestDuplicateContainerNames).
 func editOfSets(old *v1.Pod, cs, inits []containerSet, pod *containerSet, buf []containerEdit) (resizeEdit, bool) {
 	var e resizeEdit
-	var ok bool
-	if e.containers, ok = setEdits(buf[:0], old.Spec.Containers, cs); !ok {
-		return e, false
-	}
+	var okC, okI bool
+	e.containers, okC = setEdits(buf[:0], old.Spec.Containers, cs)
 	n := len(e.containers)
-	if e.initContainers, ok = setEdits(e.containers[n:n:n], old.Spec.InitContainers, inits); !ok {
+	if e.initContainers, okI = setEdits(e.containers[n:n:n], old.Spec.InitContainers, inits); !okC || !okI {
 		return e, false
 	}
 	if pod != nil {
-		r := v1.ResourceRequirements{}
+		var r v1.ResourceRequirements
 		if old.Spec.Resources != nil {
 			r = *old.Spec.Resources
 		}
-		r = setRequirements(r, pod)
-		e.podLevel, e.setPodLevel = &r, true
+		e.podLevel, e.setPodLevel = new(setRequirements(r, pod)), true
 	}
 	return e, true
 }
@@ -215,10 +231,12 @@ func setRequirements(rr v1.ResourceRequirements, s *containerSet) v1.ResourceReq
 	return rr
 }
 
-// setList is setRequirements for one list.
+// setList is setRequirements for one list, in a clone (copied, not rehashed).
 func setList(list v1.ResourceList, a *amounts) v1.ResourceList {
-	out := make(v1.ResourceList, len(list)+2)
-	maps.Copy(out, list)
+	out := maps.Clone(list)
+	if out == nil {
+		out = make(v1.ResourceList, 2)
+	}
 	if a.hasCPU {
 		out[v1.ResourceCPU] = a.cpu
 	}

@@ -119,8 +119,7 @@ func ApplyResizePatch(old *v1.Pod, pt types.PatchType, patch []byte, opts Resize
 	if err != nil {
 		return nil, err
 	}
-	e := editOfPatched(patched, oldPod)
-	return applyEdit(oldPod, &e, opts)
+	return applyEdit(oldPod, new(editOfPatched(patched, oldPod)), opts)
 }
 
 // patchedPod applies a patch of type pt to old as the API server does:

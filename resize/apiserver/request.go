@@ -53,8 +53,7 @@ func (r ResizeRequest) Patch() []byte {
 	}
 	p.Spec.Containers, p.Spec.InitContainers = list(r.Containers), list(r.InitContainers)
 	if r.PodLevel != nil {
-		rr := patchResources(*r.PodLevel)
-		p.Spec.Resources = &rr
+		p.Spec.Resources = new(patchResources(*r.PodLevel))
 	}
 	b, err := json.Marshal(p)
 	if err != nil {
@@ -73,13 +72,10 @@ func patchResources(c ContainerResize) narrowResources {
 		}
 		out := &narrowAmounts{}
 		if a.HasCPU {
-			q := cpuQuantity(a.MilliCPU)
-			s := q.String()
-			out.CPU = &s
+			out.CPU = resource.NewMilliQuantity(a.MilliCPU, resource.DecimalSI).String()
 		}
 		if a.HasMemory {
-			s := resource.NewQuantity(a.Memory, resource.BinarySI).String()
-			out.Memory = &s
+			out.Memory = resource.NewQuantity(a.Memory, resource.BinarySI).String()
 		}
 		return out
 	}
@@ -112,8 +108,7 @@ func ApplyResizeRequest(old *v1.Pod, req ResizeRequest, opts ResizeOptions) (*v1
 	}
 	var pod *containerSet
 	if req.PodLevel != nil {
-		p := requestSet(req.PodLevel)
-		pod = &p
+		pod = new(requestSet(req.PodLevel))
 	}
 	// Room for the sets of a typical request on the stack.
 	var buf [4]containerSet

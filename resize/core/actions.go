@@ -225,11 +225,9 @@ type RecordEvent struct{ Event *Event }
 func Retain(a Action) Action {
 	switch a := a.(type) {
 	case WriteAllocated:
-		r := *a.AllocationRecord
-		return WriteAllocated{&r}
+		return WriteAllocated{new(*a.AllocationRecord)}
 	case RecordEvent:
-		e := *a.Event
-		return RecordEvent{&e}
+		return RecordEvent{new(*a.Event)}
 	}
 	return a
 }

@@ -240,8 +240,7 @@ func (c *Core) writeStatus(ps *podState, status *v1.PodStatus) WriteStatus {
 	// reconcile test below.
 	var old *v1.Pod
 	if c.queue.Len() > 0 {
-		before := *ps.pod()
-		old = &before
+		old = new(*ps.pod())
 	}
 	ps.pod().Status = *status
 	c.recount(ps)

@@ -212,8 +212,7 @@ func (c *Core) rejectedStatus(pod *v1.Pod, reason, message string) *v1.PodStatus
 		StartTime:          old.StartTime.DeepCopy(),
 	}
 	if status.StartTime == nil || status.StartTime.IsZero() {
-		t := metav1.NewTime(c.now)
-		status.StartTime = &t
+		status.StartTime = new(metav1.NewTime(c.now))
 	}
 	for i := range old.Conditions {
 		if !c.kubeletOwnsCondition(old.Conditions[i].Type) {

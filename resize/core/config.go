@@ -132,8 +132,7 @@ func (cfg NodeConfig) WithDefaults() NodeConfig {
 	orDefault(&cfg.MemoryManagerPolicy, "None")
 	orDefault(&cfg.SwapBehavior, "NoSwap")
 	if cfg.CPUCFSQuota == nil {
-		t := true
-		cfg.CPUCFSQuota = &t
+		cfg.CPUCFSQuota = new(true)
 	}
 	orDefault(&cfg.CPUCFSQuotaPeriod, 100*time.Millisecond)
 	orDefault(&cfg.Profile, profile.Default)

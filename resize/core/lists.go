@@ -20,6 +20,5 @@ func shrunk[S ~[]E, E any](s S) S {
 // quantityOf is list[name], the zero quantity when absent: what
 // ResourceList.Cpu and Memory return, without their allocation.
 func quantityOf(list v1.ResourceList, name v1.ResourceName) *resource.Quantity {
-	q := list[name]
-	return &q
+	return new(list[name])
 }

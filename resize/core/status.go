@@ -157,13 +157,11 @@ var (
 // IDs and resources cost nothing.
 func (c *Core) buildStatus(ps *podState, alloc *v1.Pod, states map[string]ContainerState, statuses map[string]*runtimeapi.ContainerStatus) *v1.PodStatus {
 	pod := ps.pod()
-	status := new(v1.PodStatus)
-	*status = pod.Status
+	status := new(pod.Status)
 	status.ObservedGeneration = pod.Generation
 	status.Conditions = ps.conds.listLike(pod.Status.Conditions)
 	if status.StartTime == nil {
-		t := metav1.NewTime(c.now)
-		status.StartTime = &t
+		status.StartTime = new(metav1.NewTime(c.now))
 	}
 	allocOf := func(ctr *v1.Container) v1.ResourceRequirements {
 		if r, ok := ps.live().allocated.ContainerResources[ctr.Name]; ok && ps.hasAllocated {
@@ -187,8 +185,7 @@ func (c *Core) buildStatus(ps *podState, alloc *v1.Pod, states map[string]Contai
 				cs.State.Running = prev.State.Running
 			} else {
 				// A copy escapes, so that running, compared above, need not.
-				fresh := running
-				cs.State.Running = &fresh
+				cs.State.Running = new(running)
 			}
 			cs.Ready, cs.Started = true, &startedTrue
 		case ok && st.Exited:
@@ -196,8 +193,7 @@ func (c *Core) buildStatus(ps *podState, alloc *v1.Pod, states map[string]Contai
 			if prev != nil && prev.State.Terminated != nil && *prev.State.Terminated == terminated {
 				cs.State.Terminated = prev.State.Terminated
 			} else {
-				fresh := terminated
-				cs.State.Terminated = &fresh
+				cs.State.Terminated = new(terminated)
 			}
 		default:
 			cs.State.Waiting = &containerCreating
