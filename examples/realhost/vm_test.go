@@ -60,17 +60,17 @@ func runVM(t *testing.T, args ...string) (string, error) {
 	return out.String(), err
 }
 
-// TestCgroupFSInVM runs the cgroup package's FS tests on real cgroup v2
-// inside the VM, where TestFSRealHostV2 must run (RESIZELET_REQUIRE_CGROUP
-// turns its skip into a failure) and pass.
+// TestCgroupFSInVM runs package cgroup/cgroupfs's FS tests on real cgroup
+// v2 inside the VM, where TestFSRealHostV2 must run
+// (RESIZELET_REQUIRE_CGROUP turns its skip into a failure) and pass.
 func TestCgroupFSInVM(t *testing.T) {
 	kernel := vmKernel(t)
-	bin := filepath.Join(t.TempDir(), "cgroup.test")
-	buildStatic(t, "./cgroup", bin, true)
+	bin := filepath.Join(t.TempDir(), "cgroupfs.test")
+	buildStatic(t, "./cgroup/cgroupfs", bin, true)
 	out, err := runVM(t, "-e", "RESIZELET_REQUIRE_CGROUP=v2", kernel, bin,
 		"-test.v", "-test.run", "^TestFS", "-test.timeout", "120s")
 	if err != nil || !strings.Contains(out, "--- PASS: TestFSRealHostV2") || !strings.Contains(out, "--- PASS: TestFSRealHostUsageV2") {
-		t.Fatalf("cgroup tests in the VM: %v\n%s", err, out)
+		t.Fatalf("cgroupfs tests in the VM: %v\n%s", err, out)
 	}
 	t.Logf("cgroup v2 FS tests passed in the VM")
 }
