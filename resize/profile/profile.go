@@ -178,9 +178,7 @@ var defaultGates = map[Version]map[string]bool{
 
 // gateSince is the first version whose kubelet knows each gate this
 // package reads (pkg/features/kube_features.go); an older kubelet refuses
-// it as unrecognized. The gates resizelet does not reproduce are left out
-// on purpose: one would be taken and change nothing, a kubelet other than
-// the one asked for.
+// it as unrecognized.
 var gateSince = map[string]Version{
 	GateInPlacePodVerticalScaling:                    V133,
 	GateInPlacePodVerticalScalingExclusiveCPUs:       V133,
@@ -196,8 +194,22 @@ var gateSince = map[string]Version{
 	GatePodLevelResourcesFixKubeletQOSClass:          V137,
 }
 
+// unreproducedGates are gates of the resize path that a kubelet of these
+// versions knows (first and, when it is gone, first without) and that
+// resizelet does not reproduce: a setting is taken, as the kubelet takes
+// it, and changes nothing in resizelet, whose behaviour is the gate's
+// default there. NotReproduced lists them.
+var unreproducedGates = map[string][2]Version{
+	"InPlacePodVerticalScalingAllocatedStatus":     {V133, V137}, // deprecated 1.33, gone by 1.37
+	"InPlacePodVerticalScalingSchedulerPreemption": {V137, ""},
+	"PodObservedGenerationTracking":                {V133, ""},
+	"NodeDeclaredFeatures":                         {V135, ""},
+	"DisableCPUQuotaWithExclusiveCPUs":             {V133, ""},
+}
+
 // KnownGates returns, sorted, the feature gates of version v ("" means
-// Default) that resizelet reproduces.
+// Default) that a setting may name: those resizelet reproduces, and the
+// resize path's others that that kubelet knows (NotReproduced).
 func KnownGates(v Version) []string {
 	if !v.Known() {
 		v = Default
@@ -208,6 +220,23 @@ func KnownGates(v Version) []string {
 			out = append(out, name)
 		}
 	}
+	out = append(out, NotReproduced(v)...)
+	slices.Sort(out)
+	return out
+}
+
+// NotReproduced returns, sorted, the gates of KnownGates(v) whose setting
+// resizelet takes and does not reproduce.
+func NotReproduced(v Version) []string {
+	if !v.Known() {
+		v = Default
+	}
+	var out []string
+	for name, span := range unreproducedGates {
+		if span[0].Minor() <= v.Minor() && (span[1] == "" || v.Minor() < span[1].Minor()) {
+			out = append(out, name)
+		}
+	}
 	slices.Sort(out)
 	return out
 }
@@ -215,7 +244,8 @@ func KnownGates(v Version) []string {
 // CheckGates refuses gate settings as the kubelet refuses them at start
 // ("unrecognized feature gate: NAME"): it returns the first name, in
 // sorted order, that is not among KnownGates(v), with an error that lists
-// those.
+// those. (A gate of the kubelet's off the resize path is refused too:
+// resizelet knows only the resize path's.)
 func CheckGates(v Version, gates map[string]bool) (string, error) {
 	known := KnownGates(v)
 	for _, name := range slices.Sorted(maps.Keys(gates)) {
@@ -223,7 +253,7 @@ func CheckGates(v Version, gates map[string]bool) (string, error) {
 			if !v.Known() {
 				v = Default
 			}
-			return name, fmt.Errorf("unrecognized feature gate: %s (the gates of kubelet %s that resizelet reproduces: %s)", name, v, strings.Join(known, ", "))
+			return name, fmt.Errorf("unrecognized feature gate: %s (the resize path's gates kubelet %s knows: %s)", name, v, strings.Join(known, ", "))
 		}
 	}
 	return "", nil

@@ -509,7 +509,7 @@ func TestHotAnswersMatchGates(t *testing.T) {
 	}
 }
 
-// TestKnownGates: each version knows the gates resizelet reproduces that
+// TestKnownGates: each version knows the gates of the resize path that
 // its kubelet has, and CheckGates refuses any other as the kubelet does,
 // naming the gate and listing the known ones.
 func TestKnownGates(t *testing.T) {
@@ -548,7 +548,39 @@ func TestKnownGates(t *testing.T) {
 		t.Errorf("KnownGates(\"\") = %v, want Default's %v", got, want)
 	}
 	name, err := CheckGates(V135, map[string]bool{"InPlacePodVerticalScalingg": true})
-	if want := "unrecognized feature gate: InPlacePodVerticalScalingg (the gates of kubelet 1.35 that resizelet reproduces: " + strings.Join(KnownGates(V135), ", ") + ")"; name != "InPlacePodVerticalScalingg" || err == nil || err.Error() != want {
+	if want := "unrecognized feature gate: InPlacePodVerticalScalingg (the resize path's gates kubelet 1.35 knows: " + strings.Join(KnownGates(V135), ", ") + ")"; name != "InPlacePodVerticalScalingg" || err == nil || err.Error() != want {
 		t.Errorf("CheckGates of a typo = %q, %v; want %q", name, err, want)
+	}
+}
+
+// TestNotReproducedGates: the resize path's gates that resizelet does not
+// reproduce are known in the versions whose kubelet has them, and only
+// there.
+func TestNotReproducedGates(t *testing.T) {
+	for _, tc := range []struct {
+		v          Version
+		has, lacks []string
+	}{
+		{V133, []string{"InPlacePodVerticalScalingAllocatedStatus", "PodObservedGenerationTracking"}, []string{"NodeDeclaredFeatures", "InPlacePodVerticalScalingSchedulerPreemption"}},
+		{V135, []string{"InPlacePodVerticalScalingAllocatedStatus", "NodeDeclaredFeatures"}, []string{"InPlacePodVerticalScalingSchedulerPreemption"}},
+		{V137, []string{"InPlacePodVerticalScalingSchedulerPreemption", "NodeDeclaredFeatures"}, []string{"InPlacePodVerticalScalingAllocatedStatus"}},
+	} {
+		got := NotReproduced(tc.v)
+		for _, g := range tc.has {
+			if !slices.Contains(got, g) || !slices.Contains(KnownGates(tc.v), g) {
+				t.Errorf("%s: %s is not among the known, unreproduced gates %v", tc.v, g, got)
+			}
+			if _, err := CheckGates(tc.v, map[string]bool{g: true}); err != nil {
+				t.Errorf("%s: CheckGates(%s): %v", tc.v, g, err)
+			}
+		}
+		for _, g := range tc.lacks {
+			if slices.Contains(got, g) {
+				t.Errorf("%s: %s is known, but that kubelet does not have it", tc.v, g)
+			}
+			if _, err := CheckGates(tc.v, map[string]bool{g: true}); err == nil {
+				t.Errorf("%s: CheckGates(%s) took a gate that kubelet refuses", tc.v, g)
+			}
+		}
 	}
 }

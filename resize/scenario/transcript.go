@@ -18,6 +18,7 @@ import (
 	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/cri"
 	"github.com/resizelet/resizelet/resize"
+	"github.com/resizelet/resizelet/resize/profile"
 )
 
 // transcript accumulates the text of a run. Everything it prints comes from
@@ -65,8 +66,13 @@ func (t *transcript) header(s *Scenario, cfg resize.NodeConfig) {
 	}
 	if len(cfg.FeatureGates) > 0 {
 		var gates []string
+		unreproduced := profile.NotReproduced(cfg.Profile)
 		for _, k := range slices.Sorted(maps.Keys(cfg.FeatureGates)) {
-			gates = append(gates, fmt.Sprintf("%s=%t", k, cfg.FeatureGates[k]))
+			gate := fmt.Sprintf("%s=%t", k, cfg.FeatureGates[k])
+			if slices.Contains(unreproduced, k) {
+				gate += " (not reproduced by resizelet: the kubelet's default behaviour)"
+			}
+			gates = append(gates, gate)
 		}
 		fmt.Fprintf(&t.buf, "  feature gates: %s\n", strings.Join(gates, ", "))
 	}
