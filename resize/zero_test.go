@@ -449,6 +449,7 @@ func zeroFuncs() []zeroFunc {
 		{name: "profile.New", fn: profile.New},
 		{name: "profile.KnownGates", fn: profile.KnownGates},
 		{name: "profile.CheckGates", fn: profile.CheckGates},
+		{name: "profile.NotReproduced", fn: profile.NotReproduced},
 		// resize/metrics
 		{name: "metrics.New", fn: metrics.New},
 		{name: "metrics.ParseSeries", fn: metrics.ParseSeries},
