@@ -12,7 +12,8 @@ import (
 
 // FuzzRun parses and runs arbitrary scenario files on the simulated node.
 // Running must never panic; a run either ends, with a transcript that
-// reaches its end and mismatches that point at expect steps, or returns a
+// reaches its end and mismatches that point at expect steps (or at an
+// action step whose error no expect.error claimed), or returns a
 // *scenario.Error naming the file (a scenario only running shows to be
 // invalid). Any other error is the engine's or a simulator's fault. Files
 // are kept small (steps and pods) so that each run takes milliseconds.
@@ -47,7 +48,15 @@ func FuzzRun(f *testing.F) {
 			t.Fatalf("the transcript does not reach its end:\n%s", res.Transcript)
 		}
 		for _, m := range res.Mismatches {
-			if m.Step < 0 || m.Step >= len(s.Steps) || s.Steps[m.Step].Action != scenario.ActionExpect {
+			switch {
+			case m.Step < 0 || m.Step >= len(s.Steps):
+				t.Fatalf("mismatch %v is at no step", m)
+			case m.Action != "":
+				// An action step's error that no expect.error claimed.
+				if m.Action != s.Steps[m.Step].Action || m.Path != "error" || m.Got == "" {
+					t.Fatalf("mismatch %v is not the unclaimed error of step %d (%s)", m, m.Step, s.Steps[m.Step].Action)
+				}
+			case s.Steps[m.Step].Action != scenario.ActionExpect:
 				t.Fatalf("mismatch %v is not at an expect step", m)
 			}
 		}
