@@ -5,9 +5,12 @@
 // Start with Node, the driver users call. NewNode builds it on Deps: an API
 // server (API; Cluster is the in-memory one from package apiserver), a
 // cgroup.Manager, a cri.Runtime and the two checkpoints. AddPod, Resize and
-// DeletePod are the events a kubelet reacts to; Advance moves a FakeClock
+// DeletePod are the events a kubelet reacts to (Resize takes a ResizeOp: a
+// typed ResizeRequest or a patch of any type, and a dry-run flag, and
+// returns the pod as the API server answered); Advance moves a FakeClock
 // and fires the retry timer (30 s, then 3 min) and pod resyncs; Plan is a
-// dry run of a resize; a kubelet restart is NewNode again on the same Deps,
+// dry run of a resize on the node; every API call carries the context of
+// the node's call that makes it; a kubelet restart is NewNode again on the same Deps,
 // once Close has stopped the node before it (Close lets the batch in flight
 // finish and does no I/O after it returns; an open node holds its
 // checkpoints, so that no second node runs on them: ErrCheckpointsHeld).
@@ -23,7 +26,7 @@
 // (ErrIncoherent).
 //
 // Fleet is many nodes under one API server and one virtual clock: AddNode
-// starts a Node per node (simulated parts by default), CreatePod, ResizePod
+// starts a Node per node (simulated parts by default), CreatePod, Resize
 // and DeletePod go to the kubelet of the node a pod is bound to by
 // spec.nodeName, and Advance moves the clock once for every node. A node
 // takes the pods bound to it, and, when it is alone on its API server, the

@@ -33,6 +33,9 @@
 // World.Settle, for a loop of one's own). A cycle is a whole resize through
 // the node: API server, decision, actuation on the in-memory kernel and
 // containerd, and the status write.
+//
+// PERFORMANCE.md beside this package lists the project's benchmarks, the
+// commands that run them and their figures against the kubelet's.
 package benchworld
 
 import (
