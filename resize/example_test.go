@@ -6,28 +6,18 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/resizelet/resizelet/allocation/state"
 	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/cri"
 	"github.com/resizelet/resizelet/resize"
+	"github.com/resizelet/resizelet/resize/internal/backendtest"
 )
 
-// demoPod is a Burstable pod with one container: 500m/128Mi requested,
-// 1/256Mi limits.
-func demoPod() *v1.Pod {
-	rl := func(cpu, mem string) v1.ResourceList {
-		return v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu), v1.ResourceMemory: resource.MustParse(mem)}
-	}
-	return &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: "default"},
-		Spec: v1.PodSpec{Containers: []v1.Container{{
-			Name: "app", Image: "registry.k8s.io/pause:3.10",
-			Resources: v1.ResourceRequirements{Requests: rl("500m", "128Mi"), Limits: rl("1", "256Mi")},
-		}}},
-	}
-}
+// demoPod is the Burstable pod the backends' tests use too
+// (backendtest.DemoPod): default/demo, one container app, 500m/128Mi
+// requested, 1/256Mi limits.
+func demoPod() *v1.Pod { return backendtest.DemoPod() }
 
 // newDemoNode is a simulated node: an in-memory API server, cgroup v2
 // hierarchy, containerd and checkpoints.

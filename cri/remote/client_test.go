@@ -170,8 +170,10 @@ func (s *criServer) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncReques
 	return &runtimeapi.ExecSyncResponse{Stdout: out, Stderr: errOut}, toStatus(err)
 }
 
-// serve starts srv on a unix socket in a temp dir and returns the endpoint.
-func serve(t *testing.T, srv *criServer) string {
+// serve starts a gRPC server with the runtime service rs and, when not
+// nil, the image service is, on a unix socket in a temp dir, and returns
+// the endpoint.
+func serve(t *testing.T, rs runtimeapi.RuntimeServiceServer, is runtimeapi.ImageServiceServer) string {
 	t.Helper()
 	sock := filepath.Join(t.TempDir(), "cri.sock")
 	lis, err := net.Listen("unix", sock)
@@ -179,7 +181,10 @@ func serve(t *testing.T, srv *criServer) string {
 		t.Fatal(err)
 	}
 	g := grpc.NewServer()
-	runtimeapi.RegisterRuntimeServiceServer(g, srv)
+	runtimeapi.RegisterRuntimeServiceServer(g, rs)
+	if is != nil {
+		runtimeapi.RegisterImageServiceServer(g, is)
+	}
 	go g.Serve(lis)
 	t.Cleanup(g.Stop)
 	return "unix://" + sock
@@ -191,7 +196,7 @@ func newClientOverSim(t *testing.T, version cgroup.Version, opts ...Option) (*Cl
 	t.Helper()
 	mem := cri.NewSimContainerd(cgroup.NewSimKernel(version))
 	srv := &criServer{rt: mem}
-	r, err := Dial(context.Background(), serve(t, srv), opts...)
+	r, err := Dial(context.Background(), serve(t, srv, nil), opts...)
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
 	}

@@ -3,12 +3,9 @@ package remote
 import (
 	"context"
 	"errors"
-	"net"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	grpcstatus "google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -54,23 +51,11 @@ func (s *imageServer) PullImage(ctx context.Context, req *runtimeapi.PullImageRe
 	return &runtimeapi.PullImageResponse{ImageRef: "sha256:" + name}, nil
 }
 
-// serveWith starts a gRPC server with the runtime service rs and, when not
-// nil, the image service is, and returns a Client connected to it.
+// serveWith serves rs and is (serve) and returns a Client connected to
+// them.
 func serveWith(t *testing.T, rs runtimeapi.RuntimeServiceServer, is runtimeapi.ImageServiceServer) *Client {
 	t.Helper()
-	sock := filepath.Join(t.TempDir(), "cri.sock")
-	lis, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := grpc.NewServer()
-	runtimeapi.RegisterRuntimeServiceServer(g, rs)
-	if is != nil {
-		runtimeapi.RegisterImageServiceServer(g, is)
-	}
-	go g.Serve(lis)
-	t.Cleanup(g.Stop)
-	r, err := Dial(context.Background(), "unix://"+sock)
+	r, err := Dial(context.Background(), serve(t, rs, is))
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
 	}

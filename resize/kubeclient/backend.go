@@ -13,6 +13,10 @@ import (
 // writes that the kubelets must see routed to them. Whatever pod
 // CreatePod and Resize return, the adapter answers those writes with the
 // API's copy of the pod once they returned (after the kubelet reacted).
+// Resize must honour op.DryRun (store nothing, tell no kubelet, answer
+// with the pod the API server would store): the clientset's dry-run
+// patches of the resize subresource go through it, as Node.Resize and
+// Fleet.Resize do.
 //
 // Any resize.API can be served. The adapter reads through it, using the
 // optional interfaces it has, which *apiserver.Cluster has all of:

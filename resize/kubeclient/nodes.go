@@ -3,6 +3,7 @@ package kubeclient
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -145,5 +146,5 @@ func (d *serverDiscovery) ServerVersion() (*version.Info, error) {
 	}
 	major, rest, _ := strings.Cut(strings.TrimPrefix(release, "v"), ".")
 	minor, _, _ := strings.Cut(rest, ".")
-	return &version.Info{Major: major, Minor: minor, GitVersion: release, Platform: "linux/amd64"}, nil
+	return &version.Info{Major: major, Minor: minor, GitVersion: release, Platform: "linux/" + runtime.GOARCH}, nil
 }
