@@ -196,6 +196,14 @@ type Clock interface {
 	Now() time.Time
 }
 
+// WallClock is the Clock of a node on real time (time.Now), as against a
+// real API server: its timers fire when Tick is called, which its driver
+// does periodically (kubeapi.Run every second).
+type WallClock struct{}
+
+// Now returns time.Now().
+func (WallClock) Now() time.Time { return time.Now() }
+
 // FakeClock is a Clock that moves only when told to. Node.Advance moves it.
 type FakeClock struct {
 	mu  sync.Mutex

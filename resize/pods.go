@@ -65,7 +65,7 @@ func (n *Node) addPod(ctx context.Context, pod *v1.Pod, created **v1.Pod) (*v1.P
 		}
 		c = p
 	}
-	if err := n.admit(ctx, c); err != nil {
+	if err := n.admit(ctx, c, true); err != nil {
 		return nil, err
 	}
 	return n.latest(ctx, c)
@@ -89,12 +89,13 @@ func (n *Node) latest(ctx context.Context, c *v1.Pod) (*v1.Pod, error) {
 
 // admit hands the kubelet a pod the API server has just created, and
 // runs until quiet. A pod the kubelet refuses (another pod of its UID) is
-// deleted from the API server again, so that the call changes nothing. A
+// deleted from the API server again when undo is set (the call created
+// it), so that the call changes nothing. A
 // pod the kubelet has already (the same name and UID), which a kubelet
 // that started after the API server created it found in its list, is not
 // handed to it a second time, and one it has torn down since is not
 // brought back.
-func (n *Node) admit(ctx context.Context, created *v1.Pod) error {
+func (n *Node) admit(ctx context.Context, created *v1.Pod, undo bool) error {
 	own := *created // the core takes the top level as its own
 	n.mu.Lock()
 	if n.core.Has(created.Namespace, created.Name, created.UID) {
@@ -109,7 +110,9 @@ func (n *Node) admit(ctx context.Context, created *v1.Pod) error {
 	n.cond.Broadcast()
 	n.mu.Unlock()
 	if err != nil {
-		n.uncreate(ctx, created)
+		if undo {
+			n.uncreate(ctx, created)
+		}
 		return fmt.Errorf("add pod %s/%s: %w", created.Namespace, created.Name, err)
 	}
 	return n.drain(ctx, rd)
@@ -191,6 +194,11 @@ func (n *Node) DeletePod(ctx context.Context, namespace, name string) error {
 	if err := checkPodName("delete pod", namespace, name); err != nil {
 		return err
 	}
+	return n.removePod(ctx, namespace, name)
+}
+
+// removePod is DeletePod within a call of the node.
+func (n *Node) removePod(ctx context.Context, namespace, name string) error {
 	n.mu.Lock()
 	known := n.core.Knows(namespace, name)
 	n.mu.Unlock()
@@ -206,6 +214,9 @@ func (n *Node) DeletePod(ctx context.Context, namespace, name string) error {
 		switch {
 		case errors.Is(err, errors.ErrUnsupported):
 			// A wrapper of an API that does not delete gracefully.
+		case errors.Is(err, ErrPodNotFound):
+			// Deleted already (HandlePodRemoved): only the teardown is
+			// left to do.
 		case err != nil:
 			return fmt.Errorf("delete pod %s/%s: %w", namespace, name, err)
 		default:

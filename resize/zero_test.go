@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	kubefake "k8s.io/client-go/kubernetes/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/resizelet/resizelet/allocation"
@@ -37,6 +38,7 @@ import (
 	"github.com/resizelet/resizelet/resize/explore"
 	"github.com/resizelet/resizelet/resize/host"
 	"github.com/resizelet/resizelet/resize/internal/zerocall"
+	"github.com/resizelet/resizelet/resize/kubeapi"
 	"github.com/resizelet/resizelet/resize/kubeclient"
 	"github.com/resizelet/resizelet/resize/metrics"
 	"github.com/resizelet/resizelet/resize/profile"
@@ -51,6 +53,7 @@ var zeroPackages = map[string]string{
 	".":                     "resize",
 	"apiserver":             "apiserver",
 	"kubeclient":            "kubeclient",
+	"kubeapi":               "kubeapi",
 	"core":                  "core",
 	"profile":               "profile",
 	"metrics":               "metrics",
@@ -366,6 +369,11 @@ func zeroValues(t *testing.T) []zeroValue {
 	add(zeroOf("resize.Fleet", &resize.Fleet{}, (*resize.Fleet)(nil))...)
 	add(zeroValue{typ: "resize.FakeClock", what: "NewFakeClock", v: resize.NewFakeClock(time.Unix(0, 0))})
 	add(zeroOf("resize.FakeClock", &resize.FakeClock{}, (*resize.FakeClock)(nil))...)
+	add(zeroOf("resize.WallClock", resize.WallClock{}, nil)...)
+	add(zeroOf("kubeapi.API", &kubeapi.API{}, (*kubeapi.API)(nil))...)
+	kapi, err := kubeapi.New(ctx, kubefake.NewClientset(), "n", kubeapi.Options{})
+	real("kubeapi.API", "New", kapi, err)
+	t.Cleanup(kapi.Close)
 	add(zeroOf("resize.NodeConfig", resize.NodeConfig{}, nil)...)
 	add(zeroOf("resize.Difference", resize.Difference{}, nil)...)
 	add(zeroOf("resize.FitError", &resize.FitError{}, (*resize.FitError)(nil))...)
@@ -387,6 +395,7 @@ func zeroFuncs() []zeroFunc {
 		{name: "resize.Memory", fn: resize.Memory},
 		{name: "resize.NewCluster", fn: resize.NewCluster},
 		{name: "resize.NewFakeClock", fn: resize.NewFakeClock},
+		{name: "kubeapi.New", fn: kubeapi.New},
 		{name: "resize.NewFleet", fn: resize.NewFleet},
 		{name: "resize.NewNode", fn: resize.NewNode},
 		{name: "resize.Simulated", fn: resize.Simulated},

@@ -75,6 +75,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if rest, ok := conformArgs(args); ok {
 		return runConform(ctx, rest, stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "agent" {
+		return runAgent(ctx, args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("resizesim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var opts scenario.Options
