@@ -6,6 +6,7 @@
 //	resizesim plan FILE...         # for each resize step, what the node would do (a dry run), then do it
 //	resizesim explore FILE...      # crash the kubelet around, or fail, every I/O call of every step, and judge the end
 //	resizesim conform --cri-endpoint unix:///PATH --image IMAGE  # check a CRI runtime's in-place resize (conform.go)
+//	resizesim agent --kubeconfig FILE --nodes N  # N resizelet nodes on a real API server, until SIGTERM (agent.go)
 //
 // Flags (before or after the command):
 //
@@ -105,6 +106,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "       resizesim [flags] plan FILE... print each resize step's dry-run plan\n")
 		fmt.Fprintf(stderr, "       resizesim conform --cri-endpoint unix:///PATH --image IMAGE [--cgroup-root DIR] [--scenarios GLOB]...\n")
 		fmt.Fprintf(stderr, "       resizesim [flags] explore FILE... crash or fail every I/O call of every step and judge the end\n")
+		fmt.Fprintf(stderr, "       resizesim agent --kubeconfig FILE [--nodes N] [flags]... run nodes on a real API server (resizesim agent -h)\n")
 		fmt.Fprintf(stderr, "kubelet versions (a scenario's kubelet key): %s (default %s)\n", supportedVersions(), profile.Default)
 		printFlags(fs, stderr)
 	}

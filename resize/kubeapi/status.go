@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
@@ -17,10 +18,18 @@ import (
 // anew), merges the status with the conditions the kubelet does not own
 // (mergePodStatus), and sends the difference as a strategic merge patch of
 // the status subresource that carries the UID as a precondition
-// (PatchPodStatus). A status equal to the stored one sends nothing.
+// (PatchPodStatus). A status equal to the stored one sends no patch, and
+// one equal to the informer's no request at all.
 func (a *API) UpdatePodStatus(ctx context.Context, namespace, name string, uid types.UID, status v1.PodStatus) error {
 	if err := a.ready(ctx); err != nil {
 		return err
+	}
+	// The kubelet's status manager syncs a pod only when its status
+	// differs from the one its pod manager has from the watch
+	// (needsReconcile): a status equal to the informer's sends nothing,
+	// not even the GET.
+	if p := a.cached(namespace, name); p != nil && p.UID == uid && equality.Semantic.DeepEqual(p.Status, mergeStatus(p.Status, status)) {
+		return nil
 	}
 	pods := a.client.CoreV1().Pods(namespace)
 	pod, err := pods.Get(ctx, name, metav1.GetOptions{})
