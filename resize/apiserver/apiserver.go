@@ -43,6 +43,9 @@ type ResizeOptions struct {
 	// policy on a non-sidecar init container, as the 1.36 API server does
 	// when the old pod already had one (ValidateResize sets it).
 	allowInitRestartContainer bool
+	// stored, when set (ValidateResize sets it), is the pod a resize
+	// changes: ValidatePod requires an image of the containers it lacks.
+	stored *v1.Pod
 	// resourceVersion, when not 0 (a Cluster's resize), is the stored
 	// pod's, which a Cluster's stored pods do not carry: a patch may only
 	// repeat it.

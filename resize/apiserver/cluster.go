@@ -1,9 +1,11 @@
 package apiserver
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -480,10 +482,11 @@ func (c *Cluster) UpdatePodStatus(_ context.Context, namespace, name string, uid
 
 // ResizePod applies a resize through the resize subresource. On success
 // the stored pod has the new spec (and generation, if the spec changed)
-// and a new resourceVersion; on error nothing changes. A missing pod is a
-// 404 (ErrPodNotFound); the patch's own errors are ApplyResize's. The pod
-// returned is the stored one, never changed in place, shared: read it, or
-// DeepCopy it before changing it. It has no resourceVersion.
+// and a new resourceVersion, unless nothing changed (sameEncoding); on
+// error nothing changes. A missing pod is a 404 (ErrPodNotFound); the
+// patch's own errors are ApplyResize's. The pod returned is the stored
+// one, never changed in place, shared: read it, or DeepCopy it before
+// changing it. It has no resourceVersion.
 func (c *Cluster) ResizePod(_ context.Context, namespace, name string, patch []byte) (*v1.Pod, error) {
 	return c.resizePatch(namespace, name, StrategicMergePatch, patch, true)
 }
@@ -573,10 +576,23 @@ func (c *Cluster) resize(namespace, name string, store bool, apply func(old *v1.
 	if err := admitResize(old, updated, bound, node, opts); err != nil {
 		return nil, err
 	}
-	if store {
+	if store && !sameEncoding(old, updated) {
 		c.put(key, updated)
 	}
 	return updated, nil
+}
+
+// sameEncoding reports whether a resize's pod (differing in spec and
+// generation at most) encodes as the stored one: then the API server
+// writes nothing (k8s.io/apiserver pkg/storage/etcd3/store.go,
+// GuaranteedUpdate).
+func sameEncoding(old, updated *v1.Pod) bool {
+	if old.Generation != updated.Generation {
+		return false
+	}
+	a, errA := json.Marshal(&old.Spec)
+	b, errB := json.Marshal(&updated.Spec)
+	return errA == nil && errB == nil && bytes.Equal(a, b)
 }
 
 // ResizePodPatch is ResizePod for a patch of type pt (ApplyResizePatch),

@@ -90,6 +90,16 @@ func editedPod(oldPod *v1.Pod, e *resizeEdit, opts ResizeOptions) *v1.Pod {
 	newPod := new(v1.Pod)
 	if e.patched != nil {
 		*newPod = *e.patched
+		if len(newPod.Spec.Containers) == len(oldPod.Spec.Containers) && len(newPod.Spec.InitContainers) == len(oldPod.Spec.InitContainers) {
+			// Renamed or reordered, not added or removed: the strategy
+			// keeps the old spec but for the container lists, and for
+			// spec.resources while their resize is on (dropNonResizeUpdates).
+			newPod.Spec = oldPod.Spec
+			newPod.Spec.Containers, newPod.Spec.InitContainers = e.patched.Spec.Containers, e.patched.Spec.InitContainers
+			if p.PodLevelResize() {
+				newPod.Spec.Resources = e.patched.Spec.Resources
+			}
+		}
 		DefaultPod(newPod)
 	} else {
 		*newPod = *oldPod
@@ -174,6 +184,10 @@ func editedContainers(list []v1.Container, edits []containerEdit) []v1.Container
 // ("402653000") that decodes as DecimalSI and prints differently
 // ("402653k"). DecimalExponent's plain numbers decode as DecimalSI too.
 func serialForm(q *resource.Quantity) bool {
+	if r := *q; !r.RoundUp(resource.Milli) {
+		// Finer than a thousandth, which v1 defaulting rounds up.
+		return false
+	}
 	switch q.Format {
 	case resource.DecimalSI:
 		return true
@@ -205,6 +219,7 @@ func serialized(list v1.ResourceList) v1.ResourceList {
 		if !serialForm(&q) {
 			// A printed quantity always parses.
 			q = resource.MustParse(q.String())
+			q.RoundUp(resource.Milli)
 		}
 		out[name] = q
 	}
