@@ -13,6 +13,10 @@
 //	                        explorer runs on containerd out to, one
 //	                        resizesim on each at once
 //	RESIZELET_VM_KERNEL     a vmlinuz for vm.sh (vm.sh kernel DIR prints it)
+//	RESIZELET_KUBECONFIG    the kubeconfig of a real kube-apiserver v1.35.4
+//	                        (apiserver.sh start prints it), which
+//	                        TestResizeMatchesRealAPIServer holds the
+//	                        apiserver.Cluster's resize subresource to
 //	RESIZELET_LONG          1 runs the real-host runs that take minutes: the
 //	                        crash explorer on real parts, the scenario suite
 //	                        on containerd, and everything in the VM

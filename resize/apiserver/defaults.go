@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
 
@@ -35,6 +36,24 @@ func DefaultPod(pod *v1.Pod) {
 	// the containers' requests.
 	if r := pod.Spec.Resources; r != nil && len(r.Limits) > 0 {
 		defaultPodLevelRequests(pod)
+	}
+	for _, c := range slices.Concat(pod.Spec.Containers, pod.Spec.InitContainers) {
+		roundUpToMilli(c.Resources.Requests, c.Resources.Limits)
+	}
+	if r := pod.Spec.Resources; r != nil {
+		roundUpToMilli(r.Requests, r.Limits)
+	}
+}
+
+// roundUpToMilli is SetDefaults_ResourceList, which runs last: an amount
+// finer than a thousandth ("0.1m") is rounded up to one, away from zero.
+func roundUpToMilli(lists ...v1.ResourceList) {
+	for _, list := range lists {
+		for name, q := range list {
+			if !q.RoundUp(resource.Milli) {
+				list[name] = q
+			}
+		}
 	}
 }
 

@@ -24,9 +24,9 @@ import (
 // strict decoding),
 // then the patched pod is defaulted (SetDefaults_Pod), the resize strategy
 // (pkg/registry/core/pod/strategy.go, dropNonResizeUpdates) copies each
-// container's resources and resizePolicy into a deep copy of the old pod,
-// or keeps the patched pod whole when its containers are not the old
-// ones, the generation is bumped when the specs differ
+// container's resources and resizePolicy into a deep copy of the old pod
+// (a list renamed or reordered is taken as patched), or keeps the patched
+// pod whole when containers were added or removed, the generation is bumped when the specs differ
 // (apiequality.Semantic.DeepEqual, as the strategy does) and
 // ValidateResize runs.
 func apiServerResize(old *v1.Pod, pt types.PatchType, patch []byte, opts ResizeOptions) (*v1.Pod, error) {
@@ -37,16 +37,22 @@ func apiServerResize(old *v1.Pod, pt types.PatchType, patch []byte, opts ResizeO
 	DefaultPod(patched)
 	p := opts.profile()
 	newPod := patched
-	if sameNames(patched.Spec.Containers, oldPod.Spec.Containers) && sameNames(patched.Spec.InitContainers, oldPod.Spec.InitContainers) {
+	if len(patched.Spec.Containers) == len(oldPod.Spec.Containers) && len(patched.Spec.InitContainers) == len(oldPod.Spec.InitContainers) {
 		newPod = oldPod.DeepCopy()
-		for i := range newPod.Spec.Containers {
-			newPod.Spec.Containers[i].Resources = patched.Spec.Containers[i].Resources
-			newPod.Spec.Containers[i].ResizePolicy = patched.Spec.Containers[i].ResizePolicy
+		// Each list: the old containers with the patched resources and
+		// resizePolicy, or, renamed or reordered, the patched list as it
+		// is (dropNonResizeUpdatesForContainers).
+		merged := func(list, patchedList []v1.Container) []v1.Container {
+			if !sameNames(list, patchedList) {
+				return patchedList
+			}
+			for i := range list {
+				list[i].Resources, list[i].ResizePolicy = patchedList[i].Resources, patchedList[i].ResizePolicy
+			}
+			return list
 		}
-		for i := range newPod.Spec.InitContainers {
-			newPod.Spec.InitContainers[i].Resources = patched.Spec.InitContainers[i].Resources
-			newPod.Spec.InitContainers[i].ResizePolicy = patched.Spec.InitContainers[i].ResizePolicy
-		}
+		newPod.Spec.Containers = merged(newPod.Spec.Containers, patched.Spec.Containers)
+		newPod.Spec.InitContainers = merged(newPod.Spec.InitContainers, patched.Spec.InitContainers)
 		if p.PodLevelResize() {
 			newPod.Spec.Resources = patched.Spec.Resources
 		}

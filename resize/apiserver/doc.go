@@ -11,7 +11,7 @@
 // and JSON patches too (patchtype.go), and ApplyResizeRequest a typed
 // ResizeRequest, giving what its patch gives.
 //
-// The cluster's errors are the API server's StatusErrors (errors.go), so
+// The cluster's errors are the API server's StatusErrors (apiserver.go), so
 // that apierrors.IsNotFound, IsInvalid, IsConflict and the rest work on
 // them. Its pods have resourceVersions, one per write as etcd counts them
 // (GetPodVersioned, ListPodsVersioned), which a patch must repeat if it

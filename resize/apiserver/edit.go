@@ -1,12 +1,15 @@
 package apiserver
 
 import (
+	"iter"
 	"maps"
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/resizelet/resizelet/allocation/reslist"
 )
 
 // resizeEdit is a resize as one typed edit of a pod, whichever way it came:
@@ -87,6 +90,16 @@ func editedPod(oldPod *v1.Pod, e *resizeEdit, opts ResizeOptions) *v1.Pod {
 	newPod := new(v1.Pod)
 	if e.patched != nil {
 		*newPod = *e.patched
+		if len(newPod.Spec.Containers) == len(oldPod.Spec.Containers) && len(newPod.Spec.InitContainers) == len(oldPod.Spec.InitContainers) {
+			// Renamed or reordered, not added or removed: the strategy
+			// keeps the old spec but for the container lists, and for
+			// spec.resources while their resize is on (dropNonResizeUpdates).
+			newPod.Spec = oldPod.Spec
+			newPod.Spec.Containers, newPod.Spec.InitContainers = e.patched.Spec.Containers, e.patched.Spec.InitContainers
+			if p.PodLevelResize() {
+				newPod.Spec.Resources = e.patched.Spec.Resources
+			}
+		}
 		DefaultPod(newPod)
 	} else {
 		*newPod = *oldPod
@@ -171,6 +184,10 @@ func editedContainers(list []v1.Container, edits []containerEdit) []v1.Container
 // ("402653000") that decodes as DecimalSI and prints differently
 // ("402653k"). DecimalExponent's plain numbers decode as DecimalSI too.
 func serialForm(q *resource.Quantity) bool {
+	if r := *q; !r.RoundUp(resource.Milli) {
+		// Finer than a thousandth, which v1 defaulting rounds up.
+		return false
+	}
 	switch q.Format {
 	case resource.DecimalSI:
 		return true
@@ -202,6 +219,7 @@ func serialized(list v1.ResourceList) v1.ResourceList {
 		if !serialForm(&q) {
 			// A printed quantity always parses.
 			q = resource.MustParse(q.String())
+			q.RoundUp(resource.Milli)
 		}
 		out[name] = q
 	}
@@ -258,4 +276,35 @@ func defaultedRequests(rr v1.ResourceRequirements) v1.ResourceRequirements {
 	rr.Requests = maps.Clone(rr.Requests)
 	defaultRequestsFromLimits(&rr)
 	return rr
+}
+
+// resources yields the resources of list with their amounts, as every walk
+// of a resource list here does. A list of cpu, memory or both, as almost
+// all are, is read with two lookups (reslist.CPUMemoryOf), in name order,
+// cheaper than ranging over a map (its iterator's random seed); any other
+// is ranged over, in no order (TestResourcesYieldsTheList).
+func resources(list v1.ResourceList) iter.Seq2[v1.ResourceName, resource.Quantity] {
+	return func(yield func(v1.ResourceName, resource.Quantity) bool) {
+		cm, only := reslist.CPUMemoryOf(list)
+		if !only {
+			for name, q := range list {
+				if !yield(name, q) {
+					return
+				}
+			}
+			return
+		}
+		if cm.HasCPU && !yield(v1.ResourceCPU, cm.CPU) {
+			return
+		}
+		if cm.HasMemory {
+			yield(v1.ResourceMemory, cm.Memory)
+		}
+	}
+}
+
+// onlyCPUMemory reports whether list holds nothing but cpu and memory.
+func onlyCPUMemory(list v1.ResourceList) bool {
+	_, _, only := reslist.CPUMemoryKeys(list)
+	return only
 }

@@ -9,8 +9,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/resizelet/resizelet/qos"
 	"github.com/resizelet/resizelet/resize/profile"
@@ -65,6 +67,12 @@ func validatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 				errs = append(errs, field.Invalid(containerPath(list, i).Child("name"), c.Name, msg))
 			}
 		}
+		// An image is required (validateContainerCommon); resizelet's
+		// CreatePod takes a pod without one, so only a container a resize
+		// adds is held to it.
+		if c.Image == "" && opts.stored != nil && !slices.ContainsFunc(podContainers(opts.stored, list), func(o v1.Container) bool { return o.Name == c.Name }) {
+			errs = append(errs, field.Required(containerPath(list, i).Child("image"), ""))
+		}
 		errs = append(errs, validateResourceRequirements(&c.Resources, list, i, true)...)
 		errs = append(errs, validateResizePolicy(c.ResizePolicy, list, i, never)...)
 		if slices.Contains(names, c.Name) {
@@ -110,8 +118,39 @@ func validatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 
 	if pod.Spec.Resources != nil {
 		errs = append(errs, validateResourceRequirements(pod.Spec.Resources, "", 0, false)...)
+		errs = append(errs, validatePodResourceConsistency(pod)...)
 	}
 	return errs
+}
+
+// validatePodResourceConsistency is the API server's (pkg/apis/core/
+// validation): each pod-level request at least the containers' aggregate,
+// each container's limit at most the pod-level one; in name order.
+func validatePodResourceConsistency(pod *v1.Pod) field.ErrorList {
+	var errs field.ErrorList
+	r, path := pod.Spec.Resources, field.NewPath("spec", "resources")
+	aggregate := resourcehelper.AggregateContainerRequests(pod, resourcehelper.PodResourcesOptions{})
+	for _, e := range sortedEntries(aggregate, nil) {
+		if req, ok := r.Requests[e.name]; ok && e.q.Cmp(req) > 0 {
+			errs = append(errs, field.Invalid(path.Child("requests").Key(string(e.name)), req.String(), "must be greater than or equal to aggregate container requests of "+e.q.String()))
+		}
+	}
+	for i := range pod.Spec.Containers {
+		for _, e := range sortedEntries(pod.Spec.Containers[i].Resources.Limits, nil) {
+			if limit, ok := r.Limits[e.name]; ok && e.q.Cmp(limit) > 0 {
+				errs = append(errs, field.Invalid(path.Child("containers").Index(i).Key(string(e.name)).Child("limits"), e.q.String(), "must be less than or equal to pod limits of "+limit.String()))
+			}
+		}
+	}
+	return errs
+}
+
+// podContainers is the pod's list "containers" or "initContainers".
+func podContainers(pod *v1.Pod, list string) []v1.Container {
+	if list == "initContainers" {
+		return pod.Spec.InitContainers
+	}
+	return pod.Spec.Containers
 }
 
 // initRestartContainer is hasRestartContainerForNonSidecarInitContainer
@@ -208,9 +247,9 @@ func sortedEntries(list v1.ResourceList, buf []resourceEntry) []resourceEntry {
 	return out
 }
 
-// validateResourceRequirements checks requests and limits, of the
-// container at spec.<list>[index] (container true: resource names are
-// checked too) or of the pod level (list empty; names are not checked).
+// validateResourceRequirements checks requests and limits, and their
+// names, of the container at spec.<list>[index] (container true) or of
+// the pod level (list empty).
 func validateResourceRequirements(r *v1.ResourceRequirements, list string, index int, container bool) field.ErrorList {
 	var errs field.ErrorList
 	path := func() *field.Path {
@@ -229,9 +268,7 @@ func validateResourceRequirements(r *v1.ResourceRequirements, list string, index
 		for _, e := range sortedEntries(rl, buf[:]) {
 			name, q := e.name, e.q
 			p := func() *field.Path { return path().Child(kind).Key(string(name)) }
-			if container {
-				errs = append(errs, validateContainerResourceName(name, p)...)
-			}
+			errs = append(errs, validateResourceName(name, p, container)...)
 			errs = append(errs, validateQuantityValue(name, &q, p)...)
 			if kind == "limits" {
 				continue
@@ -250,12 +287,13 @@ func validateResourceRequirements(r *v1.ResourceRequirements, list string, index
 	return errs
 }
 
-// validateContainerResourceName checks that a container resource is a
+// validateResourceName checks a resource name: of a container, a
 // standard one (cpu, memory, ephemeral-storage, hugepages-*) or a
-// well-formed extended resource.
-func validateContainerResourceName(name v1.ResourceName, path func() *field.Path) field.ErrorList {
-	switch name {
-	case v1.ResourceCPU, v1.ResourceMemory, v1.ResourceEphemeralStorage:
+// well-formed extended resource; of the pod level, a qualified name of a
+// resource pod-level resources support (validatePodResourceName, less its
+// standard-name check).
+func validateResourceName(name v1.ResourceName, path func() *field.Path, container bool) field.ErrorList {
+	if container && (name == v1.ResourceCPU || name == v1.ResourceMemory || name == v1.ResourceEphemeralStorage) {
 		// Standard, and qualified names.
 		return nil
 	}
@@ -263,11 +301,16 @@ func validateContainerResourceName(name v1.ResourceName, path func() *field.Path
 	for _, msg := range validation.IsQualifiedName(string(name)) {
 		errs = append(errs, field.Invalid(path(), name, msg))
 	}
-	if !strings.Contains(string(name), "/") {
+	switch {
+	case !container:
+		if len(errs) == 0 && !resourcehelper.IsSupportedPodLevelResource(name) {
+			errs = append(errs, field.NotSupported(path(), name, sets.List(resourcehelper.SupportedPodLevelResources())))
+		}
+	case !strings.Contains(string(name), "/"):
 		if !isHugePages(name) {
 			errs = append(errs, field.Invalid(path(), name, msgNotStandardResource))
 		}
-	} else if !isNativeResource(name) && strings.HasPrefix(string(name), v1.DefaultResourceRequestsPrefix) {
+	case !isNativeResource(name) && strings.HasPrefix(string(name), v1.DefaultResourceRequestsPrefix):
 		errs = append(errs, field.Invalid(path(), name, msgNotExtendedResource))
 	}
 	return errs

@@ -105,6 +105,7 @@ func validateResize(newPod, oldPod *v1.Pod, opts ResizeOptions, edited bool) fie
 	// NonSidecarInitContainer in pkg/api/pod/util.go).
 	specOpts := opts
 	specOpts.allowInitRestartContainer = initRestartContainer(oldPod)
+	specOpts.stored = oldPod
 	allErrs := validatePod(newPod, specOpts)
 	if oldQOSClass(oldPod) != computeQOS(newPod, p) {
 		// The API server reports the pod's current (status) class as the

@@ -3,8 +3,11 @@ package apiserver
 // The resize validation as first written: a deep copy of the new spec with
 // the allowed changes undone, compared with the old spec by
 // apiequality.Semantic.DeepEqual; eager field paths, sorted key copies and
-// maps. It is kept here, unchanged but for its names, as the oracle that
-// TestValidateResizeMatchesOracle holds the faster ValidateResize to.
+// maps. It is kept here, unchanged but for its names and the checks
+// the real API server showed it lacked (oracleImage, oracleConsistency,
+// oraclePodResourceName), as
+// the oracle that TestValidateResizeMatchesOracle holds the faster
+// ValidateResize to.
 
 import (
 	"fmt"
@@ -15,6 +18,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	resourcehelper "k8s.io/component-helpers/resource"
@@ -305,6 +309,7 @@ func oracleValidatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
 		idx := path.Index(i)
+		errs = append(errs, oracleImage(c, opts.stored, false, idx)...)
 		errs = append(errs, oracleContainerCommon(c, idx, never)...)
 		if names[c.Name] {
 			errs = append(errs, field.Duplicate(idx.Child("name"), c.Name))
@@ -317,6 +322,7 @@ func oracleValidatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		idx := path.Index(i)
+		errs = append(errs, oracleImage(c, opts.stored, true, idx)...)
 		errs = append(errs, oracleContainerCommon(c, idx, never)...)
 		if names[c.Name] {
 			errs = append(errs, field.Duplicate(idx.Child("name"), c.Name))
@@ -356,6 +362,46 @@ func oracleValidatePod(pod *v1.Pod, opts ResizeOptions) field.ErrorList {
 
 	if pod.Spec.Resources != nil {
 		errs = append(errs, oracleResourceRequirements(pod.Spec.Resources, spec.Child("resources"), false)...)
+		errs = append(errs, oracleConsistency(pod, spec.Child("resources"))...)
+	}
+	return errs
+}
+
+// oracleImage is the API server's image check (validateContainerCommon)
+// for a container a resize adds: resizelet's pods may lack images.
+func oracleImage(c *v1.Container, stored *v1.Pod, init bool, path *field.Path) field.ErrorList {
+	if c.Image != "" || stored == nil {
+		return nil
+	}
+	old := stored.Spec.Containers
+	if init {
+		old = stored.Spec.InitContainers
+	}
+	if slices.ContainsFunc(old, func(o v1.Container) bool { return o.Name == c.Name }) {
+		return nil
+	}
+	return field.ErrorList{field.Required(path.Child("image"), "")}
+}
+
+// oracleConsistency is validatePodResourceConsistency
+// (pkg/apis/core/validation/validation.go), names sorted.
+func oracleConsistency(pod *v1.Pod, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	r := pod.Spec.Resources
+	aggregate := resourcehelper.AggregateContainerRequests(pod, resourcehelper.PodResourcesOptions{})
+	for _, name := range slices.Sorted(maps.Keys(aggregate)) {
+		req, ok := r.Requests[name]
+		if q := aggregate[name]; ok && q.Cmp(req) > 0 {
+			errs = append(errs, field.Invalid(path.Child("requests").Key(string(name)), req.String(), fmt.Sprintf("must be greater than or equal to aggregate container requests of %s", q.String())))
+		}
+	}
+	for i, c := range pod.Spec.Containers {
+		for _, name := range slices.Sorted(maps.Keys(c.Resources.Limits)) {
+			limit, ok := r.Limits[name]
+			if q := c.Resources.Limits[name]; ok && q.Cmp(limit) > 0 {
+				errs = append(errs, field.Invalid(path.Child("containers").Index(i).Key(string(name)).Child("limits"), q.String(), fmt.Sprintf("must be less than or equal to pod limits of %s", limit.String())))
+			}
+		}
 	}
 	return errs
 }
@@ -420,6 +466,8 @@ func oracleResourceRequirements(r *v1.ResourceRequirements, path *field.Path, co
 		p := limPath.Key(string(name))
 		if container {
 			errs = append(errs, oracleResourceName(name, p)...)
+		} else {
+			errs = append(errs, oraclePodResourceName(name, p)...)
 		}
 		errs = append(errs, oracleQuantityValue(name, q, p)...)
 	}
@@ -428,6 +476,8 @@ func oracleResourceRequirements(r *v1.ResourceRequirements, path *field.Path, co
 		p := reqPath.Key(string(name))
 		if container {
 			errs = append(errs, oracleResourceName(name, p)...)
+		} else {
+			errs = append(errs, oraclePodResourceName(name, p)...)
 		}
 		errs = append(errs, oracleQuantityValue(name, q, p)...)
 		limit, ok := r.Limits[name]
@@ -441,6 +491,22 @@ func oracleResourceRequirements(r *v1.ResourceRequirements, path *field.Path, co
 		}
 	}
 	return errs
+}
+
+// oraclePodResourceName is validatePodResourceName
+// (pkg/apis/core/validation/validation.go) less its standard-name check.
+func oraclePodResourceName(name v1.ResourceName, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range validation.IsQualifiedName(string(name)) {
+		errs = append(errs, field.Invalid(path, name, msg))
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	if !resourcehelper.IsSupportedPodLevelResource(name) {
+		return field.ErrorList{field.NotSupported(path, name, sets.List(resourcehelper.SupportedPodLevelResources()))}
+	}
+	return nil
 }
 
 // oracleResourceName checks that a container resource is a
