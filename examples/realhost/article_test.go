@@ -109,6 +109,7 @@ func TestArticleOnRealAPIServer(t *testing.T) {
 		// Nothing else changed.
 		return statusIs(&p, "800m", "300Mi", 1)
 	})
+	var described string
 	poll(t, "kubectl describe pod lists the kubelet's resize events", func() error {
 		out, err := k.try("describe", "pod", "resize-demo")
 		if err != nil {
@@ -120,14 +121,18 @@ func TestArticleOnRealAPIServer(t *testing.T) {
 				return fmt.Errorf("no %s event from kubelet:\n%s", reason, indent(out))
 			}
 		}
+		described = events
 		return nil
 	})
+	t.Logf("kubectl describe pod resize-demo, its events:%s", described)
 
 	// A stopped kubelet leaves its pods as they are: the agent stops at
 	// SIGTERM, says so, and exits 0; the pod keeps the status it had.
+	stopping := time.Now()
 	if err := agent.stop(); err != nil {
 		t.Fatalf("resizesim agent on SIGTERM: %v", err)
 	}
+	t.Logf("resizesim agent exited 0, %v after SIGTERM", time.Since(stopping).Round(time.Millisecond))
 	if out := agent.stdoutText(); !strings.Contains(out, "resizesim agent: stopped 1 node(s)") {
 		t.Errorf("the agent did not say it stopped:\n%s", out)
 	}
