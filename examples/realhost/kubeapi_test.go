@@ -398,9 +398,14 @@ func resourcesString(r v1.ResourceRequirements) string {
 
 // normalizedStatus is the pod's status without what each side stamps with
 // its own clock (the times of the pod's start, its conditions and its
-// containers' states) and the container IDs, which each side's runtime
-// numbers in the order it created containers, and the two runs create
-// them in different orders (the real side's workers take pods at once).
+// containers' states: the wall clock on the real side, a FakeClock that
+// starts again at resize.DefaultStart with every kubelet restart on the
+// other) and the container IDs, which each side's runtime numbers in the
+// order it created containers, and the two runs create them in different
+// orders (the real side's workers take pods at once). The one timer a
+// step leaves running, the retry of a pending resize, fires only on the
+// wall clock (30s after it was deferred); a retry that changes nothing
+// emits no event, and what it may touch is a condition's times.
 func normalizedStatus(s v1.PodStatus) v1.PodStatus {
 	s = *s.DeepCopy()
 	s.StartTime = nil
