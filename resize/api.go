@@ -153,6 +153,16 @@ type GracefulDeleter interface {
 
 var _ GracefulDeleter = (*Cluster)(nil)
 
+// UIDDeleter is an API that deletes a pod only while it has the given
+// UID, as the kubelet's status manager deletes a pod it has torn down
+// (grace period 0, the UID as a precondition): a pod created anew under
+// the name meanwhile is left alone, and that is not an error. A Node
+// deletes through it when the API has it (kubeapi.API does), and through
+// API.DeletePod otherwise.
+type UIDDeleter interface {
+	DeletePodUID(ctx context.Context, namespace, name string, uid types.UID) error
+}
+
 // RequestResizer is an API that also takes typed resize requests
 // (apiserver.Cluster.ResizePodRequest). Node.Resize uses it for a typed
 // ResizeOp when the API has it and sends the request's patch through

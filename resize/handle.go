@@ -7,6 +7,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/resizelet/resizelet/resize/core"
 )
 
 // HandlePod hands the node a pod as the API server has it now, as the
@@ -58,7 +60,8 @@ func (n *Node) HandlePod(ctx context.Context, pod *v1.Pod) error {
 		return n.removePod(ctx, pod.Namespace, pod.Name)
 	case pod.DeletionTimestamp != nil:
 		// Nothing of it runs here, so nothing waits for a teardown.
-		if err := n.cluster.DeletePod(ctx, pod.Namespace, pod.Name); err != nil && !errors.Is(err, ErrPodNotFound) {
+		err := n.deleteFromAPI(ctx, core.DeletePod{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID})
+		if err != nil && !errors.Is(err, ErrPodNotFound) {
 			return fmt.Errorf("handle pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}
 		return nil

@@ -80,19 +80,30 @@ func (n *Node) deletePod(ctx context.Context, a core.DeletePod) error {
 	w := &n.statuses
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	err := n.cluster.DeletePod(ctx, a.Namespace, a.Name)
+	err := n.deleteFromAPI(ctx, a)
 	if err == nil || errors.Is(err, ErrPodNotFound) {
 		return err
 	}
-	// The pod is still there: its UID is kept, so that the deletion made
-	// again does not remove a pod created anew under the same name.
-	if pod, gerr := n.cluster.GetPod(ctx, a.Namespace, a.Name); gerr == nil {
-		if w.deletes == nil {
-			w.deletes = map[types.UID]core.DeletePod{}
-		}
-		w.deletes[pod.UID] = a
+	// The pod is still there: the deletion is made again, of its UID
+	// only, so that it does not remove a pod created anew under the name.
+	if w.deletes == nil {
+		w.deletes = map[types.UID]core.DeletePod{}
 	}
+	w.deletes[a.UID] = a
 	return err
+}
+
+// deleteFromAPI deletes the pod of a.UID from the API server: through a
+// UIDDeleter when the API is one, and otherwise by name once the API
+// server's pod of that name is seen to have that UID.
+func (n *Node) deleteFromAPI(ctx context.Context, a core.DeletePod) error {
+	if d, ok := n.cluster.(UIDDeleter); ok {
+		return d.DeletePodUID(ctx, a.Namespace, a.Name, a.UID)
+	}
+	if pod, err := n.cluster.GetPod(ctx, a.Namespace, a.Name); err != nil || pod.UID != a.UID {
+		return err
+	}
+	return n.cluster.DeletePod(ctx, a.Namespace, a.Name)
 }
 
 // retryStatuses writes again every status whose write failed, and makes
@@ -105,11 +116,7 @@ func (n *Node) retryStatuses(ctx context.Context) {
 		w.keep(a, n.cluster.UpdatePodStatus(ctx, a.Namespace, a.Name, a.UID, *a.Status))
 	}
 	for uid, a := range w.deletes {
-		if pod, err := n.cluster.GetPod(ctx, a.Namespace, a.Name); err != nil || pod.UID != uid {
-			delete(w.deletes, uid)
-			continue
-		}
-		if err := n.cluster.DeletePod(ctx, a.Namespace, a.Name); err == nil || errors.Is(err, ErrPodNotFound) {
+		if err := n.deleteFromAPI(ctx, a); err == nil || errors.Is(err, ErrPodNotFound) {
 			delete(w.deletes, uid)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -110,6 +111,19 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return fail("--kubeconfig %s: %v", *kubeconfig, err)
 	}
 	restCfg.QPS, restCfg.Burst = float32(*qps), *burst
+	// client-go retries an unreachable server quietly and for ever: ask
+	// for its version first, with a deadline, so that a wrong address is
+	// an error at once.
+	probe := rest.CopyConfig(restCfg)
+	probe.Timeout = 30 * time.Second
+	dc, err := discovery.NewDiscoveryClientForConfig(probe)
+	if err != nil {
+		return fail("--kubeconfig %s: %v", *kubeconfig, err)
+	}
+	server, err := dc.ServerVersion()
+	if err != nil {
+		return fail("the API server at %s does not answer: %v", restCfg.Host, err)
+	}
 	level := slog.LevelInfo
 	if *verbose {
 		level = slog.LevelDebug
@@ -151,7 +165,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	for i, an := range running {
 		names[i] = an.name
 	}
-	fmt.Fprintf(stdout, "resizesim agent: %d node(s) on %s, reproducing kubelet %s: %s\n", len(running), restCfg.Host, version.Release(), abbreviate(names))
+	fmt.Fprintf(stdout, "resizesim agent: %d node(s) on %s (Kubernetes %s), reproducing kubelet %s: %s\n", len(running), restCfg.Host, server.GitVersion, version.Release(), abbreviate(names))
 	fmt.Fprintln(stdout, "resizesim agent: on the wall clock (virtual time is not available against a real API server); SIGINT or SIGTERM stops the nodes")
 	<-ctx.Done()
 	wg.Wait()

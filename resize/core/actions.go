@@ -101,8 +101,7 @@ func (e Event) Text() string {
 	return e.Message
 }
 
-// ReadCgroupExists asks whether a cgroup exists (the first half of the
-// kubelet's EnsureExists).
+// ReadCgroupExists asks whether a cgroup exists (EnsureExists' first half).
 type ReadCgroupExists struct{ Path string }
 
 // CreateCgroup creates a cgroup and its missing parents.
@@ -114,8 +113,7 @@ type SetCgroup struct {
 	Values cgconfig.Values
 }
 
-// ReadCgroup reads a pod cgroup's cpu and memory files back
-// (GetPodCgroupConfig).
+// ReadCgroup reads a pod cgroup's cpu and memory files (GetPodCgroupConfig).
 type ReadCgroup struct{ Path string }
 
 // ReadMemoryUsage reads the memory charged to a cgroup.
@@ -251,8 +249,11 @@ type WriteStatus struct {
 	Seq             uint64
 }
 
-// DeletePod deletes a pod object from the API server.
-type DeletePod struct{ Namespace, Name string }
+// DeletePod deletes the pod object of that UID from the API server.
+type DeletePod struct {
+	Namespace, Name string
+	UID             types.UID
+}
 
 func (ReadCgroupExists) action()          {}
 func (CreateCgroup) action()              {}

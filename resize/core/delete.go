@@ -92,7 +92,7 @@ func (o *deleteOp) advance(c *Core, done []Action, res []Result) ([]Action, bool
 		pod := ps.pod()
 		c.removePod(o.uid)
 		c.enqueueRetry(allocation.TriggerPodsRemoved)
-		return o.take(DeleteCheckpoints{UID: o.uid}, DeletePod{Namespace: pod.Namespace, Name: pod.Name}), false, true
+		return o.take(DeleteCheckpoints{UID: o.uid}, DeletePod{Namespace: pod.Namespace, Name: pod.Name, UID: o.uid}), false, true
 	}
 }
 

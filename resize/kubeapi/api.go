@@ -48,6 +48,7 @@ var (
 	_ resize.PatchResizer       = (*API)(nil)
 	_ resize.DryRunResizer      = (*API)(nil)
 	_ resize.DryRunPatchResizer = (*API)(nil)
+	_ resize.UIDDeleter         = (*API)(nil)
 )
 
 // Options configure an API.
@@ -258,28 +259,35 @@ func (a *API) DryRunResizePodPatch(ctx context.Context, namespace, name string, 
 	return p, wrap(err)
 }
 
-// DeletePod deletes the pod at once, as the kubelet's status manager does
-// once nothing of a pod marked for deletion runs: grace period 0, with
-// the pod's UID as a precondition, so that a pod created anew under the
-// name is never deleted. A pod already gone is not an error: what the
-// call is for is done.
+// DeletePod deletes the pod at once (grace period 0), whatever its UID:
+// the node deletes through DeletePodUID, which the kubelet's status
+// manager's delete is; this is for callers that name a pod only. A pod
+// already gone is not an error.
 func (a *API) DeletePod(ctx context.Context, namespace, name string) error {
 	if err := a.ready(ctx); err != nil {
 		return err
 	}
-	pods := a.client.CoreV1().Pods(namespace)
-	p, err := pods.Get(ctx, name, metav1.GetOptions{})
+	err := a.client.CoreV1().Pods(namespace).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64(0))})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
-	if err != nil {
-		return wrap(err)
+	return wrap(err)
+}
+
+// DeletePodUID deletes the pod as the kubelet's status manager deletes
+// one it has torn down: grace period 0, with uid as a precondition, so
+// that a pod created anew under the name is never deleted. A pod already
+// gone, or of another UID (the API server's 409 for the precondition), is
+// not an error: the pod the call was for is gone.
+func (a *API) DeletePodUID(ctx context.Context, namespace, name string, uid types.UID) error {
+	if err := a.ready(ctx); err != nil {
+		return err
 	}
-	err = pods.Delete(ctx, name, metav1.DeleteOptions{
+	err := a.client.CoreV1().Pods(namespace).Delete(ctx, name, metav1.DeleteOptions{
 		GracePeriodSeconds: new(int64(0)),
-		Preconditions:      metav1.NewUIDPreconditions(string(p.UID)),
+		Preconditions:      metav1.NewUIDPreconditions(string(uid)),
 	})
-	if apierrors.IsNotFound(err) {
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil
 	}
 	return wrap(err)
