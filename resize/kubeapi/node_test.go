@@ -260,3 +260,168 @@ func TestHeartbeat(t *testing.T) {
 		t.Errorf("leaseDurationSeconds %v, want the default 40", d)
 	}
 }
+
+// markUnknown does to the stored Node what the node lifecycle controller
+// does to a node whose lease lapsed (Ready Unknown), and adds a condition
+// of another owner (node-problem-detector's KernelDeadlock).
+func markUnknown(t *testing.T, c *fake.Clientset) {
+	t.Helper()
+	n, err := c.CoreV1().Nodes().Get(t.Context(), testNode, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n.Status.Conditions {
+		if cond := &n.Status.Conditions[i]; cond.Type == v1.NodeReady {
+			cond.Status, cond.Reason, cond.Message = v1.ConditionUnknown, "NodeStatusUnknown", "Kubelet stopped posting node status."
+			cond.LastTransitionTime = metav1.NewTime(time.Now().Add(-time.Hour).Truncate(time.Second))
+		}
+	}
+	n.Status.Conditions = append(n.Status.Conditions, v1.NodeCondition{Type: "KernelDeadlock", Status: v1.ConditionFalse, Reason: "KernelHasNoDeadlock"})
+	if _, err := c.CoreV1().Nodes().UpdateStatus(t.Context(), n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// condition returns the stored Node's condition of type ct, or nil.
+func condition(t *testing.T, c *fake.Clientset, ct v1.NodeConditionType) *v1.NodeCondition {
+	t.Helper()
+	n, err := c.CoreV1().Nodes().Get(t.Context(), testNode, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n.Status.Conditions {
+		if n.Status.Conditions[i].Type == ct {
+			return &n.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// TestRegisterKeepsOthersConditions: registering again posts the node's
+// conditions over the Node there, as the kubelet's setters update the
+// Node they read: Ready is True again, and a condition another component
+// owns is kept.
+func TestRegisterKeepsOthersConditions(t *testing.T) {
+	c := fake.NewClientset()
+	a := newAPI(t, c, testNode)
+	node, _ := newNode(t, a, resize.NodeConfig{})
+	if _, err := a.Register(t.Context(), node); err != nil {
+		t.Fatal(err)
+	}
+	markUnknown(t, c)
+	if _, err := a.Register(t.Context(), node); err != nil {
+		t.Fatal(err)
+	}
+	if r := condition(t, c, v1.NodeReady); r == nil || r.Status != v1.ConditionTrue || r.Reason != "KubeletReady" {
+		t.Errorf("Ready after registering again: %+v, want True", r)
+	}
+	if condition(t, c, "KernelDeadlock") == nil {
+		t.Error("registering again dropped node-problem-detector's KernelDeadlock condition")
+	}
+}
+
+// TestHeartbeatPostsAChangedStatus: the kubelet checks its Node at every
+// beat and posts its status at once when it differs from what the Node
+// shows, not only every StatusEvery: a node marked Unknown while it was
+// away is Ready again at the next beat, with a new lastTransitionTime,
+// and a condition of another owner is kept. Once the Node shows the
+// node's status, beats post nothing until StatusEvery.
+func TestHeartbeatPostsAChangedStatus(t *testing.T) {
+	c := fake.NewClientset()
+	a := newAPI(t, c, testNode)
+	node, _ := newNode(t, a, resize.NodeConfig{})
+	stored, err := a.Register(t.Context(), node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	markUnknown(t, c)
+	unknownSince := condition(t, c, v1.NodeReady).LastTransitionTime
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.heartbeat(ctx, node, stored, Heartbeat{RenewEvery: time.Millisecond, StatusEvery: time.Hour})
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	eventually(t, "Ready True again", func() bool {
+		r := condition(t, c, v1.NodeReady)
+		return r != nil && r.Status == v1.ConditionTrue
+	})
+	if condition(t, c, "KernelDeadlock") == nil {
+		t.Error("the heartbeat dropped node-problem-detector's KernelDeadlock condition")
+	}
+	if r := condition(t, c, v1.NodeReady); r.LastTransitionTime.Equal(&unknownSince) {
+		t.Errorf("Ready's lastTransitionTime is still %v, the Unknown one; want a new one for the change", r.LastTransitionTime)
+	}
+	posts := len(actions(c, "patch", "nodes", "status"))
+	renewals := len(actions(c, "update", "leases", ""))
+	eventually(t, "five more beats", func() bool { return len(actions(c, "update", "leases", "")) >= renewals+5 })
+	if n := len(actions(c, "patch", "nodes", "status")) - posts; n != 0 {
+		t.Errorf("%d status posts in five beats with nothing changed and StatusEvery an hour away", n)
+	}
+}
+
+// TestNodeStatus: the status posted over a stored Node keeps what other
+// components set (a condition, volumesAttached), keeps a condition's
+// lastTransitionTime while its status holds and moves it when the status
+// changes, and sets the node's capacity; statusChanged sees every
+// difference but the heartbeat times.
+func TestNodeStatus(t *testing.T) {
+	a := newAPI(t, fake.NewClientset(), testNode)
+	node, _ := newNode(t, a, resize.NodeConfig{})
+	long := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	stored := &v1.Node{Status: v1.NodeStatus{
+		Conditions: []v1.NodeCondition{
+			{Type: "KernelDeadlock", Status: v1.ConditionFalse, LastTransitionTime: long},
+			{Type: v1.NodeMemoryPressure, Status: v1.ConditionFalse, LastTransitionTime: long},
+			{Type: v1.NodeReady, Status: v1.ConditionUnknown, LastTransitionTime: long},
+		},
+		VolumesAttached: []v1.AttachedVolume{{Name: "kubernetes.io/csi/disk", DevicePath: "/dev/sdb"}},
+	}}
+	s := nodeStatus(node, stored, now)
+	got := map[v1.NodeConditionType]v1.NodeCondition{}
+	for _, c := range s.Conditions {
+		got[c.Type] = c
+	}
+	if len(s.Conditions) != 5 || got["KernelDeadlock"].Status != v1.ConditionFalse {
+		t.Errorf("conditions %v, want the four of the node and KernelDeadlock", s.Conditions)
+	}
+	if c := got[v1.NodeMemoryPressure]; !c.LastTransitionTime.Equal(&long) {
+		t.Errorf("MemoryPressure, unchanged, moved its lastTransitionTime to %v", c.LastTransitionTime)
+	}
+	if c := got[v1.NodeReady]; c.Status != v1.ConditionTrue || !c.LastTransitionTime.Time.Equal(now) {
+		t.Errorf("Ready %s since %v, want True since %v", c.Status, c.LastTransitionTime, now)
+	}
+	if c := got[v1.NodeDiskPressure]; c.Status != v1.ConditionFalse || !c.LastTransitionTime.Time.Equal(now) {
+		t.Errorf("DiskPressure, new, %s since %v; want False since %v", c.Status, c.LastTransitionTime, now)
+	}
+	if len(s.VolumesAttached) != 1 {
+		t.Errorf("volumesAttached %v, want the stored one kept", s.VolumesAttached)
+	}
+	if s.Capacity.Cpu().IsZero() || s.Allocatable.Cpu().IsZero() {
+		t.Errorf("capacity %v, allocatable %v; want the node's", s.Capacity, s.Allocatable)
+	}
+	if len(stored.Status.Conditions) != 3 || stored.Status.Conditions[2].Status != v1.ConditionUnknown {
+		t.Errorf("nodeStatus changed the stored Node: %v", stored.Status.Conditions)
+	}
+
+	later := nodeStatus(node, &v1.Node{Status: s}, now.Add(time.Minute))
+	if statusChanged(s, later) {
+		t.Error("statusChanged for a status that differs only in heartbeat times")
+	}
+	for name, change := range map[string]func(*v1.NodeStatus){
+		"a condition's status": func(s *v1.NodeStatus) { s.Conditions[0].Status = v1.ConditionTrue },
+		"a condition more":     func(s *v1.NodeStatus) { s.Conditions = append(s.Conditions, v1.NodeCondition{Type: "Other"}) },
+		"capacity":             func(s *v1.NodeStatus) { s.Capacity = v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")} },
+	} {
+		changed := *later.DeepCopy()
+		change(&changed)
+		if !statusChanged(s, changed) {
+			t.Errorf("statusChanged missed a change of %s", name)
+		}
+	}
+}
