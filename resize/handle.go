@@ -57,8 +57,16 @@ func (n *Node) HandlePod(ctx context.Context, pod *v1.Pod) error {
 	case pod.DeletionTimestamp != nil && known:
 		return n.removePod(ctx, pod.Namespace, pod.Name)
 	case pod.DeletionTimestamp != nil:
-		// Nothing of it runs here, so nothing waits for a teardown.
-		if err := n.cluster.DeletePod(ctx, pod.Namespace, pod.Name); err != nil && !errors.Is(err, ErrPodNotFound) {
+		// Nothing of it runs here, so nothing waits for a teardown. The
+		// API deletes by name: the pod is read first, so that the mark of
+		// a pod deleted since, delivered late, never deletes a new pod
+		// that took its name (the kubelet deletes with the UID as a
+		// precondition).
+		cur, err := n.cluster.GetPod(ctx, pod.Namespace, pod.Name)
+		if err == nil && cur.UID == pod.UID {
+			err = n.cluster.DeletePod(ctx, pod.Namespace, pod.Name)
+		}
+		if err != nil && !errors.Is(err, ErrPodNotFound) {
 			return fmt.Errorf("handle pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}
 		return nil

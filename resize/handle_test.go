@@ -268,3 +268,35 @@ func TestHandlePodArguments(t *testing.T) {
 		t.Errorf("a closed node started %d containers", n)
 	}
 }
+
+// TestHandlePodLateDeletionOfAnEarlierPod: the deletion mark of a pod
+// the node never ran, delivered late, after that pod was deleted and its
+// name taken by a new pod, deletes nothing: the mark is the earlier pod's
+// (its UID), as the kubelet deletes a pod only with its UID as a
+// precondition.
+func TestHandlePodLateDeletionOfAnEarlierPod(t *testing.T) {
+	tn := newTestNode(t, NodeConfig{})
+	p := tn.createBound(tn.cfg.Name)
+	marked, err := tn.cluster.MarkPodDeleted(tn.ctx, "default", p.Name, tn.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	late := marked.DeepCopy()
+	if err := tn.cluster.DeletePod(tn.ctx, "default", p.Name); err != nil {
+		t.Fatal(err)
+	}
+	again := tn.createBound(tn.cfg.Name)
+	if again.UID == p.UID {
+		t.Fatalf("the new pod has the earlier one's UID %s", p.UID)
+	}
+	if err := tn.node.HandlePod(tn.ctx, late); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := tn.cluster.GetPod(tn.ctx, "default", p.Name); err != nil || got.UID != again.UID {
+		t.Fatalf("after the earlier pod's late deletion mark: %v, %v; want the new pod %s still there", got, err, again.UID)
+	}
+	tn.handle(p.Name)
+	if info := tn.info(p.Name); info.UID != again.UID {
+		t.Errorf("the node runs %s, want the new pod %s", info.UID, again.UID)
+	}
+}
