@@ -59,7 +59,9 @@ func (n *Node) HandlePod(ctx context.Context, pod *v1.Pod) error {
 	case pod.DeletionTimestamp != nil && known:
 		return n.removePod(ctx, pod.Namespace, pod.Name)
 	case pod.DeletionTimestamp != nil:
-		// Nothing of it runs here, so nothing waits for a teardown.
+		// Nothing of it runs here, so nothing waits for a teardown. It
+		// is deleted by its UID, so that the mark of a pod deleted since,
+		// delivered late, never deletes a new pod that took its name.
 		err := n.deleteFromAPI(ctx, core.DeletePod{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID})
 		if err != nil && !errors.Is(err, ErrPodNotFound) {
 			return fmt.Errorf("handle pod %s/%s: %w", pod.Namespace, pod.Name, err)

@@ -32,9 +32,11 @@
 //     spam filter, as the kubelet's recorder sends them;
 //   - the node: Register creates its v1.Node (resize.Node.V1, with the
 //     pressure conditions a healthy kubelet reports), or posts its status
-//     to the one there after a restart; Run renews its Lease in
-//     kube-node-lease every 10s and posts its status every 5 minutes
-//     (Heartbeat).
+//     over the one there after a restart, keeping what other components
+//     set in it; Run renews its Lease in kube-node-lease every 10s, reads
+//     the Node as often and posts its status when the Node differs from
+//     it (Ready again after the node lifecycle controller marked it
+//     Unknown), and every 5 minutes regardless (Heartbeat).
 //
 // Run hands the node every pod the informer sees added, changed or
 // removed (resize.Node.HandlePod, HandlePodRemoved), from a work queue

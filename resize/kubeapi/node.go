@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -25,7 +27,10 @@ type Heartbeat struct {
 	// nodeLeaseDurationSeconds, 40s).
 	LeaseDuration time.Duration
 	// RenewEvery is how often the lease is renewed: a quarter of
-	// LeaseDuration, as the kubelet's lease controller renews it.
+	// LeaseDuration, as the kubelet's lease controller renews it. The
+	// Node is checked as often (the kubelet's nodeStatusUpdateFrequency,
+	// 10s, too), and its status posted at once if it differs from the
+	// node's.
 	RenewEvery time.Duration
 	// StatusEvery is how often the Node's status is posted when nothing in
 	// it changed (the kubelet's nodeStatusReportFrequency, 5m); its
@@ -101,11 +106,62 @@ func (a *API) Register(ctx context.Context, node *resize.Node) (*v1.Node, error)
 	if err != nil {
 		return nil, fmt.Errorf("kubeapi: register node %s: %w", a.node, err)
 	}
-	got, err = a.postStatus(ctx, got, want.Status)
+	got, err = a.postStatus(ctx, got, nodeStatus(node, got, time.Now()))
 	if err != nil {
 		return nil, fmt.Errorf("kubeapi: register node %s: %w", a.node, err)
 	}
 	return got, nil
+}
+
+// nodeStatus is the status the kubelet posts over stored, the Node the
+// API server has: its status setters update a copy of that Node, so the
+// fields and conditions other components own (node-problem-detector's
+// conditions, the attach/detach controller's volumesAttached) are kept,
+// and a condition keeps its lastTransitionTime unless its status changes.
+func nodeStatus(node *resize.Node, stored *v1.Node, now time.Time) v1.NodeStatus {
+	want := nodeObject(node, now).Status
+	s := *stored.Status.DeepCopy()
+	s.Capacity, s.Allocatable, s.Addresses = want.Capacity, want.Allocatable, want.Addresses
+	s.NodeInfo.KubeletVersion = want.NodeInfo.KubeletVersion
+	s.NodeInfo.OperatingSystem = want.NodeInfo.OperatingSystem
+	s.NodeInfo.Architecture = want.NodeInfo.Architecture
+	for _, c := range want.Conditions {
+		i := slices.IndexFunc(s.Conditions, func(o v1.NodeCondition) bool { return o.Type == c.Type })
+		switch {
+		case i < 0:
+			c.LastTransitionTime = metav1.NewTime(now)
+			s.Conditions = append(s.Conditions, c)
+			continue
+		case s.Conditions[i].Status == c.Status:
+			c.LastTransitionTime = s.Conditions[i].LastTransitionTime
+		default:
+			c.LastTransitionTime = metav1.NewTime(now)
+		}
+		s.Conditions[i] = c
+	}
+	return s
+}
+
+// statusChanged reports whether status differs from stored other than in
+// its conditions' lastHeartbeatTime (the kubelet's nodeStatusHasChanged):
+// then the kubelet posts it at once rather than at the next StatusEvery.
+func statusChanged(stored, status v1.NodeStatus) bool {
+	if len(stored.Conditions) != len(status.Conditions) {
+		return true
+	}
+	beatless := func(cs []v1.NodeCondition) map[v1.NodeConditionType]v1.NodeCondition {
+		m := make(map[v1.NodeConditionType]v1.NodeCondition, len(cs))
+		for _, c := range cs {
+			c.LastHeartbeatTime = metav1.Time{}
+			m[c.Type] = c
+		}
+		return m
+	}
+	if !equality.Semantic.DeepEqual(beatless(stored.Conditions), beatless(status.Conditions)) {
+		return true
+	}
+	stored.Conditions, status.Conditions = nil, nil
+	return !equality.Semantic.DeepEqual(stored, status)
 }
 
 // postStatus patches the Node's status to status (the kubelet's
@@ -127,9 +183,11 @@ func (a *API) postStatus(ctx context.Context, stored *v1.Node, status v1.NodeSta
 	return a.client.CoreV1().Nodes().Patch(ctx, a.node, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
 }
 
-// heartbeat renews the node's lease every RenewEvery and posts its status
-// every StatusEvery until ctx ends. Failures are logged and tried again
-// at the next beat, as the kubelet's are.
+// heartbeat renews the node's lease every RenewEvery until ctx ends, and
+// at each beat reads the Node and posts the node's status over it when it
+// changed or StatusEvery has passed, as the kubelet's updateNodeStatus
+// does. Failures are logged and tried again at the next beat, as the
+// kubelet's are.
 func (a *API) heartbeat(ctx context.Context, node *resize.Node, stored *v1.Node, h Heartbeat) {
 	h = h.withDefaults()
 	var lease *coordinationv1.Lease
@@ -139,10 +197,23 @@ func (a *API) heartbeat(ctx context.Context, node *resize.Node, stored *v1.Node,
 		if lease, err = a.renewLease(ctx, stored, lease, h.LeaseDuration); err != nil && ctx.Err() == nil {
 			a.log.Warn("renewing the node lease failed", "node", a.node, "err", err)
 		}
-		if time.Since(posted) < h.StatusEvery {
+		// The Node as the API server has it now: others change it too
+		// (the node lifecycle controller marks it Unknown when the lease
+		// lapses), and the patch must be from what is there. Like the
+		// kubelet's tryUpdateNodeStatus, it reads at resourceVersion "0",
+		// from the API server's watch cache rather than etcd.
+		cur, err := a.client.CoreV1().Nodes().Get(ctx, a.node, metav1.GetOptions{ResourceVersion: "0"})
+		if err != nil {
+			if ctx.Err() == nil {
+				a.log.Warn("reading the node failed", "node", a.node, "err", err)
+			}
 			return
 		}
-		if s, err := a.postStatus(ctx, stored, nodeObject(node, time.Now()).Status); err != nil {
+		status := nodeStatus(node, cur, time.Now())
+		if time.Since(posted) < h.StatusEvery && !statusChanged(cur.Status, status) {
+			return
+		}
+		if s, err := a.postStatus(ctx, cur, status); err != nil {
 			if ctx.Err() == nil {
 				a.log.Warn("posting the node status failed", "node", a.node, "err", err)
 			}
