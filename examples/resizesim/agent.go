@@ -111,6 +111,21 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return fail("--kubeconfig %s: %v", *kubeconfig, err)
 	}
 	restCfg.QPS, restCfg.Burst = float32(*qps), *burst
+	configs := make([]resize.NodeConfig, *nodes)
+	for i := range configs {
+		configs[i] = resize.NodeConfig{
+			Name: *prefix + strconv.Itoa(*first+i), Capacity: capacity.DeepCopy(), Allocatable: capacity.DeepCopy(), Profile: version,
+			FeatureGates: gates.m, ReconcilePodCgroups: *reconcile, FlushCheckpoints: *flush,
+		}
+		// A node the kubelet would not start with is refused before
+		// anything reaches the API server: a simulated backend checks
+		// the configuration as every backend does, and holds nothing.
+		b, err := resize.Simulated(configs[i])
+		if err != nil {
+			return fail("node %s: %v", configs[i].Name, err)
+		}
+		_ = b.Close(ctx)
+	}
 	// client-go retries an unreachable server quietly and for ever: ask
 	// for its version first, with a deadline, so that a wrong address is
 	// an error at once.
@@ -140,18 +155,13 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}
 	var wg sync.WaitGroup
-	for i := range *nodes {
-		name := *prefix + strconv.Itoa(*first+i)
-		cfg := resize.NodeConfig{
-			Name: name, Capacity: capacity.DeepCopy(), Allocatable: capacity.DeepCopy(), Profile: version,
-			FeatureGates: gates.m, ReconcilePodCgroups: *reconcile, FlushCheckpoints: *flush,
-		}
+	for _, cfg := range configs {
 		an, err := startAgentNode(ctx, cfg, restCfg, agentBackend{cgroupRoot: *cgroupRoot, endpoint: *endpoint, image: *image}, *checkpoints, log)
 		if err != nil {
 			cancel()
 			wg.Wait()
 			stopAll()
-			return fail("node %s: %v", name, err)
+			return fail("node %s: %v", cfg.Name, err)
 		}
 		running = append(running, an)
 		wg.Go(func() {
