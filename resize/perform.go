@@ -136,6 +136,7 @@ func (n *Node) doInto(ctx context.Context, a core.Action, r *core.Result) {
 			Time:      a.Event.Time,
 			Namespace: a.Event.Namespace,
 			Pod:       a.Event.Pod,
+			Container: a.Event.Container,
 			Type:      a.Event.Type,
 			Reason:    a.Event.Reason,
 			Message:   a.Event.Message,

@@ -23,6 +23,7 @@ type Event struct {
 	Message   string
 	Source    string // the reporting component, "kubelet", as kubectl describe shows it under From
 	Host      string // the node the component runs on
+	Container string // the container it is about, "" for the pod; the cluster's log does not keep it
 	// Lazy, when set and Message is empty, renders the message when the
 	// event is read: for messages costly to format and often never read,
 	// such as the resize events' JSON.

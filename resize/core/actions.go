@@ -90,6 +90,7 @@ type Event struct {
 	Type      string // v1.EventTypeNormal or v1.EventTypeWarning
 	Reason    string
 	Message   string
+	Container string // the container it is about, "" for the pod
 	Resize    ResizeMessage
 }
 

@@ -330,7 +330,7 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 			// The allocation stays in memory (the checkpoint keeps it) but
 			// the resize is not started: it stays queued.
 			c.logRetryOutcome(ps.pod(), allocation.Admitted, err)
-			t.emit(c.event(&t.opOutput, ps.pod(), v1.EventTypeWarning, ReasonFailed, err.Error()))
+			t.emit(c.event(&t.opOutput, ps.pod(), "", v1.EventTypeWarning, ReasonFailed, err.Error()))
 			t.keep = append(t.keep, item)
 		} else {
 			c.startResize(ps, t.decided, &t.opOutput)

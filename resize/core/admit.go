@@ -147,7 +147,7 @@ func (t *admitTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 		}
 		if decision.Outcome != allocation.Admitted {
 			c.logAdmissionDenied(ps.pod(), decision.Reason, decision.Message)
-			t.emit(c.event(&t.opOutput, ps.pod(), v1.EventTypeWarning, decision.Reason, decision.Message))
+			t.emit(c.event(&t.opOutput, ps.pod(), "", v1.EventTypeWarning, decision.Reason, decision.Message))
 			t.emit(c.writeStatus(ps, c.rejectedStatus(ps.pod(), decision.Reason, decision.Message)))
 			return t.take(), false, true
 		}
@@ -159,7 +159,7 @@ func (t *admitTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 			err := r.Err
 			// AddPod's line (pkg/kubelet/allocation/allocation_manager.go).
 			c.podError(ps.pod(), err, "SetPodAllocation failed")
-			t.emit(c.event(&t.opOutput, ps.pod(), v1.EventTypeWarning, ReasonFailed, err.Error()))
+			t.emit(c.event(&t.opOutput, ps.pod(), "", v1.EventTypeWarning, ReasonFailed, err.Error()))
 		}
 		ps.admitted = true
 		c.recount(ps)

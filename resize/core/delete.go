@@ -37,7 +37,7 @@ func (o *deleteOp) advance(c *Core, done []Action, res []Result) ([]Action, bool
 				continue
 			}
 			acts = append(acts,
-				c.event(&o.opOutput, ps.pod(), v1.EventTypeNormal, ReasonKilling, fmt.Sprintf("Stopping container %s", ctr.Name)),
+				c.event(&o.opOutput, ps.pod(), ctr.Name, v1.EventTypeNormal, ReasonKilling, fmt.Sprintf("Stopping container %s", ctr.Name)),
 				StopContainer{Name: ctr.Name, ID: rec.id, Timeout: terminationGrace(ps.pod())})
 			dead = append(dead, rec.id)
 		}

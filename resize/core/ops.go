@@ -45,21 +45,18 @@ func (o *opOutput) reset() {
 	o.write = AllocationRecord{}
 }
 
-// event builds an event about pod at the core's time, in one of the
-// operation's event slots.
-func (c *Core) event(out *opOutput, pod *v1.Pod, eventType, reason, message string) RecordEvent {
+// event builds an event about pod (or its container, if named) at the
+// core's time, in one of the operation's event slots.
+func (c *Core) event(out *opOutput, pod *v1.Pod, container, eventType, reason, message string) RecordEvent {
 	e := out.eventSlot()
-	*e = Event{
-		Time: c.now, Namespace: pod.Namespace, Pod: pod.Name,
-		Type: eventType, Reason: reason, Message: message,
-	}
+	*e = Event{Time: c.now, Namespace: pod.Namespace, Pod: pod.Name, Container: container, Type: eventType, Reason: reason, Message: message}
 	return RecordEvent{Event: e}
 }
 
 // resizeEvent builds a resize event about pod whose message is rendered
 // when read.
 func (c *Core) resizeEvent(out *opOutput, pod *v1.Pod, eventType, reason string, msg ResizeMessage) RecordEvent {
-	ev := c.event(out, pod, eventType, reason, "")
+	ev := c.event(out, pod, "", eventType, reason, "")
 	ev.Event.Resize = msg
 	return ev
 }

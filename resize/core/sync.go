@@ -76,7 +76,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			case RunPodSandbox:
 				if err != nil {
 					return o.fail(err,
-						c.event(&o.opOutput, ps.pod(), v1.EventTypeWarning, ReasonFailedCreatePodSandBox, fmt.Sprintf("Failed to create pod sandbox: %v", err)),
+						c.event(&o.opOutput, ps.pod(), "", v1.EventTypeWarning, ReasonFailedCreatePodSandBox, fmt.Sprintf("Failed to create pod sandbox: %v", err)),
 						c.writeStatus(ps, c.buildStatus(ps, o.alloc, nil, nil)))
 				}
 				ps.sandboxID = res[i].ID
@@ -105,7 +105,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 		var acts []Action
 		for _, k := range o.actions.Kill {
 			acts = append(acts,
-				c.event(&o.opOutput, ps.pod(), v1.EventTypeNormal, ReasonKilling, k.Message),
+				c.event(&o.opOutput, ps.pod(), k.Name, v1.EventTypeNormal, ReasonKilling, k.Message),
 				StopContainer{Name: k.Name, ID: k.ID, Timeout: terminationGrace(ps.pod()), Reason: k.Reason})
 		}
 		o.phase = syncKilled
@@ -264,7 +264,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 		name := o.actions.Start[o.startNext]
 		_, r, _ := resultOf[CreateContainer](done, res)
 		if err := r.Err; err != nil {
-			o.emit(c.event(&o.opOutput, ps.pod(), v1.EventTypeWarning, ReasonFailed, fmt.Sprintf("Error: %v", err)))
+			o.emit(c.event(&o.opOutput, ps.pod(), name, v1.EventTypeWarning, ReasonFailed, fmt.Sprintf("Error: %v", err)))
 			o.errs = append(o.errs, fmt.Errorf("create container %s: %w", name, err))
 			o.startNext++
 			o.phase = syncStartNext
@@ -276,7 +276,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 		o.phase = syncStarted
 		return []Action{
 			WriteActuatedContainer{UID: o.uid, Name: name, Resources: actuatedRequirements(o.alloc.Spec.Resources, ctr.Resources, c.s.profile.PodLevelResize())},
-			c.event(&o.opOutput, ps.pod(), v1.EventTypeNormal, ReasonCreated, c.containerEventMessage("Created container: %s", "Container created", name)),
+			c.event(&o.opOutput, ps.pod(), name, v1.EventTypeNormal, ReasonCreated, c.containerEventMessage("Created container: %s", "Container created", name)),
 			StartContainer{Name: name, ID: id},
 		}
 
@@ -291,10 +291,10 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 				}
 			case StartContainer:
 				if err != nil {
-					o.emit(c.event(&o.opOutput, ps.pod(), v1.EventTypeWarning, ReasonFailed, fmt.Sprintf("Error: %v", err)))
+					o.emit(c.event(&o.opOutput, ps.pod(), name, v1.EventTypeWarning, ReasonFailed, fmt.Sprintf("Error: %v", err)))
 					o.errs = append(o.errs, fmt.Errorf("start container %s: %w", name, err))
 				} else {
-					o.emit(c.event(&o.opOutput, ps.pod(), v1.EventTypeNormal, ReasonStarted, c.containerEventMessage("Started container %s", "Container started", name)))
+					o.emit(c.event(&o.opOutput, ps.pod(), name, v1.EventTypeNormal, ReasonStarted, c.containerEventMessage("Started container %s", "Container started", name)))
 				}
 			}
 		}
@@ -372,7 +372,7 @@ func (o *syncOp) resized(c *Core, err error) {
 // cgroupFailed ends a sync whose pod cgroup could not be made.
 func (o *syncOp) cgroupFailed(c *Core, ps *podState, err error) []Action {
 	return o.fail(err,
-		c.event(&o.opOutput, ps.pod(), v1.EventTypeWarning, ReasonFailed, err.Error()),
+		c.event(&o.opOutput, ps.pod(), "", v1.EventTypeWarning, ReasonFailed, err.Error()),
 		c.writeStatus(ps, c.buildStatus(ps, o.alloc, nil, nil)))
 }
 

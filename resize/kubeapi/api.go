@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -19,6 +20,7 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/reference"
 
 	"github.com/resizelet/resizelet/resize"
 )
@@ -305,9 +307,32 @@ func (a *API) RecordEvent(ctx context.Context, e resize.Event) {
 	if msg == "" && e.Lazy != nil {
 		msg = e.Lazy.String()
 	}
-	obj := a.cached(e.Namespace, e.Pod)
-	if obj == nil || (e.UID != "" && obj.UID != e.UID) {
-		obj = &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: e.Pod, UID: e.UID}}
+	pod := a.cached(e.Namespace, e.Pod)
+	if pod == nil || (e.UID != "" && pod.UID != e.UID) {
+		pod = &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: e.Pod, UID: e.UID}}
+	}
+	var obj runtime.Object = pod
+	if e.Container != "" {
+		// A container's event is about the container, as the kubelet's
+		// GenerateContainerRef makes it: the pod's reference with the
+		// container's fieldPath, so that the recorder keeps the events of
+		// a pod's containers apart instead of counting them as repeats.
+		if ref, err := reference.GetReference(scheme.Scheme, pod); err == nil {
+			ref.FieldPath = containerFieldPath(pod, e.Container)
+			obj = ref
+		}
 	}
 	a.recorder.Event(obj, e.Type, e.Reason, msg)
+}
+
+// containerFieldPath is the fieldPath of a container of pod in an object
+// reference (pkg/kubelet/container/ref.go fieldPath): spec.initContainers
+// for an init container (sidecars included), spec.containers otherwise.
+func containerFieldPath(pod *v1.Pod, name string) string {
+	for _, c := range pod.Spec.InitContainers {
+		if c.Name == name {
+			return "spec.initContainers{" + name + "}"
+		}
+	}
+	return "spec.containers{" + name + "}"
 }

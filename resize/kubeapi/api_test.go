@@ -3,6 +3,7 @@ package kubeapi
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -285,5 +286,42 @@ func TestRecordEvent(t *testing.T) {
 		if e.Type != want.typ || e.Message != want.msg {
 			t.Errorf("%s: type %s, message %q; want %s, %q", want.reason, e.Type, e.Message, want.typ, want.msg)
 		}
+	}
+}
+
+// TestRecordEventOfAContainer: a container's event is about the
+// container, as the kubelet's GenerateContainerRef makes it (the pod's
+// reference with fieldPath spec.containers{NAME} or
+// spec.initContainers{NAME}), so that the recorder keeps the events of a
+// pod's containers apart: two containers' "Container created" are two
+// Events, not one counted twice.
+func TestRecordEventOfAContainer(t *testing.T) {
+	p := pod("default", "p", testNode, "uid-1", time.Now())
+	p.Spec.InitContainers = []v1.Container{{Name: "sidecar", Image: "i"}}
+	p.Spec.Containers = []v1.Container{{Name: "app", Image: "i"}, {Name: "log", Image: "i"}}
+	c := fake.NewClientset(p)
+	a := newAPI(t, c, testNode)
+	eventually(t, "the pod in the informer", func() bool { return a.cached("default", "p") != nil })
+	ctx := t.Context()
+	for _, name := range []string{"sidecar", "app", "log"} {
+		a.RecordEvent(ctx, resize.Event{Namespace: "default", Pod: "p", UID: p.UID, Container: name, Type: v1.EventTypeNormal, Reason: "Created", Message: "Container created"})
+	}
+	a.RecordEvent(ctx, resize.Event{Namespace: "default", Pod: "p", UID: p.UID, Type: v1.EventTypeNormal, Reason: "ResizeStarted", Message: "Pod resize started"})
+	eventually(t, "four events", func() bool { return len(eventsOf(t, c, "default")) == 4 })
+	paths := map[string]int32{}
+	for _, e := range eventsOf(t, c, "default") {
+		if e.InvolvedObject.Kind != "Pod" || e.InvolvedObject.UID != p.UID {
+			t.Errorf("%s: involvedObject %+v, want the pod", e.Reason, e.InvolvedObject)
+		}
+		paths[e.Reason+" "+e.InvolvedObject.FieldPath] = e.Count
+	}
+	want := map[string]int32{
+		"Created spec.initContainers{sidecar}": 1,
+		"Created spec.containers{app}":         1,
+		"Created spec.containers{log}":         1,
+		"ResizeStarted ":                       1,
+	}
+	if !maps.Equal(paths, want) {
+		t.Errorf("events (reason fieldPath: count) %v, want %v", paths, want)
 	}
 }
