@@ -164,8 +164,17 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return fail("node %s: %v", cfg.Name, err)
 		}
 		running = append(running, an)
+		// Registered before the agent says it is ready, so that whoever
+		// waits for that line finds the Node.
+		registered, err := an.api.Register(ctx, an.node)
+		if err != nil {
+			cancel()
+			wg.Wait()
+			stopAll()
+			return fail("node %s: %v", cfg.Name, err)
+		}
 		wg.Go(func() {
-			if err := an.api.Run(ctx, an.node, kubeapi.RunOptions{}); err != nil {
+			if err := an.api.Run(ctx, an.node, kubeapi.RunOptions{Registered: registered}); err != nil {
 				log.Error("node stopped", "node", an.name, "err", err)
 				cancel()
 			}

@@ -27,13 +27,19 @@ type RunOptions struct {
 	// Heartbeat times the node's lease and status; the zero value is the
 	// kubelet's (see Heartbeat).
 	Heartbeat Heartbeat
+	// Registered, when set, is the node's Node as Register returned it:
+	// Run then does not register the node again. A caller that must know
+	// the node is registered before it goes on (resizesim agent, before
+	// it says it is ready) registers first.
+	Registered *v1.Node
 }
 
 // Run drives node on the API server of a, as a kubelet runs: it registers
 // the node (Register), keeps its lease and status fresh (Heartbeat),
 // hands the node every pod bound to it as the informer sees it change
 // (resize.Node.HandlePod, HandlePodRemoved), and fires the node's timers
-// every TickEvery on the wall clock. node must have been made on a
+// every TickEvery on the wall clock (RunOptions.Registered skips the
+// registration). node must have been made on a
 // (resize.Deps.Cluster), with resize.WallClock. Run returns when ctx ends,
 // after its goroutines have stopped, leaving the node, its pods and its
 // Node object as a stopped kubelet leaves them; the caller then closes the
@@ -52,9 +58,12 @@ func (a *API) Run(ctx context.Context, node *resize.Node, opts RunOptions) error
 	if opts.Workers <= 0 {
 		opts.Workers = 4
 	}
-	nodeObj, err := a.Register(ctx, node)
-	if err != nil {
-		return err
+	nodeObj := opts.Registered
+	if nodeObj == nil {
+		var err error
+		if nodeObj, err = a.Register(ctx, node); err != nil {
+			return err
+		}
 	}
 
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
