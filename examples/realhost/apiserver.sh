@@ -9,8 +9,8 @@
 #     the cache has them, and prints the directory that holds the three
 #     binaries. Nothing is downloaded as a prebuilt binary. The cache is
 #     $RESIZELET_APISERVER_CACHE (default ~/.cache/resizelet/apiserver),
-#     one directory per content of that module and Go version, so a warm
-#     run builds nothing.
+#     one directory per content of that module, Go version and this
+#     script, so a warm run builds nothing.
 #   examples/realhost/apiserver.sh start /tmp/rl-api
 #     builds (as above), generates a CA, a serving certificate for
 #     127.0.0.1, a service-account key pair and an admin token under DIR,
@@ -45,7 +45,9 @@ binaries() {
 	local cache key dir tmp ldflags pkg
 	export PATH="$PATH:/usr/local/go/bin"
 	cache=${RESIZELET_APISERVER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/resizelet/apiserver}
-	key=$( (cd "$MODULE" && cat go.mod go.sum etcd/main.go && go env GOVERSION) | sha256sum | cut -c1-16)
+	# The key covers what the binaries are built from and how: the
+	# module, the Go version and this script (its flags).
+	key=$( (cd "$MODULE" && cat go.mod go.sum etcd/main.go "$HERE/apiserver.sh" && go env GOVERSION) | sha256sum | cut -c1-16)
 	dir="$cache/$RELEASE-$key"
 	if [[ -x $dir/kube-apiserver && -x $dir/kubectl && -x $dir/etcd ]]; then
 		echo "$dir"
@@ -61,7 +63,8 @@ binaries() {
 		ldflags+=" -X $pkg.gitVersion=$RELEASE -X $pkg.gitMajor=1 -X $pkg.gitMinor=35"
 		ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
 	done
-	if ! (cd "$MODULE" && go build -trimpath -ldflags "$ldflags" -o "$tmp/" \
+	# CGO_ENABLED=0, as Kubernetes builds its server binaries.
+	if ! (cd "$MODULE" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$tmp/" \
 		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl ./etcd) >&2; then
 		rm -rf "$tmp"
 		log "build failed"
@@ -69,6 +72,9 @@ binaries() {
 	fi
 	rm -rf "$dir"
 	mv "$tmp" "$dir"
+	# Builds from an earlier module, Go version or script are not needed
+	# again.
+	find "$cache" -mindepth 1 -maxdepth 1 -name 'v*-*' ! -name "$RELEASE-$key" -exec rm -rf {} +
 	echo "$dir"
 }
 
