@@ -40,6 +40,11 @@ type API struct {
 	broadcaster record.EventBroadcaster
 	recorder    record.EventRecorder
 
+	// written is the status last written (or found stored) for each pod,
+	// by UID, which UpdatePodStatus sends nothing for (sameAsWritten).
+	statusMu sync.Mutex
+	written  map[types.UID]v1.PodStatus
+
 	closeOnce sync.Once
 }
 
@@ -279,7 +284,8 @@ func (a *API) DeletePod(ctx context.Context, namespace, name string) error {
 		GracePeriodSeconds: new(int64(0)),
 		Preconditions:      metav1.NewUIDPreconditions(string(p.UID)),
 	})
-	if apierrors.IsNotFound(err) {
+	if err == nil || apierrors.IsNotFound(err) {
+		a.forgetStatus(p.UID)
 		return nil
 	}
 	return wrap(err)

@@ -72,6 +72,7 @@ func (a *API) Run(ctx context.Context, node *resize.Node, opts RunOptions) error
 				mu.Lock()
 				removed[key] = p.UID
 				mu.Unlock()
+				a.forgetStatus(p.UID)
 				q.Add(key)
 			}
 		},
