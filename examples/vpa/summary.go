@@ -14,8 +14,10 @@ type Summary struct {
 	// Requested counts the in-place resizes the API server accepted.
 	Requested int
 	// AtOnce completed within the request (admitted and actuated);
-	// Deferred and Infeasible were so at first; InProgress were neither
-	// done nor pending when the request returned.
+	// Deferred and Infeasible were so at first, or later after being
+	// InProgress at first: neither done nor pending when the request
+	// returned (on a real API server, no answer from the kubelet within
+	// answerWithin).
 	AtOnce, Deferred, Infeasible, InProgress int
 	// Refused counts resizes the API server refused (from 1.36, beyond
 	// the node's allocatable); they are recreated too.

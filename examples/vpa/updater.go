@@ -396,6 +396,17 @@ func (u *updater) checkInFlight(ctx context.Context) error {
 			return fmt.Errorf("pod %s has no container %q", name, a.container)
 		}
 		reason, msg := resizeState(p, i)
+		if reason == v1.PodReasonDeferred && !a.deferred {
+			// In progress when it was requested (its kubelet had not
+			// answered yet), Deferred since: it counts as Deferred from
+			// now, as one found Infeasible here counts as Infeasible. In
+			// the simulation the kubelet answers within the patch, and
+			// this example's resizes are never in progress when
+			// requested.
+			u.sum.Deferred++
+			a.deferred = true
+			u.log.printf("deferred  %s on %s: %s", name, p.Spec.NodeName, msg)
+		}
 		switch {
 		case reason == "":
 			// Done since the events were listed (another pod's resize or
@@ -418,8 +429,6 @@ func (u *updater) checkInFlight(ctx context.Context) error {
 			if err := u.evict(ctx, p, "deferred", a.to); err != nil {
 				return err
 			}
-		case reason == v1.PodReasonDeferred:
-			a.deferred = true
 		}
 	}
 	return nil
