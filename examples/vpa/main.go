@@ -109,6 +109,10 @@ func runReal(ctx context.Context, cfg Config, set map[string]bool, stdout, stder
 	defer stop()
 	began := time.Now()
 	sum, err := RunReal(ctx, cfg, stdout)
+	if err != nil && ctx.Err() != nil {
+		fmt.Fprintf(stderr, "vpa: interrupted: %v\n", err)
+		return 2
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "vpa: %v\n", err)
 		return 2
