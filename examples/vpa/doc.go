@@ -85,6 +85,41 @@
 // allocatable (Forbidden), which the updater also answers by recreating
 // the pod.
 //
+// # On a real API server
+//
+// -kubeconfig FILE runs the same updater with a client-go clientset of a
+// real API server (clientcmd), on nodes that resizesim agent processes
+// run there (resize/kubeapi), on the wall clock (real.go; how to run it,
+// and what many agents take, is in REAL-API-SERVER.md):
+//
+//	resizesim agent --kubeconfig FILE --name-prefix vpa- --nodes 2 --cpu 3600m --memory 12Gi &
+//	resizesim agent --kubeconfig FILE --name-prefix vpa- --first 2 --nodes 2 --cpu 9600m --memory 38Gi &
+//	go run ./examples/vpa -kubeconfig FILE -node-prefix vpa- -nodes 4 -pods 20 -interval 1s -duration 30s
+//
+// It uses the nodes whose names have the prefix that are Ready with a
+// fresh Lease (-nodes N waits for N of them); the ones with the least
+// allocatable CPU are its standard nodes, the others large, and train's
+// jump is sized to the standard node. It creates a namespace of its own
+// (vpa-<random>, with its default ServiceAccount) and the pods in it,
+// bound to their nodes (spec.nodeName) by a resource fit of its own, as
+// there may be no scheduler, as are the replacements, each after the pod
+// it replaces is gone; the pods have no owner, since no ReplicaSet object
+// stands behind them. -interval and -duration are of the wall clock, and
+// round k plays minute k of the workloads' hour, so that a short run
+// (30 rounds of a second) still has api's surge and train's jump; the
+// updater's own times (the five-minute deferral timeout, the times to
+// complete, read from the kubelets' events in whole seconds) are of the
+// wall clock. After each resize the updater waits (up to 5s) for the
+// kubelet's answer. Its events go to the events API through a client-go
+// record.EventBroadcaster. The summary adds the resizes each node
+// completed (the kubelets' ResizeCompleted events, by the node that sent
+// them), the updater's events the API server has (every one it recorded,
+// or the exit status is 1) and the rounds that started late. At the end
+// it deletes the namespace (-keep keeps it), and without a controller
+// manager does its namespace controller's part: deletes the pods at once,
+// the events and the ServiceAccount, and finalizes the namespace.
+// -kubelet is the agents' to choose there.
+//
 // The usage is the example's model only: it is not pushed into the
 // simulated runtime, so the kubelet's memory checks see none. The VPA
 // parts are simplified where noted: one recommendation per workload, no

@@ -47,6 +47,17 @@ type Config struct {
 	Patch   string
 	Kubelet resize.Profile // the nodes' and API server's version
 	Quiet   bool           // print the summary only
+
+	// Kubeconfig, when set, runs the example on the real API server it
+	// names, with nodes that agents run there (RunReal, real.go), instead
+	// of on a simulated fleet. Nodes is then how many of them to wait for
+	// and use (0: those there), and Duration and Interval are of the
+	// wall clock.
+	Kubeconfig string
+	NodePrefix string  // the nodes used are those whose names start with it
+	Keep       bool    // keep the run's namespace and its pods at the end
+	QPS        float32 // the client's queries per second
+	Burst      int     // and its burst
 }
 
 // sim is one run: the fleet, the client-go client over it, the updater,
@@ -61,10 +72,50 @@ type sim struct {
 	rng     *rand.Rand
 	names   *namer
 	recs    map[*workload]*recommender
-	pods    map[string]*replica // live pods by name, for their usage
-	order   []string            // live pod names, sorted
-	waiting []*v1.Pod           // replacements no node had room for yet
+	livePods
+	waiting []*v1.Pod // replacements no node had room for yet
 	sum     Summary
+}
+
+// livePods are a run's live pods by name, for their usage, and their
+// names sorted.
+type livePods struct {
+	pods  map[string]*replica
+	order []string
+}
+
+// add records a live pod with a usage factor of its own, drawn from rng.
+func (l *livePods) add(name string, wl *workload, rng *rand.Rand) {
+	l.pods[name] = &replica{name: name, wl: wl, factor: 0.8 + 0.4*rng.Float64()}
+	i, _ := slices.BinarySearch(l.order, name)
+	l.order = slices.Insert(l.order, i, name)
+}
+
+func (l *livePods) remove(name string) {
+	delete(l.pods, name)
+	if i, ok := slices.BinarySearch(l.order, name); ok {
+		l.order = slices.Delete(l.order, i, i+1)
+	}
+}
+
+// line is the run's first line: the nodes, of the kinds given, and the
+// pods of each workload with the requests it starts with.
+func (l *livePods) line(nodes int, kinds string, w *world) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d nodes (%s), %d pods:", nodes, kinds, len(l.pods))
+	for _, wl := range w.workloads {
+		n := 0
+		for _, r := range l.pods {
+			if r.wl == wl {
+				n++
+			}
+		}
+		fmt.Fprintf(&b, " %s %d (%s)", wl.name, n, wl.requests)
+		if wl != w.workloads[len(w.workloads)-1] {
+			fmt.Fprint(&b, ",")
+		}
+	}
+	return b.String()
 }
 
 // Run runs the example: it builds the fleet and its pods, then every
@@ -84,10 +135,10 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Summary, error) {
 			// all every minute) and lists the kubelet's events each minute.
 			Cluster: resize.ClusterOptions{Profile: cfg.Kubelet, HotPods: 2 * cfg.Nodes * cfg.PodsPerNode, EventLimit: 1 << 16},
 		}),
-		rng:  rand.New(rand.NewPCG(cfg.Seed, 0x5650415f)),
-		recs: map[*workload]*recommender{},
-		pods: map[string]*replica{},
-		sum:  Summary{Nodes: cfg.Nodes, Recreated: map[string]int{}},
+		rng:      rand.New(rand.NewPCG(cfg.Seed, 0x5650415f)),
+		recs:     map[*workload]*recommender{},
+		livePods: livePods{pods: map[string]*replica{}},
+		sum:      Summary{Nodes: cfg.Nodes, Recreated: map[string]int{}},
 	}
 	defer s.fleet.Close()
 	s.client = kubeclient.New(s.fleet)
@@ -130,8 +181,10 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Summary, error) {
 
 func (cfg Config) check() error {
 	switch {
-	case cfg.Nodes < 1:
+	case cfg.Nodes < 1 && cfg.Kubeconfig == "":
 		return fmt.Errorf("-nodes %d: want at least 1", cfg.Nodes)
+	case cfg.Nodes < 0:
+		return fmt.Errorf("-nodes %d: want 0 (the nodes there) or more", cfg.Nodes)
 	case cfg.PodsPerNode < 10 || cfg.PodsPerNode > 100:
 		return fmt.Errorf("-pods %d: want 10 to 100 pods per node (the nodes run at most 110)", cfg.PodsPerNode)
 	case cfg.Duration <= 0:
@@ -153,12 +206,13 @@ func clock(d time.Duration) string {
 // start is when the simulated hour begins.
 var start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// logger prints the example's action lines, each after the simulated time
-// since the start; nothing when quiet.
+// logger prints the example's action lines, each after the time since
+// origin (the simulated hour's start when zero); nothing when quiet.
 type logger struct {
-	out   io.Writer
-	quiet bool
-	now   func() time.Time
+	out    io.Writer
+	quiet  bool
+	now    func() time.Time
+	origin time.Time
 }
 
 // printf prints a line at the current time.
@@ -169,7 +223,11 @@ func (l *logger) printfAt(t time.Time, format string, args ...any) {
 	if l.quiet {
 		return
 	}
-	fmt.Fprintf(l.out, "%s "+format+"\n", append([]any{clock(t.Sub(start))}, args...)...)
+	origin := l.origin
+	if origin.IsZero() {
+		origin = start
+	}
+	fmt.Fprintf(l.out, "%s "+format+"\n", append([]any{clock(t.Sub(origin))}, args...)...)
 }
 
 // clusterRecorder is the record.EventRecorder the updater records its
@@ -238,20 +296,7 @@ func (s *sim) build(ctx context.Context) error {
 		}
 	}
 	if !s.cfg.Quiet {
-		fmt.Fprintf(s.log.out, "%d nodes (%s), %d pods:", s.cfg.Nodes, s.nodeKinds(), len(s.pods))
-		for _, wl := range s.world.workloads {
-			n := 0
-			for _, r := range s.pods {
-				if r.wl == wl {
-					n++
-				}
-			}
-			fmt.Fprintf(s.log.out, " %s %d (%s)", wl.name, n, wl.requests)
-			if wl != s.world.workloads[len(s.world.workloads)-1] {
-				fmt.Fprint(s.log.out, ",")
-			}
-		}
-		fmt.Fprintln(s.log.out)
+		fmt.Fprintln(s.log.out, s.line(s.cfg.Nodes, s.nodeKinds(), s.world))
 	}
 	return nil
 }
@@ -271,24 +316,20 @@ func (s *sim) nodeKinds() string {
 }
 
 // addReplica records a live pod with a usage factor of its own.
-func (s *sim) addReplica(name string, wl *workload) {
-	s.pods[name] = &replica{name: name, wl: wl, factor: 0.8 + 0.4*s.rng.Float64()}
-	i, _ := slices.BinarySearch(s.order, name)
-	s.order = slices.Insert(s.order, i, name)
-}
+func (s *sim) addReplica(name string, wl *workload) { s.add(name, wl, s.rng) }
 
-func (s *sim) removeReplica(name string) {
-	delete(s.pods, name)
-	if i, ok := slices.BinarySearch(s.order, name); ok {
-		s.order = slices.Delete(s.order, i, i+1)
-	}
-}
+func (s *sim) removeReplica(name string) { s.remove(name) }
 
 // usage is a pod's usage at the current time: its workload's shape times
 // its factor, with 5% of noise.
 func (s *sim) usage(r *replica) (cpu, memory float64) {
-	m := s.fleet.Now().Sub(start).Minutes()
-	noise := func() float64 { return 1 + 0.05*s.rng.NormFloat64() }
+	return usageAt(s.rng, r, s.fleet.Now().Sub(start).Minutes())
+}
+
+// usageAt is a pod's usage at minute m of the workloads' hour, its noise
+// drawn from rng.
+func usageAt(rng *rand.Rand, r *replica, m float64) (cpu, memory float64) {
+	noise := func() float64 { return 1 + 0.05*rng.NormFloat64() }
 	return max(1, r.wl.cpu(m)*r.factor*noise()), max(1, r.wl.memory(m)*r.factor*noise())
 }
 
@@ -313,16 +354,22 @@ func (s *sim) round(ctx context.Context) error {
 	if now.Sub(start) < warmUp {
 		return nil
 	}
-	vpas := make([]vpaObject, 0, len(s.world.workloads))
-	for _, wl := range s.world.workloads {
+	return s.updater.update(ctx, s.world.vpaObjects(namespace, s.recs))
+}
+
+// vpaObjects are the workloads' VPA objects in namespace ns, each with
+// its recommender's target.
+func (w *world) vpaObjects(ns string, recs map[*workload]*recommender) []vpaObject {
+	vpas := make([]vpaObject, 0, len(w.workloads))
+	for _, wl := range w.workloads {
 		vpas = append(vpas, vpaObject{
-			name: wl.name, namespace: namespace,
+			name: wl.name, namespace: ns,
 			selector:  labels.SelectorFromSet(labels.Set{appLabel: wl.name}).String(),
 			container: appContainer,
-			target:    s.recs[wl].target(wl.maxAllowed),
+			target:    recs[wl].target(wl.maxAllowed),
 		})
 	}
-	return s.updater.update(ctx, vpas)
+	return vpas
 }
 
 // replace is what follows the updater's eviction of a pod: its

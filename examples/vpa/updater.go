@@ -29,11 +29,14 @@ import (
 // workload's pods with a label selector, patches the resize subresource,
 // gets a pod to read its resize conditions and the resources its status
 // shows, lists the kubelet's ResizeCompleted events, and deletes the pods
-// it gives up on. Here the client is kubeclient.New over a resize.Fleet;
-// against a cluster it would be a clientset from a kubeconfig, and
-// nothing in this file would change. What only the simulation does (the
-// clock it reads the time from, the usage the recommendations come from,
-// the replacement's node) is sim.go's.
+// it gives up on. In the simulation the client is kubeclient.New over a
+// resize.Fleet; with -kubeconfig it is a clientset of a real API server
+// (real.go), and nothing in this file tells the two apart but the wait
+// for the kubelet's answer (answerWithin), which only a kubelet that
+// answers after the patch has returned needs. What only the simulation
+// does (the clock it reads the time from, the usage the recommendations
+// come from, the replacement's node) is sim.go's, and real.go's on a real
+// API server.
 
 // The updater's constants, the VPA updater's for InPlaceOrRecreate
 // (vertical-pod-autoscaler/pkg/updater/restriction/pods_inplace_restriction.go,
@@ -103,6 +106,10 @@ type updater struct {
 	log     *logger
 	sum     *Summary
 	flight  map[types.NamespacedName]*attempt // in-place resizes being watched, by pod
+	// answerWithin is how long inPlaceUpdate waits for the kubelet's
+	// answer to a resize (answer). Zero reads the pod once, right after
+	// the patch: the simulation's kubelet answers within the patch.
+	answerWithin time.Duration
 }
 
 // observe is the first half of an updater loop: it times the in-place
@@ -199,7 +206,7 @@ func (u *updater) inPlaceUpdate(ctx context.Context, pod *v1.Pod, i int, from, t
 	u.recorder.Event(pod, v1.EventTypeNormal, reasonInPlaceResized, messageInPlace)
 	u.sum.Requested++
 	a := &attempt{at: u.now(), container: pod.Spec.Containers[i].Name, from: from, to: to, generation: patched.Generation}
-	got, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
+	got, err := u.answer(ctx, pod.Name, pod.Namespace, i, patched.Generation)
 	if err != nil {
 		return fmt.Errorf("get %s after its resize: %w", pod.Name, err)
 	}
@@ -224,6 +231,39 @@ func (u *updater) inPlaceUpdate(ctx context.Context, pod *v1.Pod, i int, from, t
 		u.log.printf("resize    %s on %s %s -> %s in progress", pod.Name, node, from, to)
 	}
 	return nil
+}
+
+// answer gets the pod after a resize of its container i that made
+// generation, to read the kubelet's answer. With answerWithin zero it gets
+// it once. A kubelet on a real API server answers after the patch has
+// returned, when its watch brings it the pod: then answer gets the pod
+// again, 10ms later, then twice as long each time up to a quarter of a
+// second, until its status has observed generation and the resize is no
+// longer in progress (done, Deferred, Infeasible or in error), or until
+// answerWithin has passed, when the resize is taken to be in progress.
+// Until then the pod may still show the conditions of its last resize.
+func (u *updater) answer(ctx context.Context, name, namespace string, i int, generation int64) (*v1.Pod, error) {
+	pods := u.client.CoreV1().Pods(namespace)
+	deadline := time.Now().Add(u.answerWithin)
+	wait := 10 * time.Millisecond
+	for {
+		got, err := pods.Get(ctx, name, metav1.GetOptions{})
+		if err != nil || u.answerWithin <= 0 {
+			return got, err
+		}
+		if reason, _ := resizeState(got, i); got.Status.ObservedGeneration >= generation && reason != "InProgress" {
+			return got, nil
+		}
+		if time.Now().Add(wait).After(deadline) {
+			return got, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 250*time.Millisecond)
+	}
 }
 
 // resizeState is where the resize of the pod's container i stands, from
@@ -356,6 +396,17 @@ func (u *updater) checkInFlight(ctx context.Context) error {
 			return fmt.Errorf("pod %s has no container %q", name, a.container)
 		}
 		reason, msg := resizeState(p, i)
+		if reason == v1.PodReasonDeferred && !a.deferred {
+			// In progress when it was requested (its kubelet had not
+			// answered yet), Deferred since: it counts as Deferred from
+			// now, as one found Infeasible here counts as Infeasible. In
+			// the simulation the kubelet answers within the patch, and
+			// this example's resizes are never in progress when
+			// requested.
+			u.sum.Deferred++
+			a.deferred = true
+			u.log.printf("deferred  %s on %s: %s", name, p.Spec.NodeName, msg)
+		}
 		switch {
 		case reason == "":
 			// Done since the events were listed (another pod's resize or
@@ -378,8 +429,6 @@ func (u *updater) checkInFlight(ctx context.Context) error {
 			if err := u.evict(ctx, p, "deferred", a.to); err != nil {
 				return err
 			}
-		case reason == v1.PodReasonDeferred:
-			a.deferred = true
 		}
 	}
 	return nil

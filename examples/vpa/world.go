@@ -80,10 +80,18 @@ func newWorld(podsPerNode int) *world {
 	gib := func(g float64) resource.Quantity {
 		return *resource.NewQuantity(int64(g*scale)<<30, resource.BinarySI)
 	}
-	w := &world{
-		standard: nodeKind{"standard", v1.ResourceList{v1.ResourceCPU: cpus(18), v1.ResourceMemory: gib(64), v1.ResourcePods: resource.MustParse("110")}},
-		large:    nodeKind{"large", v1.ResourceList{v1.ResourceCPU: cpus(48), v1.ResourceMemory: gib(192), v1.ResourcePods: resource.MustParse("110")}},
-	}
+	return worldOf(podsPerNode,
+		nodeKind{"standard", v1.ResourceList{v1.ResourceCPU: cpus(18), v1.ResourceMemory: gib(64), v1.ResourcePods: resource.MustParse("110")}},
+		nodeKind{"large", v1.ResourceList{v1.ResourceCPU: cpus(48), v1.ResourceMemory: gib(192), v1.ResourcePods: resource.MustParse("110")}})
+}
+
+// worldOf builds the workloads for podsPerNode pods on nodes of the two
+// kinds given: newWorld's, or on a real API server the sizes the agents
+// registered (real.go). train's jump is sized to the standard node's
+// CPUs, so that it is Infeasible there whatever that size is.
+func worldOf(podsPerNode int, standard, large nodeKind) *world {
+	scale := float64(podsPerNode) / 100
+	w := &world{standard: standard, large: large}
 	standardCPU := float64(w.standard.capacity.Cpu().MilliValue())
 	w.workloads = []*workload{
 		{name: "web", share: 0.4, requests: amounts{110, 256 * mib}, limitRatio: 2,
@@ -256,16 +264,28 @@ func (a amounts) list() v1.ResourceList {
 // shares of each node's pods, the per-node workloads on the first standard
 // nodes, and the rest to the last share workload.
 func (w *world) placement(nodes, podsPerNode int) [][]*workload {
-	out := make([][]*workload, nodes+1)
+	standard := make([]bool, nodes)
+	for i := range standard {
+		standard[i] = w.kindOf(i+1).name == w.standard.name
+	}
+	return append([][]*workload{nil}, w.placementOn(standard, podsPerNode)...)
+}
+
+// placementOn lists, for each node (from 0), the workloads of its pods,
+// as placement does, for nodes whose kinds are given: standard[i] tells
+// whether node i is a standard node.
+func (w *world) placementOn(standard []bool, podsPerNode int) [][]*workload {
+	nodes := len(standard)
+	out := make([][]*workload, nodes)
 	perNode := map[*workload]int{}
 	for _, wl := range w.workloads {
 		if wl.perNodes > 0 {
 			perNode[wl] = max(1, nodes/wl.perNodes)
 		}
 	}
-	for i := 1; i <= nodes; i++ {
+	for i := range nodes {
 		var extra []*workload
-		if w.kindOf(i).name == w.standard.name {
+		if standard[i] {
 			for _, wl := range w.workloads {
 				if perNode[wl] > 0 {
 					perNode[wl]--
