@@ -441,29 +441,11 @@ func (r *realRun) replace(ctx context.Context, evicted *v1.Pod, cause string, to
 // place places the replacements that waited for a node, as the
 // simulation's place does.
 func (r *realRun) place(ctx context.Context) error {
-	kept := r.waiting[:0]
-	unfit := map[string]bool{}
-	for _, pod := range r.waiting {
-		if unfit[pod.Labels[appLabel]] {
-			kept = append(kept, pod)
-			continue
-		}
-		where, err := r.schedule(ctx, pod)
-		if errors.Is(err, resize.ErrUnschedulable) {
-			unfit[pod.Labels[appLabel]] = true
-			kept = append(kept, pod)
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if err := r.create(ctx, pod, where, r.world.workloadOf(pod)); err != nil {
-			return err
-		}
-		r.log.printf("placed    %s on %s", pod.Name, where)
-	}
-	r.waiting = kept
-	return nil
+	var err error
+	r.waiting, err = placeWaiting(ctx, r.waiting, r.schedule, func(ctx context.Context, pod *v1.Pod, node string) error {
+		return r.create(ctx, pod, node, r.world.workloadOf(pod))
+	}, r.log)
+	return err
 }
 
 // create creates a replacement bound to node and waits for its kubelet

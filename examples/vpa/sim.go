@@ -422,29 +422,40 @@ func (s *sim) create(ctx context.Context, pod *v1.Pod, node string, wl *workload
 // workload's others (sized alike) wait for the next round without
 // asking the scheduler.
 func (s *sim) place(ctx context.Context) error {
-	kept := s.waiting[:0]
+	var err error
+	s.waiting, err = placeWaiting(ctx, s.waiting, s.fleet.Schedule, func(ctx context.Context, pod *v1.Pod, node string) error {
+		return s.create(ctx, pod, node, s.world.workloadOf(pod))
+	}, s.log)
+	return err
+}
+
+// placeWaiting is place on a list of waiting replacements, with the
+// scheduler and the creation of the run it is for (the simulation's or
+// the real API server's): it creates each on the node schedule finds,
+// and returns those still waiting, in order.
+func placeWaiting(ctx context.Context, waiting []*v1.Pod, schedule func(context.Context, *v1.Pod) (string, error), create func(context.Context, *v1.Pod, string) error, log *logger) ([]*v1.Pod, error) {
+	kept := waiting[:0]
 	unfit := map[string]bool{}
-	for _, pod := range s.waiting {
+	for _, pod := range waiting {
 		if unfit[pod.Labels[appLabel]] {
 			kept = append(kept, pod)
 			continue
 		}
-		where, err := s.fleet.Schedule(ctx, pod)
+		where, err := schedule(ctx, pod)
 		if errors.Is(err, resize.ErrUnschedulable) {
 			unfit[pod.Labels[appLabel]] = true
 			kept = append(kept, pod)
 			continue
 		}
 		if err != nil {
-			return err
+			return waiting, err
 		}
-		if err := s.create(ctx, pod, where, s.world.workloadOf(pod)); err != nil {
-			return err
+		if err := create(ctx, pod, where); err != nil {
+			return waiting, err
 		}
-		s.log.printf("placed    %s on %s", pod.Name, where)
+		log.printf("placed    %s on %s", pod.Name, where)
 	}
-	s.waiting = kept
-	return nil
+	return kept, nil
 }
 
 // workloadOf is the workload whose label the pod has, nil for none.

@@ -55,9 +55,10 @@ var (
 
 // Options configure an API.
 type Options struct {
-	// Logger gets what the API does not return as an error (an event the
-	// API server refused, a pod a handler could not hand over); nil
-	// discards it.
+	// Logger gets what Run does not return as an error (a pod it could
+	// not hand to the node, a failed tick, lease renewal or node status
+	// post); nil discards it. Events the API server refuses are logged by
+	// client-go's recorder, through klog, as the kubelet's are.
 	Logger *slog.Logger
 }
 

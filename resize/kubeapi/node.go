@@ -222,14 +222,19 @@ func (a *API) heartbeat(ctx context.Context, node *resize.Node, stored *v1.Node,
 		}
 	}
 	beat()
-	t := time.NewTicker(h.RenewEvery)
+	every(ctx, h.RenewEvery, beat)
+}
+
+// every calls f every d until ctx ends.
+func every(ctx context.Context, d time.Duration, f func()) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			beat()
+			f()
 		}
 	}
 }

@@ -129,18 +129,11 @@ func (a *API) Run(ctx context.Context, node *resize.Node, opts RunOptions) error
 		})
 	}
 	wg.Go(func() {
-		t := time.NewTicker(opts.TickEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if err := node.Tick(ctx); err != nil && !errors.Is(err, resize.ErrClosed) && ctx.Err() == nil {
-					a.log.Warn("node tick failed", "node", a.node, "err", err)
-				}
+		every(ctx, opts.TickEvery, func() {
+			if err := node.Tick(ctx); err != nil && !errors.Is(err, resize.ErrClosed) && ctx.Err() == nil {
+				a.log.Warn("node tick failed", "node", a.node, "err", err)
 			}
-		}
+		})
 	})
 	wg.Go(func() { a.heartbeat(ctx, node, nodeObj, opts.Heartbeat) })
 
