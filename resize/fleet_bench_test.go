@@ -95,3 +95,73 @@ func BenchmarkFleetHeap(b *testing.B) {
 	}
 	b.ReportMetric(float64(total)/float64(b.N*nodes), "heap-bytes/node")
 }
+
+// fleetSizes are the fleets BenchmarkFleetBuild and BenchmarkFleetAdvance
+// measure, in nodes of 110 world pods each: a cost per pod that stays flat
+// from the first to the last is a fleet that scales in nodes.
+var fleetSizes = []int{10, 100, 1000}
+
+// fleetPods is the world pods of each node of those fleets, the reference's
+// 110 (BenchmarkNodeHeap's node).
+const fleetPods = 110
+
+// BenchmarkFleetBuild builds fleets of N world nodes with 110 settled pods
+// each, as benchworld.NewFleet builds them (every node's pods in a
+// namespace of their own), and reports the build's cost per pod (ns/pod).
+// Each fleet is closed outside the timer.
+func BenchmarkFleetBuild(b *testing.B) {
+	for _, nodes := range fleetSizes {
+		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				f, err := benchworld.NewFleet(context.Background(), nodes, fleetPods, fmt.Sprintf("build-%d", i))
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				f.Close()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*nodes*fleetPods), "ns/pod")
+		})
+	}
+}
+
+// BenchmarkFleetAdvance advances fleets of N world nodes with 110 settled
+// pods each by one simulated minute per op, and reports the cost per pod
+// and simulated minute (ns/pod-minute):
+//
+//   - load=idle: nothing happens but the kubelet's own timers (every pod's
+//     resync each minute, the pending-resize retry);
+//   - load=vpa: before each minute, one resize per node (target/c1 through
+//     Fleet.Resize, alternating between BenchmarkResizeCycle's two sizes),
+//     as a vertical pod autoscaler keeping every node busy would send.
+//
+// The fleet is built and its first minute run before the timer starts.
+func BenchmarkFleetAdvance(b *testing.B) {
+	ctx := context.Background()
+	for _, nodes := range fleetSizes {
+		for _, load := range []string{"idle", "vpa"} {
+			b.Run(fmt.Sprintf("nodes=%d/load=%s", nodes, load), func(b *testing.B) {
+				f := newFleet(b, nodes, fleetPods, "advance-"+load)
+				if err := f.Advance(ctx, time.Minute); err != nil {
+					b.Fatal(err)
+				}
+				sizes := benchworld.Admitted()
+				b.ReportAllocs()
+				for i := 0; b.Loop(); i++ {
+					for k := 1; load == "vpa" && k <= nodes; k++ {
+						op := resize.ResizeOp{Namespace: fmt.Sprintf("advance-%s-%d", load, k), Name: "target", Patch: sizes[i%2].Patch}
+						if _, err := f.Resize(ctx, op); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if err := f.Advance(ctx, time.Minute); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*nodes*fleetPods), "ns/pod-minute")
+			})
+		}
+	}
+}
