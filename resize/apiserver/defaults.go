@@ -158,11 +158,10 @@ func defaultPodLevelLimits(pod *v1.Pod, aggregate v1.ResourceList) {
 	declared := func(list v1.ResourceList) {
 		candidates = slices.DeleteFunc(candidates, func(name v1.ResourceName) bool { _, ok := list[name]; return !ok })
 	}
-	for i := range pod.Spec.InitContainers {
-		declared(pod.Spec.InitContainers[i].Resources.Limits)
-	}
-	for i := range pod.Spec.Containers {
-		declared(pod.Spec.Containers[i].Resources.Limits)
+	for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range list {
+			declared(list[i].Resources.Limits)
+		}
 	}
 	for i := range pod.Spec.EphemeralContainers {
 		declared(pod.Spec.EphemeralContainers[i].Resources.Limits)

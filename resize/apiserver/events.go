@@ -87,9 +87,7 @@ func (l *eventLog) add(e Event) {
 	case len(l.ring) < l.limit:
 		// The ring grows as append would, but never past the limit.
 		if len(l.ring) == cap(l.ring) {
-			grown := make([]eventRecord, len(l.ring), min(max(2*cap(l.ring), 16), l.limit))
-			copy(grown, l.ring)
-			l.ring = grown
+			l.ring = append(make([]eventRecord, 0, min(max(2*cap(l.ring), 16), l.limit)), l.ring...)
 		}
 		l.ring = append(l.ring, r)
 	default:

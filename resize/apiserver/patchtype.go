@@ -53,10 +53,8 @@ const jsonPatchMaxCopyBytes = 3 << 20
 func setJSONPatchCopyLimit() {
 	for {
 		existing := atomic.LoadInt64(&jsonpatch.AccumulatedCopySizeLimit)
-		if existing > 0 && existing <= jsonPatchMaxCopyBytes {
-			return
-		}
-		if atomic.CompareAndSwapInt64(&jsonpatch.AccumulatedCopySizeLimit, existing, jsonPatchMaxCopyBytes) {
+		if (existing > 0 && existing <= jsonPatchMaxCopyBytes) ||
+			atomic.CompareAndSwapInt64(&jsonpatch.AccumulatedCopySizeLimit, existing, jsonPatchMaxCopyBytes) {
 			return
 		}
 	}

@@ -82,11 +82,6 @@ func patchResources(c ContainerResize) narrowResources {
 	return narrowResources{Requests: amounts(c.Requests), Limits: amounts(c.Limits)}
 }
 
-// cpuQuantity is milli millicores.
-func cpuQuantity(milli int64) resource.Quantity {
-	return *resource.NewMilliQuantity(milli, resource.DecimalSI)
-}
-
 // memoryQuantity is the quantity the patch's memory string parses to: the
 // BinarySI form has a binary suffix only for a non-zero multiple of 1Ki
 // (Quantity.CanonicalizeBytes), and one without parses as DecimalSI.
@@ -138,7 +133,7 @@ func requestSet(c *ContainerResize) containerSet {
 func requestAmounts(a Amounts) amounts {
 	out := amounts{hasCPU: a.HasCPU, hasMemory: a.HasMemory}
 	if a.HasCPU {
-		out.cpu = cpuQuantity(a.MilliCPU)
+		out.cpu = *resource.NewMilliQuantity(a.MilliCPU, resource.DecimalSI)
 	}
 	if a.HasMemory {
 		out.memory = memoryQuantity(a.Memory)

@@ -7,6 +7,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/resizelet/resizelet/allocation/reslist"
 	"github.com/resizelet/resizelet/qos"
 	"github.com/resizelet/resizelet/resize/profile"
 )
@@ -320,9 +321,14 @@ func listEqualAfterUndo(list, old v1.ResourceList, p profile.Profile) bool {
 
 // undoneLen is the length of the undo of list when the old one is absent.
 func undoneLen(list v1.ResourceList, p profile.Profile) int {
-	if !p.ComparesAddedResourceLists() || list == nil {
+	if !p.ComparesAddedResourceLists() {
 		return 0
 	}
+	return others(list)
+}
+
+// others is how many resources of list are neither cpu nor memory.
+func others(list v1.ResourceList) int {
 	n := 0
 	for name := range list {
 		if !isCPUOrMemory(name) {
@@ -342,35 +348,12 @@ func otherResourcesEqual(a, b v1.ResourceList) bool {
 	if onlyCPUMemory(a) && onlyCPUMemory(b) {
 		return true
 	}
-	na, nb := 0, 0
 	for name, q := range a {
-		if isCPUOrMemory(name) {
-			continue
-		}
-		na++
-		if bq, ok := b[name]; !ok || q.Cmp(bq) != 0 {
+		if bq, ok := b[name]; !isCPUOrMemory(name) && (!ok || q.Cmp(bq) != 0) {
 			return false
 		}
 	}
-	for name := range b {
-		if !isCPUOrMemory(name) {
-			nb++
-		}
-	}
-	return na == nb
-}
-
-// listsEqual is semantic equality of resource lists (empty equals none).
-func listsEqual(a, b v1.ResourceList) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for name, q := range resources(a) {
-		if bq, ok := b[name]; !ok || q.Cmp(bq) != 0 {
-			return false
-		}
-	}
-	return true
+	return others(a) == others(b)
 }
 
 // claimsEqual is semantic equality of resource claims.
@@ -383,7 +366,7 @@ func claimsEqual(a, b []v1.ResourceClaim) bool {
 
 // requirementsEqual is semantic equality of resource requirements.
 func requirementsEqual(a, b *v1.ResourceRequirements) bool {
-	return listsEqual(a.Limits, b.Limits) && listsEqual(a.Requests, b.Requests) && claimsEqual(a.Claims, b.Claims)
+	return reslist.Equal(a.Limits, b.Limits) && reslist.Equal(a.Requests, b.Requests) && claimsEqual(a.Claims, b.Claims)
 }
 
 // containersEqual is semantic equality of containers.
