@@ -52,6 +52,9 @@ type Cluster struct {
 	thawed       frozen.Recent[podRef] // the pods kept decoded (storedPod)
 	events       eventLog
 	nodes        map[string]*NodeInfo // registered with RegisterNode, by name
+	// byNode is the pods by spec.nodeName, in creation order, kept by put
+	// and DeletePod for ListNodePods: resizes keep a pod's nodeName.
+	byNode map[string][]podRef
 	// rv is the cluster's resourceVersion: bumped by every pod write, as
 	// etcd's revision is, so a pod's resourceVersion is the rv of its last
 	// write.
@@ -107,17 +110,12 @@ func NewCluster(opts ClusterOptions) *Cluster {
 
 // configure sets up an empty cluster with opts.
 func (c *Cluster) configure(opts ClusterOptions) {
-	limit := opts.EventLimit
-	if limit == 0 {
-		limit = DefaultEventLimit
-	}
 	c.profile = profile.New(opts.Profile, opts.FeatureGates)
-	c.pods, c.uids = map[podRef]storedPod{}, map[types.UID]podRef{}
-	c.events = eventLog{limit: limit}
-	c.thawed.Limit = opts.HotPods
-	if opts.HotPods == 0 {
-		c.thawed.Limit = DefaultHotPods
-	}
+	c.pods, c.uids, c.incarnations = map[podRef]storedPod{}, map[types.UID]podRef{}, map[podRef]int{}
+	c.byNode, c.nodes = map[string][]podRef{}, map[string]*NodeInfo{}
+	// 0 means the default; a negative limit is kept (ClusterOptions).
+	c.events = eventLog{limit: cmp.Or(opts.EventLimit, DefaultEventLimit)}
+	c.thawed.Limit = cmp.Or(opts.HotPods, DefaultHotPods)
 }
 
 // init sets up a zero Cluster as NewCluster(ClusterOptions{}) would, once,
@@ -166,6 +164,7 @@ func (c *Cluster) put(key podRef, pod *v1.Pod) {
 	if added {
 		c.created++
 		seq = c.created
+		c.byNode[pod.Spec.NodeName] = append(c.byNode[pod.Spec.NodeName], key)
 	}
 	c.rv++
 	c.pods[key] = storedPod{pod: pod, seq: seq, rv: c.rv}
@@ -303,9 +302,6 @@ func (c *Cluster) CreatePod(_ context.Context, pod *v1.Pod) (*v1.Pod, error) {
 // checkpoint files only with its next write) and its cgroups. The caller
 // holds c.mu.
 func (c *Cluster) newUID(key podRef) types.UID {
-	if c.incarnations == nil {
-		c.incarnations = map[podRef]int{}
-	}
 	c.incarnations[key]++
 	if n := c.incarnations[key]; n > 1 {
 		return deterministicUID(key.namespace, fmt.Sprintf("%s#%d", key.name, n))
@@ -379,12 +375,38 @@ func (c *Cluster) listPods(versioned bool) ([]*v1.Pod, uint64) {
 		return nil, 0
 	}
 	defer c.mu.Unlock()
-	stored := c.inOrder("")
+	return copies(c.inOrder(""), versioned), c.rv
+}
+
+// ListNodePods returns copies of the pods whose spec.nodeName is one of
+// nodes ("" for the pods without one), in creation order, as ListPods
+// gives them. It reads those pods alone (byNode), so that a kubelet
+// starting in a large cluster, or a scheduler weighing a node, pays for
+// that node's pods rather than every pod's.
+func (c *Cluster) ListNodePods(_ context.Context, nodes ...string) []*v1.Pod {
+	if !c.lock() {
+		return nil
+	}
+	defer c.mu.Unlock()
+	var stored []storedPod
+	for i, node := range nodes {
+		for _, key := range c.byNode[node] {
+			if !slices.Contains(nodes[:i], node) {
+				stored = append(stored, c.pods[key])
+			}
+		}
+	}
+	slices.SortFunc(stored, func(a, b storedPod) int { return cmp.Compare(a.seq, b.seq) })
+	return copies(stored, false)
+}
+
+// copies are deep copies of the stored pods, versioned or not.
+func copies(stored []storedPod, versioned bool) []*v1.Pod {
 	out := make([]*v1.Pod, 0, len(stored))
 	for i := range stored {
 		out = append(out, stored[i].copy(versioned))
 	}
-	return out, c.rv
+	return out
 }
 
 // DeletePod removes the pod, or answers the API server's 404
@@ -402,6 +424,7 @@ func (c *Cluster) DeletePod(_ context.Context, namespace, name string) error {
 	}
 	delete(c.uids, p.UID)
 	delete(c.pods, key)
+	c.byNode[p.Spec.NodeName] = slices.DeleteFunc(c.byNode[p.Spec.NodeName], func(k podRef) bool { return k == key })
 	c.thawed.Forget(key)
 	c.rv++
 	if c.watchers != nil {
@@ -518,9 +541,6 @@ func (c *Cluster) RegisterNode(_ context.Context, node NodeInfo) {
 	}
 	defer c.mu.Unlock()
 	node.Allocatable = node.Allocatable.DeepCopy()
-	if c.nodes == nil {
-		c.nodes = map[string]*NodeInfo{}
-	}
 	c.nodes[node.Name] = &node
 }
 

@@ -2,13 +2,17 @@ package apiserver
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/resizelet/resizelet/resize/profile"
 )
@@ -159,5 +163,75 @@ func TestMarkPodDeletedOnSeveralNodes(t *testing.T) {
 	}
 	if _, err := c.MarkPodDeleted(t.Context(), "default", "nope", now); !errors.Is(err, ErrPodNotFound) {
 		t.Errorf("marking an unknown pod: %v", err)
+	}
+}
+
+// TestListNodePodsIsListPodsFiltered: ListNodePods gives what ListPods
+// gives, kept to the pods of the nodes asked for, in creation order: on a
+// cluster with pods on several nodes and unbound ones, created
+// interleaved, most of them frozen, after deletions and a pod created
+// again under its name on another node. The resize subresource keeps a
+// pod's nodeName whatever the patch says, so the index stays right.
+func TestListNodePodsIsListPodsFiltered(t *testing.T) {
+	ctx := t.Context()
+	c := NewCluster(ClusterOptions{})
+	for i := range 12 {
+		node := []string{"a", "b", "", "c"}[i%4]
+		if _, err := c.CreatePod(ctx, podOn(fmt.Sprintf("p%d", i), node)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"p0", "p6", "p9"} {
+		if err := c.DeletePod(ctx, "default", name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.CreatePod(ctx, podOn("p0", "b")); err != nil {
+		t.Fatal(err)
+	}
+	for _, patch := range []struct {
+		pt   types.PatchType
+		body string
+	}{
+		{types.StrategicMergePatchType, `{"spec":{"nodeName":"c","containers":[{"name":"c","resources":{"requests":{"cpu":"2"}}}]}}`},
+		{types.MergePatchType, `{"spec":{"nodeName":""}}`},
+		{types.JSONPatchType, `[{"op":"replace","path":"/spec/nodeName","value":"c"}]`},
+	} {
+		if _, err := c.ResizePodPatch(ctx, "default", "p1", patch.pt, []byte(patch.body)); err != nil {
+			t.Fatalf("%s resize: %v", patch.pt, err)
+		}
+		if p, err := c.GetPod(ctx, "default", "p1"); err != nil || p.Spec.NodeName != "b" {
+			t.Fatalf("after a %s resize naming another node: %v, %v", patch.pt, p, err)
+		}
+	}
+	all := c.ListPods(ctx)
+	for _, nodes := range [][]string{{"a"}, {"b"}, {""}, {"a", ""}, {"", "b"}, {"b", "b"}, {"a", "b", "c", ""}, {"ghost"}, {}} {
+		var want []string
+		for _, p := range all {
+			if slices.Contains(nodes, p.Spec.NodeName) {
+				want = append(want, p.Name)
+			}
+		}
+		got := c.ListNodePods(ctx, nodes...)
+		var names []string
+		for i, p := range got {
+			names = append(names, p.Name)
+			if w, _ := c.GetPod(ctx, "default", p.Name); !apiequality.Semantic.DeepEqual(p, w) || p.ResourceVersion != "" {
+				t.Errorf("ListNodePods(%q)[%d] = %+v\nwant %+v", nodes, i, p, w)
+			}
+		}
+		if !slices.Equal(names, want) {
+			t.Errorf("ListNodePods(%q) = %v, want %v", nodes, names, want)
+		}
+	}
+	if got := (*Cluster)(nil).ListNodePods(ctx, "a"); got != nil {
+		t.Errorf("nil cluster: %v", got)
+	}
+	var zero Cluster
+	if _, err := zero.CreatePod(ctx, podOn("z", "a")); err != nil {
+		t.Fatal(err)
+	}
+	if got := zero.ListNodePods(ctx, "a"); len(got) != 1 || got[0].Name != "z" {
+		t.Errorf("zero cluster: %v", got)
 	}
 }
