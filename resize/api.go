@@ -139,6 +139,20 @@ type API interface {
 
 var _ API = (*Cluster)(nil)
 
+// NodePodLister is an API that lists the pods of some nodes alone
+// (apiserver.Cluster.ListNodePods): copies of the pods whose spec.nodeName
+// is one of nodes ("" for the pods without one), in creation order, as
+// ListPods gives them. NewNode reads its pods through it when the API has
+// it, so that a node starting in a cluster of many nodes pays for its own
+// pods rather than every pod's; without it, NewNode lists every pod and
+// keeps its own. An API that embeds a *Cluster to change what ListPods
+// shows must change ListNodePods alike, or hide it.
+type NodePodLister interface {
+	ListNodePods(ctx context.Context, nodes ...string) []*v1.Pod
+}
+
+var _ NodePodLister = (*Cluster)(nil)
+
 // GracefulDeleter is an API that deletes pods gracefully, as the API
 // server does a pod bound to a node (apiserver.Cluster.MarkPodDeleted):
 // the pod gets its deletionTimestamp and stays until the kubelet has torn

@@ -75,8 +75,9 @@ type nodeLoad struct {
 // FleetOptions.ScheduleUnbound uses it, as may a caller that creates the
 // pod itself.
 //
-// It reads every pod of the API server (ListPods, a copy of each), which
-// costs a few milliseconds per thousand pods; the nodes' other filters
+// It weighs the nodes in order and stops at the first that fits, reading
+// the pods bound to each node it weighs (Cluster.ListNodePods, a copy of
+// each), not those of the nodes after it; the nodes' other filters
 // (taints, affinity, ports, volumes) and scores are not modelled.
 func (f *Fleet) Schedule(ctx context.Context, pod *v1.Pod) (string, error) {
 	if !f.made() {
@@ -99,29 +100,10 @@ func (f *Fleet) Schedule(ctx context.Context, pod *v1.Pod) (string, error) {
 		}
 	}
 	f.mu.Unlock()
-	loads := make(map[string]*nodeLoad, len(nodes))
-	for _, fa := range nodes {
-		alloc := fa.cfg.Allocatable
-		l := &nodeLoad{allowedPods: defaultMaxPods, cpuAlloc: alloc.Cpu().MilliValue(), memAlloc: alloc.Memory().Value()}
-		if q, ok := alloc[v1.ResourcePods]; ok {
-			l.allowedPods = q.Value()
-		}
-		loads[fa.fn.name] = l
-	}
-	for _, p := range f.cluster.ListPods(ctx) {
-		l := loads[p.Spec.NodeName]
-		if l == nil || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
-			continue
-		}
-		cpu, mem := schedulerRequests(p)
-		l.pods++
-		l.milliCPU += cpu
-		l.memory += mem
-	}
 	cpu, mem := schedulerRequests(pod)
 	fe := &FitError{Namespace: pod.Namespace, Name: pod.Name, NumAllNodes: len(nodes), Reasons: map[string]int{}}
 	for _, fa := range nodes {
-		l := loads[fa.fn.name]
+		l := f.load(ctx, fa)
 		fits := true
 		if l.pods+1 > l.allowedPods {
 			fe.Reasons["Too many pods"]++
@@ -140,6 +122,27 @@ func (f *Fleet) Schedule(ctx context.Context, pod *v1.Pod) (string, error) {
 		}
 	}
 	return "", fe
+}
+
+// load is what the scheduler counts as taken on the node: the pods bound
+// to it (Cluster.ListNodePods, which reads no other node's) that have not
+// finished, and their requests.
+func (f *Fleet) load(ctx context.Context, fa fleetAt) nodeLoad {
+	alloc := fa.cfg.Allocatable
+	l := nodeLoad{allowedPods: defaultMaxPods, cpuAlloc: alloc.Cpu().MilliValue(), memAlloc: alloc.Memory().Value()}
+	if q, ok := alloc[v1.ResourcePods]; ok {
+		l.allowedPods = q.Value()
+	}
+	for _, p := range f.cluster.ListNodePods(ctx, fa.fn.name) {
+		if p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
+			continue
+		}
+		cpu, mem := schedulerRequests(p)
+		l.pods++
+		l.milliCPU += cpu
+		l.memory += mem
+	}
+	return l
 }
 
 // fleetAt is a started node of the fleet and its defaulted configuration.

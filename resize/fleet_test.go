@@ -563,3 +563,86 @@ func TestFleetUnboundAndForeignPods(t *testing.T) {
 		t.Errorf("unbound pod still there: %v", err)
 	}
 }
+
+// TestFleetScheduleReadsNodeByNode: Schedule, which reads the pods of one
+// node at a time and stops at the first that fits, places every pod where
+// weighing every node on the whole list of pods places it (fitAll), with
+// the same FitError when none fits: on a fleet whose nodes run out of
+// cpu, pods and memory, with a finished pod (not counted), a pod bound to
+// a node outside the fleet and an unbound one (neither counted).
+func TestFleetScheduleReadsNodeByNode(t *testing.T) {
+	ctx := context.Background()
+	f := NewFleet(FleetOptions{Start: fleetStart})
+	defer f.Close()
+	few, small := namedSmallNode("few"), namedSmallNode("small")
+	few.Capacity = v1.ResourceList{v1.ResourceCPU: resource.MustParse("8"), v1.ResourceMemory: resource.MustParse("8Gi"), v1.ResourcePods: resource.MustParse("2")}
+	small.Capacity = v1.ResourceList{v1.ResourceCPU: resource.MustParse("8"), v1.ResourceMemory: resource.MustParse("1Gi"), v1.ResourcePods: resource.MustParse("110")}
+	for _, cfg := range []NodeConfig{namedSmallNode("a"), few, small} {
+		if _, err := f.AddNode(ctx, cfg, Deps{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []*v1.Pod{podOnNode("a1", "3", "a"), podOnNode("a2", "1", "a"), podOnNode("f1", "10m", "few"), podOnNode("f2", "10m", "few"), podOnNode("s1", "1", "small")} {
+		if _, err := f.CreatePod(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a2, err := f.Cluster().GetPod(ctx, "default", "a2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Cluster().UpdatePodStatus(ctx, "default", "a2", a2.UID, v1.PodStatus{Phase: v1.PodSucceeded}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*v1.Pod{podOnNode("elsewhere", "100", "z"), cpuPod("loose", "100")} {
+		if _, err := f.Cluster().CreatePod(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fitAll := func(pod *v1.Pod) string {
+		loads := map[string]*nodeLoad{}
+		var order []string
+		for _, n := range f.Nodes() {
+			alloc := n.Config().Allocatable
+			order = append(order, n.Config().Name)
+			loads[n.Config().Name] = &nodeLoad{allowedPods: alloc.Pods().Value(), cpuAlloc: alloc.Cpu().MilliValue(), memAlloc: alloc.Memory().Value()}
+		}
+		for _, p := range f.Cluster().ListPods(ctx) {
+			if l := loads[p.Spec.NodeName]; l != nil && p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed {
+				cpu, mem := schedulerRequests(p)
+				l.pods, l.milliCPU, l.memory = l.pods+1, l.milliCPU+cpu, l.memory+mem
+			}
+		}
+		cpu, mem := schedulerRequests(pod)
+		reasons := map[string]int{}
+		for _, name := range order {
+			l := loads[name]
+			fits := true
+			for reason, short := range map[string]bool{"Too many pods": l.pods+1 > l.allowedPods,
+				"Insufficient cpu": cpu > l.cpuAlloc-l.milliCPU, "Insufficient memory": mem > l.memAlloc-l.memory} {
+				if short {
+					reasons[reason]++
+					fits = false
+				}
+			}
+			if fits {
+				return name
+			}
+		}
+		return (&FitError{NumAllNodes: len(order), Reasons: reasons}).Error()
+	}
+	memPod := func(name, mem string) *v1.Pod {
+		p := cpuPod(name, "10m")
+		p.Spec.Containers[0].Resources = resources("10m", mem, "10m", mem)
+		return p
+	}
+	for _, pod := range []*v1.Pod{cpuPod("one", "1"), cpuPod("two", "2"), cpuPod("five", "5"), cpuPod("nine", "9"), memPod("2g", "2Gi"), memPod("8g", "8Gi")} {
+		got, err := f.Schedule(ctx, pod)
+		if err != nil {
+			got = err.Error()
+		}
+		if want := fitAll(pod); got != want {
+			t.Errorf("%s: Schedule() = %s, want %s", pod.Name, got, want)
+		}
+	}
+}

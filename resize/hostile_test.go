@@ -210,9 +210,10 @@ func TestCallerUIDKnownOnlyToTheKubelet(t *testing.T) {
 }
 
 // listingAPI is an API whose list shows what it is told to, as an API
-// that does not check UIDs might.
+// that does not check UIDs might. It embeds the Cluster as an API, so
+// that the node lists through ListPods (not NodePodLister).
 type listingAPI struct {
-	*Cluster
+	API
 	pods []*v1.Pod
 }
 
@@ -226,7 +227,7 @@ func TestNewNodeRefusesSharedUIDs(t *testing.T) {
 	a.UID, b.UID = "same", "same"
 	cg := cgroup.NewSimKernel(cgroup.V2)
 	_, err := NewNode(context.Background(), NodeConfig{}, Deps{
-		Cluster: listingAPI{Cluster: NewCluster(ClusterOptions{}), pods: []*v1.Pod{a, b}},
+		Cluster: listingAPI{API: NewCluster(ClusterOptions{}), pods: []*v1.Pod{a, b}},
 		Cgroups: cg, Runtime: cri.NewSimContainerd(cg),
 	})
 	if !errors.Is(err, ErrUIDTaken) || !strings.Contains(err.Error(), "default/a and default/b") {

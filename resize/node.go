@@ -267,7 +267,7 @@ func NewNode(ctx context.Context, cfg NodeConfig, deps Deps) (_ *Node, err error
 	if err != nil {
 		return nil, fmt.Errorf("new node: list containers: %w", err)
 	}
-	pods := n.ownPods(n.cluster.ListPods(ctx))
+	pods := n.listOwnPods(ctx)
 	if err := distinctUIDs(pods); err != nil {
 		return nil, fmt.Errorf("new node: %w", err)
 	}
@@ -322,6 +322,20 @@ func removeOrphans(pods []*v1.Pod, states ...state.State) {
 			st.Delete(uid)
 		}
 	}
+}
+
+// listOwnPods returns the node's pods (ownPods) from the API, in creation
+// order: through NodePodLister when the API has it, so that the pods of
+// other nodes are not read.
+func (n *Node) listOwnPods(ctx context.Context) []*v1.Pod {
+	l, ok := n.cluster.(NodePodLister)
+	switch {
+	case !ok:
+		return n.ownPods(n.cluster.ListPods(ctx))
+	case n.boundOnly:
+		return l.ListNodePods(ctx, n.cfg.Name)
+	}
+	return l.ListNodePods(ctx, n.cfg.Name, "")
 }
 
 // ownPods keeps, in place and in order, the pods that are the node's: those

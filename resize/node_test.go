@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -347,3 +348,59 @@ func TestCanceledContextEndsTheRun(t *testing.T) {
 // errOf is the error of a call that also returns a pod (Node.Resize), for
 // tests that want the error alone.
 func errOf(_ *v1.Pod, err error) error { return err }
+
+// TestListOwnPodsIsOwnPodsOfListPods: the pods a node starts with, read
+// through NodePodLister, are those it would keep of ListPods (ownPods),
+// in the same order: on a cluster with pods on several nodes and unbound
+// ones, created interleaved, one deleted and created again elsewhere, for
+// a node that takes unbound pods and one that takes bound pods only. A
+// node started there has those pods and no other node's.
+func TestListOwnPodsIsOwnPodsOfListPods(t *testing.T) {
+	ctx := context.Background()
+	c := NewCluster(ClusterOptions{})
+	for i := range 16 {
+		node := []string{"a", "", "b", "a", "c", ""}[i%6]
+		if _, err := c.CreatePod(ctx, podOnNode(fmt.Sprintf("p%d", i), "10m", node)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.DeletePod(ctx, "default", "p1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreatePod(ctx, podOnNode("p1", "10m", "a")); err != nil {
+		t.Fatal(err)
+	}
+	names := func(pods []*v1.Pod) []string {
+		var out []string
+		for _, p := range pods {
+			out = append(out, p.Name)
+		}
+		return out
+	}
+	for _, boundOnly := range []bool{false, true} {
+		for _, name := range []string{"a", "b", "ghost"} {
+			lister := &Node{cluster: c, cfg: NodeConfig{Name: name}, boundOnly: boundOnly}
+			listing := &Node{cluster: struct{ API }{c}, cfg: NodeConfig{Name: name}, boundOnly: boundOnly}
+			want := lister.ownPods(c.ListPods(ctx))
+			for _, n := range []*Node{lister, listing} {
+				if got := n.listOwnPods(ctx); !apiequality.Semantic.DeepEqual(got, want) {
+					t.Errorf("%s (bound only %v, %T): %v\nwant %v", name, boundOnly, n.cluster, names(got), names(want))
+				}
+			}
+		}
+	}
+	cg := cgroup.NewSimKernel(cgroup.V2)
+	cfg := smallNode()
+	cfg.Name = "a"
+	n, err := NewNode(ctx, cfg, Deps{Cluster: c, Cgroups: cg, Runtime: cri.NewSimContainerd(cg)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	for _, p := range c.ListPods(ctx) {
+		_, err := n.Pod(p.Namespace, p.Name)
+		if mine := p.Spec.NodeName == "a" || p.Spec.NodeName == ""; mine != (err == nil) {
+			t.Errorf("%s on %q: node a's Pod() = %v", p.Name, p.Spec.NodeName, err)
+		}
+	}
+}
