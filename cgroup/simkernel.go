@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
@@ -63,6 +64,8 @@ type SimKernel struct {
 	writeNext  int
 	writeLimit int
 	oomFns     []func(path string)
+	// changes counts the calls that may change the hierarchy (Changes).
+	changes atomic.Uint64
 }
 
 // simNode is one cgroup of the model. It keeps numbers, not file contents
@@ -447,12 +450,25 @@ func (m *SimKernel) Version() Version {
 	return m.version
 }
 
+// Changes counts the calls that may have changed the hierarchy since the
+// kernel was made (Create, Delete, Set, SetValues, SetUsage), whoever
+// made them and whether or not they changed anything. A driver that
+// notes the count after its own calls can tell that nobody else changed
+// the kernel since (a node skips reads it knows the answers to).
+func (m *SimKernel) Changes() uint64 {
+	if m == nil {
+		return 0
+	}
+	return m.changes.Load()
+}
+
 // Create makes the cgroup and any missing parent with the kernel's default
 // files. Creating a cgroup that exists is not an error.
 func (m *SimKernel) Create(path string) error {
 	if !m.made() {
 		return fmt.Errorf("create %s: %w", path, errSimKernelNotMade)
 	}
+	m.changes.Add(1)
 	if err := simCheckPath(path); err != nil {
 		return fmt.Errorf("create: %w", err)
 	}
@@ -479,6 +495,7 @@ func (m *SimKernel) Delete(path string) error {
 	if !m.made() {
 		return fmt.Errorf("delete %s: %w", path, errSimKernelNotMade)
 	}
+	m.changes.Add(1)
 	if err := simCheckPath(path); err != nil {
 		return fmt.Errorf("delete: %w", err)
 	}
@@ -732,6 +749,7 @@ func (m *SimKernel) set(path string, v Values, record bool) (writes []Write, fai
 	if !m.made() {
 		return nil, "", fmt.Errorf("set %s: %w", path, errSimKernelNotMade)
 	}
+	m.changes.Add(1)
 	m.mu.Lock()
 	n, err := m.lookup("set", path)
 	if err != nil {
@@ -972,6 +990,7 @@ func (m *SimKernel) SetUsage(path string, bytes int64) error {
 	if !m.made() {
 		return fmt.Errorf("set usage of %s: %w", path, errSimKernelNotMade)
 	}
+	m.changes.Add(1)
 	if bytes < 0 {
 		return fmt.Errorf("set usage of %s to %d: %w", path, bytes, syscall.EINVAL)
 	}

@@ -171,6 +171,9 @@ type SimContainerd struct {
 	metadata      [8]*runtimeapi.ContainerMetadata // the metadata messages made last
 	nextMetadata  int                              // where the next metadata message made goes
 	restartCounts [4]map[string]string             // the kubelet's annotations of the first attempts
+
+	// changes counts the calls that may change the runtime (Changes).
+	changes atomic.Uint64
 }
 
 // The exit codes and reasons the runtime reports, as containerd does.
@@ -193,6 +196,18 @@ var errSimNotMade = errors.New("cri: SimContainerd not made by NewSimContainerd"
 // made reports whether NewSimContainerd made m: names.byHash is set there and
 // never replaced.
 func (m *SimContainerd) made() bool { return m != nil && m.names.byHash != nil }
+
+// Changes counts the calls that may have changed the runtime since it was
+// made (every sandbox and container call but the reads, SetMemoryUsage,
+// Exit and the kernel's OOM kills), whoever made them and whether or not
+// they changed anything. A driver that notes the count after its own
+// calls can tell that nobody else changed the runtime since.
+func (m *SimContainerd) Changes() uint64 {
+	if m == nil {
+		return 0
+	}
+	return m.changes.Load()
+}
 
 // NewSimContainerd returns a simulated runtime that writes container
 // cgroups through cg. If cg is (or wraps) a cgroup model such as
@@ -255,6 +270,7 @@ func (m *SimContainerd) RunPodSandbox(ctx context.Context, config *runtimeapi.Po
 	if !m.made() {
 		return "", errSimNotMade
 	}
+	m.changes.Add(1)
 	md := config.GetMetadata()
 	if md == nil {
 		return "", fmt.Errorf("run pod sandbox: sandbox config must include metadata: %w", ErrInvalidArgument)
@@ -353,6 +369,7 @@ func (m *SimContainerd) StopPodSandbox(ctx context.Context, podSandboxID string)
 	if !m.made() {
 		return errSimNotMade
 	}
+	m.changes.Add(1)
 	m.mu.Lock()
 	sb := m.sandboxLocked(podSandboxID)
 	if sb == nil {
@@ -382,6 +399,7 @@ func (m *SimContainerd) RemovePodSandbox(ctx context.Context, podSandboxID strin
 	if !m.made() {
 		return errSimNotMade
 	}
+	m.changes.Add(1)
 	m.mu.Lock()
 	sb := m.sandboxLocked(podSandboxID)
 	if sb == nil {
@@ -473,6 +491,7 @@ func (m *SimContainerd) UpdatePodSandboxResources(ctx context.Context, request *
 	if !m.made() {
 		return nil, errSimNotMade
 	}
+	m.changes.Add(1)
 	if request == nil {
 		return nil, fmt.Errorf("update pod sandbox resources: empty request: %w", ErrInvalidArgument)
 	}
@@ -522,6 +541,7 @@ func (m *SimContainerd) CreateContainer(ctx context.Context, podSandboxID string
 	if !m.made() {
 		return "", errSimNotMade
 	}
+	m.changes.Add(1)
 	md := config.GetMetadata()
 	if md == nil {
 		return "", fmt.Errorf("create container in sandbox %q: container config must include metadata: %w", podSandboxID, ErrInvalidArgument)
@@ -617,6 +637,7 @@ func (m *SimContainerd) StartContainer(ctx context.Context, containerID string) 
 	if !m.made() {
 		return errSimNotMade
 	}
+	m.changes.Add(1)
 	c, err := m.lookup("start container", containerID)
 	if err != nil {
 		return err
@@ -664,6 +685,7 @@ func (m *SimContainerd) StopContainer(ctx context.Context, containerID string, t
 	if !m.made() {
 		return errSimNotMade
 	}
+	m.changes.Add(1)
 	c, err := m.lookup("stop container", containerID)
 	if err != nil {
 		return err
@@ -720,6 +742,7 @@ func (m *SimContainerd) Exit(containerID string, exitCode int32, reason string) 
 	if !m.made() {
 		return errSimNotMade
 	}
+	m.changes.Add(1)
 	c, err := m.lookup("exit container", containerID)
 	if err != nil {
 		return err
@@ -750,6 +773,7 @@ func (m *SimContainerd) Exit(containerID string, exitCode int32, reason string) 
 // container's operation lock, because the kill may happen inside a cgroup
 // write that an update holds that lock across.
 func (m *SimContainerd) oomKilled(path string) {
+	m.changes.Add(1)
 	now := m.now().UnixNano()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -791,6 +815,7 @@ func (m *SimContainerd) SetMemoryUsage(containerID string, bytes int64) error {
 	if !m.made() {
 		return errSimNotMade
 	}
+	m.changes.Add(1)
 	if bytes < 0 {
 		return fmt.Errorf("set memory usage of container %q to %d: negative usage: %w", containerID, bytes, ErrInvalidArgument)
 	}
@@ -825,6 +850,7 @@ func (m *SimContainerd) RemoveContainer(ctx context.Context, containerID string)
 	if !m.made() {
 		return errSimNotMade
 	}
+	m.changes.Add(1)
 	m.mu.Lock()
 	c := m.containerLocked(containerID)
 	m.mu.Unlock()
@@ -973,6 +999,7 @@ func (m *SimContainerd) UpdateContainerResources(ctx context.Context, containerI
 	if !m.made() {
 		return errSimNotMade
 	}
+	m.changes.Add(1)
 	c, err := m.lookup("update container resources", containerID)
 	if err != nil {
 		return err

@@ -123,7 +123,7 @@ func (n *Node) Tick(ctx context.Context) error {
 func (n *Node) tick(ctx context.Context) error {
 	n.retryStatuses(ctx)
 	n.flushCheckpoints()
-	return n.run(ctx, core.Tick{Now: n.clock.Now()})
+	return n.run(ctx, core.Tick{Now: n.clock.Now(), Unchanged: n.backends.unchanged()})
 }
 
 // advanceFleet is advanceTo as a call of its own (Fleet.Advance).

@@ -116,6 +116,9 @@ type Node struct {
 
 	// watch tells Advance when the node has settled.
 	watch settleWatch
+	// backends tells the core's Ticks whether the cgroups and runtime
+	// changed other than through the node's batches.
+	backends backendWatch
 
 	// rec records the kubelet's resize metrics (Deps.Metrics); nil when
 	// there are none. gauges are the gauge values it was last given.
@@ -225,6 +228,7 @@ func NewNode(ctx context.Context, cfg NodeConfig, deps Deps) (_ *Node, err error
 		c.SetLogging(true)
 	}
 	n.cond = sync.NewCond(&n.mu)
+	n.backends.watchBackends(n.cg, n.rt)
 	n.life.idle.L = &n.life.mu
 	n.life.done = make(chan struct{})
 	// The node holds its checkpoints before it reads them, and until it

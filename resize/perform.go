@@ -22,6 +22,8 @@ import (
 func (n *Node) performInto(ctx context.Context, b *core.Batch, buf []core.Result) []core.Result {
 	results := buf[:0]
 	changed := false
+	n.backends.before()
+	defer n.backends.after()
 	for _, a := range b.Actions {
 		// The result is filled in where it stays: a Result is large and
 		// full of pointers, and copying it costs write barriers while the
@@ -55,9 +57,10 @@ func (n *Node) performInto(ctx context.Context, b *core.Batch, buf []core.Result
 // while an Advance watches the node (watch.watchers); otherwise every
 // status write counts, which costs nothing and only delays a skip.
 func (n *Node) changes(a core.Action) bool {
-	switch a := a.(type) {
-	case core.ReadCgroupExists, core.ReadCgroup, core.ReadMemoryUsage, core.ReadContainerStatus, core.ReadContainerStats:
+	if core.IsRead(a) {
 		return false
+	}
+	switch a := a.(type) {
 	case core.WriteStatus:
 		return n.watch.statusChanged(a)
 	case core.DeletePod:

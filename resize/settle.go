@@ -80,3 +80,57 @@ func (w *settleWatch) forget() {
 	defer w.mu.Unlock()
 	w.last = nil
 }
+
+// backendWatch tells the core, at each Tick, whether anything but the
+// node's own batches changed its cgroups or runtime since the last Tick
+// (core.Tick.Unchanged), so that the resyncs of its quiet pods need not
+// run. Only backends that count their changes can tell (the simulated
+// kernel and runtime: cgroup.SimKernel.Changes, cri.SimContainerd.Changes);
+// with any other, every resync runs. A change made from outside while a
+// batch of the node runs passes for the node's own: as for Advance's
+// skipping, a simulation changes its backends between the node's calls.
+type backendWatch struct {
+	count func() uint64 // nil when the backends cannot tell
+	// seen is the count after the node's last batch (or last Tick);
+	// outside says a change not the node's own came since the last Tick.
+	seen    atomic.Uint64
+	outside atomic.Bool
+}
+
+// changeCounter is what a backend that counts its changes has.
+type changeCounter interface{ Changes() uint64 }
+
+// watchBackends sets the watch up for the node's cgroups and runtime.
+func (w *backendWatch) watchBackends(cg, rt any) {
+	c1, ok1 := cg.(changeCounter)
+	c2, ok2 := rt.(changeCounter)
+	if ok1 && ok2 {
+		w.count = func() uint64 { return c1.Changes() + c2.Changes() }
+		w.seen.Store(w.count())
+	}
+}
+
+// before and after bracket each batch the node performs.
+func (w *backendWatch) before() {
+	if w.count != nil && w.count() != w.seen.Load() {
+		w.outside.Store(true)
+	}
+}
+
+func (w *backendWatch) after() {
+	if w.count != nil {
+		w.seen.Store(w.count())
+	}
+}
+
+// unchanged reports, for a Tick, whether only the node's batches changed
+// the backends since the last Tick.
+func (w *backendWatch) unchanged() bool {
+	if w.count == nil {
+		return false
+	}
+	now := w.count()
+	outside := w.outside.Swap(false) || now != w.seen.Load()
+	w.seen.Store(now)
+	return !outside
+}

@@ -447,6 +447,7 @@ func zeroFuncs() []zeroFunc {
 		{name: "core.ResizePendingMessage", fn: core.ResizePendingMessage},
 		{name: "core.New", fn: core.New},
 		{name: "core.StopsOnFailure", fn: core.StopsOnFailure},
+		{name: "core.IsRead", fn: core.IsRead},
 		{name: "core.Retain", fn: core.Retain},
 		{name: "core.FormatValues", fn: core.FormatValues},
 		{name: "core.FormatLinux", fn: core.FormatLinux},

@@ -58,8 +58,9 @@
 // the start are placed on their nodes in bulk (Node.AddPods), as if the
 // Deployments had run before the updater started.
 //
-// It prints one line per action (resize, done, recreate, placed) and a
-// summary: resizes done at once, deferred (done later, recreated, still
+// It prints one line per action (resize, done, recreate, placed), on
+// standard error a progress line at most every ten seconds of a long run
+// (nodes built, simulated time, resizes requested), and a summary: resizes done at once, deferred (done later, recreated, still
 // pending), infeasible, completed and their time to complete (from the
 // request to the kubelet's ResizeCompleted event), recreations and the
 // pod count. The exit status is 0 when the summary holds together (every

@@ -70,6 +70,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cfg.Kubelet = profile.Version(kubelet)
+	cfg.Progress = stderr
 	began := time.Now()
 	sum, err := Run(ctx, cfg, stdout)
 	if err != nil {

@@ -47,6 +47,12 @@ type Config struct {
 	Patch   string
 	Kubelet resize.Profile // the nodes' and API server's version
 	Quiet   bool           // print the summary only
+	// Progress, when set, gets a line at most every ProgressEvery of wall
+	// time while the fleet is built (nodes and pods so far) and while the
+	// simulated time runs (how far, resizes requested): a long run shows
+	// it is moving. The lines say nothing of the results, which stay the
+	// same for a seed however fast the machine is.
+	Progress io.Writer
 
 	// Kubeconfig, when set, runs the example on the real API server it
 	// names, with nodes that agents run there (RunReal, real.go), instead
@@ -63,15 +69,16 @@ type Config struct {
 // sim is one run: the fleet, the client-go client over it, the updater,
 // the simulated usage and the summary.
 type sim struct {
-	cfg     Config
-	world   *world
-	fleet   *resize.Fleet
-	client  kubernetes.Interface // kubeclient.New(fleet)
-	updater *updater
-	log     *logger
-	rng     *rand.Rand
-	names   *namer
-	recs    map[*workload]*recommender
+	cfg      Config
+	progress progress
+	world    *world
+	fleet    *resize.Fleet
+	client   kubernetes.Interface // kubeclient.New(fleet)
+	updater  *updater
+	log      *logger
+	rng      *rand.Rand
+	names    *namer
+	recs     map[*workload]*recommender
 	livePods
 	waiting []*v1.Pod // replacements no node had room for yet
 	sum     Summary
@@ -153,6 +160,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Summary, error) {
 		sum:      &s.sum,
 		flight:   map[types.NamespacedName]*attempt{},
 	}
+	s.progress = progress{out: cfg.Progress, began: time.Now()}
 	s.names = newNamer(s.rng)
 	s.world = newWorld(cfg.PodsPerNode)
 	for _, wl := range s.world.workloads {
@@ -163,6 +171,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Summary, error) {
 	}
 	s.sum.PodsStart = len(s.pods)
 	for t := time.Duration(0); t < cfg.Duration; t += cfg.Interval {
+		s.progress.printf("%s of %s simulated, %d in-place resizes requested", clock(t), clock(cfg.Duration), s.sum.Requested)
 		if err := s.round(ctx); err != nil {
 			return nil, fmt.Errorf("at %s: %w", clock(t), err)
 		}
@@ -185,8 +194,8 @@ func (cfg Config) check() error {
 		return fmt.Errorf("-nodes %d: want at least 1", cfg.Nodes)
 	case cfg.Nodes < 0:
 		return fmt.Errorf("-nodes %d: want 0 (the nodes there) or more", cfg.Nodes)
-	case cfg.PodsPerNode < 10 || cfg.PodsPerNode > 100:
-		return fmt.Errorf("-pods %d: want 10 to 100 pods per node (the nodes run at most 110)", cfg.PodsPerNode)
+	case cfg.PodsPerNode < 10 || cfg.PodsPerNode > 110:
+		return fmt.Errorf("-pods %d: want 10 to 110 pods per node (the nodes run at most 110)", cfg.PodsPerNode)
 	case cfg.Duration <= 0:
 		return fmt.Errorf("-duration %s: want a positive duration", cfg.Duration)
 	case cfg.Interval <= 0:
@@ -273,6 +282,7 @@ func (s *sim) build(ctx context.Context) error {
 		if _, err := s.fleet.AddNode(ctx, s.world.nodeConfig(i, s.cfg.Kubelet, s.cfg.PodsPerNode), resize.Deps{}); err != nil {
 			return err
 		}
+		s.progress.printf("started %d of %d nodes", i, s.cfg.Nodes)
 	}
 	for i, wls := range s.world.placement(s.cfg.Nodes, s.cfg.PodsPerNode) {
 		if i == 0 {
@@ -289,6 +299,7 @@ func (s *sim) build(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		s.progress.printf("built %d of %d nodes, %d pods", i, s.cfg.Nodes, len(s.pods))
 		for _, p := range created {
 			if p.Status.Phase != v1.PodRunning {
 				return fmt.Errorf("pod %s on %s: the kubelet left it %s: %s", p.Name, p.Spec.NodeName, p.Status.Phase, p.Status.Message)
@@ -466,4 +477,23 @@ func (w *world) workloadOf(p *v1.Pod) *workload {
 		}
 	}
 	return nil
+}
+
+// ProgressEvery is how often, at most, a run prints a progress line
+// (Config.Progress).
+const ProgressEvery = 10 * time.Second
+
+// progress prints the progress lines of a run, each after the wall time
+// since it began, at most one every ProgressEvery; nothing without out.
+type progress struct {
+	out         io.Writer
+	began, last time.Time
+}
+
+func (p *progress) printf(format string, args ...any) {
+	if p.out == nil || time.Since(p.last) < ProgressEvery {
+		return
+	}
+	p.last = time.Now()
+	fmt.Fprintf(p.out, "vpa: [%4.0fs] "+format+"\n", append([]any{p.last.Sub(p.began).Seconds()}, args...)...)
 }

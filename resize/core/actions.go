@@ -482,6 +482,14 @@ type SyncRequested struct {
 // retry of pending resizes, pod resyncs and backoffs).
 type Tick struct {
 	Now time.Time
+	// Unchanged is the driver's word that nothing but the batches it
+	// performed for the core changed the node's cgroups and runtime since
+	// the last Tick, as a simulation can tell. The resync of a pod whose
+	// last sync only read (the same status, no event, no error) would
+	// then read the same again, so it is not run: its timer is armed as
+	// the sync would have armed it (Core.tick). False, the zero value,
+	// runs every resync, as a real host needs.
+	Unchanged bool
 }
 
 // BatchDone reports the results of a batch: one Result per action the
@@ -505,6 +513,16 @@ func (SyncRequested) input()   {}
 func (Tick) input()            {}
 func (BatchDone) input()       {}
 func (Poll) input()            {}
+
+// IsRead reports whether a only reads the node (a cgroup, memory usage,
+// a container's status or stats): performing it changes nothing.
+func IsRead(a Action) bool {
+	switch a.(type) {
+	case ReadCgroupExists, ReadCgroup, ReadMemoryUsage, ReadContainerStatus, ReadContainerStats:
+		return true
+	}
+	return false
+}
 
 // Ready is what Step returns: the next batch for the caller to perform
 // (nil when there is nothing it can do now), and when the earliest timer

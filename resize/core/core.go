@@ -95,6 +95,10 @@ type Core struct {
 	busyScratch []seqEntry
 	deletes     int
 	timers      timerHeap
+	// epoch counts the Ticks whose driver could not say the node was
+	// unchanged (Tick.Unchanged): a pod is quiet only within the epoch
+	// its last sync found nothing to do in (podState.quietIn).
+	epoch uint64
 
 	// allocTasks are the allocation tasks waiting, the first one running
 	// when allocBusy; allocHead is where the queue starts in the slice.
@@ -244,6 +248,8 @@ type opOutput struct {
 	evUsed  [2]int
 	// write is the allocation record of the batch that writes one.
 	write AllocationRecord
+	// acted says the operation handed out an action that is not a read.
+	acted bool
 }
 
 // Small helpers over lists and maps that the rules share; they know

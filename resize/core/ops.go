@@ -25,6 +25,9 @@ func (o *opOutput) take(acts ...Action) []Action {
 	out := append(o.bufs[o.cur][:0], o.pending...)
 	out = append(out, acts...)
 	o.bufs[o.cur] = out
+	for _, a := range out {
+		o.acted = o.acted || !IsRead(a)
+	}
 	clear(o.pending)
 	o.pending = o.pending[:0]
 	// The other side held the last batch's events, which are done with.
@@ -43,6 +46,7 @@ func (o *opOutput) reset() {
 	o.batch, o.fl = Batch{}, flight{}
 	o.evUsed = [2]int{}
 	o.write = AllocationRecord{}
+	o.acted = false
 }
 
 // event builds an event about pod (or its container, if named) at the

@@ -54,6 +54,10 @@ type podState struct {
 	// timerIdx is the pod's place in Core.timers, -1 when no resync is
 	// armed.
 	timerIdx int32
+	// quietIn is Core.epoch plus one when the pod's last sync only read
+	// and nothing about the pod changed since (markDirty clears it), 0
+	// otherwise: its resyncs in that epoch are not run (Core.tick).
+	quietIn uint64
 
 	// The flags come last, together, where they take one word with
 	// timerIdx.

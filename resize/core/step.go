@@ -50,7 +50,7 @@ func (c *Core) Step(in Input) (Ready, error) {
 			}
 		}
 	case Tick:
-		c.tick(in.Now)
+		c.tick(in.Now, in.Unchanged)
 	case BatchDone:
 		return c.batchDone(in)
 	case *BatchDone:
@@ -76,13 +76,25 @@ func (c *Core) ready(b *Batch) Ready {
 
 // tick fires the timers due at now: the periodic retry (queued as an
 // allocation task) and the resyncs and backoffs (the pods become dirty).
-func (c *Core) tick(now time.Time) {
+// A quiet pod's resync, with the node unchanged, would only read what
+// its last sync read and find nothing to do, as a settled kubelet's
+// resyncs do for hours; it is armed again for a period later, where the
+// sync's finish would have armed it, without running
+// (TestQuietResyncsAreFullResyncs holds the two paths equal).
+func (c *Core) tick(now time.Time, unchanged bool) {
 	c.setNow(now)
+	if !unchanged {
+		c.epoch++
+	}
 	if !c.retry.Due().After(c.now) {
 		c.enqueueRetry(allocation.TriggerPeriodicRetry)
 	}
 	for len(c.timers) > 0 && !c.timers[0].resyncAt.After(c.now) {
 		ps := c.timers[0]
+		if ps.quietIn == c.epoch+1 {
+			c.setResync(ps, c.now.Add(ResyncInterval))
+			continue
+		}
 		c.disarm(ps)
 		c.markDirty(ps)
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -346,7 +347,12 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			c.clearPending(ps)
 			status.Conditions = nil
 		}
-		acts = append(acts, c.writeStatus(ps, status))
+		if !apiequality.Semantic.DeepEqual(&ps.pod().Status, status) {
+			// The status manager ignores a status equal to the one it
+			// has (updateStatusInternal, "Ignoring same status for pod",
+			// pkg/kubelet/status/status_manager.go).
+			acts = append(acts, c.writeStatus(ps, status))
+		}
 		o.scratch = acts
 		if o.resizeErr != nil && len(o.errs) == 1 {
 			c.logSyncError(ps.pod(), o.resizeErr)

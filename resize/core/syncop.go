@@ -75,8 +75,9 @@ type syncOp struct {
 }
 
 // finish schedules the pod's next sync: a minute after a good one, ten
-// seconds after a failed one, none for a pod that has finished. The op
-// then goes back to the core's pool.
+// seconds after a failed one, none for a pod that has finished. A good
+// sync that only read leaves the pod quiet (Core.tick), unless a resize
+// of it is under way or waits. The op then goes back to the core's pool.
 func (o *syncOp) finish(c *Core) {
 	if ps := c.pods[o.uid]; ps != nil {
 		ps.busy = false
@@ -88,6 +89,9 @@ func (o *syncOp) finish(c *Core) {
 			c.setResync(ps, c.now.Add(BackOffPeriod))
 		default:
 			c.setResync(ps, c.now.Add(ResyncInterval))
+			if !o.acted && !ps.dirty && ps.conds.pending == nil && ps.conds.inProgress == nil {
+				ps.quietIn = c.epoch + 1
+			}
 		}
 	}
 	o.recycle()
