@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -124,6 +125,34 @@ func TestRunRepeats(t *testing.T) {
 	}
 	if a.String() == c.String() {
 		t.Error("another seed printed the same run")
+	}
+}
+
+// TestRunIsTheSameOnOneOrManyWorkers: the fleet advances its nodes on
+// every core at once, and a seed gives the same run, line for line,
+// whether one worker on one core (GOMAXPROCS 1) advances the nodes in
+// turn or many advance them together in whatever order the scheduler runs
+// them.
+func TestRunIsTheSameOnOneOrManyWorkers(t *testing.T) {
+	var outs [3]bytes.Buffer
+	procs := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(procs)
+	for i, workers := range []int{1, 4, 16} {
+		cfg := small()
+		cfg.Nodes, cfg.Duration, cfg.Workers = 12, 20*time.Minute, workers
+		runtime.GOMAXPROCS(max(procs, 2))
+		if workers == 1 {
+			runtime.GOMAXPROCS(1)
+		}
+		if _, err := Run(context.Background(), cfg, &outs[i]); err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 && outs[i].String() != outs[0].String() {
+			t.Errorf("%d workers printed another run than one worker:\n%s\nagainst\n%s", workers, outs[i].String(), outs[0].String())
+		}
+	}
+	if len(lines(outs[0].String(), "resize")) == 0 {
+		t.Fatal("the run resized nothing: it compares nothing")
 	}
 }
 

@@ -53,6 +53,10 @@ type Config struct {
 	// it is moving. The lines say nothing of the results, which stay the
 	// same for a seed however fast the machine is.
 	Progress io.Writer
+	// Workers is how many nodes the fleet advances at once
+	// (resize.FleetOptions.Workers; 0: as many as GOMAXPROCS). The run is
+	// the same whatever it is (TestRunIsTheSameOnOneOrManyWorkers).
+	Workers int
 
 	// Kubeconfig, when set, runs the example on the real API server it
 	// names, with nodes that agents run there (RunReal, real.go), instead
@@ -137,7 +141,8 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Summary, error) {
 	s := &sim{
 		cfg: cfg,
 		fleet: resize.NewFleet(resize.FleetOptions{
-			Start: start,
+			Start:   start,
+			Workers: cfg.Workers,
 			// The example keeps every pod decoded (the updater lists them
 			// all every minute) and lists the kubelet's events each minute.
 			Cluster: resize.ClusterOptions{Profile: cfg.Kubelet, HotPods: 2 * cfg.Nodes * cfg.PodsPerNode, EventLimit: 1 << 16},
