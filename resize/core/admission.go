@@ -27,11 +27,7 @@ func (c *Core) resizeRequested(in ResizeRequested) error {
 	// had, admitted or not.
 	c.countRequested(ps.pod(), in.Pod)
 	hasResize := c.s.profile.RevertClearsPending() && resizeOperations(ps.pod(), in.Pod, c.s.profile.InitContainersResizable())
-	// The pod is taken as it is, with the kubelet's own status in place of
-	// the API server's (its top level is the core's: Input's contract).
-	updated := in.Pod
-	updated.Status = ps.pod().Status
-	ps.setPod(updated)
+	ps.setPod(in.Pod)
 	if !ps.admitted {
 		return nil
 	}
@@ -158,8 +154,6 @@ func (t *updateTask) advance(c *Core, _ []Action, _ []Result) ([]Action, bool, b
 	}
 	return nil, false, true
 }
-
-func (*updateTask) finish(*Core) {}
 
 // handleResize is handlePodResourcesResize for one pod (the v1.35
 // allocation manager): a pod whose desired resources equal its allocation
@@ -438,14 +432,7 @@ func (c *Core) retryNext(trigger string) {
 // newRetry returns a retry task for trigger, reusing a finished one's
 // memory.
 func (c *Core) newRetry(trigger string) *retryTask {
-	var t *retryTask
-	if n := len(c.retryPool); n > 0 {
-		t = c.retryPool[n-1].(*retryTask)
-		c.retryPool[n-1] = nil
-		c.retryPool = c.retryPool[:n-1]
-	} else {
-		t = &retryTask{}
-	}
+	t := fromPool[retryTask](&c.retryPool)
 	t.trigger = trigger
 	return t
 }

@@ -224,6 +224,19 @@ func (c *Core) enqueueAlloc(t op) { c.allocTasks = append(c.allocTasks, t) }
 // allocIdle reports whether no allocation task is queued or running.
 func (c *Core) allocIdle() bool { return c.allocHead == len(c.allocTasks) }
 
+// fromPool takes the last finished operation of pool, which holds only
+// *T, keeping its memory; or makes a new one when the pool is empty.
+func fromPool[T any](pool *[]op) *T {
+	n := len(*pool)
+	if n == 0 {
+		return new(T)
+	}
+	o := any((*pool)[n-1]).(*T)
+	(*pool)[n-1] = nil
+	*pool = (*pool)[:n-1]
+	return o
+}
+
 // opOutput is what every operation carries: the actions it has decided
 // but not yet handed out (events, emitted with its next batch), and the
 // memory of its batches, reused from one batch to the next (an operation

@@ -50,8 +50,14 @@ func (ps *podState) live() *podBody {
 // gave it, status as the kubelet last wrote it.
 func (ps *podState) pod() *v1.Pod { return ps.live().pod }
 
-// setPod replaces ps's API object.
-func (ps *podState) setPod(pod *v1.Pod) { ps.live().pod = pod }
+// setPod replaces ps's API object with pod, an update from the API
+// server, taken as it is but with the kubelet's own status in place of the
+// API server's (its top level is the core's: Input's contract).
+func (ps *podState) setPod(pod *v1.Pod) {
+	b := ps.live()
+	pod.Status = b.pod.Status
+	b.pod = pod
+}
 
 // isTerminal is isTerminal(ps.pod()), without thawing a frozen ps.
 func (ps *podState) isTerminal() bool {

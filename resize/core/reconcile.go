@@ -61,18 +61,10 @@ func (o *syncOp) reconcileWrites(c *Core, ps *podState, done []Action, res []Res
 	// The pod's totals once the write is done: the allocation's values
 	// where the kubelet sets them, what the cgroup holds elsewhere.
 	cur := readingOf(r.Values, s.cfg.CgroupVersion)
-	if desired.Memory == nil {
-		desired.Memory = &cur.Memory
-	}
-	if desired.CPUQuota == nil {
-		desired.CPUQuota = &cur.Quota
-	}
-	if desired.CPUPeriod == nil {
-		desired.CPUPeriod = &cur.Period
-	}
-	if desired.CPUShares == nil {
-		desired.CPUShares = &cur.Shares
-	}
+	orDefault(&desired.Memory, &cur.Memory)
+	orDefault(&desired.CPUQuota, &cur.Quota)
+	orDefault(&desired.CPUPeriod, &cur.Period)
+	orDefault(&desired.CPUShares, &cur.Shares)
 	return []Action{
 		SetCgroup{Path: ps.podCgroup, Values: diff},
 		UpdatePodSandboxResources{Request: s.cri.SandboxResources(ps.sandboxID, o.alloc, desired)},

@@ -2,6 +2,7 @@ package core
 
 import (
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -78,7 +79,7 @@ func statusResources(alloc v1.ResourceRequirements, running bool, reported *runt
 		if alloc.Limits != nil {
 			if !rt.hasCPULimit {
 				keepPrevious(&limits, prevLimits, v1.ResourceCPU)
-			} else if rt.cpuLimit.MilliValue() > cgconfig.MinMilliCPULimit || milliOf(alloc.Limits, v1.ResourceCPU) > cgconfig.MinMilliCPULimit {
+			} else if rt.cpuLimit.MilliValue() > cgconfig.MinMilliCPULimit || quantityOf(alloc.Limits, v1.ResourceCPU).MilliValue() > cgconfig.MinMilliCPULimit {
 				limits.set(v1.ResourceCPU, rt.cpuLimit)
 			}
 			if rt.hasMemoryLimit {
@@ -90,7 +91,7 @@ func statusResources(alloc v1.ResourceRequirements, running bool, reported *runt
 		if alloc.Requests != nil {
 			if !rt.hasCPURequest {
 				keepPrevious(&requests, prevRequests, v1.ResourceCPU)
-			} else if rt.cpuRequest.MilliValue() > cgconfig.MinShares || milliOf(alloc.Requests, v1.ResourceCPU) > cgconfig.MinShares {
+			} else if rt.cpuRequest.MilliValue() > cgconfig.MinShares || quantityOf(alloc.Requests, v1.ResourceCPU).MilliValue() > cgconfig.MinShares {
 				requests.set(v1.ResourceCPU, rt.cpuRequest)
 			}
 		}
@@ -100,15 +101,6 @@ func statusResources(alloc v1.ResourceRequirements, running bool, reported *runt
 		return prev.Resources
 	}
 	return &v1.ResourceRequirements{Limits: limits.list, Requests: requests.list, Claims: alloc.Claims}
-}
-
-// milliOf is the list's amount of a resource in milli-units, 0 when absent.
-func milliOf(list v1.ResourceList, name v1.ResourceName) int64 {
-	q, ok := list[name]
-	if !ok {
-		return 0
-	}
-	return q.MilliValue()
 }
 
 // sharedList is a resource list that is shared until it must change: set
@@ -201,11 +193,8 @@ func (c *Core) buildStatus(ps *podState, alloc *v1.Pod, states map[string]Contai
 		cs.Resources = statusResources(allocOf(ctr), ok && st.Running, rt.GetResources(), prev, cs.ContainerID)
 		return cs
 	}
-	status.InitContainerStatuses = nil
-	status.ContainerStatuses = nil
-	if n := len(alloc.Spec.InitContainers); n > 0 {
-		status.InitContainerStatuses = make([]v1.ContainerStatus, 0, n)
-	}
+	status.InitContainerStatuses = slices.Grow([]v1.ContainerStatus(nil), len(alloc.Spec.InitContainers))
+	status.ContainerStatuses = slices.Grow([]v1.ContainerStatus(nil), len(alloc.Spec.Containers))
 	for i := range alloc.Spec.InitContainers {
 		ctr := &alloc.Spec.InitContainers[i]
 		if qos.IsSidecar(ctr) {
@@ -222,9 +211,6 @@ func (c *Core) buildStatus(ps *podState, alloc *v1.Pod, states map[string]Contai
 		})
 	}
 	running := 0
-	if n := len(alloc.Spec.Containers); n > 0 {
-		status.ContainerStatuses = make([]v1.ContainerStatus, 0, n)
-	}
 	for i := range alloc.Spec.Containers {
 		cs := build(&alloc.Spec.Containers[i])
 		if cs.State.Running != nil {
