@@ -103,10 +103,7 @@ func resizeOperations(old, updated *v1.Pod, initResizable bool) bool {
 // check from 1.35; the 1.33 and 1.34 profiles push a reverted resize's
 // pod too, so that their pod_updated retry clears its condition.)
 func (c *Core) pushPending(ps *podState) {
-	if !ps.view().Changed() && ps.conds.pending == nil {
-		return
-	}
-	if c.queue.Has(ps.uid) {
+	if !ps.view().Changed() && ps.conds.pending == nil || c.queue.Has(ps.uid) {
 		return
 	}
 	// The queue is pushed again, item by item in its order, with every
@@ -329,7 +326,6 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 		} else {
 			c.startResize(ps, t.decided, &t.opOutput)
 			t.allocated(c, ps.pod())
-			t.countAccepted(c)
 		}
 		t.settle(c, ps, r.Err == nil)
 		t.next++
@@ -356,7 +352,6 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 			// Nothing to allocate: the kubelet's retry counts that as
 			// accepted too, if the pod was Deferred before (see
 			// Core.resizeDeferred).
-			t.countAccepted(c)
 			t.allocated(c, ps.pod())
 		} else {
 			c.logRetryOutcome(ps.pod(), outcome, nil)
@@ -373,26 +368,23 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 	return t.take(), false, true
 }
 
-// allocated logs a resize the retry allocated, or found with nothing left
-// to allocate (the kubelet's successful resizes), and keeps it for the
-// line a periodic retry logs at its end.
+// allocated takes a resize the retry allocated, or found with nothing left
+// to allocate (the kubelet's successful resizes). It counts the resize as
+// accepted after being deferred if its pod was Deferred before the
+// decision (retryPendingResizes counts every resize that neither failed
+// nor stays pending nor is Infeasible, when IsPodResizeDeferred held
+// before it), logs it, and keeps it for the line a periodic retry logs at
+// its end.
 func (t *retryTask) allocated(c *Core, pod *v1.Pod) {
+	if t.deferredBefore {
+		c.countDeferredAccepted(t.trigger)
+	}
 	if !c.logging {
 		return
 	}
 	c.logRetryOutcome(pod, allocation.Admitted, nil)
 	if t.trigger == allocation.TriggerPeriodicRetry {
 		t.retried = append(t.retried, kObj(pod).Value.String())
-	}
-}
-
-// countAccepted counts the resize just decided as accepted after being
-// deferred if its pod was Deferred before the decision: retryPendingResizes
-// counts every resize that neither failed nor stays pending nor is
-// Infeasible, when IsPodResizeDeferred held before it.
-func (t *retryTask) countAccepted(c *Core) {
-	if t.deferredBefore {
-		c.countDeferredAccepted(t.trigger)
 	}
 }
 

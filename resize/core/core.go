@@ -39,15 +39,14 @@ var (
 	ErrTooManyResults = errors.New("more results than actions")
 )
 
-// Core is the kubelet's resize path as a state machine, in the shape of
-// etcd-io/raft's RawNode: Step takes an input (a pod added, a resize, a
-// timer, the results of a batch) and returns the next Batch of actions for
-// the driver to perform. Every decision the kubelet makes lives here:
-// admission, the pending-resize queue and its timer, what a pod sync does
-// and in which order, the memory-usage check, conditions, events, status
-// and checkpoint records. The core does no I/O, reads no clock, takes no
-// lock and starts no goroutine; a Core is not safe for concurrent use, and
-// its driver calls it under one lock.
+// Core is the kubelet's resize path as a state machine (see the package
+// documentation): Step takes an input (a pod added, a resize, a timer, the
+// results of a batch) and returns the next Batch of actions for the driver
+// to perform. Every decision the kubelet makes lives here: admission, the
+// pending-resize queue and its timer, what a pod sync does and in which
+// order, the memory-usage check, conditions, events, status and checkpoint
+// records. A Core is not safe for concurrent use: its driver calls it
+// under one lock.
 //
 // Work is done in operations: a pod sync, a pod teardown, or a node-wide
 // allocation task (admitting a pod, retrying the pending resizes). An

@@ -239,10 +239,7 @@ func (c *Core) allocationFromPod(ps *podState, pod allocation.Allocated) allocat
 // the 1.37 rule changes nothing it can reach today; it is kept so that the
 // count stays the kubelet's if that ever changes.
 func (c *Core) counts(ps *podState) bool {
-	if !ps.admitted || ps.isTerminal() {
-		return false
-	}
-	return ps.hasAllocated || !c.s.profile.AdmissionSkipsUnallocatedPods()
+	return ps.admitted && !ps.isTerminal() && (ps.hasAllocated || !c.s.profile.AdmissionSkipsUnallocatedPods())
 }
 
 // finished reports whether the kubelet's pod worker is done with the pod:

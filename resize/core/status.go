@@ -28,21 +28,14 @@ type runtimeResources struct {
 func fromRuntime(r *runtimeapi.ContainerResources) runtimeResources {
 	var out runtimeResources
 	linux := r.GetLinux()
-	if linux == nil {
-		return out
+	if m := cgconfig.QuotaToMilliCPU(linux.GetCpuQuota(), linux.GetCpuPeriod()); m > 0 {
+		out.cpuLimit, out.hasCPULimit = *resource.NewMilliQuantity(m, resource.DecimalSI), true
 	}
-	if linux.CpuPeriod > 0 {
-		if m := cgconfig.QuotaToMilliCPU(linux.CpuQuota, linux.CpuPeriod); m > 0 {
-			out.cpuLimit, out.hasCPULimit = *resource.NewMilliQuantity(m, resource.DecimalSI), true
-		}
+	if m := cgconfig.SharesToMilliCPU(linux.GetCpuShares()); m > 0 {
+		out.cpuRequest, out.hasCPURequest = *resource.NewMilliQuantity(m, resource.DecimalSI), true
 	}
-	if linux.CpuShares > 0 {
-		if m := cgconfig.SharesToMilliCPU(linux.CpuShares); m > 0 {
-			out.cpuRequest, out.hasCPURequest = *resource.NewMilliQuantity(m, resource.DecimalSI), true
-		}
-	}
-	if linux.MemoryLimitInBytes > 0 {
-		out.memoryLimit, out.hasMemoryLimit = *resource.NewQuantity(linux.MemoryLimitInBytes, resource.BinarySI), true
+	if memory := linux.GetMemoryLimitInBytes(); memory > 0 {
+		out.memoryLimit, out.hasMemoryLimit = *resource.NewQuantity(memory, resource.BinarySI), true
 	}
 	return out
 }
@@ -155,12 +148,7 @@ func (c *Core) buildStatus(ps *podState, alloc *v1.Pod, states map[string]Contai
 	if status.StartTime == nil {
 		status.StartTime = new(metav1.NewTime(c.now))
 	}
-	allocOf := func(ctr *v1.Container) v1.ResourceRequirements {
-		if r, ok := ps.live().allocated.ContainerResources[ctr.Name]; ok && ps.hasAllocated {
-			return r
-		}
-		return ctr.Resources
-	}
+	view := ps.view()
 	build := func(ctr *v1.Container) v1.ContainerStatus {
 		prev := previousStatus(pod, ctr.Name)
 		cs := v1.ContainerStatus{Name: ctr.Name, Image: ctr.Image, ImageID: ctr.Image, Started: &startedFalse}
@@ -190,7 +178,7 @@ func (c *Core) buildStatus(ps *podState, alloc *v1.Pod, states map[string]Contai
 		default:
 			cs.State.Waiting = &containerCreating
 		}
-		cs.Resources = statusResources(allocOf(ctr), ok && st.Running, rt.GetResources(), prev, cs.ContainerID)
+		cs.Resources = statusResources(view.Resources(ctr), ok && st.Running, rt.GetResources(), prev, cs.ContainerID)
 		return cs
 	}
 	status.InitContainerStatuses = slices.Grow([]v1.ContainerStatus(nil), len(alloc.Spec.InitContainers))
@@ -238,8 +226,7 @@ func previousStatus(pod *v1.Pod, name string) *v1.ContainerStatus {
 // containerIDOf is the status's container ID for the runtime's id, the
 // previous status's string when it is the same.
 func containerIDOf(prev *v1.ContainerStatus, id string) string {
-	if prev != nil && len(prev.ContainerID) == len(containerIDPrefix)+len(id) &&
-		strings.HasPrefix(prev.ContainerID, containerIDPrefix) && prev.ContainerID[len(containerIDPrefix):] == id {
+	if prev != nil && strings.HasPrefix(prev.ContainerID, containerIDPrefix) && prev.ContainerID[len(containerIDPrefix):] == id {
 		return prev.ContainerID
 	}
 	return containerIDPrefix + id
