@@ -27,11 +27,7 @@ func (c *Core) resizeRequested(in ResizeRequested) error {
 	// had, admitted or not.
 	c.countRequested(ps.pod(), in.Pod)
 	hasResize := c.s.profile.RevertClearsPending() && resizeOperations(ps.pod(), in.Pod, c.s.profile.InitContainersResizable())
-	// The pod is taken as it is, with the kubelet's own status in place of
-	// the API server's (its top level is the core's: Input's contract).
-	updated := in.Pod
-	updated.Status = ps.pod().Status
-	ps.setPod(updated)
+	ps.setPod(in.Pod)
 	if !ps.admitted {
 		return nil
 	}
@@ -107,10 +103,7 @@ func resizeOperations(old, updated *v1.Pod, initResizable bool) bool {
 // check from 1.35; the 1.33 and 1.34 profiles push a reverted resize's
 // pod too, so that their pod_updated retry clears its condition.)
 func (c *Core) pushPending(ps *podState) {
-	if !ps.view().Changed() && ps.conds.pending == nil {
-		return
-	}
-	if c.queue.Has(ps.uid) {
+	if !ps.view().Changed() && ps.conds.pending == nil || c.queue.Has(ps.uid) {
 		return
 	}
 	// The queue is pushed again, item by item in its order, with every
@@ -158,8 +151,6 @@ func (t *updateTask) advance(c *Core, _ []Action, _ []Result) ([]Action, bool, b
 	}
 	return nil, false, true
 }
-
-func (*updateTask) finish(*Core) {}
 
 // handleResize is handlePodResourcesResize for one pod (the v1.35
 // allocation manager): a pod whose desired resources equal its allocation
@@ -336,7 +327,6 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 		} else {
 			c.startResize(ps, t.decided, &t.opOutput)
 			t.allocated(c, ps.pod())
-			t.countAccepted(c)
 		}
 		t.settle(c, ps, r.Err == nil)
 		t.next++
@@ -363,7 +353,6 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 			// Nothing to allocate: the kubelet's retry counts that as
 			// accepted too, if the pod was Deferred before (see
 			// Core.resizeDeferred).
-			t.countAccepted(c)
 			t.allocated(c, ps.pod())
 		} else {
 			c.logRetryOutcome(ps.pod(), outcome, nil)
@@ -380,26 +369,23 @@ func (t *retryTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 	return t.take(), false, true
 }
 
-// allocated logs a resize the retry allocated, or found with nothing left
-// to allocate (the kubelet's successful resizes), and keeps it for the
-// line a periodic retry logs at its end.
+// allocated takes a resize the retry allocated, or found with nothing left
+// to allocate (the kubelet's successful resizes). It counts the resize as
+// accepted after being deferred if its pod was Deferred before the
+// decision (retryPendingResizes counts every resize that neither failed
+// nor stays pending nor is Infeasible, when IsPodResizeDeferred held
+// before it), logs it, and keeps it for the line a periodic retry logs at
+// its end.
 func (t *retryTask) allocated(c *Core, pod *v1.Pod) {
+	if t.deferredBefore {
+		c.countDeferredAccepted(t.trigger)
+	}
 	if !c.logging {
 		return
 	}
 	c.logRetryOutcome(pod, allocation.Admitted, nil)
 	if t.trigger == allocation.TriggerPeriodicRetry {
 		t.retried = append(t.retried, kObj(pod).Value.String())
-	}
-}
-
-// countAccepted counts the resize just decided as accepted after being
-// deferred if its pod was Deferred before the decision: retryPendingResizes
-// counts every resize that neither failed nor stays pending nor is
-// Infeasible, when IsPodResizeDeferred held before it.
-func (t *retryTask) countAccepted(c *Core) {
-	if t.deferredBefore {
-		c.countDeferredAccepted(t.trigger)
 	}
 }
 
@@ -439,14 +425,7 @@ func (c *Core) retryNext(trigger string) {
 // newRetry returns a retry task for trigger, reusing a finished one's
 // memory.
 func (c *Core) newRetry(trigger string) *retryTask {
-	var t *retryTask
-	if n := len(c.retryPool); n > 0 {
-		t = c.retryPool[n-1].(*retryTask)
-		c.retryPool[n-1] = nil
-		c.retryPool = c.retryPool[:n-1]
-	} else {
-		t = &retryTask{}
-	}
+	t := fromPool[retryTask](&c.retryPool)
 	t.trigger = trigger
 	return t
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -89,14 +90,10 @@ type apiConditions struct {
 // takes them over and it has a resize condition.
 func (t *podsAddedTask) add(c *Core, pod *v1.Pod) {
 	t.uids = append(t.uids, pod.UID)
-	if !c.s.profile.BackfillsResizeConditions() {
-		return
-	}
-	for i := range pod.Status.Conditions {
-		if typ := pod.Status.Conditions[i].Type; typ == v1.PodResizePending || typ == v1.PodResizeInProgress {
-			t.backfill = append(t.backfill, apiConditions{uid: pod.UID, conds: pod.Status.Conditions})
-			return
-		}
+	if c.s.profile.BackfillsResizeConditions() && slices.ContainsFunc(pod.Status.Conditions, func(c v1.PodCondition) bool {
+		return c.Type == v1.PodResizePending || c.Type == v1.PodResizeInProgress
+	}) {
+		t.backfill = append(t.backfill, apiConditions{uid: pod.UID, conds: pod.Status.Conditions})
 	}
 }
 
@@ -120,8 +117,6 @@ func (t *podsAddedTask) advance(c *Core, _ []Action, _ []Result) ([]Action, bool
 	}
 	return nil, false, true
 }
-
-func (*podsAddedTask) finish(*Core) {}
 
 // admitTask admits one pod (HandlePodAdditions' canAdmitPod): against the
 // other admitted pods, with the pod's checkpointed allocation if it has
@@ -168,8 +163,6 @@ func (t *admitTask) advance(c *Core, done []Action, res []Result) ([]Action, boo
 		return t.take(), false, true
 	}
 }
-
-func (t *admitTask) finish(*Core) {}
 
 // rejectedStatus is the status the kubelet writes for a pod the admit
 // handlers refused, as the API server ends up with it. From 1.35

@@ -1,6 +1,8 @@
 package core
 
 import (
+	"slices"
+
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -176,11 +178,7 @@ func (c *resizeConditions) listLike(prev []v1.PodCondition) []v1.PodCondition {
 	if len(set) == 0 {
 		return nil
 	}
-	same := len(prev) == len(set)
-	for i := 0; same && i < len(set); i++ {
-		same = prev[i] == *set[i]
-	}
-	if same {
+	if slices.EqualFunc(prev, set, func(p v1.PodCondition, c *v1.PodCondition) bool { return p == *c }) {
 		return prev
 	}
 	out := make([]v1.PodCondition, len(set))

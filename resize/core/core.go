@@ -39,15 +39,14 @@ var (
 	ErrTooManyResults = errors.New("more results than actions")
 )
 
-// Core is the kubelet's resize path as a state machine, in the shape of
-// etcd-io/raft's RawNode: Step takes an input (a pod added, a resize, a
-// timer, the results of a batch) and returns the next Batch of actions for
-// the driver to perform. Every decision the kubelet makes lives here:
-// admission, the pending-resize queue and its timer, what a pod sync does
-// and in which order, the memory-usage check, conditions, events, status
-// and checkpoint records. The core does no I/O, reads no clock, takes no
-// lock and starts no goroutine; a Core is not safe for concurrent use, and
-// its driver calls it under one lock.
+// Core is the kubelet's resize path as a state machine (see the package
+// documentation): Step takes an input (a pod added, a resize, a timer, the
+// results of a batch) and returns the next Batch of actions for the driver
+// to perform. Every decision the kubelet makes lives here: admission, the
+// pending-resize queue and its timer, what a pod sync does and in which
+// order, the memory-usage check, conditions, events, status and checkpoint
+// records. A Core is not safe for concurrent use: its driver calls it
+// under one lock.
 //
 // Work is done in operations: a pod sync, a pod teardown, or a node-wide
 // allocation task (admitting a pod, retrying the pending resizes). An
@@ -227,6 +226,19 @@ func (c *Core) enqueueAlloc(t op) { c.allocTasks = append(c.allocTasks, t) }
 
 // allocIdle reports whether no allocation task is queued or running.
 func (c *Core) allocIdle() bool { return c.allocHead == len(c.allocTasks) }
+
+// fromPool takes the last finished operation of pool, which holds only
+// *T, keeping its memory; or makes a new one when the pool is empty.
+func fromPool[T any](pool *[]op) *T {
+	n := len(*pool)
+	if n == 0 {
+		return new(T)
+	}
+	o := any((*pool)[n-1]).(*T)
+	(*pool)[n-1] = nil
+	*pool = (*pool)[:n-1]
+	return o
+}
 
 // opOutput is what every operation carries: the actions it has decided
 // but not yet handed out (events, emitted with its next batch), and the

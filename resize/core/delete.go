@@ -120,11 +120,8 @@ func (c *Core) deleteRequested(in DeleteRequested) error {
 	}
 	c.setNow(in.Now)
 	if in.Pod != nil {
-		// The API server's pod with its deletion marks, and the status the
-		// kubelet last wrote.
-		updated := in.Pod
-		updated.Status = ps.pod().Status
-		ps.setPod(updated)
+		// The API server's pod with its deletion marks.
+		ps.setPod(in.Pod)
 	}
 	// From now on the pod is torn down, never synced, until it is gone:
 	// a failed teardown is tried again at the pod's next resync, as the

@@ -57,10 +57,9 @@ func (c *Core) podError(pod *v1.Pod, err error, msg string) {
 // logAdmissionDenied is canAdmitPod's line when an admit handler refuses a
 // pod, new or resized (pkg/kubelet/allocation/allocation_manager.go).
 func (c *Core) logAdmissionDenied(pod *v1.Pod, reason, message string) {
-	if !c.logging {
-		return
+	if c.logging {
+		c.info(0, "Pod admission denied", podUID(pod.UID), kObj(pod), slog.String("reason", reason), slog.String("message", message))
 	}
-	c.info(0, "Pod admission denied", podUID(pod.UID), kObj(pod), slog.String("reason", reason), slog.String("message", message))
 }
 
 // logResizeDecision is what canResizePod logs for a refused resize
@@ -110,10 +109,9 @@ func (c *Core) logRetryOutcome(pod *v1.Pod, outcome allocation.Outcome, err erro
 // logPendingPodGone is retryPendingResizes' line for a queued pod the
 // kubelet no longer has (allocation_manager.go).
 func (c *Core) logPendingPodGone(uid types.UID) {
-	if !c.logging {
-		return
+	if c.logging {
+		c.info(4, "Pod not found; removing from pending resizes", podUID(uid))
 	}
-	c.info(4, "Pod not found; removing from pending resizes", podUID(uid))
 }
 
 // logRetriedAfterTimeout is the allocation manager's Run loop's line for
@@ -230,9 +228,8 @@ func (c *Core) logResizeWrites(pod, alloc *v1.Pod, memory []ContainerUpdate, don
 // resize: the error is the kubelet's PodSyncResult.Error for it
 // (pkg/kubelet/container/sync_result.go).
 func (c *Core) logSyncError(pod *v1.Pod, resizeErr error) {
-	if !c.logging {
-		return
+	if c.logging {
+		err := fmt.Errorf("failed to %q for %q with %w: %q", "ResizePodInPlace", formatPod(pod), ErrResizePodInPlace, resizeErr.Error())
+		c.logError(err, "Error syncing pod, skipping", kObj(pod), podUID(pod.UID))
 	}
-	err := fmt.Errorf("failed to %q for %q with %w: %q", "ResizePodInPlace", formatPod(pod), ErrResizePodInPlace, resizeErr.Error())
-	c.logError(err, "Error syncing pod, skipping", kObj(pod), podUID(pod.UID))
 }

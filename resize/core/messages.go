@@ -41,18 +41,15 @@ type resizeSummary struct {
 
 // resizeMessage is "<prefix>: <JSON summary of pod's resources>".
 func resizeMessage(pod *v1.Pod, generation int64, errorMsg, prefix string) string {
+	summary := func(list []v1.Container) (out []resizeSummaryContainer) {
+		for i := range list {
+			out = append(out, resizeSummaryContainer{Name: list[i].Name, Resources: list[i].Resources})
+		}
+		return out
+	}
 	s := resizeSummary{Generation: generation, Error: errorMsg}
-	if pod == nil {
-		// No pod, no containers: the message says so by listing none.
-		pod = &v1.Pod{}
-	}
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		s.InitContainers = append(s.InitContainers, resizeSummaryContainer{Name: c.Name, Resources: c.Resources})
-	}
-	for i := range pod.Spec.Containers {
-		c := &pod.Spec.Containers[i]
-		s.Containers = append(s.Containers, resizeSummaryContainer{Name: c.Name, Resources: c.Resources})
+	if pod != nil { // no pod lists no containers
+		s.InitContainers, s.Containers = summary(pod.Spec.InitContainers), summary(pod.Spec.Containers)
 	}
 	b, err := json.Marshal(s)
 	if err != nil {

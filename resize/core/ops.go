@@ -17,6 +17,10 @@ func (o *opOutput) eventSlot() *Event {
 
 func (o *opOutput) output() *opOutput { return o }
 
+// finish does nothing: the operations that have nothing to do when they
+// end keep this one.
+func (o *opOutput) finish(*Core) {}
+
 func (o *opOutput) emit(a ...Action) { o.pending = append(o.pending, a...) }
 
 // take returns the pending actions followed by acts, and clears them.

@@ -71,22 +71,13 @@ func actuatedLimits(pod *v1.ResourceRequirements, own v1.ResourceList, podLevelR
 	if !podLevelResize || pod == nil || len(pod.Limits) == 0 {
 		return own
 	}
-	var out v1.ResourceList
+	out := sharedList{list: own}
 	for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
-		p, ok := pod.Limits[name]
-		if q := own[name]; !q.IsZero() || !ok || p.IsZero() {
-			continue
+		if p, ok := pod.Limits[name]; ok && !p.IsZero() && quantityOf(own, name).IsZero() {
+			out.set(name, p)
 		}
-		if out == nil {
-			out = make(v1.ResourceList, len(own)+2)
-			maps.Copy(out, own)
-		}
-		out[name] = p
 	}
-	if out == nil {
-		return own
-	}
-	return out
+	return out.list
 }
 
 // actuatedRequirements is the record setActuatedContainerResources writes
@@ -142,10 +133,7 @@ type PodActions struct {
 // Resizing reports whether the actions include a resize (step 7 of
 // SyncPod).
 func (a *PodActions) Resizing() bool {
-	if a == nil {
-		return false
-	}
-	return len(a.UpdateMemory) > 0 || len(a.UpdateCPU) > 0 || a.UpdatePodResources
+	return a != nil && (len(a.UpdateMemory) > 0 || len(a.UpdateCPU) > 0 || a.UpdatePodResources)
 }
 
 // planPod is computePodActions: containers that are missing or exited are
@@ -325,10 +313,7 @@ func resizeInProgress(alloc *v1.Pod, states map[string]ContainerState, actuated 
 			}
 		}
 	}
-	if podLevelResize && alloc.Spec.Resources != nil {
-		return !podLevelActuated(alloc, actuated)
-	}
-	return false
+	return podLevelResize && alloc.Spec.Resources != nil && !podLevelActuated(alloc, actuated)
 }
 
 // sharesRecord reports, cheaply, that a container's allocated resources
@@ -374,7 +359,7 @@ func (c *Core) Clone() (*Core, error) {
 		started:  c.started,
 		now:      c.now,
 		pods:     make(map[types.UID]*podState, len(c.pods)),
-		byName:   make(map[podName]types.UID, len(c.byName)),
+		byName:   maps.Clone(c.byName),
 		nextSeq:  c.nextSeq,
 		order:    slices.Clone(c.order),
 		retry:    c.retry,
@@ -386,7 +371,6 @@ func (c *Core) Clone() (*Core, error) {
 	for _, item := range c.queue.Items() {
 		out.queue.Push(item)
 	}
-	maps.Copy(out.byName, c.byName)
 	for _, uid := range c.order {
 		ps := c.pods[uid]
 		cp := *ps
@@ -435,7 +419,6 @@ func (c *Core) PlanAdmission(pod *v1.Pod) (AdmissionPlan, error) {
 		return AdmissionPlan{}, fmt.Errorf("plan %s/%s: %w", pod.Namespace, pod.Name, ErrUnknownPod)
 	}
 	updated := pod.DeepCopy()
-	updated.Status = ps.pod().Status
 	ps.setPod(updated)
 	plan := AdmissionPlan{QueuePosition: -1}
 	if !ps.view().Changed() {

@@ -145,43 +145,27 @@ func (r containerRecords) id(name string) string {
 // podName is a pod's namespace and name, the key the kubelet is asked by.
 type podName struct{ namespace, name string }
 
-// overlay is UpdatePodFromAllocation: the pod with its checkpointed
-// allocation in place of the desired resources, and whether that differs
-// from the spec (a resize is pending). The allocation is compared in
-// place and the pod copied only where they differ.
-func overlay(pod *v1.Pod, alloc allocation.PodResources, has bool) (*v1.Pod, bool) {
-	if !has {
-		return pod, false
+// allocatedPod is UpdatePodFromAllocation: the pod with its checkpointed
+// allocation in place of the desired resources, a copy where they differ,
+// and whether they do (a resize is pending). It is for the sync, which
+// hands the allocated pod on; decisions read the pod through view instead.
+func (ps *podState) allocatedPod() (*v1.Pod, bool) {
+	view := ps.view()
+	if !view.Changed() {
+		return view.Pod, false
 	}
-	out := pod
-	changed := false
-	copyOnce := func() {
-		if !changed {
-			out = pod.DeepCopy()
-			changed = true
-		}
-	}
-	for l, list := range [2][]v1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+	out, alloc := view.Pod.DeepCopy(), view.Record
+	for _, list := range [2][]v1.Container{out.Spec.Containers, out.Spec.InitContainers} {
 		for i := range list {
 			if r, ok := alloc.ContainerResources[list[i].Name]; ok && !allocation.SameResources(&list[i].Resources, &r) {
-				copyOnce()
-				[2][]v1.Container{out.Spec.Containers, out.Spec.InitContainers}[l][i].Resources = *r.DeepCopy()
+				list[i].Resources = *r.DeepCopy()
 			}
 		}
 	}
-	if alloc.PodLevelResources != nil && pod.Spec.Resources != nil && !allocation.SameResources(pod.Spec.Resources, alloc.PodLevelResources) {
-		copyOnce()
+	if alloc.PodLevelResources != nil && out.Spec.Resources != nil && !allocation.SameResources(out.Spec.Resources, alloc.PodLevelResources) {
 		out.Spec.Resources = alloc.PodLevelResources.DeepCopy()
 	}
-	return out, changed
-}
-
-// allocatedPod is the pod overlaid with its own allocation, a copy where
-// they differ: for the sync, which hands the allocated pod on. Decisions
-// read the pod through view instead.
-func (ps *podState) allocatedPod() (*v1.Pod, bool) {
-	b := ps.live()
-	return overlay(b.pod, b.allocated, ps.hasAllocated)
+	return out, true
 }
 
 // view is the allocated pod without a copy.

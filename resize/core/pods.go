@@ -50,8 +50,14 @@ func (ps *podState) live() *podBody {
 // gave it, status as the kubelet last wrote it.
 func (ps *podState) pod() *v1.Pod { return ps.live().pod }
 
-// setPod replaces ps's API object.
-func (ps *podState) setPod(pod *v1.Pod) { ps.live().pod = pod }
+// setPod replaces ps's API object with pod, an update from the API
+// server, taken as it is but with the kubelet's own status in place of the
+// API server's (its top level is the core's: Input's contract).
+func (ps *podState) setPod(pod *v1.Pod) {
+	b := ps.live()
+	pod.Status = b.pod.Status
+	b.pod = pod
+}
 
 // isTerminal is isTerminal(ps.pod()), without thawing a frozen ps.
 func (ps *podState) isTerminal() bool {
@@ -233,10 +239,7 @@ func (c *Core) allocationFromPod(ps *podState, pod allocation.Allocated) allocat
 // the 1.37 rule changes nothing it can reach today; it is kept so that the
 // count stays the kubelet's if that ever changes.
 func (c *Core) counts(ps *podState) bool {
-	if !ps.admitted || ps.isTerminal() {
-		return false
-	}
-	return ps.hasAllocated || !c.s.profile.AdmissionSkipsUnallocatedPods()
+	return ps.admitted && !ps.isTerminal() && (ps.hasAllocated || !c.s.profile.AdmissionSkipsUnallocatedPods())
 }
 
 // finished reports whether the kubelet's pod worker is done with the pod:

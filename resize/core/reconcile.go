@@ -61,18 +61,10 @@ func (o *syncOp) reconcileWrites(c *Core, ps *podState, done []Action, res []Res
 	// The pod's totals once the write is done: the allocation's values
 	// where the kubelet sets them, what the cgroup holds elsewhere.
 	cur := readingOf(r.Values, s.cfg.CgroupVersion)
-	if desired.Memory == nil {
-		desired.Memory = &cur.Memory
-	}
-	if desired.CPUQuota == nil {
-		desired.CPUQuota = &cur.Quota
-	}
-	if desired.CPUPeriod == nil {
-		desired.CPUPeriod = &cur.Period
-	}
-	if desired.CPUShares == nil {
-		desired.CPUShares = &cur.Shares
-	}
+	orDefault(&desired.Memory, &cur.Memory)
+	orDefault(&desired.CPUQuota, &cur.Quota)
+	orDefault(&desired.CPUPeriod, &cur.Period)
+	orDefault(&desired.CPUShares, &cur.Shares)
 	return []Action{
 		SetCgroup{Path: ps.podCgroup, Values: diff},
 		UpdatePodSandboxResources{Request: s.cri.SandboxResources(ps.sandboxID, o.alloc, desired)},
@@ -93,51 +85,43 @@ func (o *syncOp) reconciled(ps *podState, done []Action, res []Result) {
 // them, rounded down to whole pages; a quota of 0 or less is no limit.
 func cgroupDrift(want, got cgconfig.Values, version cgconfig.Version) (cgconfig.Values, bool) {
 	var diff cgconfig.Values
-	any := false
+	// read is a value got holds, Unlimited when it holds none.
+	read := func(v *int64) int64 {
+		if v == nil {
+			return cgconfig.Unlimited
+		}
+		return *v
+	}
+	differs := func(w, g *uint64) bool { return w != nil && (g == nil || *g != *w) }
 	if want.MemoryLimit != nil {
-		w := *want.MemoryLimit
+		w, g := *want.MemoryLimit, read(got.MemoryLimit)
 		if w > 0 {
 			w = w / cgconfig.PageSize * cgconfig.PageSize
-		}
-		g := int64(cgconfig.Unlimited)
-		if got.MemoryLimit != nil {
-			g = *got.MemoryLimit
 		}
 		if g >= cgconfig.V1UnlimitedMemory {
 			g = cgconfig.Unlimited
 		}
 		if w != g {
-			diff.MemoryLimit, any = want.MemoryLimit, true
+			diff.MemoryLimit = want.MemoryLimit
 		}
 	}
-	if version == cgconfig.V2 && want.CPUWeight != nil && (got.CPUWeight == nil || *got.CPUWeight != *want.CPUWeight) {
-		diff.CPUWeight, any = want.CPUWeight, true
+	if version == cgconfig.V2 && differs(want.CPUWeight, got.CPUWeight) {
+		diff.CPUWeight = want.CPUWeight
 	}
-	if version == cgconfig.V1 && want.CPUShares != nil && (got.CPUShares == nil || *got.CPUShares != *want.CPUShares) {
-		diff.CPUShares, any = want.CPUShares, true
+	if version == cgconfig.V1 && differs(want.CPUShares, got.CPUShares) {
+		diff.CPUShares = want.CPUShares
 	}
-	if want.CPUQuota != nil {
-		w, g := *want.CPUQuota, int64(cgconfig.Unlimited)
-		if got.CPUQuota != nil {
-			g = *got.CPUQuota
-		}
-		if w <= 0 {
-			w = cgconfig.Unlimited
-		}
-		if g <= 0 {
-			g = cgconfig.Unlimited
-		}
-		if w != g {
-			diff.CPUQuota, any = want.CPUQuota, true
-		}
+	// Every quota of 0 or less is the same: no limit.
+	if want.CPUQuota != nil && max(*want.CPUQuota, 0) != max(read(got.CPUQuota), 0) {
+		diff.CPUQuota = want.CPUQuota
 	}
-	if want.CPUPeriod != nil && (got.CPUPeriod == nil || *got.CPUPeriod != *want.CPUPeriod) {
-		diff.CPUPeriod, any = want.CPUPeriod, true
+	if differs(want.CPUPeriod, got.CPUPeriod) {
+		diff.CPUPeriod = want.CPUPeriod
 	}
-	if any && version == cgconfig.V2 && (diff.CPUQuota != nil || diff.CPUPeriod != nil) {
+	if version == cgconfig.V2 && (diff.CPUQuota != nil || diff.CPUPeriod != nil) {
 		// cpu.max holds both: write both, so that the file ends as the
 		// allocation says whichever half differed.
 		diff.CPUQuota, diff.CPUPeriod = want.CPUQuota, want.CPUPeriod
 	}
-	return diff, any
+	return diff, diff != cgconfig.Values{}
 }

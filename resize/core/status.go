@@ -2,6 +2,7 @@ package core
 
 import (
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,21 +28,14 @@ type runtimeResources struct {
 func fromRuntime(r *runtimeapi.ContainerResources) runtimeResources {
 	var out runtimeResources
 	linux := r.GetLinux()
-	if linux == nil {
-		return out
+	if m := cgconfig.QuotaToMilliCPU(linux.GetCpuQuota(), linux.GetCpuPeriod()); m > 0 {
+		out.cpuLimit, out.hasCPULimit = *resource.NewMilliQuantity(m, resource.DecimalSI), true
 	}
-	if linux.CpuPeriod > 0 {
-		if m := cgconfig.QuotaToMilliCPU(linux.CpuQuota, linux.CpuPeriod); m > 0 {
-			out.cpuLimit, out.hasCPULimit = *resource.NewMilliQuantity(m, resource.DecimalSI), true
-		}
+	if m := cgconfig.SharesToMilliCPU(linux.GetCpuShares()); m > 0 {
+		out.cpuRequest, out.hasCPURequest = *resource.NewMilliQuantity(m, resource.DecimalSI), true
 	}
-	if linux.CpuShares > 0 {
-		if m := cgconfig.SharesToMilliCPU(linux.CpuShares); m > 0 {
-			out.cpuRequest, out.hasCPURequest = *resource.NewMilliQuantity(m, resource.DecimalSI), true
-		}
-	}
-	if linux.MemoryLimitInBytes > 0 {
-		out.memoryLimit, out.hasMemoryLimit = *resource.NewQuantity(linux.MemoryLimitInBytes, resource.BinarySI), true
+	if memory := linux.GetMemoryLimitInBytes(); memory > 0 {
+		out.memoryLimit, out.hasMemoryLimit = *resource.NewQuantity(memory, resource.BinarySI), true
 	}
 	return out
 }
@@ -78,7 +72,7 @@ func statusResources(alloc v1.ResourceRequirements, running bool, reported *runt
 		if alloc.Limits != nil {
 			if !rt.hasCPULimit {
 				keepPrevious(&limits, prevLimits, v1.ResourceCPU)
-			} else if rt.cpuLimit.MilliValue() > cgconfig.MinMilliCPULimit || milliOf(alloc.Limits, v1.ResourceCPU) > cgconfig.MinMilliCPULimit {
+			} else if rt.cpuLimit.MilliValue() > cgconfig.MinMilliCPULimit || quantityOf(alloc.Limits, v1.ResourceCPU).MilliValue() > cgconfig.MinMilliCPULimit {
 				limits.set(v1.ResourceCPU, rt.cpuLimit)
 			}
 			if rt.hasMemoryLimit {
@@ -90,7 +84,7 @@ func statusResources(alloc v1.ResourceRequirements, running bool, reported *runt
 		if alloc.Requests != nil {
 			if !rt.hasCPURequest {
 				keepPrevious(&requests, prevRequests, v1.ResourceCPU)
-			} else if rt.cpuRequest.MilliValue() > cgconfig.MinShares || milliOf(alloc.Requests, v1.ResourceCPU) > cgconfig.MinShares {
+			} else if rt.cpuRequest.MilliValue() > cgconfig.MinShares || quantityOf(alloc.Requests, v1.ResourceCPU).MilliValue() > cgconfig.MinShares {
 				requests.set(v1.ResourceCPU, rt.cpuRequest)
 			}
 		}
@@ -100,15 +94,6 @@ func statusResources(alloc v1.ResourceRequirements, running bool, reported *runt
 		return prev.Resources
 	}
 	return &v1.ResourceRequirements{Limits: limits.list, Requests: requests.list, Claims: alloc.Claims}
-}
-
-// milliOf is the list's amount of a resource in milli-units, 0 when absent.
-func milliOf(list v1.ResourceList, name v1.ResourceName) int64 {
-	q, ok := list[name]
-	if !ok {
-		return 0
-	}
-	return q.MilliValue()
 }
 
 // sharedList is a resource list that is shared until it must change: set
@@ -163,12 +148,7 @@ func (c *Core) buildStatus(ps *podState, alloc *v1.Pod, states map[string]Contai
 	if status.StartTime == nil {
 		status.StartTime = new(metav1.NewTime(c.now))
 	}
-	allocOf := func(ctr *v1.Container) v1.ResourceRequirements {
-		if r, ok := ps.live().allocated.ContainerResources[ctr.Name]; ok && ps.hasAllocated {
-			return r
-		}
-		return ctr.Resources
-	}
+	view := ps.view()
 	build := func(ctr *v1.Container) v1.ContainerStatus {
 		prev := previousStatus(pod, ctr.Name)
 		cs := v1.ContainerStatus{Name: ctr.Name, Image: ctr.Image, ImageID: ctr.Image, Started: &startedFalse}
@@ -198,14 +178,11 @@ func (c *Core) buildStatus(ps *podState, alloc *v1.Pod, states map[string]Contai
 		default:
 			cs.State.Waiting = &containerCreating
 		}
-		cs.Resources = statusResources(allocOf(ctr), ok && st.Running, rt.GetResources(), prev, cs.ContainerID)
+		cs.Resources = statusResources(view.Resources(ctr), ok && st.Running, rt.GetResources(), prev, cs.ContainerID)
 		return cs
 	}
-	status.InitContainerStatuses = nil
-	status.ContainerStatuses = nil
-	if n := len(alloc.Spec.InitContainers); n > 0 {
-		status.InitContainerStatuses = make([]v1.ContainerStatus, 0, n)
-	}
+	status.InitContainerStatuses = slices.Grow([]v1.ContainerStatus(nil), len(alloc.Spec.InitContainers))
+	status.ContainerStatuses = slices.Grow([]v1.ContainerStatus(nil), len(alloc.Spec.Containers))
 	for i := range alloc.Spec.InitContainers {
 		ctr := &alloc.Spec.InitContainers[i]
 		if qos.IsSidecar(ctr) {
@@ -222,9 +199,6 @@ func (c *Core) buildStatus(ps *podState, alloc *v1.Pod, states map[string]Contai
 		})
 	}
 	running := 0
-	if n := len(alloc.Spec.Containers); n > 0 {
-		status.ContainerStatuses = make([]v1.ContainerStatus, 0, n)
-	}
 	for i := range alloc.Spec.Containers {
 		cs := build(&alloc.Spec.Containers[i])
 		if cs.State.Running != nil {
@@ -252,8 +226,7 @@ func previousStatus(pod *v1.Pod, name string) *v1.ContainerStatus {
 // containerIDOf is the status's container ID for the runtime's id, the
 // previous status's string when it is the same.
 func containerIDOf(prev *v1.ContainerStatus, id string) string {
-	if prev != nil && len(prev.ContainerID) == len(containerIDPrefix)+len(id) &&
-		strings.HasPrefix(prev.ContainerID, containerIDPrefix) && prev.ContainerID[len(containerIDPrefix):] == id {
+	if prev != nil && strings.HasPrefix(prev.ContainerID, containerIDPrefix) && prev.ContainerID[len(containerIDPrefix):] == id {
 		return prev.ContainerID
 	}
 	return containerIDPrefix + id

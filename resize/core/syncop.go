@@ -100,14 +100,7 @@ func (o *syncOp) finish(c *Core) {
 
 // newSync returns a sync of the pod, reusing a finished one's memory.
 func (c *Core) newSync(uid types.UID) *syncOp {
-	var o *syncOp
-	if n := len(c.syncPool); n > 0 {
-		o = c.syncPool[n-1].(*syncOp)
-		c.syncPool[n-1] = nil
-		c.syncPool = c.syncPool[:n-1]
-	} else {
-		o = &syncOp{}
-	}
+	o := fromPool[syncOp](&c.syncPool)
 	o.uid = uid
 	return o
 }
