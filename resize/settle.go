@@ -123,6 +123,12 @@ func (w *backendWatch) after() {
 	}
 }
 
+// quiet reports whether only the node's batches changed the backends
+// since the last Tick, as unchanged does, without taking the news.
+func (w *backendWatch) quiet() bool {
+	return w.count != nil && !w.outside.Load() && w.count() == w.seen.Load()
+}
+
 // unchanged reports, for a Tick, whether only the node's batches changed
 // the backends since the last Tick.
 func (w *backendWatch) unchanged() bool {

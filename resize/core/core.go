@@ -222,6 +222,23 @@ func (c *Core) NextTimer() time.Time {
 	return next
 }
 
+// NextWork is NextTimer without the resyncs of quiet pods, for a driver
+// that will tell the Tick at that time that its backends are unchanged
+// (Tick.Unchanged): those resyncs would not run, and that Tick arms each
+// again where firing it in turn would have left it. It walks the timers.
+func (c *Core) NextWork() time.Time {
+	if !c.made() {
+		return time.Time{}
+	}
+	next := c.retry.Due()
+	for _, ps := range c.timers {
+		if ps.quietIn != c.epoch+1 && ps.resyncAt.Before(next) {
+			next = ps.resyncAt
+		}
+	}
+	return next
+}
+
 func (c *Core) enqueueAlloc(t op) { c.allocTasks = append(c.allocTasks, t) }
 
 // allocIdle reports whether no allocation task is queued or running.

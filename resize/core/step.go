@@ -79,8 +79,9 @@ func (c *Core) ready(b *Batch) Ready {
 // A quiet pod's resync, with the node unchanged, would only read what
 // its last sync read and find nothing to do, as a settled kubelet's
 // resyncs do for hours; it is armed again for a period later, where the
-// sync's finish would have armed it, without running
-// (TestQuietResyncsAreFullResyncs holds the two paths equal).
+// sync's finish would have armed it, without running, or further when
+// the driver let time pass it (NextWork): TestQuietResyncsAreFullResyncs
+// holds the paths equal.
 func (c *Core) tick(now time.Time, unchanged bool) {
 	c.setNow(now)
 	if !unchanged {
@@ -92,7 +93,9 @@ func (c *Core) tick(now time.Time, unchanged bool) {
 	for len(c.timers) > 0 && !c.timers[0].resyncAt.After(c.now) {
 		ps := c.timers[0]
 		if ps.quietIn == c.epoch+1 {
-			c.setResync(ps, c.now.Add(ResyncInterval))
+			// Where the resyncs due since it, each a period after the
+			// last, would have left it (NextWork lets time pass them).
+			c.setResync(ps, ps.resyncAt.Add((c.now.Sub(ps.resyncAt)/ResyncInterval+1)*ResyncInterval))
 			continue
 		}
 		c.disarm(ps)
