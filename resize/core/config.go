@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -118,33 +119,25 @@ func DefaultCapacity() v1.ResourceList {
 
 // WithDefaults returns cfg with every unset field at the kubelet's default.
 func (cfg NodeConfig) WithDefaults() NodeConfig {
-	orDefault(&cfg.Name, DefaultNodeName)
+	cfg.Name = cmp.Or(cfg.Name, DefaultNodeName)
 	if cfg.Capacity == nil {
 		cfg.Capacity = DefaultCapacity()
 	}
 	if cfg.Allocatable == nil {
 		cfg.Allocatable = cfg.Capacity.DeepCopy()
 	}
-	orDefault(&cfg.OS, "linux")
-	orDefault(&cfg.CgroupVersion, cgconfig.V2)
-	orDefault(&cfg.CgroupDriver, cgconfig.DriverCgroupfs)
-	orDefault(&cfg.CPUManagerPolicy, "none")
-	orDefault(&cfg.MemoryManagerPolicy, "None")
-	orDefault(&cfg.SwapBehavior, "NoSwap")
+	cfg.OS = cmp.Or(cfg.OS, "linux")
+	cfg.CgroupVersion = cmp.Or(cfg.CgroupVersion, cgconfig.V2)
+	cfg.CgroupDriver = cmp.Or(cfg.CgroupDriver, cgconfig.DriverCgroupfs)
+	cfg.CPUManagerPolicy = cmp.Or(cfg.CPUManagerPolicy, "none")
+	cfg.MemoryManagerPolicy = cmp.Or(cfg.MemoryManagerPolicy, "None")
+	cfg.SwapBehavior = cmp.Or(cfg.SwapBehavior, "NoSwap")
 	if cfg.CPUCFSQuota == nil {
 		cfg.CPUCFSQuota = new(true)
 	}
-	orDefault(&cfg.CPUCFSQuotaPeriod, 100*time.Millisecond)
-	orDefault(&cfg.Profile, profile.Default)
+	cfg.CPUCFSQuotaPeriod = cmp.Or(cfg.CPUCFSQuotaPeriod, 100*time.Millisecond)
+	cfg.Profile = cmp.Or(cfg.Profile, profile.Default)
 	return cfg
-}
-
-// orDefault sets *v to def when it is the zero value.
-func orDefault[T comparable](v *T, def T) {
-	var zero T
-	if *v == zero {
-		*v = def
-	}
 }
 
 // ConfigError is the error Validate returns: the NodeConfig field (by its

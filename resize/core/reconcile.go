@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
@@ -61,10 +62,10 @@ func (o *syncOp) reconcileWrites(c *Core, ps *podState, done []Action, res []Res
 	// The pod's totals once the write is done: the allocation's values
 	// where the kubelet sets them, what the cgroup holds elsewhere.
 	cur := readingOf(r.Values, s.cfg.CgroupVersion)
-	orDefault(&desired.Memory, &cur.Memory)
-	orDefault(&desired.CPUQuota, &cur.Quota)
-	orDefault(&desired.CPUPeriod, &cur.Period)
-	orDefault(&desired.CPUShares, &cur.Shares)
+	desired.Memory = cmp.Or(desired.Memory, &cur.Memory)
+	desired.CPUQuota = cmp.Or(desired.CPUQuota, &cur.Quota)
+	desired.CPUPeriod = cmp.Or(desired.CPUPeriod, &cur.Period)
+	desired.CPUShares = cmp.Or(desired.CPUShares, &cur.Shares)
 	return []Action{
 		SetCgroup{Path: ps.podCgroup, Values: diff},
 		UpdatePodSandboxResources{Request: s.cri.SandboxResources(ps.sandboxID, o.alloc, desired)},

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"maps"
 
 	v1 "k8s.io/api/core/v1"
@@ -200,11 +201,11 @@ func (s *settings) appendResizeWrites(out []Action, t ResizeTarget, desired cgco
 	}
 	a := t.Actions
 	if len(a.UpdateMemory) > 0 || a.UpdatePodResources {
-		orDefault(&desired.Memory, &cur.Memory)
+		desired.Memory = cmp.Or(desired.Memory, &cur.Memory)
 		resizeContainers(v1.ResourceMemory, cur.Memory, *desired.Memory, 0, 0, a.UpdateMemory)
 	}
 	if len(a.UpdateCPU) > 0 || a.UpdatePodResources {
-		orDefault(&desired.CPUQuota, &cur.Quota)
+		desired.CPUQuota = cmp.Or(desired.CPUQuota, &cur.Quota)
 		resizeContainers(v1.ResourceCPU, cur.Quota, *desired.CPUQuota, int64(cur.Shares), int64(*desired.CPUShares), a.UpdateCPU)
 	}
 	if !sandboxFirst && s.profile.PodLevelResize() && t.Pod.Spec.Resources != nil {
