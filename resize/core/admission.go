@@ -234,7 +234,7 @@ func (c *Core) writeStatus(ps *podState, status *v1.PodStatus) WriteStatus {
 		old = new(*ps.pod())
 	}
 	ps.pod().Status = *status
-	ps.quietIn = 0
+	ps.quiet = false
 	c.recount(ps)
 	if old != nil {
 		terminated := c.s.profile.RetryOnPodTerminated() && !isTerminal(old) && isTerminal(ps.pod())

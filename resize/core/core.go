@@ -94,10 +94,6 @@ type Core struct {
 	busyScratch []seqEntry
 	deletes     int
 	timers      timerHeap
-	// epoch counts the Ticks whose driver could not say the node was
-	// unchanged (Tick.Unchanged): a pod is quiet only within the epoch
-	// its last sync found nothing to do in (podState.quietIn).
-	epoch uint64
 
 	// allocTasks are the allocation tasks waiting, the first one running
 	// when allocBusy; allocHead is where the queue starts in the slice.
@@ -232,7 +228,7 @@ func (c *Core) NextWork() time.Time {
 	}
 	next := c.retry.Due()
 	for _, ps := range c.timers {
-		if ps.quietIn != c.epoch+1 && ps.resyncAt.Before(next) {
+		if !ps.quiet && ps.resyncAt.Before(next) {
 			next = ps.resyncAt
 		}
 	}

@@ -54,10 +54,6 @@ type podState struct {
 	// timerIdx is the pod's place in Core.timers, -1 when no resync is
 	// armed.
 	timerIdx int32
-	// quietIn is Core.epoch plus one when the pod's last sync only read
-	// and nothing about the pod changed since (markDirty clears it), 0
-	// otherwise: its resyncs in that epoch are not run (Core.tick).
-	quietIn uint64
 
 	// The flags come last, together, where they take one word with
 	// timerIdx.
@@ -75,6 +71,10 @@ type podState struct {
 	// terminal keeps isTerminal(pod) while the pod is frozen, for the
 	// walks that only need that.
 	terminal bool
+	// quiet says the pod's last sync only read, and nothing about the pod
+	// or (Tick.Unchanged) its node changed since: its resync is not run
+	// (Core.tick). markDirty and a Tick without Unchanged clear it.
+	quiet bool
 	// terminating says the pod is being deleted (a deletion was asked
 	// for, or the API server's pod carries a deletionTimestamp): it is
 	// torn down until it is gone, never synced.

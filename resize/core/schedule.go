@@ -9,8 +9,9 @@ import (
 // slices, so that finding the next piece of work costs O(log n) and does
 // not walk the pods or allocate.
 
-// markDirty asks for a sync of the pod.
+// markDirty asks for a sync of the pod, which is then not quiet.
 func (c *Core) markDirty(ps *podState) {
+	ps.quiet = false
 	if ps.dirty {
 		return
 	}
@@ -32,8 +33,10 @@ func (c *Core) setResync(ps *podState, at time.Time) {
 	c.timers.up(int(ps.timerIdx))
 }
 
-// disarm stops the pod's resync timer.
+// disarm stops the pod's resync timer; a quiet pod is always armed
+// (Core.tick clears the quiet through the timers).
 func (c *Core) disarm(ps *podState) {
+	ps.quiet = false
 	if ps.timerIdx >= 0 {
 		c.timers.remove(int(ps.timerIdx))
 	}

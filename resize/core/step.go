@@ -85,14 +85,18 @@ func (c *Core) ready(b *Batch) Ready {
 func (c *Core) tick(now time.Time, unchanged bool) {
 	c.setNow(now)
 	if !unchanged {
-		c.epoch++
+		// Something may have changed under any pod: a quiet pod has its
+		// timer armed (syncOp.finish), so clearing those clears them all.
+		for _, ps := range c.timers {
+			ps.quiet = false
+		}
 	}
 	if !c.retry.Due().After(c.now) {
 		c.enqueueRetry(allocation.TriggerPeriodicRetry)
 	}
 	for len(c.timers) > 0 && !c.timers[0].resyncAt.After(c.now) {
 		ps := c.timers[0]
-		if ps.quietIn == c.epoch+1 {
+		if ps.quiet {
 			// Where the resyncs due since it, each a period after the
 			// last, would have left it (NextWork lets time pass them).
 			c.setResync(ps, ps.resyncAt.Add((c.now.Sub(ps.resyncAt)/ResyncInterval+1)*ResyncInterval))

@@ -81,6 +81,7 @@ type syncOp struct {
 func (o *syncOp) finish(c *Core) {
 	if ps := c.pods[o.uid]; ps != nil {
 		ps.busy = false
+		ps.quiet = false
 		switch {
 		case c.finished(ps):
 			// A finished pod has no pod worker left to resync it.
@@ -89,9 +90,7 @@ func (o *syncOp) finish(c *Core) {
 			c.setResync(ps, c.now.Add(BackOffPeriod))
 		default:
 			c.setResync(ps, c.now.Add(ResyncInterval))
-			if !o.acted && !ps.dirty && ps.conds.pending == nil && ps.conds.inProgress == nil {
-				ps.quietIn = c.epoch + 1
-			}
+			ps.quiet = !o.acted && !ps.dirty && ps.conds.pending == nil && ps.conds.inProgress == nil
 		}
 	}
 	o.recycle()
