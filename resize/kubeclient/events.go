@@ -49,6 +49,9 @@ func watchEvents(ctx context.Context, b Backend, ns string, opts metav1.ListOpti
 	if ctx == nil {
 		return nil, errNilContext("watch events")
 	}
+	if err := noWatchList(opts); err != nil {
+		return nil, err
+	}
 	watcher, ok := b.API().(Watcher)
 	if !ok {
 		return nil, notSupported(eventsResource, "watch")

@@ -10,9 +10,11 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
@@ -222,6 +224,78 @@ func TestInformerSeesResize(t *testing.T) {
 			}
 		case <-timeout:
 			t.Fatal("the informer never saw the resize done")
+		}
+	}
+}
+
+// TestEventInformerSyncs runs client-go informers of the events, core v1
+// and events.k8s.io/v1, on ListWatches of their own (as a controller
+// that builds one does, so that client-go cannot ask the clientset whether
+// it serves watch-lists): each syncs, since the adapter refuses the
+// watch-list client-go asks for first, so that it lists and watches
+// rather than wait for a bookmark, and then sees the ResizeCompleted
+// event of a resize made after.
+func TestEventInformerSyncs(t *testing.T) {
+	w := newWorld(t)
+	w.create(t, webPod("web-1"))
+	core, k8sio := w.client.CoreV1().Events("default"), w.client.EventsV1().Events("default")
+	completed := make(chan string, 100)
+	var informers []cache.SharedIndexInformer
+	for _, h := range []struct {
+		api    string
+		lw     *cache.ListWatch
+		obj    runtime.Object
+		reason func(any) string
+	}{
+		{"v1", &cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return core.List(ctx, o)
+			},
+			WatchFuncWithContext: core.Watch,
+		}, &v1.Event{}, func(obj any) string { return obj.(*v1.Event).Reason }},
+		{"events.k8s.io/v1", &cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return k8sio.List(ctx, o)
+			},
+			WatchFuncWithContext: k8sio.Watch,
+		}, &eventsv1.Event{}, func(obj any) string { return obj.(*eventsv1.Event).Reason }},
+	} {
+		informer := cache.NewSharedIndexInformer(h.lw, h.obj, 0, cache.Indexers{})
+		_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+			if h.reason(obj) == "ResizeCompleted" {
+				completed <- h.api
+			}
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		go informer.RunWithContext(t.Context())
+		informers = append(informers, informer)
+	}
+	synced := make(chan bool, 1)
+	go func() {
+		synced <- cache.WaitForCacheSync(t.Context().Done(), informers[0].HasSynced, informers[1].HasSynced)
+	}()
+	select {
+	case ok := <-synced:
+		if !ok {
+			t.Fatal("the event informers did not sync")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the event informers did not sync within 5s")
+	}
+	patch := `{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"250m"}}}]}}`
+	if _, err := w.client.CoreV1().Pods("default").Patch(w.ctx, "web-1", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}, "resize"); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	timeout := time.After(10 * time.Second)
+	for len(seen) < 2 {
+		select {
+		case api := <-completed:
+			seen[api] = true
+		case <-timeout:
+			t.Fatalf("ResizeCompleted seen by %v, want both informers", seen)
 		}
 	}
 }

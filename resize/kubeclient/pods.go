@@ -76,8 +76,8 @@ func (p *pods) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interf
 	if err != nil {
 		return nil, err
 	}
-	if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
-		return nil, apierrors.NewBadRequest("sendInitialEvents (watch-list) is not served by resizelet's cluster: list, then watch")
+	if err := noWatchList(opts); err != nil {
+		return nil, err
 	}
 	watcher, ok := p.b.API().(Watcher)
 	if !ok {

@@ -4,12 +4,26 @@ import (
 	"context"
 	"sync"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/resizelet/resizelet/resize/apiserver"
 )
+
+// noWatchList refuses a watch that asks for the initial events
+// (sendInitialEvents, client-go's watch-list), which the cluster does not
+// send with the bookmark that ends them: a client-go reflector then falls
+// back to a list and a watch from the list's resourceVersion, where it
+// would otherwise wait for the bookmark for ever.
+func noWatchList(opts metav1.ListOptions) error {
+	if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
+		return apierrors.NewBadRequest("sendInitialEvents (watch-list) is not served by resizelet's cluster: list, then watch")
+	}
+	return nil
+}
 
 // item is an object as client-go sees it, and what selectors read of it.
 type item struct {
