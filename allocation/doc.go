@@ -19,4 +19,7 @@
 //     order (Less), and IsResizeIncreasing is the first ordering key.
 //   - RetryTimer (timer.go) is the periodic retry: 30 s after start, then
 //     3 min after every retry of any trigger.
+//   - NodeLoads (nodeload.go) is the scheduler's side: what it counts as
+//     taken on each node, kept from pod writes (the API server keeps one
+//     for a fleet's scheduling).
 package allocation

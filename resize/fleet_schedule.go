@@ -8,7 +8,8 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	resourcehelper "k8s.io/component-helpers/resource"
+
+	"github.com/resizelet/resizelet/allocation"
 )
 
 // ErrUnschedulable is wrapped (errors.Is) by Fleet.Schedule's error when
@@ -52,13 +53,6 @@ func (e *FitError) Is(target error) bool { return target == ErrUnschedulable }
 // the kubelet's --max-pods default (pkg/kubelet/apis/config/v1beta1/defaults.go).
 const defaultMaxPods = 110
 
-// nodeLoad is what the scheduler counts as taken on a node: its pods and
-// their requests.
-type nodeLoad struct {
-	pods, milliCPU, memory          int64 // bound to the node
-	allowedPods, cpuAlloc, memAlloc int64 // its allocatable
-}
-
 // Schedule returns the name of the first node, in the order they were
 // added, that the pod fits, as the scheduler's NodeResourcesFit filter
 // decides it (pkg/scheduler/framework/plugins/noderesources/fit.go,
@@ -75,10 +69,11 @@ type nodeLoad struct {
 // FleetOptions.ScheduleUnbound uses it, as may a caller that creates the
 // pod itself.
 //
-// It weighs the nodes in order and stops at the first that fits, reading
-// the pods bound to each node it weighs (Cluster.ListNodePods, a copy of
-// each), not those of the nodes after it; the nodes' other filters
-// (taints, affinity, ports, volumes) and scores are not modelled.
+// It weighs the nodes in order and stops at the first that fits, each by
+// the load the API server keeps for it (apiserver.Cluster.NodeLoad, kept
+// from every pod write as the scheduler's cache is), so that placing a
+// pod does not read the pods of every node it weighs; the nodes' other
+// filters (taints, affinity, ports, volumes) and scores are not modelled.
 func (f *Fleet) Schedule(ctx context.Context, pod *v1.Pod) (string, error) {
 	if !f.made() {
 		return "", notMade("schedule")
@@ -100,20 +95,25 @@ func (f *Fleet) Schedule(ctx context.Context, pod *v1.Pod) (string, error) {
 		}
 	}
 	f.mu.Unlock()
-	cpu, mem := schedulerRequests(pod)
+	want := allocation.PodLoad(pod)
 	fe := &FitError{Namespace: pod.Namespace, Name: pod.Name, NumAllNodes: len(nodes), Reasons: map[string]int{}}
 	for _, fa := range nodes {
-		l := f.load(ctx, fa)
+		alloc := fa.cfg.Allocatable
+		allowedPods := int64(defaultMaxPods)
+		if q, ok := alloc[v1.ResourcePods]; ok {
+			allowedPods = q.Value()
+		}
+		l := f.cluster.NodeLoad(fa.fn.name)
 		fits := true
-		if l.pods+1 > l.allowedPods {
+		if l.Pods+1 > allowedPods {
 			fe.Reasons["Too many pods"]++
 			fits = false
 		}
-		if cpu > 0 && cpu > l.cpuAlloc-l.milliCPU {
+		if want.MilliCPU > 0 && want.MilliCPU > alloc.Cpu().MilliValue()-l.MilliCPU {
 			fe.Reasons["Insufficient cpu"]++
 			fits = false
 		}
-		if mem > 0 && mem > l.memAlloc-l.memory {
+		if want.Memory > 0 && want.Memory > alloc.Memory().Value()-l.Memory {
 			fe.Reasons["Insufficient memory"]++
 			fits = false
 		}
@@ -124,38 +124,8 @@ func (f *Fleet) Schedule(ctx context.Context, pod *v1.Pod) (string, error) {
 	return "", fe
 }
 
-// load is what the scheduler counts as taken on the node: the pods bound
-// to it (Cluster.ListNodePods, which reads no other node's) that have not
-// finished, and their requests.
-func (f *Fleet) load(ctx context.Context, fa fleetAt) nodeLoad {
-	alloc := fa.cfg.Allocatable
-	l := nodeLoad{allowedPods: defaultMaxPods, cpuAlloc: alloc.Cpu().MilliValue(), memAlloc: alloc.Memory().Value()}
-	if q, ok := alloc[v1.ResourcePods]; ok {
-		l.allowedPods = q.Value()
-	}
-	for _, p := range f.cluster.ListNodePods(ctx, fa.fn.name) {
-		if p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
-			continue
-		}
-		cpu, mem := schedulerRequests(p)
-		l.pods++
-		l.milliCPU += cpu
-		l.memory += mem
-	}
-	return l
-}
-
 // fleetAt is a started node of the fleet and its defaulted configuration.
 type fleetAt struct {
 	fn  *fleetNode
 	cfg NodeConfig
-}
-
-// schedulerRequests are the pod's cpu (millicores) and memory (bytes)
-// requests as the scheduler counts them with InPlacePodVerticalScaling and
-// PodLevelResources on (pkg/scheduler/framework/types.go,
-// CalculateResource): status resources included.
-func schedulerRequests(p *v1.Pod) (milliCPU, memory int64) {
-	reqs := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{UseStatusResources: true})
-	return reqs.Cpu().MilliValue(), reqs.Memory().Value()
 }

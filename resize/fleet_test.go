@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/resizelet/resizelet/allocation/state"
 	"github.com/resizelet/resizelet/cgroup"
@@ -564,12 +565,14 @@ func TestFleetUnboundAndForeignPods(t *testing.T) {
 	}
 }
 
-// TestFleetScheduleReadsNodeByNode: Schedule, which reads the pods of one
-// node at a time and stops at the first that fits, places every pod where
-// weighing every node on the whole list of pods places it (fitAll), with
-// the same FitError when none fits: on a fleet whose nodes run out of
-// cpu, pods and memory, with a finished pod (not counted), a pod bound to
-// a node outside the fleet and an unbound one (neither counted).
+// TestFleetScheduleReadsNodeByNode: Schedule, which weighs each node by
+// the load the API server keeps from every pod write (Cluster.NodeLoad),
+// places every pod where weighing every node on the whole list of pods
+// places it (fitAll), with the same FitError when none fits: on a fleet
+// whose nodes run out of cpu, pods and memory as the pods placed are
+// created, with a pod that finishes and one deleted after the loads are
+// first counted, a pod bound to a node outside the fleet and an unbound
+// one (neither counted).
 func TestFleetScheduleReadsNodeByNode(t *testing.T) {
 	ctx := context.Background()
 	f := NewFleet(FleetOptions{Start: fleetStart})
@@ -587,33 +590,31 @@ func TestFleetScheduleReadsNodeByNode(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	a2, err := f.Cluster().GetPod(ctx, "default", "a2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Cluster().UpdatePodStatus(ctx, "default", "a2", a2.UID, v1.PodStatus{Phase: v1.PodSucceeded}); err != nil {
-		t.Fatal(err)
-	}
 	for _, p := range []*v1.Pod{podOnNode("elsewhere", "100", "z"), cpuPod("loose", "100")} {
 		if _, err := f.Cluster().CreatePod(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 	}
 	fitAll := func(pod *v1.Pod) string {
-		loads := map[string]*nodeLoad{}
+		type load struct{ pods, milliCPU, memory, allowedPods, cpuAlloc, memAlloc int64 }
+		loads := map[string]*load{}
 		var order []string
 		for _, n := range f.Nodes() {
 			alloc := n.Config().Allocatable
 			order = append(order, n.Config().Name)
-			loads[n.Config().Name] = &nodeLoad{allowedPods: alloc.Pods().Value(), cpuAlloc: alloc.Cpu().MilliValue(), memAlloc: alloc.Memory().Value()}
+			loads[n.Config().Name] = &load{allowedPods: alloc.Pods().Value(), cpuAlloc: alloc.Cpu().MilliValue(), memAlloc: alloc.Memory().Value()}
+		}
+		requests := func(p *v1.Pod) (int64, int64) {
+			reqs := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{UseStatusResources: true})
+			return reqs.Cpu().MilliValue(), reqs.Memory().Value()
 		}
 		for _, p := range f.Cluster().ListPods(ctx) {
 			if l := loads[p.Spec.NodeName]; l != nil && p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed {
-				cpu, mem := schedulerRequests(p)
+				cpu, mem := requests(p)
 				l.pods, l.milliCPU, l.memory = l.pods+1, l.milliCPU+cpu, l.memory+mem
 			}
 		}
-		cpu, mem := schedulerRequests(pod)
+		cpu, mem := requests(pod)
 		reasons := map[string]int{}
 		for _, name := range order {
 			l := loads[name]
@@ -636,13 +637,35 @@ func TestFleetScheduleReadsNodeByNode(t *testing.T) {
 		p.Spec.Containers[0].Resources = resources("10m", mem, "10m", mem)
 		return p
 	}
-	for _, pod := range []*v1.Pod{cpuPod("one", "1"), cpuPod("two", "2"), cpuPod("five", "5"), cpuPod("nine", "9"), memPod("2g", "2Gi"), memPod("8g", "8Gi")} {
+	for i, pod := range []*v1.Pod{cpuPod("one", "1"), cpuPod("two", "2"), cpuPod("five", "5"), cpuPod("nine", "9"), memPod("2g", "2Gi"), memPod("8g", "8Gi"), cpuPod("six", "6")} {
 		got, err := f.Schedule(ctx, pod)
 		if err != nil {
 			got = err.Error()
 		}
 		if want := fitAll(pod); got != want {
 			t.Errorf("%s: Schedule() = %s, want %s", pod.Name, got, want)
+		}
+		if err == nil {
+			pod.Spec.NodeName = got
+			if _, err := f.CreatePod(ctx, pod); err != nil {
+				t.Fatal(err)
+			}
+		}
+		switch i {
+		case 0:
+			// The loads are counted now: a pod that finishes leaves its
+			// node's.
+			a2, err := f.Cluster().GetPod(ctx, "default", "a2")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Cluster().UpdatePodStatus(ctx, "default", "a2", a2.UID, v1.PodStatus{Phase: v1.PodSucceeded}); err != nil {
+				t.Fatal(err)
+			}
+		case 4:
+			if err := f.DeletePod(ctx, "default", "a1"); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }

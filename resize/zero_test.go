@@ -263,6 +263,7 @@ func zeroValues(t *testing.T) []zeroValue {
 	add(zeroOf("allocation.RetryTimer", &allocation.RetryTimer{}, (*allocation.RetryTimer)(nil))...)
 	add(zeroValue{typ: "allocation.RetryTimer", what: "NewRetryTimer", v: ptr(allocation.NewRetryTimer(time.Unix(0, 0)))})
 	add(zeroOf("allocation.Usage", &allocation.Usage{}, (*allocation.Usage)(nil))...)
+	add(zeroOf("allocation.NodeLoads", &allocation.NodeLoads[string]{}, (*allocation.NodeLoads[string])(nil))...)
 	add(zeroOf("allocation.Decision", allocation.Decision{}, nil)...)
 	add(zeroOf("allocation.Check", allocation.Check{}, nil)...)
 	add(zeroOf("allocation.Allocated", allocation.Allocated{}, nil)...)
@@ -491,6 +492,7 @@ func zeroFuncs() []zeroFunc {
 		{name: "allocation.IsResizeIncreasing", fn: allocation.IsResizeIncreasing},
 		{name: "allocation.IsIncreasing", fn: allocation.IsIncreasing},
 		{name: "allocation.Less", fn: allocation.Less},
+		{name: "allocation.PodLoad", fn: allocation.PodLoad},
 		{name: "allocation.StatusRequests", fn: allocation.StatusRequests},
 		{name: "allocation.NewRetryTimer", fn: allocation.NewRetryTimer},
 		{name: "allocation.PodUsage", fn: allocation.PodUsage},

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/resizelet/resizelet/allocation"
 	"github.com/resizelet/resizelet/allocation/frozen"
 	"github.com/resizelet/resizelet/resize/profile"
 )
@@ -55,6 +56,7 @@ type Cluster struct {
 	// byNode is the pods by spec.nodeName, in creation order, kept by put
 	// and DeletePod for ListNodePods: resizes keep a pod's nodeName.
 	byNode map[string][]podRef
+	loads  *allocation.NodeLoads[podRef] // nil until NodeLoad is asked for
 	// rv is the cluster's resourceVersion: bumped by every pod write, as
 	// etcd's revision is, so a pod's resourceVersion is the rv of its last
 	// write.
@@ -168,6 +170,7 @@ func (c *Cluster) put(key podRef, pod *v1.Pod) {
 	}
 	c.rv++
 	c.pods[key] = storedPod{pod: pod, seq: seq, rv: c.rv}
+	c.loads.Set(key, pod)
 	if c.watchers != nil {
 		if added {
 			c.notifyPod(watch.Added, pod, nil, c.rv)
@@ -424,6 +427,7 @@ func (c *Cluster) DeletePod(_ context.Context, namespace, name string) error {
 	}
 	delete(c.uids, p.UID)
 	delete(c.pods, key)
+	c.loads.Set(key, nil)
 	c.byNode[p.Spec.NodeName] = slices.DeleteFunc(c.byNode[p.Spec.NodeName], func(k podRef) bool { return k == key })
 	c.thawed.Forget(key)
 	c.rv++
