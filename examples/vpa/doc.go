@@ -23,17 +23,17 @@
 //     (recommender.go); the workload's VPA object carries it to the
 //     updater;
 //  2. has the updater look at the in-place resizes it sent before: it
-//     lists the kubelet's ResizeCompleted events
-//     (CoreV1().Events(ns).List, field selector reason=ResizeCompleted) to
+//     reads the kubelet's ResizeCompleted events from its event cache to
 //     time the ones done, and gets each pod still in flight to read its
 //     status.conditions: a Deferred resize waits (and falls back to
 //     recreation after five minutes), an Infeasible one or one that ended
 //     in error falls back to recreation at once, as the VPA updater's
 //     InPlaceOrRecreate does;
-//  3. has the updater list each workload's pods (CoreV1().Pods(ns).List
-//     with the label selector app=<workload>) and resize in place every
-//     running pod whose requests are more than 10% off its workload's
-//     target (limits keep their proportion to the requests), with a patch
+//  3. has the updater pick each workload's pods from its pod cache (the
+//     label selector app=<workload>) and resize in place every running
+//     pod whose requests are more than 10% off its workload's target
+//     (limits keep their proportion to the requests): it gets the pod and
+//     sends a patch
 //     of the resize subresource (Pods(ns).Patch(ctx, name,
 //     types.JSONPatchType, ops, metav1.PatchOptions{}, "resize")), then
 //     get the pod to read the kubelet's answer from its PodResizePending
@@ -50,6 +50,17 @@
 //  5. advances the fleet by a minute (Fleet.Advance, the simulation's
 //     clock): every node fires its retry timers and pod resyncs, which
 //     admit Deferred resizes when room comes back.
+//
+// The updater's caches are what the VPA updater's informer cache is: a
+// client-go reflector each (watchcache.go) lists the namespace's pods, and
+// every event, once through the client (CoreV1().Pods(ns).List,
+// CoreV1().Events("").List) and then watches them, keeping only what the
+// updater reads; the updater never lists in its loop, so a minute costs it
+// the pods that changed, not every pod. In the simulation each cache,
+// before it is read, waits for the changes the cluster has made (its
+// resourceVersion), so that a run is the same however the watch's
+// goroutines are scheduled; on a real API server it reads what has
+// arrived, as the VPA updater does.
 //
 // The updater records its events (InPlaceResizedByVPA, EvictedByVPA)
 // through a client-go record.EventRecorder, as the VPA updater does; the

@@ -21,7 +21,8 @@ import (
 // the kubelet finds Infeasible, so the updater evicts it and hands it to
 // replace (here a stand-in for the ReplicaSet that prints what it gets).
 func Example_updater() {
-	ctx := context.Background()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	fleet := resize.NewFleet(resize.FleetOptions{Start: start})
 	defer fleet.Close()
 	capacity := v1.ResourceList{v1.ResourceCPU: resource.MustParse("4"), v1.ResourceMemory: resource.MustParse("16Gi")}
@@ -46,9 +47,11 @@ func Example_updater() {
 			fmt.Printf("replace %s (%s) with a pod of %s\n", evicted.Name, cause, to)
 			return nil
 		},
-		log:    &logger{out: os.Stdout, now: fleet.Now},
-		sum:    &sum,
-		flight: map[types.NamespacedName]*attempt{},
+		log:       &logger{out: os.Stdout, now: fleet.Now},
+		sum:       &sum,
+		flight:    map[types.NamespacedName]*attempt{},
+		pods:      watchPods(ctx, client, namespace, fleet.Cluster().ResourceVersion),
+		completed: watchCompletions(ctx, client, fleet.Cluster().EventCount),
 	}
 	for _, cpu := range []int64{1500, 5000} {
 		vpa := vpaObject{name: "web", namespace: namespace, selector: "app=web", container: appContainer,

@@ -524,6 +524,8 @@ func TestUpdaterThroughClientGo(t *testing.T) {
 			return nil
 		},
 		log: &logger{out: &out, now: clk.Now}, sum: &sum, flight: map[types.NamespacedName]*attempt{},
+		pods:      watchPods(t.Context(), client, namespace, cluster.ResourceVersion),
+		completed: watchCompletions(t.Context(), client, cluster.EventCount),
 	}
 	aKey := types.NamespacedName{Namespace: namespace, Name: "a-pod"}
 	update := func(workload string, cpu int64) {

@@ -172,6 +172,12 @@ func (r *realRun) run(ctx context.Context, out io.Writer) (*Summary, error) {
 	if err := r.build(ctx); err != nil {
 		return nil, err
 	}
+	// The updater's caches; the API server's changes reach them a little
+	// after they are made, as they reach the VPA updater's.
+	watching, stop := context.WithCancel(ctx)
+	defer stop()
+	r.updater.pods = watchPods(watching, r.client, r.ns, nil)
+	r.updater.completed = watchCompletions(watching, r.client, nil)
 	r.sum.PodsStart = len(r.pods)
 	rounds := int((cfg.Duration + cfg.Interval - 1) / cfg.Interval)
 	began := time.Now()

@@ -145,7 +145,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Summary, error) {
 			Workers: cfg.Workers,
 			// The example keeps every pod decoded (the updater lists them
 			// all every minute) and lists the kubelet's events each minute.
-			Cluster: resize.ClusterOptions{Profile: cfg.Kubelet, HotPods: 2 * cfg.Nodes * cfg.PodsPerNode, EventLimit: 1 << 16},
+			Cluster: resize.ClusterOptions{Profile: cfg.Kubelet, EventLimit: 1 << 16},
 		}),
 		rng:      rand.New(rand.NewPCG(cfg.Seed, 0x5650415f)),
 		recs:     map[*workload]*recommender{},
@@ -174,6 +174,12 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Summary, error) {
 	if err := s.build(ctx); err != nil {
 		return nil, err
 	}
+	// The updater's caches, from the pods built on: each waits for the
+	// changes the cluster has made when it is read.
+	watching, stop := context.WithCancel(ctx)
+	defer stop()
+	s.updater.pods = watchPods(watching, s.client, namespace, s.fleet.Cluster().ResourceVersion)
+	s.updater.completed = watchCompletions(watching, s.client, s.fleet.Cluster().EventCount)
 	s.sum.PodsStart = len(s.pods)
 	for t := time.Duration(0); t < cfg.Duration; t += cfg.Interval {
 		s.progress.printf("%s of %s simulated, %d in-place resizes requested", clock(t), clock(cfg.Duration), s.sum.Requested)

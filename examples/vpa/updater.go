@@ -15,7 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
@@ -25,15 +25,17 @@ import (
 // mode. It reaches the cluster only through the client-go
 // kubernetes.Interface it is given, as the VPA updater's own code does
 // (vertical-pod-autoscaler/pkg/updater/restriction/
-// pods_inplace_restriction.go, pods_eviction_restriction.go): it lists a
-// workload's pods with a label selector, patches the resize subresource,
+// pods_inplace_restriction.go, pods_eviction_restriction.go): it watches
+// the pods into a cache (podcache.go) and picks a workload's from it with
+// a label selector, gets the pod it resizes, patches the resize subresource,
 // gets a pod to read its resize conditions and the resources its status
-// shows, lists the kubelet's ResizeCompleted events, and deletes the pods
+// shows, watches the kubelet's ResizeCompleted events, and deletes the pods
 // it gives up on. In the simulation the client is kubeclient.New over a
 // resize.Fleet; with -kubeconfig it is a clientset of a real API server
 // (real.go), and nothing in this file tells the two apart but the wait
 // for the kubelet's answer (answerWithin), which only a kubelet that
-// answers after the patch has returned needs. What only the simulation
+// answers after the patch has returned needs, and how far the pod cache
+// waits (podCache.current). What only the simulation
 // does (the clock it reads the time from, the usage the recommendations
 // come from, the replacement's node) is sim.go's, and real.go's on a real
 // API server.
@@ -106,6 +108,12 @@ type updater struct {
 	log     *logger
 	sum     *Summary
 	flight  map[types.NamespacedName]*attempt // in-place resizes being watched, by pod
+	// pods is what the updater knows of the pods of its namespace, from a
+	// watch (watchPods).
+	pods *podCache
+	// completed is the kubelet's ResizeCompleted events the updater times
+	// its resizes by, from a watch (watchCompletions).
+	completed *completionCache
 	// answerWithin is how long inPlaceUpdate waits for the kubelet's
 	// answer to a resize (answer). Zero reads the pod once, right after
 	// the patch: the simulation's kubelet answers within the patch.
@@ -124,42 +132,59 @@ func (u *updater) observe(ctx context.Context) error {
 
 // update is the second half: every running pod of each VPA object whose
 // requests are more than the update threshold off the recommendation is
-// resized in place. The pods of all the objects are taken in the order
+// resized in place. The pods come from the updater's pod cache (pods), as
+// they were before any resize of this loop, and are taken in the order
 // of their names (the example's order; the VPA updater's ranks them by
-// how far off they are), each list made before any resize of this loop.
+// how far off they are).
 func (u *updater) update(ctx context.Context, vpas []vpaObject) error {
+	if err := u.pods.wait(ctx); err != nil {
+		return err
+	}
 	type candidate struct {
-		pod *v1.Pod
-		vpa *vpaObject
+		name string
+		vpa  *vpaObject
 	}
 	var all []candidate
 	for i := range vpas {
 		vpa := &vpas[i]
-		list, err := u.client.CoreV1().Pods(vpa.namespace).List(ctx, metav1.ListOptions{LabelSelector: vpa.selector})
-		if err != nil {
-			return fmt.Errorf("list the pods of %s (%s): %w", vpa.name, vpa.selector, err)
+		selector, err := labels.Parse(vpa.selector)
+		if err != nil || vpa.namespace != u.pods.namespace {
+			return fmt.Errorf("the pods of %s: selector %q in namespace %q, the updater watches %q: %v", vpa.name, vpa.selector, vpa.namespace, u.pods.namespace, err)
 		}
-		for j := range list.Items {
-			all = append(all, candidate{&list.Items[j], vpa})
-		}
+		u.pods.each(selector, func(p *cachedPod) {
+			j := slices.IndexFunc(p.containers, func(c cachedContainer) bool { return c.name == vpa.container })
+			if p.running && j >= 0 && vpa.offBy(p.containers[j].requests) {
+				all = append(all, candidate{p.name, vpa})
+			}
+		})
 	}
-	slices.SortFunc(all, func(a, b candidate) int { return strings.Compare(a.pod.Name, b.pod.Name) })
+	slices.SortFunc(all, func(a, b candidate) int { return strings.Compare(a.name, b.name) })
 	for _, c := range all {
-		if u.flight[podKey(c.pod)] != nil || c.pod.Status.Phase != v1.PodRunning {
+		if u.flight[types.NamespacedName{Namespace: c.vpa.namespace, Name: c.name}] != nil {
 			continue
 		}
-		i := containerIndex(c.pod, c.vpa.container)
+		// The resize is made from the pod itself, as it is now.
+		pod, err := u.client.CoreV1().Pods(c.vpa.namespace).Get(ctx, c.name, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("get %s to resize it: %w", c.name, err)
+		}
+		i := containerIndex(pod, c.vpa.container)
 		if i < 0 {
 			continue
 		}
-		current := requestsOf(c.pod.Spec.Containers[i])
-		if offBy(current.cpu, c.vpa.target.cpu) || offBy(current.memory, c.vpa.target.memory) {
-			if err := u.inPlaceUpdate(ctx, c.pod, i, current, c.vpa.target); err != nil {
+		if current := requestsOf(pod.Spec.Containers[i]); c.vpa.offBy(current) {
+			if err := u.inPlaceUpdate(ctx, pod, i, current, c.vpa.target); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// offBy reports whether the VPA's recommendation is more than the update
+// threshold off the requests.
+func (vpa *vpaObject) offBy(requests amounts) bool {
+	return offBy(requests.cpu, vpa.target.cpu) || offBy(requests.memory, vpa.target.memory)
 }
 
 // offBy reports whether the recommendation differs from the request by
@@ -313,34 +338,29 @@ func (u *updater) complete(key types.NamespacedName, a *attempt, at time.Time) {
 	}
 }
 
-// completions lists the kubelet's ResizeCompleted events and completes
-// the in-place resizes in flight that one names (its pod, and the
-// generation the resize made or a later one), at the event's time. A
-// completed resize leaves the flight, and the events of earlier
-// generations do not match a later resize, so listing them all again in
-// the next loop completes nothing twice.
+// completions completes the in-place resizes in flight whose pod's
+// latest ResizeCompleted event (from the updater's event cache) names the
+// generation the resize made or a later one, at the event's time, in the
+// order of those times. A completed resize leaves the flight, so an event
+// completes nothing twice.
 func (u *updater) completions(ctx context.Context) error {
 	if len(u.flight) == 0 {
 		return nil
 	}
-	events, err := u.client.CoreV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("reason", reasonResizeCompleted).String(),
-	})
-	if err != nil {
-		return fmt.Errorf("list the %s events: %w", reasonResizeCompleted, err)
+	if err := u.completed.wait(ctx); err != nil {
+		return err
 	}
 	type done struct {
 		pod types.NamespacedName
 		at  time.Time
 	}
 	var dones []done
-	for _, e := range events.Items {
-		pod := types.NamespacedName{Namespace: e.InvolvedObject.Namespace, Name: e.InvolvedObject.Name}
-		if a := u.flight[pod]; a != nil && e.InvolvedObject.Kind == "Pod" && completedGeneration(e.Message) >= a.generation {
-			dones = append(dones, done{pod, e.LastTimestamp.Time})
+	for pod, a := range u.flight {
+		if e, ok := u.completed.of(pod); ok && e.generation >= a.generation {
+			dones = append(dones, done{pod, e.at})
 		}
 	}
-	sort.SliceStable(dones, func(i, j int) bool {
+	sort.Slice(dones, func(i, j int) bool {
 		if !dones[i].at.Equal(dones[j].at) {
 			return dones[i].at.Before(dones[j].at)
 		}
@@ -348,9 +368,6 @@ func (u *updater) completions(ctx context.Context) error {
 	})
 	for _, d := range dones {
 		a := u.flight[d.pod]
-		if a == nil {
-			continue
-		}
 		u.complete(d.pod, a, d.at)
 		u.log.printfAt(d.at, "done      %s %s -> %s after %s", d.pod.Name, a.from, a.to, d.at.Sub(a.at))
 	}
