@@ -44,9 +44,11 @@
 // a list's resourceVersion continues it, and a watch from an older
 // resourceVersion of pods is 410 Gone (the cluster keeps no history of pod
 // changes), after which client-go's reflectors list again. A watcher that
-// falls more than apiserver.DefaultWatchBuffer changes behind is closed,
-// and a reflector lists again. The clientset declares that it does not do
-// watch-list, so informers list and then watch.
+// falls more than WatchBuffer changes behind is closed, and a reflector
+// lists again. The clientset declares that it does not do watch-list, so
+// informers list and then watch; a watch that asks for it anyway (a
+// reflector on a ListWatch of its own) is refused, and the reflector
+// falls back to a list and a watch.
 //
 // What a pod write answers: the stored pod read back after the node has
 // handled the write (so a resize's answer already shows what the kubelet

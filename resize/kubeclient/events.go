@@ -56,7 +56,7 @@ func watchEvents(ctx context.Context, b Backend, ns string, opts metav1.ListOpti
 	if !ok {
 		return nil, notSupported(eventsResource, "watch")
 	}
-	w, err := watcher.Watch(apiserver.WatchOptions{Events: true, Namespace: ns, ResourceVersion: opts.ResourceVersion})
+	w, err := watcher.Watch(apiserver.WatchOptions{Events: true, Namespace: ns, ResourceVersion: opts.ResourceVersion, Buffer: WatchBuffer})
 	if err != nil {
 		return nil, statusError(err, "")
 	}

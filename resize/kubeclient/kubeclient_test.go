@@ -300,6 +300,48 @@ func TestEventInformerSyncs(t *testing.T) {
 	}
 }
 
+// TestWatchHoldsABurst: a reader that does not read while a burst of
+// changes is made, far beyond the cluster's default watch buffer, still
+// gets every change afterwards, in order: the adapter's watches ask for
+// WatchBuffer, so that a client-go reflector that falls behind for a
+// while is not closed and made to list everything again.
+func TestWatchHoldsABurst(t *testing.T) {
+	w := newWorld(t)
+	w.create(t, webPod("web-1"))
+	pods := w.client.CoreV1().Pods("default")
+	current, err := pods.Get(w.ctx, "web-1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	watcher, err := pods.Watch(w.ctx, metav1.ListOptions{ResourceVersion: current.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watcher.Stop()
+	const burst = 4 * apiserver.DefaultWatchBuffer
+	for i := range burst {
+		status := current.Status
+		status.Message = fmt.Sprintf("write %d", i)
+		if err := w.cluster.UpdatePodStatus(w.ctx, "default", "web-1", current.UID, status); err != nil {
+			t.Fatal(err)
+		}
+	}
+	timeout := time.After(10 * time.Second)
+	for i := range burst {
+		select {
+		case ev, ok := <-watcher.ResultChan():
+			if !ok {
+				t.Fatalf("the watch closed after %d of the %d changes", i, burst)
+			}
+			if got, want := ev.Object.(*v1.Pod).Status.Message, fmt.Sprintf("write %d", i); ev.Type != watch.Modified || got != want {
+				t.Fatalf("change %d: %s %q, want MODIFIED %q", i, ev.Type, got, want)
+			}
+		case <-timeout:
+			t.Fatalf("%d of the %d changes came within 10s", i, burst)
+		}
+	}
+}
+
 // TestErrorsAreTheAPIServers: what comes back through client-go is the
 // *apierrors.StatusError an API server sends, with its code and reason.
 func TestErrorsAreTheAPIServers(t *testing.T) {

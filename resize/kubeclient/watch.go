@@ -13,6 +13,15 @@ import (
 	"github.com/resizelet/resizelet/resize/apiserver"
 )
 
+// WatchBuffer is how many changes a watch through the adapter holds for
+// its reader before the cluster closes it (apiserver.WatchOptions.Buffer).
+// The API server gives a watcher that falls behind time to catch up (its
+// watch cache waits on a full watcher for a while before it ends the
+// watch); the cluster never waits, so the adapter asks for a deep buffer
+// instead: a client-go reflector falls behind in bursts, when many nodes
+// write at once, and a watch closed makes it list everything again.
+const WatchBuffer = 1 << 14
+
 // noWatchList refuses a watch that asks for the initial events
 // (sendInitialEvents, client-go's watch-list), which the cluster does not
 // send with the bookmark that ends them: a client-go reflector then falls
