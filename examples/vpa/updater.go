@@ -165,7 +165,12 @@ func (u *updater) update(ctx context.Context, vpas []vpaObject) error {
 		}
 		// The resize is made from the pod itself, as it is now.
 		pod, err := u.client.CoreV1().Pods(c.vpa.namespace).Get(ctx, c.name, metav1.GetOptions{})
-		if err != nil {
+		switch {
+		case apierrors.IsNotFound(err):
+			// Gone since the cache saw it (a real API server's watch
+			// brings a deletion a little after it).
+			continue
+		case err != nil:
 			return fmt.Errorf("get %s to resize it: %w", c.name, err)
 		}
 		i := containerIndex(pod, c.vpa.container)
@@ -228,6 +233,7 @@ func (u *updater) inPlaceUpdate(ctx context.Context, pod *v1.Pod, i int, from, t
 	case err != nil:
 		return fmt.Errorf("resize %s: %w", pod.Name, err)
 	}
+	u.pods.written(patched.ResourceVersion)
 	u.recorder.Event(pod, v1.EventTypeNormal, reasonInPlaceResized, messageInPlace)
 	u.sum.Requested++
 	a := &attempt{at: u.now(), container: pod.Spec.Containers[i].Name, from: from, to: to, generation: patched.Generation}

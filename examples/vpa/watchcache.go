@@ -44,6 +44,10 @@ type mirror struct {
 	synced  bool
 	rv      uint64 // the resourceVersion of the last change stored
 	err     error  // why the reflector stopped, if it did
+	// wrote is the resourceVersion of the updater's own last write
+	// (wrote), which wait waits for as well: the updater reads its own
+	// writes even where current is unset.
+	wrote uint64
 }
 
 // run starts the reflector that lists and watches with lw into store
@@ -66,8 +70,8 @@ func (m *mirror) run(ctx context.Context, lw *cache.ListWatch, expected runtime.
 	})
 }
 
-// wait waits until the cache holds what the updater must see (current),
-// or ctx ends.
+// wait waits until the cache holds what the updater must see (current,
+// and its own last write), or ctx ends.
 func (m *mirror) wait(ctx context.Context) error {
 	var want uint64
 	if m.current != nil {
@@ -75,7 +79,7 @@ func (m *mirror) wait(ctx context.Context) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for !m.synced || m.rv < want {
+	for !m.synced || m.rv < max(want, m.wrote) {
 		if m.err != nil {
 			return m.err
 		}
@@ -85,6 +89,16 @@ func (m *mirror) wait(ctx context.Context) error {
 		m.changed.Wait()
 	}
 	return nil
+}
+
+// written records the resourceVersion of an object the updater wrote
+// (the answer to its patch), for wait.
+func (m *mirror) written(rv string) {
+	if v, err := strconv.ParseUint(rv, 10, 64); err == nil {
+		m.mu.Lock()
+		m.wrote = max(m.wrote, v)
+		m.mu.Unlock()
+	}
 }
 
 // stored records the resourceVersion of a change stored, and wakes the
