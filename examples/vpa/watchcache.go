@@ -45,7 +45,7 @@ type mirror struct {
 	rv      uint64 // the resourceVersion of the last change stored
 	err     error  // why the reflector stopped, if it did
 	// wrote is the resourceVersion of the updater's own last write
-	// (wrote), which wait waits for as well: the updater reads its own
+	// (written), which wait waits for as well: the updater reads its own
 	// writes even where current is unset.
 	wrote uint64
 }

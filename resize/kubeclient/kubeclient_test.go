@@ -622,17 +622,21 @@ func TestWatchEndsWithItsContext(t *testing.T) {
 }
 
 // TestWatchOverflowEndsTheClientWatch: a client that does not read is cut
-// off once the cluster's buffer is full; it gets what was buffered, then
-// the closed channel on which client-go's reflector lists again.
+// off once the buffer its watch asked the cluster for (WatchBuffer) is
+// full; it gets what was buffered, then the closed channel on which
+// client-go's reflector lists again.
 func TestWatchOverflowEndsTheClientWatch(t *testing.T) {
 	w := newWorld(t)
+	w.create(t, webPod("web-1"))
 	pw, err := w.client.CoreV1().Events("default").Watch(w.ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pw.Stop()
-	for i := range 3 * apiserver.DefaultWatchBuffer / 4 { // 4 events per pod: more than the buffer
-		w.create(t, webPod(fmt.Sprintf("web-%d", i)))
+	const events = 3 * kubeclient.WatchBuffer
+	for i := range events {
+		w.cluster.RecordEvent(w.ctx, apiserver.Event{Time: time.Unix(int64(i), 0), Namespace: "default", Pod: "web-1",
+			Type: v1.EventTypeNormal, Reason: "Test", Message: fmt.Sprintf("event %d", i), Source: "test"})
 	}
 	n := 0
 	timeout := time.After(20 * time.Second)
@@ -640,8 +644,8 @@ func TestWatchOverflowEndsTheClientWatch(t *testing.T) {
 		select {
 		case _, ok := <-pw.ResultChan():
 			if !ok {
-				if n < apiserver.DefaultWatchBuffer || n >= 3*apiserver.DefaultWatchBuffer {
-					t.Errorf("%d events before the watch closed, want the buffer's worth and not all", n)
+				if n < kubeclient.WatchBuffer || n >= events {
+					t.Errorf("%d events before the watch closed, want the buffer's worth (%d) and not all", n, kubeclient.WatchBuffer)
 				}
 				return
 			}
