@@ -26,7 +26,7 @@ import (
 // kubernetes.Interface it is given, as the VPA updater's own code does
 // (vertical-pod-autoscaler/pkg/updater/restriction/
 // pods_inplace_restriction.go, pods_eviction_restriction.go): it watches
-// the pods into a cache (podcache.go) and picks a workload's from it with
+// the pods into a cache (watchcache.go) and picks a workload's from it with
 // a label selector, gets the pod it resizes, patches the resize subresource,
 // gets a pod to read its resize conditions and the resources its status
 // shows, watches the kubelet's ResizeCompleted events, and deletes the pods
