@@ -47,8 +47,8 @@ func (l *NodeLoads[K]) Of(node string) NodeLoad {
 }
 
 // Set counts the pod under key as it is now (nil: gone) in place of what it
-// was. A pod keeps its node: a pod under a key that moves to another node
-// is taken off the first.
+// was, on the node it is bound to now: a pod under a key that comes back on
+// another node is taken off the first.
 func (l *NodeLoads[K]) Set(key K, pod *v1.Pod) {
 	if l == nil {
 		return

@@ -143,8 +143,9 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Summary, error) {
 		fleet: resize.NewFleet(resize.FleetOptions{
 			Start:   start,
 			Workers: cfg.Workers,
-			// The example keeps every pod decoded (the updater lists them
-			// all every minute) and lists the kubelet's events each minute.
+			// The cluster keeps many events, so that the updater's event
+			// cache, listing again after its watch closed, still finds
+			// the completions of the resizes in flight.
 			Cluster: resize.ClusterOptions{Profile: cfg.Kubelet, EventLimit: 1 << 16},
 		}),
 		rng:      rand.New(rand.NewPCG(cfg.Seed, 0x5650415f)),

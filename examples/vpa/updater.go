@@ -147,9 +147,12 @@ func (u *updater) update(ctx context.Context, vpas []vpaObject) error {
 	var all []candidate
 	for i := range vpas {
 		vpa := &vpas[i]
+		if vpa.namespace != u.pods.namespace {
+			return fmt.Errorf("the pods of %s: namespace %q, the updater watches %q", vpa.name, vpa.namespace, u.pods.namespace)
+		}
 		selector, err := labels.Parse(vpa.selector)
-		if err != nil || vpa.namespace != u.pods.namespace {
-			return fmt.Errorf("the pods of %s: selector %q in namespace %q, the updater watches %q: %v", vpa.name, vpa.selector, vpa.namespace, u.pods.namespace, err)
+		if err != nil {
+			return fmt.Errorf("the pods of %s: selector %q: %w", vpa.name, vpa.selector, err)
 		}
 		u.pods.each(selector, func(p *cachedPod) {
 			j := slices.IndexFunc(p.containers, func(c cachedContainer) bool { return c.name == vpa.container })

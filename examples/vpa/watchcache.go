@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 )
@@ -68,6 +67,16 @@ func (m *mirror) run(ctx context.Context, lw *cache.ListWatch, expected runtime.
 		m.changed.Broadcast()
 		m.mu.Unlock()
 	})
+}
+
+// listWatch is the ListWatch of a typed client's List and Watch.
+func listWatch[L runtime.Object](list func(context.Context, metav1.ListOptions) (L, error), watch cache.WatchFuncWithContext) *cache.ListWatch {
+	return &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return list(ctx, opts)
+		},
+		WatchFuncWithContext: watch,
+	}
 }
 
 // wait waits until the cache holds what the updater must see (current,
@@ -153,14 +162,7 @@ type cachedContainer struct {
 func watchPods(ctx context.Context, client kubernetes.Interface, namespace string, current func() uint64) *podCache {
 	c := &podCache{mirror: mirror{current: current}, namespace: namespace, groups: map[string]*podGroup{}, byName: map[string]*podGroup{}}
 	pods := client.CoreV1().Pods(namespace)
-	c.run(ctx, &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			return pods.List(ctx, opts)
-		},
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return pods.Watch(ctx, opts)
-		},
-	}, &v1.Pod{}, c, "vpa-updater pods")
+	c.run(ctx, listWatch(pods.List, pods.Watch), &v1.Pod{}, c, "vpa-updater pods")
 	return c
 }
 
@@ -277,14 +279,7 @@ type completion struct {
 func watchCompletions(ctx context.Context, client kubernetes.Interface, current func() uint64) *completionCache {
 	c := &completionCache{mirror: mirror{current: current}, latest: map[types.NamespacedName]completion{}}
 	events := client.CoreV1().Events(metav1.NamespaceAll)
-	c.run(ctx, &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			return events.List(ctx, opts)
-		},
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return events.Watch(ctx, opts)
-		},
-	}, &v1.Event{}, c, "vpa-updater events")
+	c.run(ctx, listWatch(events.List, events.Watch), &v1.Event{}, c, "vpa-updater events")
 	return c
 }
 
