@@ -209,6 +209,11 @@ type HostParts struct {
 	Runtime RemoteRuntime
 	// Endpoint is where Runtime was reached, for messages.
 	Endpoint string
+	// RuntimeHandler is the runtime handler the node's sandboxes are run
+	// with when the node names none (its pods have no RuntimeClass): a
+	// handler of Runtime's, such as containerd's runtimes.crun. Empty is
+	// the runtime's default handler.
+	RuntimeHandler string
 }
 
 // NewHostBackend assembles a backend from parts opened on the host, for
@@ -247,7 +252,7 @@ func NewHostBackend(ctx context.Context, cfg NodeConfig, parts HostParts, opts .
 		b.runtime = b.sim
 	} else {
 		b.remote = parts.Runtime
-		b.runtime = &labelledRuntime{Runtime: parts.Runtime, value: parts.Parent}
+		b.runtime = &labelledRuntime{Runtime: parts.Runtime, value: parts.Parent, handler: parts.RuntimeHandler}
 	}
 	if err := coherent(ctx, &cfg, b.Deps(Deps{})); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
@@ -324,10 +329,12 @@ func (b *Backend) Deps(d Deps) Deps {
 // sandbox and container it creates carries LabelBackend with the
 // backend's value, and the lists it returns hold only those, as if the
 // runtime served this node alone. The configs are copied before the label
-// is added: the node's messages are shared and never changed.
+// is added: the node's messages are shared and never changed. A sandbox
+// the node runs with no runtime handler is run with handler, when set.
 type labelledRuntime struct {
 	cri.Runtime
-	value string
+	value   string
+	handler string
 }
 
 // Unwrap returns the runtime below, so that cri's helpers reach its
@@ -349,6 +356,9 @@ func (l *labelledRuntime) RunPodSandbox(ctx context.Context, config *runtimeapi.
 	if config != nil {
 		config = proto.Clone(config).(*runtimeapi.PodSandboxConfig)
 		config.Labels = l.withLabel(config.Labels)
+	}
+	if runtimeHandler == "" {
+		runtimeHandler = l.handler
 	}
 	return l.Runtime.RunPodSandbox(ctx, config, runtimeHandler)
 }

@@ -43,6 +43,29 @@ func containerCgroup(info string, pid int, cg cgroup.Manager, podCgroup, id stri
 		"the sandbox's cgroup parent and the container ID (containerd's cgroupfs naming)"
 }
 
+// ociRuntime names the OCI runtime containerd ran the container with, from
+// the verbose ContainerStatus info (containerd's ContainerInfo: the
+// runtime's options, whose binary_name is the runtime's binary, runc when
+// unset), or "" when the info does not say (CRI-O, an in-process runtime).
+func ociRuntime(info string) string {
+	var ci struct {
+		RuntimeType    string `json:"runtimeType"`
+		RuntimeOptions struct {
+			BinaryName string `json:"binary_name"`
+		} `json:"runtimeOptions"`
+	}
+	if json.Unmarshal([]byte(info), &ci) != nil || ci.RuntimeType == "" {
+		return ""
+	}
+	if ci.RuntimeType != "io.containerd.runc.v2" && ci.RuntimeType != "io.containerd.runc.v1" {
+		return ci.RuntimeType + " (runtimeType of the verbose ContainerStatus)"
+	}
+	if b := ci.RuntimeOptions.BinaryName; b != "" {
+		return filepath.Base(b) + " (runtimeOptions.binary_name of the verbose ContainerStatus: " + b + ")"
+	}
+	return "runc (runtimeType " + ci.RuntimeType + " of the verbose ContainerStatus, no binary_name)"
+}
+
 // procCgroup reads a process's cgroup: the unified line on v2, the memory
 // controller's on v1.
 func procCgroup(pid int, version cgconfig.Version) (string, error) {

@@ -252,7 +252,7 @@ func (r *run) weightFormula() string {
 	case quadratic:
 		return "cpu.weight by the quadratic formula of runc >= 1.3.2 and crun >= 1.23 (" + pairs + ")"
 	case linear:
-		return "cpu.weight by the linear formula of runc < 1.3.2, the kubelet's own (" + pairs + ")"
+		return "cpu.weight by the linear formula of runc < 1.3.2 and crun < 1.23, the kubelet's own (" + pairs + ")"
 	}
 	return "cpu.weight by neither formula consistently (" + pairs + ")"
 }
@@ -345,6 +345,9 @@ func (r *run) checkZeroUnified(ctx context.Context, c *CheckResult) {
 	var unified string
 	if err != nil {
 		evidence(c, "unknown unified key: sent %s; refused in %s: %v", formatLinux(withKey), took, err)
+		if origin := refusalOrigin(err); origin != "" {
+			evidence(c, "%s", origin)
+		}
 		after, oerr := r.observe(ctx, r.ctr)
 		switch {
 		case oerr != nil:
@@ -629,4 +632,26 @@ func (r *run) finishTiming(c *CheckResult) {
 			c.Summary = "no UpdateContainerResources call was timed"
 		}
 	}
+}
+
+// refusalOrigins are the refusals of an unknown unified key that check 6
+// recognises, each with the OCI runtime whose message it is and the code
+// that explains what the runtime wrote before it refused. Both runtimes
+// write the cgroup files of the update's fields first and the unified
+// keys last, so either leaves cpu.max (and memory.max) changed behind its
+// refusal; they differ in the message.
+var refusalOrigins = []struct{ marker, origin string }{
+	{`can't be set: controller`, "the refusal is runc's: its cgroup v2 manager (libcontainer/cgroups/fs2, Manager.Set) writes the pids, memory, io and cpu files first and the unified keys last (setUnified), which refuses a key of a controller the cgroup does not have"},
+	{"the requested cgroup controller", "the refusal is crun's: update_cgroup_v2_resources (src/libcrun/cgroup-resources.c) writes the memory, pids and cpu files first and the unified keys last (write_unified_resources), which refuses a key of a controller the cgroup does not have; the same writes as runc's before the refusal, with crun's own message"},
+}
+
+// refusalOrigin explains err by the OCI runtime whose message it carries,
+// or returns "" for a message it does not know.
+func refusalOrigin(err error) string {
+	for _, o := range refusalOrigins {
+		if strings.Contains(err.Error(), o.marker) {
+			return o.origin
+		}
+	}
+	return ""
 }

@@ -64,6 +64,11 @@ type Options struct {
 	// returns the version).
 	Endpoint string
 	Version  *runtimeapi.VersionResponse
+	// RuntimeHandler is the runtime handler the run's sandbox asks for, as
+	// a RuntimeClass's handler does (containerd: a runtimes.<name> of its
+	// CRI plugin's config, such as one whose BinaryName is crun); empty
+	// is the runtime's default handler. The report names it.
+	RuntimeHandler string
 	// Prefix names what the run creates; empty means
 	// PrefixBase-<pid>-<random>. It must be a valid pod name and cgroup
 	// name, and unique on the node.
@@ -132,12 +137,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		cg:   opts.Cgroups,
 		msgs: msgs,
 		report: &Report{
-			Runtime:       runtimeName(opts),
-			APIVersion:    opts.Version.GetRuntimeApiVersion(),
-			Endpoint:      opts.Endpoint,
-			CgroupVersion: version,
-			CgroupRoot:    cgroupRoot(opts.Cgroups),
-			Prefix:        opts.Prefix,
+			Runtime:        runtimeName(opts),
+			APIVersion:     opts.Version.GetRuntimeApiVersion(),
+			Endpoint:       opts.Endpoint,
+			RuntimeHandler: opts.RuntimeHandler,
+			CgroupVersion:  version,
+			CgroupRoot:     cgroupRoot(opts.Cgroups),
+			Prefix:         opts.Prefix,
 		},
 		weights: map[uint64]uint64{},
 		results: newResults(),
@@ -330,7 +336,7 @@ func (r *run) setup(ctx context.Context) error {
 	sb := r.msgs.SandboxConfig(pod, r.podCgroup)
 	sb.Labels = r.withRunLabel(sb.Labels)
 	r.sandboxCfg = sb
-	id, err := r.rt.RunPodSandbox(ctx, sb, "")
+	id, err := r.rt.RunPodSandbox(ctx, sb, r.opts.RuntimeHandler)
 	if err != nil {
 		return fmt.Errorf("RunPodSandbox %s with cgroup parent %s: %w", sb.Metadata.Name, sb.Linux.CgroupParent, err)
 	}
@@ -373,6 +379,7 @@ func (r *run) startContainer(ctx context.Context, x res, attempt uint32) (*conta
 	c.cgroup, source = containerCgroup(st.GetInfo()["info"], c.pid, r.cg, r.podCgroup, id)
 	if r.report.CgroupSource == "" {
 		r.report.CgroupSource = source
+		r.report.OCIRuntime = ociRuntime(st.GetInfo()["info"])
 	}
 	if !r.cg.Exists(c.cgroup) {
 		return nil, fmt.Errorf("container %s: its cgroup %s (from %s) does not exist below %s", id, c.cgroup, source, r.report.CgroupRoot)

@@ -68,9 +68,12 @@ type Report struct {
 	// them ("containerd 1.6.20"), or the Go type of an in-process runtime.
 	Runtime string `json:"runtime"`
 	// APIVersion is the CRI version the runtime reports ("v1").
-	APIVersion    string           `json:"apiVersion,omitempty"`
-	Endpoint      string           `json:"endpoint,omitempty"`
-	CgroupVersion cgconfig.Version `json:"cgroupVersion"`
+	APIVersion string `json:"apiVersion,omitempty"`
+	Endpoint   string `json:"endpoint,omitempty"`
+	// RuntimeHandler is the handler the sandbox was run with (empty: the
+	// runtime's default).
+	RuntimeHandler string           `json:"runtimeHandler,omitempty"`
+	CgroupVersion  cgconfig.Version `json:"cgroupVersion"`
 	// CgroupRoot is where the container cgroups were read (a cgroup
 	// filesystem, or the in-memory kernel).
 	CgroupRoot string `json:"cgroupRoot"`
@@ -78,6 +81,10 @@ type Report struct {
 	Prefix string `json:"prefix"`
 	// CgroupSource says how the container's cgroup was found.
 	CgroupSource string `json:"cgroupSource,omitempty"`
+	// OCIRuntime names the OCI runtime below the CRI runtime (runc, crun)
+	// and where that was read, when the runtime says (containerd does in
+	// its verbose ContainerStatus).
+	OCIRuntime string `json:"ociRuntime,omitempty"`
 	// WeightFormula is how the runtime turns cpu shares into cgroup files:
 	// on v1 cpu.shares is written as sent; on v2 the cpu.weight formula
 	// that matched every value read back.
@@ -139,11 +146,17 @@ func (r *Report) WriteText(w io.Writer) {
 	if r.APIVersion != "" {
 		fmt.Fprintf(w, " (CRI %s)", r.APIVersion)
 	}
+	if r.RuntimeHandler != "" {
+		fmt.Fprintf(w, ", runtime handler %s", r.RuntimeHandler)
+	}
 	if r.Endpoint != "" {
 		fmt.Fprintf(w, " at %s", r.Endpoint)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "cgroup %s at %s; objects named %s\n", r.CgroupVersion, r.CgroupRoot, r.Prefix)
+	if r.OCIRuntime != "" {
+		fmt.Fprintf(w, "OCI runtime: %s\n", r.OCIRuntime)
+	}
 	if r.CgroupSource != "" {
 		fmt.Fprintf(w, "container cgroup: %s\n", r.CgroupSource)
 	}

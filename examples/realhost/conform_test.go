@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -246,22 +247,23 @@ func TestConformSweepsAKilledRun(t *testing.T) {
 }
 
 // vmRuntimeFiles are the binaries of the runtime the cgroup v2 VM runs:
-// containerd, its runc shim, runc, and ctr to import the image.
+// containerd, its runc shim, runc, and ctr to import the image; crun, the
+// second OCI runtime, is added where the host has it.
 var vmRuntimeFiles = []string{"containerd", "containerd-shim-runc-v2", "runc", "ctr"}
 
 // vmRuntimeDir fills dir with what containerd needs in the VM, which has
 // nothing but busybox: bin/ holds the runtime's binaries, lib/ the shared
 // libraries they load (ldd's list, the dynamic loader included) and
 // image.tar the local busybox image. It returns why it cannot, or "".
-func vmRuntimeDir(t *testing.T, dir string) string {
+func vmRuntimeDir(t *testing.T, dir string, files []string) string {
 	t.Helper()
-	for _, sub := range []string{"bin", "lib"} {
+	for _, sub := range []string{"bin", "lib", "scenarios"} {
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	libs := map[string]bool{}
-	for _, name := range vmRuntimeFiles {
+	for _, name := range files {
 		path, err := exec.LookPath(name)
 		if err != nil {
 			return fmt.Sprintf("no %s on this host: %v", name, err)
@@ -307,6 +309,24 @@ func copyFile(from, to string) error {
 	return os.WriteFile(to, data, st.Mode().Perm())
 }
 
+// crunScenarios are the scenario files TestConformVMGuest runs on
+// containerd + crun: the seed walkthrough and the files whose steps are
+// the runtime's part of a resize (in-place cpu and memory updates, a
+// memory limit below usage, restarts for the RestartContainer policy,
+// pod-level resources, several containers in one sync). The VM is
+// emulated in CI (no KVM), where a scenario on a real runtime takes
+// seconds: the whole suite, which the host's runc runs
+// (TestScenariosOnContainerd), takes more than six minutes there.
+var crunScenarios = []string{
+	"examples/resizesim/walkthrough.yaml",
+	"testdata/scenarios/k8s-e2e-burstable-no-restart.yaml",
+	"testdata/scenarios/k8s-e2e-guaranteed-cpu-mem-restart.yaml",
+	"testdata/scenarios/k8s-e2e-memory-limit-decrease-below-usage.yaml",
+	"testdata/scenarios/memory-increase-no-restart.yaml",
+	"testdata/scenarios/multi-container-decreases-first.yaml",
+	"testdata/scenarios/pod-level-resize.yaml",
+}
+
 // TestConformInVM runs the conformance check on cgroup v2: in the qemu VM
 // (vm.sh), this package's test binary starts containerd from the host's
 // binaries and runs conform against it (TestConformVMGuest).
@@ -314,8 +334,29 @@ func TestConformInVM(t *testing.T) {
 	kernel := vmKernel(t)
 	needRoot(t) // containerd.sh image installs busybox-static if needed
 	dir := filepath.Join(t.TempDir(), "vmrt")
-	if why := vmRuntimeDir(t, dir); why != "" {
+	// crun is the second runtime handler; CI installs it, and elsewhere a
+	// host without it checks runc alone.
+	files, handlers := vmRuntimeFiles, "runc"
+	if _, err := exec.LookPath("crun"); err == nil {
+		files, handlers = append(slices.Clone(files), "crun"), "runc crun"
+	} else if inCI() {
+		t.Fatalf("CI=true, so the crun half of this test may not skip: no crun on this host (apt-get install crun): %v", err)
+	} else {
+		t.Logf("no crun on this host (apt-get install crun): checking runc alone")
+	}
+	if why := vmRuntimeDir(t, dir, files); why != "" {
 		unavailable(t, "the VM cannot host a runtime: %s", why)
+	}
+	// Scenario files run on crun in the VM too: resizesim and the files
+	// go in beside the runtime.
+	buildStatic(t, "./examples/resizesim", filepath.Join(dir, "bin", "resizesim"), false)
+	var scenarios []string
+	for _, f := range crunScenarios {
+		rel := filepath.Join("scenarios", filepath.Base(f))
+		if err := copyFile(filepath.Join(repoRoot, f), filepath.Join(dir, rel)); err != nil {
+			t.Fatal(err)
+		}
+		scenarios = append(scenarios, rel)
 	}
 	// The test binary goes into the initramfs with the runtime's 90 MB,
 	// which the emulated VM unpacks before it starts: strip it.
@@ -327,12 +368,15 @@ func TestConformInVM(t *testing.T) {
 		t.Fatalf("go test -c ./examples/realhost: %v\n%s", err, b)
 	}
 	// Everything in the VM is emulated, and in CI the other packages'
-	// tests take the CPUs too: the run gets more time than vm.sh's other
-	// users (a run that times out is retried once, so a tight limit costs
-	// double).
-	cmd := exec.Command("./vm.sh", "run", "-C", dir, "-e", "RESIZELET_VM_GUEST=conform", "-e", "RESIZELET_IMAGE=docker.io/resizelet/busybox:local",
-		kernel, bin, "-test.v", "-test.run", "^TestConformVMGuest$", "-test.timeout", "400s")
-	cmd.Env = append(os.Environ(), "VM_TIMEOUT=480")
+	// tests take the CPUs too: the run (two checks, then the scenario files
+	// on crun, about three minutes on an idle machine) gets more time than
+	// vm.sh's other users (a run that times out is retried once, so a tight
+	// limit costs double).
+	cmd := exec.Command("./vm.sh", "run", "-C", dir, "-e", "RESIZELET_VM_GUEST=conform", "-e", "RESIZELET_IMAGE=docker.io/resizelet/busybox:local", "-e", "RESIZELET_VM_HANDLERS="+handlers, "-e", "RESIZELET_VM_SCENARIOS="+strings.Join(scenarios, " "),
+		kernel, bin, "-test.v", "-test.run", "^TestConformVMGuest$", "-test.timeout", "660s")
+	// The initramfs holds the runtime, resizesim and the test binary:
+	// more than the default 512 MiB holds unpacked beside the containers.
+	cmd.Env = append(os.Environ(), "VM_TIMEOUT=720", "VM_MEMORY=1024")
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -422,10 +466,17 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
         NoPivotRoot = true
         Root = "%[1]s/runc"
         BinaryName = "%[4]s"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.crun]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.crun.options]
+        SystemdCgroup = false
+        NoPivotRoot = true
+        Root = "%[1]s/crun"
+        BinaryName = "%[5]s"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "%[1]s/cni/bin"
     conf_dir = "%[1]s/cni/conf"
-`, state, sock, image, filepath.Join(rtDir, "bin", "runc"))
+`, state, sock, image, filepath.Join(rtDir, "bin", "runc"), filepath.Join(rtDir, "bin", "crun"))
 	if err := os.MkdirAll(state, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -472,31 +523,60 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 	if err != nil || fs.Version() != cgroup.V2 {
 		t.Fatalf("the VM's /sys/fs/cgroup is not cgroup v2: %v", err)
 	}
-	rep, err := conform.Run(ctx, conform.Options{Runtime: rt, Cgroups: fs, Image: image, Endpoint: endpoint, Version: version})
-	if err != nil {
-		t.Fatal(err)
+	handlers := strings.Fields(os.Getenv("RESIZELET_VM_HANDLERS"))
+	for _, handler := range handlers {
+		t.Run(handler, func(t *testing.T) {
+			rep, err := conform.Run(ctx, conform.Options{Runtime: rt, Cgroups: fs, Image: image, Endpoint: endpoint, Version: version, RuntimeHandler: handler})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var text strings.Builder
+			rep.WriteText(&text)
+			t.Logf("resizesim conform -runtime-handler %s on cgroup v2:\n%s", handler, text.String())
+			assertNothingLeft(t, endpoint, rep.Prefix)
+			for _, c := range rep.Checks {
+				// On cgroup v2 runc and crun write cpu.max before they refuse
+				// an unknown unified key, and containerd reports the values
+				// from before the update: a finding the report makes about the
+				// runtime, naming which one refused, not a failure of the run.
+				known := c.ID == 6 && c.Status == conform.Fail && strings.Contains(c.Summary, "partly applied")
+				if c.Required && c.Status != conform.Pass && !known {
+					t.Errorf("check %d (%s): %s: %s", c.ID, c.Name, c.Status, c.Summary)
+				}
+				if known {
+					t.Logf("check 6 reports the runtime's partial update: %s", c.Summary)
+					if want := "the refusal is " + handler + "'s"; !slices.ContainsFunc(c.Evidence, func(e string) bool { return strings.HasPrefix(e, want) }) {
+						t.Errorf("check 6 does not say %q: %q", want, c.Evidence)
+					}
+				}
+			}
+			if rep.Interrupted || rep.SetupError != "" || len(rep.Left) > 0 {
+				t.Errorf("interrupted %v, setup error %q, left %v", rep.Interrupted, rep.SetupError, rep.Left)
+			}
+			if !strings.Contains(rep.WeightFormula, "cpu.weight by") {
+				t.Errorf("no cpu.weight formula named: %q", rep.WeightFormula)
+			}
+			if want := "OCI runtime: " + handler + " "; !strings.Contains(text.String(), want) {
+				t.Errorf("the report does not name the OCI runtime (%q)", want)
+			}
+		})
 	}
-	var text strings.Builder
-	rep.WriteText(&text)
-	t.Logf("resizesim conform on cgroup v2:\n%s", text.String())
-	assertNothingLeft(t, endpoint, rep.Prefix)
-	for _, c := range rep.Checks {
-		// On cgroup v2 runc writes cpu.max before it refuses an unknown
-		// unified key, and containerd reports the values from before the
-		// update: a finding the report makes about this runtime, not a
-		// failure of the run.
-		known := c.ID == 6 && c.Status == conform.Fail && strings.Contains(c.Summary, "partly applied")
-		if c.Required && c.Status != conform.Pass && !known {
-			t.Errorf("check %d (%s): %s: %s", c.ID, c.Name, c.Status, c.Summary)
-		}
-		if known {
-			t.Logf("check 6 reports the runtime's partial update: %s", c.Summary)
-		}
-	}
-	if rep.Interrupted || rep.SetupError != "" || len(rep.Left) > 0 {
-		t.Errorf("interrupted %v, setup error %q, left %v", rep.Interrupted, rep.SetupError, rep.Left)
-	}
-	if !strings.Contains(rep.WeightFormula, "cpu.weight by") {
-		t.Errorf("no cpu.weight formula named: %q", rep.WeightFormula)
+	// Scenario files on crun (crunScenarios), with the expectations they
+	// have in simulation and on the host's runc, on real cgroup v2.
+	if files := strings.Fields(os.Getenv("RESIZELET_VM_SCENARIOS")); len(files) > 0 && slices.Contains(handlers, "crun") {
+		t.Run("crun/scenarios", func(t *testing.T) {
+			args := append([]string{"--cgroup-root", "/sys/fs/cgroup", "--cri-endpoint", endpoint, "--image", image, "--runtime-handler", "crun", "run"}, files...)
+			// A run that hangs is stopped with what it printed so far,
+			// which names the file and step, well before the VM's timeout.
+			runCtx, cancel := context.WithTimeout(ctx, 480*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(runCtx, filepath.Join(rtDir, "bin", "resizesim"), args...)
+			cmd.Dir = rtDir
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("resizesim %s: %v\n%s", strings.Join(args, " "), err, out)
+			}
+			t.Logf("scenario suite (%d files) passed on containerd + crun on cgroup v2:\n%s", len(files), lastLines(string(out), 3))
+		})
 	}
 }

@@ -16,7 +16,8 @@
 #     in the VM with the environment variables given by -e, in /work, which
 #     holds a copy of each DIR given by -C (by its base name). The program's
 #     output is printed on stdout, and vm.sh exits with the program's exit
-#     status. The VM has 512 MiB and 2 CPUs.
+#     status. The VM has 2 CPUs and VM_MEMORY MiB (default 512), which
+#     must hold the unpacked initramfs too.
 #
 # Streams are kept apart with three serial ports: ttyS0 the kernel console
 # (kept in a log file, shown on failure), ttyS1 the program's output (in raw
@@ -86,6 +87,12 @@ build_initramfs() {
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
+# devtmpfs has no /dev/fd or /dev/std*; a booted system gets them from udev
+# (or systemd-tmpfiles), and crun reads its update's resources from /dev/stdin.
+ln -s /proc/self/fd /dev/fd
+ln -s /proc/self/fd/0 /dev/stdin
+ln -s /proc/self/fd/1 /dev/stdout
+ln -s /proc/self/fd/2 /dev/stderr
 mkdir -p /dev/shm
 mount -t tmpfs -o size=256m tmpfs /dev/shm
 mount -t tmpfs tmpfs /tmp
@@ -113,7 +120,7 @@ boot() {
 	: >"$dir/out.raw"
 	: >"$dir/status"
 	timeout "${VM_TIMEOUT:-300}" qemu-system-x86_64 -nodefaults -no-user-config -display none -no-reboot \
-		-m 512 -smp 2 "${accel[@]}" \
+		-m "${VM_MEMORY:-512}" -smp 2 "${accel[@]}" \
 		-kernel "$kernel" -initrd "$dir/initrd.gz" -append "console=ttyS0 panic=-1 quiet" \
 		-serial "file:$dir/console.log" -serial "file:$dir/out.raw" -serial "file:$dir/status"
 }
@@ -144,7 +151,10 @@ run() {
 		rc=0
 		boot "$kernel" "$dir" || rc=$?
 		[[ $rc -eq 124 && $attempt -eq 1 ]] || break
-		log "the VM timed out after ${VM_TIMEOUT:-300}s; retrying once"
+		log "the VM timed out after ${VM_TIMEOUT:-300}s; the end of its console and of the program's output:"
+		tail -n 20 "$dir/console.log" >&2
+		tail -n 40 "$dir/out.raw" >&2
+		log "retrying once"
 	done
 	cat "$dir/out.raw"
 	if [[ $rc -eq 124 ]]; then

@@ -25,7 +25,7 @@ const exitSignalBase = 128
 
 // conformValueFlags are the flags of resizesim and of conform that take
 // a value as the next argument, for finding the subcommand among them.
-var conformValueFlags = map[string]bool{"cgroup-root": true, "cri-endpoint": true, "image": true, "scenarios": true, "steps": true,
+var conformValueFlags = map[string]bool{"cgroup-root": true, "cri-endpoint": true, "image": true, "runtime-handler": true, "scenarios": true, "steps": true,
 	"o": true, "output": true, "junit": true}
 
 // conformArgs finds the subcommand conform as the first argument that is
@@ -63,6 +63,7 @@ func runConform(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	endpoint := fs.String("cri-endpoint", "", "the CRI runtime to check, at `unix:///PATH`")
 	image := fs.String("image", "", "an `image` the runtime has, with sh, sleep and dd (busybox)")
 	cgroupRoot := fs.String("cgroup-root", "/sys/fs/cgroup", "the cgroup filesystem the runtime writes, mounted at `DIR`")
+	handler := fs.String("runtime-handler", "", "run the checks' sandbox and the scenarios' with the runtime `handler` (a RuntimeClass's handler, such as containerd's runtimes.crun); empty is the runtime's default")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	var patterns []string
 	fs.Func("scenarios", "also run the scenario files matching `GLOB` on the runtime (repeatable)", func(s string) error {
@@ -70,7 +71,7 @@ func runConform(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return nil
 	})
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: resizesim conform --cri-endpoint unix:///PATH --image IMAGE [--cgroup-root DIR] [--json] [--scenarios GLOB]...\n")
+		fmt.Fprintf(stderr, "usage: resizesim conform --cri-endpoint unix:///PATH --image IMAGE [--cgroup-root DIR] [--runtime-handler NAME] [--json] [--scenarios GLOB]...\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -149,12 +150,13 @@ func runConform(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitInvalid
 	}
 	report, err := conform.Run(ctx, conform.Options{
-		Runtime:  rt,
-		Cgroups:  cg,
-		Image:    *image,
-		Endpoint: *endpoint,
-		Version:  version,
-		Progress: func(line string) { fmt.Fprintf(stderr, "conform: %s\n", line) },
+		Runtime:        rt,
+		Cgroups:        cg,
+		Image:          *image,
+		Endpoint:       *endpoint,
+		Version:        version,
+		RuntimeHandler: *handler,
+		Progress:       func(line string) { fmt.Fprintf(stderr, "conform: %s\n", line) },
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "resizesim conform: %v\n", err)
@@ -183,7 +185,7 @@ func runConform(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		status = exitMismatch
 	}
 
-	opts := scenario.Options{CgroupRoot: *cgroupRoot, CRIEndpoint: *endpoint, Image: *image}
+	opts := scenario.Options{CgroupRoot: *cgroupRoot, CRIEndpoint: *endpoint, Image: *image, RuntimeHandler: *handler}
 	for _, file := range files {
 		if code := signalled(); code != 0 {
 			return code

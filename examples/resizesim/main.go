@@ -13,6 +13,7 @@
 //	--cgroup-root DIR              # real cgroup filesystem mounted at DIR
 //	--cri-endpoint unix:///PATH    # real CRI runtime at that socket
 //	--image NAME                   # the image containers run on a real runtime
+//	--runtime-handler NAME         # the runtime handler the sandboxes run with (containerd: runtimes.NAME, e.g. crun)
 //	--reconcile-pod-cgroups        # explore: run the kubelets with NodeConfig.ReconcilePodCgroups
 //	--flush-checkpoints            # explore: run the kubelets with NodeConfig.FlushCheckpoints
 //	--share-crash-states           # explore: run crash points that leave the same state once
@@ -85,6 +86,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&opts.CgroupRoot, "cgroup-root", "", "run pod and container cgroups in the real cgroup filesystem mounted at `DIR`")
 	fs.StringVar(&opts.CRIEndpoint, "cri-endpoint", "", "run containers in the CRI runtime at `unix:///PATH`")
 	fs.StringVar(&opts.Image, "image", "", "the `image` containers run on a real runtime")
+	fs.StringVar(&opts.RuntimeHandler, "runtime-handler", "", "run the sandboxes with the runtime `handler` of the runtime at --cri-endpoint (a RuntimeClass's handler, such as containerd's runtimes.crun); empty is its default")
 	var xopts explore.Options
 	var steps string
 	fs.BoolVar(&xopts.ReconcilePodCgroups, "reconcile-pod-cgroups", false, "explore: run the kubelets with ReconcilePodCgroups (resizelet's opt-in fix)")
@@ -104,7 +106,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "usage: resizesim [flags]            run the built-in walkthrough\n")
 		fmt.Fprintf(stderr, "       resizesim [flags] run FILE... run scenario files\n")
 		fmt.Fprintf(stderr, "       resizesim [flags] plan FILE... print each resize step's dry-run plan\n")
-		fmt.Fprintf(stderr, "       resizesim conform --cri-endpoint unix:///PATH --image IMAGE [--cgroup-root DIR] [--scenarios GLOB]...\n")
+		fmt.Fprintf(stderr, "       resizesim conform --cri-endpoint unix:///PATH --image IMAGE [--cgroup-root DIR] [--runtime-handler NAME] [--scenarios GLOB]...\n")
 		fmt.Fprintf(stderr, "       resizesim [flags] explore FILE... crash or fail every I/O call of every step and judge the end\n")
 		fmt.Fprintf(stderr, "       resizesim agent --kubeconfig FILE [--nodes N] [flags]... run nodes on a real API server (resizesim agent -h)\n")
 		fmt.Fprintf(stderr, "kubelet versions (a scenario's kubelet key): %s (default %s)\n", supportedVersions(), profile.Default)
@@ -124,6 +126,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if opts.CRIEndpoint != "" && opts.Image == "" {
 		fmt.Fprintln(stderr, "resizesim: --cri-endpoint needs --image")
+		return exitInvalid
+	}
+	if opts.RuntimeHandler != "" && opts.CRIEndpoint == "" {
+		fmt.Fprintln(stderr, "resizesim: --runtime-handler needs --cri-endpoint (a handler is the real runtime's)")
 		return exitInvalid
 	}
 	if output != "text" && output != "json" {

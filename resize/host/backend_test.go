@@ -344,6 +344,39 @@ func TestRemoteBackend(t *testing.T) {
 	}
 }
 
+// TestRemoteBackendRuntimeHandler: with WithRuntimeHandler the node's
+// sandboxes are run with that handler (the node's pods name none), and
+// without it with the runtime's default.
+func TestRemoteBackendRuntimeHandler(t *testing.T) {
+	ctx := context.Background()
+	for _, handler := range []string{"", "crun"} {
+		hostKernel, f, endpoint := newFakeHost(t, cgroup.DriverCgroupfs)
+		opts := []host.Option{host.WithCgroupManager(hostKernel)}
+		if handler != "" {
+			opts = append(opts, host.WithRuntimeHandler(handler))
+		}
+		b, err := host.Remote(ctx, endpoint, "busybox:local", resize.NodeConfig{}, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		node, cluster, _ := backendtest.NewNodeOn(t, b)
+		backendtest.AddAndResize(t, node, cluster)
+		sbs, err := f.rt.ListPodSandbox(ctx, nil)
+		if err != nil || len(sbs) == 0 {
+			t.Fatalf("handler %q: the runtime lists %d sandboxes (%v), want the node's", handler, len(sbs), err)
+		}
+		for _, sb := range sbs {
+			if sb.RuntimeHandler != handler {
+				t.Errorf("handler %q: sandbox %s run with runtime handler %q", handler, sb.GetMetadata().GetName(), sb.RuntimeHandler)
+			}
+		}
+		node.Close()
+		if err := b.Close(ctx); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+	}
+}
+
 // TestRemoteBackendChecksTheImage: an image the runtime does not have is
 // refused before any pod (ErrImageNotPresent, naming the image and the
 // endpoint), unless WithPullImage pulls it; a failed pull says so.

@@ -20,6 +20,7 @@ type config struct {
 	parent     string
 	remoteOpts []remote.Option
 	pull       bool
+	handler    string
 	backend    []resize.BackendOption
 }
 
@@ -82,6 +83,15 @@ func WithRemoteOptions(opts ...remote.Option) Option {
 // have it, instead of failing with ErrImageNotPresent.
 func WithPullImage() Option {
 	return func(c *config) { c.pull = true }
+}
+
+// WithRuntimeHandler makes Remote's node run its sandboxes with the
+// runtime handler name (a RuntimeClass's handler: containerd's
+// runtimes.<name>, such as one whose BinaryName is crun) instead of the
+// runtime's default. The kubelet sends a handler only for a pod with a
+// RuntimeClass; this is the node whose pods all have one.
+func WithRuntimeHandler(name string) Option {
+	return func(c *config) { c.handler = name }
 }
 
 // WithBackendOptions passes options on to the backend the constructor

@@ -85,7 +85,7 @@ func Remote(ctx context.Context, endpoint, image string, cfg resize.NodeConfig, 
 	if len(cfg.Command) == 0 {
 		cfg.Command = remoteCommand
 	}
-	return resize.NewHostBackend(ctx, cfg, resize.HostParts{Cgroups: raw, Parent: parent, Before: before, Runtime: rt, Endpoint: endpoint}, c.backend...)
+	return resize.NewHostBackend(ctx, cfg, resize.HostParts{Cgroups: raw, Parent: parent, Before: before, Runtime: rt, Endpoint: endpoint, RuntimeHandler: c.handler}, c.backend...)
 }
 
 // ensureImage checks that the runtime has image, pulling it if pull is

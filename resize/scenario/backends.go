@@ -29,6 +29,9 @@ type backends struct {
 	rtFaults *cri.FaultInjector
 	// base is the innermost runtime: usage steps go to it directly.
 	base cri.Runtime
+	// realRuntime is set on a real CRI runtime (--cri-endpoint), which
+	// writes container cgroups with its own cpu.weight formula.
+	realRuntime bool
 	// exiter ends a container's process; only the in-memory runtime can.
 	exiter interface {
 		Exit(containerID string, exitCode int32, reason string) error
@@ -74,12 +77,16 @@ func newBackends(ctx context.Context, s *Scenario, opts Options) (*backends, err
 	}
 	switch {
 	case opts.CRIEndpoint != "":
+		b.realRuntime = true
 		if opts.Image == "" {
 			return nil, fmt.Errorf("--cri-endpoint %s: --image is required: the image the containers run", opts.CRIEndpoint)
 		}
 		hopts := []host.Option{host.WithBackendOptions(bopts...), host.WithRemoteOptions(remote.WithCallTimeout(30 * time.Second))}
 		if root != "" {
 			hopts = append(hopts, host.WithCgroupRoot(root))
+		}
+		if opts.RuntimeHandler != "" {
+			hopts = append(hopts, host.WithRuntimeHandler(opts.RuntimeHandler))
 		}
 		cfg.CgroupVersion = 0 // the host's
 		if b.backend, err = host.Remote(ctx, opts.CRIEndpoint, opts.Image, cfg, hopts...); err != nil {

@@ -35,6 +35,10 @@ type Options struct {
 	// socket ("unix:///run/containerd/containerd.sock"), with Image.
 	CRIEndpoint string
 	Image       string
+	// RuntimeHandler, with CRIEndpoint, is the runtime handler the
+	// node's sandboxes are run with (host.WithRuntimeHandler); empty is
+	// the runtime's default.
+	RuntimeHandler string
 	// Plans asks for the dry-run plan of every resize step (Node.Plan),
 	// taken just before the step runs, in Result.Plans.
 	Plans bool

@@ -1,0 +1,31 @@
+package scenario
+
+import "testing"
+
+// TestOtherWeightAcceptsTheOtherFormulaOnly: on a real runtime a
+// container's cpu.weight passes when it is the other formula's value for
+// the shares the kubelet sent, and only then (cpu 250m is 256 shares:
+// quadratic 35, linear 10).
+func TestOtherWeightAcceptsTheOtherFormulaOnly(t *testing.T) {
+	for _, tc := range []struct {
+		want, got string
+		shares    uint64
+		formula   string
+		ok        bool
+	}{
+		{"35", "10", 256, "quadratic", true},
+		{"10", "35", 256, "linear", true},
+		{"35", "11", 256, "quadratic", false}, // neither formula's
+		{"36", "10", 256, "quadratic", false}, // the file's value is not for these shares
+		{"35", "35", 256, "linear", false},    // the file expects linear: 35 is not its value
+		{"35", "10", 0, "quadratic", false},   // shares unknown
+		{"59", "20", 512, "quadratic", true},
+	} {
+		if got := otherWeight(tc.want, tc.got, tc.shares, tc.formula); got != tc.ok {
+			t.Errorf("otherWeight(want %s, got %s, shares %d, %s) = %v, want %v", tc.want, tc.got, tc.shares, tc.formula, got, tc.ok)
+		}
+	}
+	if otherFormula("quadratic") != "linear" || otherFormula("linear") != "quadratic" {
+		t.Error("otherFormula does not name the other formula")
+	}
+}
