@@ -409,6 +409,7 @@ func zeroFuncs() []zeroFunc {
 		{name: "host.WithCgroupParent", fn: host.WithCgroupParent},
 		{name: "host.WithCgroupRoot", fn: host.WithCgroupRoot},
 		{name: "host.WithPullImage", fn: host.WithPullImage},
+		{name: "host.WithRuntimeHandler", fn: host.WithRuntimeHandler},
 		{name: "host.WithRemoteOptions", fn: host.WithRemoteOptions},
 		{name: "host.WithBackendOptions", fn: host.WithBackendOptions},
 		{name: "resize.WithCgroups", fn: resize.WithCgroups},
