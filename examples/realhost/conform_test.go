@@ -390,18 +390,14 @@ func TestConformInVM(t *testing.T) {
 	t.Logf("conform on cgroup v2 in the VM:\n%s", out)
 }
 
-// TestConformVMGuest is the VM's side of TestConformInVM; it skips
-// anywhere else. The VM is a bare initramfs: it puts the runtime's
-// libraries where its binaries look for them, brings up the loopback
-// (containerd's CRI streaming server binds to it), starts containerd with
-// the native snapshotter (the VM's kernel has no overlay module) and runc
-// without pivot_root (which the initramfs root cannot do), imports
-// the image, and runs the check against the real cgroup v2 hierarchy.
-func TestConformVMGuest(t *testing.T) {
-	if os.Getenv("RESIZELET_VM_GUEST") != "conform" {
-		t.Skip("runs inside the cgroup v2 VM, started by TestConformInVM")
-	}
-	image := os.Getenv("RESIZELET_IMAGE")
+// startVMContainerd starts containerd inside the VM from the binaries and
+// libraries vmRuntimeDir put in ./vmrt, with runc as its default runtime
+// handler and crun as the handler crun, their cgroup driver systemd when
+// systemdCgroup is set (the VM of vm.sh -s) and cgroupfs otherwise, and
+// imports the image. It returns the runtime directory and containerd's
+// socket; containerd is stopped when the test ends.
+func startVMContainerd(t *testing.T, image string, systemdCgroup bool) (rtDir, sock string) {
+	t.Helper()
 	rtDir, err := filepath.Abs("vmrt")
 	if err != nil {
 		t.Fatal(err)
@@ -416,6 +412,11 @@ func TestConformVMGuest(t *testing.T) {
 		dst := filepath.Join("/lib/x86_64-linux-gnu", filepath.Base(lib))
 		if strings.HasPrefix(filepath.Base(lib), "ld-linux") {
 			dst = filepath.Join("/lib64", filepath.Base(lib))
+		}
+		if _, err := os.Stat(dst); err == nil {
+			// The systemd VM has the host's libraries already, mapped by
+			// systemd: writing over one in place would crash it.
+			continue
 		}
 		if err := copyFile(lib, dst); err != nil {
 			t.Fatal(err)
@@ -433,7 +434,7 @@ func TestConformVMGuest(t *testing.T) {
 	}
 
 	state := "/tmp/ctrd"
-	sock := state + "/containerd.sock"
+	sock = state + "/containerd.sock"
 	config := fmt.Sprintf(`version = 2
 root = "%[1]s/root"
 state = "%[1]s/state"
@@ -462,21 +463,21 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-        SystemdCgroup = false
+        SystemdCgroup = %[6]t
         NoPivotRoot = true
         Root = "%[1]s/runc"
         BinaryName = "%[4]s"
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.crun]
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.crun.options]
-        SystemdCgroup = false
+        SystemdCgroup = %[6]t
         NoPivotRoot = true
         Root = "%[1]s/crun"
         BinaryName = "%[5]s"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "%[1]s/cni/bin"
     conf_dir = "%[1]s/cni/conf"
-`, state, sock, image, filepath.Join(rtDir, "bin", "runc"), filepath.Join(rtDir, "bin", "crun"))
+`, state, sock, image, filepath.Join(rtDir, "bin", "runc"), filepath.Join(rtDir, "bin", "crun"), systemdCgroup)
 	if err := os.MkdirAll(state, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -489,13 +490,13 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 	if err := ctrd.Start(); err != nil {
 		t.Fatalf("start containerd: %v", err)
 	}
-	defer func() {
+	t.Cleanup(func() {
 		ctrd.Process.Signal(syscall.SIGTERM)
 		ctrd.Wait()
 		if t.Failed() {
 			t.Logf("containerd's log (end):\n%s", lastLines(logBuf.String(), 40))
 		}
-	}()
+	})
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		out, err := exec.Command("ctr", "-a", sock, "version").CombinedOutput()
@@ -512,6 +513,22 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 		t.Fatalf("ctr images import: %v: %s", err, out)
 	}
 
+	return rtDir, sock
+}
+
+// TestConformVMGuest is the VM's side of TestConformInVM; it skips
+// anywhere else. The VM is a bare initramfs: it puts the runtime's
+// libraries where its binaries look for them, brings up the loopback
+// (containerd's CRI streaming server binds to it), starts containerd with
+// the native snapshotter (the VM's kernel has no overlay module) and runc
+// without pivot_root (which the initramfs root cannot do), imports
+// the image, and runs the check against the real cgroup v2 hierarchy.
+func TestConformVMGuest(t *testing.T) {
+	if os.Getenv("RESIZELET_VM_GUEST") != "conform" {
+		t.Skip("runs inside the cgroup v2 VM, started by TestConformInVM")
+	}
+	image := os.Getenv("RESIZELET_IMAGE")
+	rtDir, sock := startVMContainerd(t, image, false)
 	ctx := context.Background()
 	endpoint := "unix://" + sock
 	rt, version, err := conform.Dial(ctx, endpoint, 0)
@@ -532,7 +549,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 			}
 			var text strings.Builder
 			rep.WriteText(&text)
-			t.Logf("resizesim conform -runtime-handler %s on cgroup v2:\n%s", handler, text.String())
+			t.Logf("resizesim conform --runtime-handler %s on cgroup v2:\n%s", handler, text.String())
 			assertNothingLeft(t, endpoint, rep.Prefix)
 			for _, c := range rep.Checks {
 				// On cgroup v2 runc and crun write cpu.max before they refuse

@@ -11,13 +11,16 @@
 #     downloads (apt-get download, never install) the kernel package that
 #     linux-image-cloud-amd64 depends on, extracts only boot/vmlinuz-* into
 #     DIR and prints RESIZELET_VM_KERNEL=DIR/vmlinuz-... on stdout.
-#   examples/realhost/vm.sh run [-e NAME=VALUE]... [-C DIR]... KERNEL PROGRAM [ARG]...
+#   examples/realhost/vm.sh run [-s] [-e NAME=VALUE]... [-C DIR]... KERNEL PROGRAM [ARG]...
 #     runs PROGRAM (a static binary, e.g. CGO_ENABLED=0 go test -c) with ARGs
 #     in the VM with the environment variables given by -e, in /work, which
 #     holds a copy of each DIR given by -C (by its base name). The program's
 #     output is printed on stdout, and vm.sh exits with the program's exit
 #     status. The VM has 2 CPUs and VM_MEMORY MiB (default 512), which
-#     must hold the unpacked initramfs too.
+#     must hold the unpacked initramfs too. With -s, systemd is the VM's
+#     init (the host's systemd and dbus-daemon, with the libraries they
+#     load): it mounts what the busybox /init would, starts the system bus,
+#     and runs the program as the service resizelet-program.service.
 #
 # Streams are kept apart with three serial ports: ttyS0 the kernel console
 # (kept in a log file, shown on failure), ttyS1 the program's output (in raw
@@ -107,7 +110,81 @@ sync
 poweroff -f
 EOF
 	chmod +x "$root/init"
+	if [[ $SYSTEMD == true ]]; then
+		add_systemd "$root"
+	fi
 	(cd "$root" && find . | /bin/busybox cpio -o -H newc 2>/dev/null | gzip -1) >"$dir/initrd.gz"
+}
+
+# copy_with_libs ROOT FILE... copies each FILE, and the shared libraries ldd
+# names for it, to the same paths below ROOT.
+copy_with_libs() {
+	local root=$1 f lib
+	shift
+	for f in "$@"; do
+		mkdir -p "$root$(dirname "$f")"
+		cp -L "$f" "$root$f"
+		for lib in $(ldd "$f" 2>/dev/null | grep -o '/[^ ]*'); do
+			[[ -e $root$lib ]] && continue
+			mkdir -p "$root$(dirname "$lib")"
+			cp -L "$lib" "$root$lib"
+		done
+	done
+}
+
+# add_systemd ROOT makes systemd the init of the initramfs at ROOT: the
+# host's systemd (merged /usr, as Debian 12 has it), dbus-daemon and
+# systemctl with their libraries, the users dbus needs, and a target that
+# starts only the system bus and resizelet-program.service, which runs the
+# program as the busybox /init does (the mounts are systemd's). /init
+# becomes systemd; the busybox one is kept as /busybox-init.
+add_systemd() {
+	local root=$1
+	[[ -x /usr/lib/systemd/systemd ]] || die "-s needs the host's systemd (apt-get install systemd)"
+	command -v dbus-daemon >/dev/null || die "-s needs the host's dbus-daemon (apt-get install dbus)"
+	mkdir -p "$root/usr/lib" "$root/usr/lib64" "$root/usr/bin" "$root/usr/share" "$root/etc/systemd/system" "$root/var/lib" "$root/root"
+	ln -s usr/lib "$root/lib"
+	ln -s usr/lib64 "$root/lib64"
+	cp -a /usr/lib/systemd "$root/usr/lib/systemd"
+	cp -a /usr/share/dbus-1 "$root/usr/share/dbus-1"
+	copy_with_libs "$root" /usr/lib/systemd/systemd /usr/lib/systemd/systemd-journald /usr/bin/systemctl \
+		/usr/bin/systemd-run /usr/bin/busctl /usr/bin/dbus-daemon
+	cp /etc/os-release "$root/etc/os-release" 2>/dev/null || cp /usr/lib/os-release "$root/etc/os-release"
+	printf 'root:x:0:0:root:/root:/bin/sh\nmessagebus:x:100:101::/nonexistent:/bin/false\n' >"$root/etc/passwd"
+	printf 'root:x:0:\nmessagebus:x:101:\n' >"$root/etc/group"
+	echo 5e0f1a7e2b3c4d5e6f708192a3b4c5d6 >"$root/etc/machine-id"
+	mv "$root/init" "$root/busybox-init"
+	cat >"$root/program.sh" <<'EOF'
+#!/bin/sh
+/bin/busybox --install -s /bin
+stty -F /dev/ttyS1 raw -echo
+stty -F /dev/ttyS2 raw -echo
+export PATH=/usr/bin:/bin HOME=/tmp TMPDIR=/tmp
+cd /work
+sh /run.sh >/dev/ttyS1 2>&1
+echo "exit=$?" >/dev/ttyS2
+sync
+/bin/busybox poweroff -f
+EOF
+	chmod +x "$root/program.sh"
+	cat >"$root/etc/systemd/system/resizelet-program.service" <<'EOF'
+[Unit]
+Description=the program vm.sh runs
+Requires=dbus.socket
+After=dbus.socket
+
+[Service]
+Type=oneshot
+ExecStart=/bin/sh /program.sh
+EOF
+	cat >"$root/etc/systemd/system/resizelet.target" <<'EOF'
+[Unit]
+Description=the VM of vm.sh -s
+Requires=dbus.socket resizelet-program.service
+AllowIsolate=yes
+EOF
+	ln -s resizelet.target "$root/etc/systemd/system/default.target"
+	ln -s /usr/lib/systemd/systemd "$root/init"
 }
 
 # boot KERNEL DIR runs the VM once; it returns 124 on a timeout.
@@ -128,8 +205,10 @@ boot() {
 run() {
 	VM_ENV=()
 	COPY_DIRS=()
+	SYSTEMD=false
 	while [[ $# -gt 0 ]]; do
 		case $1 in
+		-s) SYSTEMD=true; shift ;;
 		-e) VM_ENV+=("$2"); shift 2 ;;
 		-C) COPY_DIRS+=("$(cd "$2" && pwd)"); shift 2 ;;
 		*) break ;;

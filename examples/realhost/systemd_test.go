@@ -1,0 +1,177 @@
+package realhost_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
+	"github.com/resizelet/resizelet/cri/kubeletcri"
+	"github.com/resizelet/resizelet/cri/remote"
+)
+
+// TestSystemdInVM boots the cgroup v2 VM with systemd as its init (vm.sh
+// -s) and runs TestSystemdVMGuest there: containerd with runc's systemd
+// cgroup driver (SystemdCgroup = true, as kubeadm sets nodes up), sent the
+// kubelet's messages for a pod below the kubelet's systemd slices.
+func TestSystemdInVM(t *testing.T) {
+	kernel := vmKernel(t)
+	needRoot(t) // containerd.sh image installs busybox-static if needed
+	for _, tool := range []string{"systemctl", "dbus-daemon"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			unavailable(t, "the systemd VM is built from the host's systemd and dbus (apt-get install systemd dbus): %v", err)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "vmrt")
+	if why := vmRuntimeDir(t, dir, vmRuntimeFiles); why != "" {
+		unavailable(t, "the VM cannot host a runtime: %s", why)
+	}
+	bin := filepath.Join(t.TempDir(), "realhost.test")
+	build := exec.Command("go", "test", "-c", "-ldflags", "-s -w", "-o", bin, "./examples/realhost")
+	build.Dir = repoRoot
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go test -c ./examples/realhost: %v\n%s", err, b)
+	}
+	cmd := exec.Command("./vm.sh", "run", "-s", "-C", dir, "-e", "RESIZELET_VM_GUEST=systemd", "-e", "RESIZELET_IMAGE=docker.io/resizelet/busybox:local",
+		kernel, bin, "-test.v", "-test.run", "^TestSystemdVMGuest$", "-test.timeout", "300s")
+	cmd.Env = append(os.Environ(), "VM_TIMEOUT=420", "VM_MEMORY=1024")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	out := stdout.String()
+	if err != nil || !strings.Contains(out, "--- PASS: TestSystemdVMGuest") {
+		t.Fatalf("the systemd VM: %v\nvm.sh stderr:\n%s\n%s", err, stderr.String(), out)
+	}
+	t.Logf("containerd with runc's systemd driver in the systemd VM:\n%s", out)
+}
+
+// TestSystemdVMGuest is the VM's side of TestSystemdInVM; it skips anywhere
+// else. It checks that systemd is PID 1, starts containerd with
+// SystemdCgroup = true, runs a Burstable pod with a cpu limit of 417m
+// (quota 41700) in the slice the kubelet's systemd driver names
+// (kubepods-burstable-pod<uid>.slice), resizes it to 633m (63300), and
+// reads what systemd and the container's cgroup hold after each, and
+// after a systemctl daemon-reload: runc's systemd driver asks systemd for
+// CPUQuotaPerSecUSec rounded up to 10 ms (libcontainer's addCpuQuota:
+// systemd's quota has percent granularity), then writes cpu.max itself
+// with the exact quota (libcontainer's systemd Set calls the fs2 manager
+// after setting the unit's properties); systemd writes its rounded value
+// again whenever it applies the unit's properties anew.
+func TestSystemdVMGuest(t *testing.T) {
+	if os.Getenv("RESIZELET_VM_GUEST") != "systemd" {
+		t.Skip("runs inside the systemd VM, started by TestSystemdInVM")
+	}
+	comm, err := os.ReadFile("/proc/1/comm")
+	if err != nil || strings.TrimSpace(string(comm)) != "systemd" {
+		t.Fatalf("PID 1 is %q (%v), want systemd", comm, err)
+	}
+	image := os.Getenv("RESIZELET_IMAGE")
+	_, sock := startVMContainerd(t, image, true)
+	ctx := context.Background()
+	rt, err := remote.Dial(ctx, "unix://"+sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+
+	msgs := kubeletcri.New(kubeletcri.Settings{
+		CgroupVersion: cgroup.V2, EnforceCPULimits: true, CPUPeriod: cgconfig.QuotaPeriod,
+		MemoryCapacity: 64 << 30, Image: image,
+		Command: []string{"sh", "-c", "trap 'exit 0' TERM; sleep 86400 & wait"},
+	})
+	pod := func(cpuLimit string) *v1.Pod {
+		return &v1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "systemd-probe", Namespace: "default", UID: types.UID("5d7f0c1e-2b3a-4c5d-8e9f-0a1b2c3d4e5f")},
+			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "app", Image: image, Resources: v1.ResourceRequirements{
+				Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m"), v1.ResourceMemory: resource.MustParse("64Mi")},
+				Limits:   v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpuLimit), v1.ResourceMemory: resource.MustParse("128Mi")},
+			}}}},
+			Status: v1.PodStatus{QOSClass: v1.PodQOSBurstable},
+		}
+	}
+	p := pod("417m")
+	podCgroup := cgconfig.PodCgroupName(v1.PodQOSBurstable, p.UID, cgconfig.DriverSystemd)
+	sb := msgs.SandboxConfig(p, podCgroup)
+	sbID, err := rt.RunPodSandbox(ctx, sb, "")
+	if err != nil {
+		t.Fatalf("RunPodSandbox with cgroup parent %s: %v", sb.Linux.CgroupParent, err)
+	}
+	defer func() {
+		rt.StopPodSandbox(ctx, sbID)
+		rt.RemovePodSandbox(ctx, sbID)
+	}()
+	id, err := rt.CreateContainer(ctx, sbID, msgs.ContainerConfig(p, &p.Spec.Containers[0], 0), sb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.StartContainer(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	scope := "cri-containerd-" + id + ".scope"
+	dir := filepath.Join("/sys/fs/cgroup", cgconfig.ContainerCgroupName(podCgroup, id, cgconfig.DriverSystemd))
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("the container's cgroup is not where the kubelet's systemd naming puts it: %v", err)
+	}
+	observe := func(step, wantQuota, wantPerSec string) {
+		t.Helper()
+		// systemd applies a unit's properties from its own loop, after
+		// the D-Bus call that set them returned: give it a moment.
+		time.Sleep(500 * time.Millisecond)
+		cpuMax, err := os.ReadFile(filepath.Join(dir, "cpu.max"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		prop, err := exec.Command("systemctl", "show", scope, "-p", "CPUQuotaPerSecUSec", "--value").Output()
+		if err != nil {
+			t.Fatalf("systemctl show %s: %v", scope, err)
+		}
+		got, perSec := strings.TrimSpace(string(cpuMax)), strings.TrimSpace(string(prop))
+		t.Logf("%s: %s cpu.max %q, CPUQuotaPerSecUSec %s", step, scope, got, perSec)
+		if perSec != wantPerSec {
+			t.Errorf("%s: CPUQuotaPerSecUSec = %s, want %s (the quota rounded up to 10 ms per second)", step, perSec, wantPerSec)
+		}
+		if got != wantQuota+" 100000" {
+			t.Errorf("%s: cpu.max = %q, want %q", step, got, wantQuota+" 100000")
+		}
+	}
+	observe("create with cpu limit 417m", "41700", "420ms")
+	p = pod("633m")
+	if err := rt.UpdateContainerResources(ctx, id, &runtimeapi.ContainerResources{Linux: msgs.ContainerResources(p, &p.Spec.Containers[0])}); err != nil {
+		t.Fatal(err)
+	}
+	observe("resize to cpu limit 633m", "63300", "640ms")
+	if out, err := exec.Command("systemctl", "daemon-reload").CombinedOutput(); err != nil {
+		t.Fatalf("systemctl daemon-reload: %v: %s", err, out)
+	}
+	// A daemon-reload makes systemd apply every unit's properties again:
+	// the scope's cpu.max becomes the rounded quota, 640m instead of the
+	// 633m the kubelet sent, while containerd still reports 63300 (the
+	// mechanism behind kubernetes/kubernetes#129357).
+	observe("after systemctl daemon-reload", "64000", "640ms")
+	st, err := rt.ContainerStatus(ctx, id, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := st.GetStatus().GetResources().GetLinux().GetCpuQuota(); q != 63300 {
+		t.Errorf("after the daemon-reload ContainerStatus reports cpu_quota %d, want 63300 (what was sent)", q)
+	}
+	t.Logf("after systemctl daemon-reload: ContainerStatus still reports cpu_quota 63300")
+	if err := rt.StopContainer(ctx, id, 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.RemoveContainer(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+}
