@@ -266,6 +266,11 @@ func NewHostBackend(ctx context.Context, cfg NodeConfig, parts HostParts, opts .
 			// The node names its cgroups with the private parent as a path
 			// prefix, which runc's systemd driver refuses in a cgroup parent
 			// (a slice name has no "/"): every sandbox would fail to start.
+			// And the node writes pod cgroups the cgroupfs way, which
+			// systemd overwrites with its own unit's values when runc starts
+			// a scope in the slice (TestSystemdInVM): with this driver pod
+			// slices must be made and updated through systemd, as the
+			// kubelet's systemd driver does.
 			return nil, fmt.Errorf("%s: the systemd cgroup driver (the runtime's, or NodeConfig.CgroupDriver) cannot keep the node's cgroups below a private parent; run the runtime with the cgroupfs driver (containerd: SystemdCgroup = false, as examples/realhost/containerd.sh does): %w", what, errors.ErrUnsupported)
 		}
 	}

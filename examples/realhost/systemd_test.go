@@ -174,4 +174,51 @@ func TestSystemdVMGuest(t *testing.T) {
 	if err := rt.RemoveContainer(ctx, id); err != nil {
 		t.Fatal(err)
 	}
+
+	// A pod slice made the cgroupfs way (mkdir and file writes, as a
+	// cgroupfs manager does) loses its limits when systemd realizes the
+	// slice for the sandbox's scope: systemd writes the values of its own
+	// unit, which knows none. This is why the kubelet's systemd driver
+	// creates and updates pod slices through systemd, and why a node that
+	// writes pod cgroups with cgroupfs cannot sit below this runtime.
+	q := pod("500m")
+	q.Name, q.UID = "systemd-mkdir-probe", types.UID("6e8a1d2f-3c4b-4d5e-9f0a-1b2c3d4e5f60")
+	mkdirCgroup := cgconfig.PodCgroupName(v1.PodQOSBurstable, q.UID, cgconfig.DriverSystemd)
+	path := "/sys/fs/cgroup"
+	for _, part := range strings.Split(mkdirCgroup, "/") {
+		if err := os.WriteFile(filepath.Join(path, "cgroup.subtree_control"), []byte("+cpu +memory"), 0o644); err != nil {
+			t.Fatalf("enable cpu and memory in %s: %v", path, err)
+		}
+		path = filepath.Join(path, part)
+		if err := os.MkdirAll(path, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	limits := map[string]string{"cpu.max": "50000 100000", "memory.max": "134217728", "cpu.weight": "10"}
+	for file, value := range limits {
+		if err := os.WriteFile(filepath.Join(path, file), []byte(value), 0o644); err != nil {
+			t.Fatalf("write %s %s: %v", file, value, err)
+		}
+	}
+	sb2 := msgs.SandboxConfig(q, mkdirCgroup)
+	sb2ID, err := rt.RunPodSandbox(ctx, sb2, "")
+	if err != nil {
+		t.Fatalf("RunPodSandbox with cgroup parent %s: %v", sb2.Linux.CgroupParent, err)
+	}
+	defer func() {
+		rt.StopPodSandbox(ctx, sb2ID)
+		rt.RemovePodSandbox(ctx, sb2ID)
+	}()
+	time.Sleep(500 * time.Millisecond)
+	for file, was := range limits {
+		got, err := os.ReadFile(filepath.Join(path, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"cpu.max": "max 100000", "memory.max": "max", "cpu.weight": "100"}[file]
+		t.Logf("a pod slice made with mkdir: %s %q before the sandbox, %q after", file, was, strings.TrimSpace(string(got)))
+		if strings.TrimSpace(string(got)) != want {
+			t.Errorf("a pod slice made with mkdir: %s = %q after the sandbox started, want systemd's default %q", file, got, want)
+		}
+	}
 }
