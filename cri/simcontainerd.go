@@ -1086,7 +1086,11 @@ type valuesHold struct {
 // (a negative quota is -1, unlimited). v2: cpu.weight from the shares through
 // the runtime's WeightFunc; cpu.max when quota or period is non-zero, with a
 // quota <= 0 written as "max" and a period of 0 as 100000. Both: the memory
-// limit when non-zero, -1 (or any negative) meaning unlimited.
+// limit when non-zero, -1 (or any negative) meaning unlimited. With the
+// systemd driver the quota is the one runc 1.3 and later write,
+// cgconfig.SystemdQuota: rounded up to 10 ms per second, as systemd keeps
+// it (runc 1.2 and before wrote the exact quota and left only systemd's
+// copy rounded: runc issue #4622, opencontainers/cgroups pull request 4).
 // The values point into hold, which the caller provides.
 func (m *SimContainerd) values(r simSpec, hold *valuesHold) cgroup.Values {
 	var v cgroup.Values
@@ -1098,6 +1102,9 @@ func (m *SimContainerd) values(r simSpec, hold *valuesHold) cgroup.Values {
 		v.MemoryLimit = &hold.memory
 	}
 	shares, quota, period := r.cpuShares, r.cpuQuota, r.cpuPeriod
+	if m.driver == cgroup.DriverSystemd {
+		quota = cgconfig.SystemdQuota(quota, uint64(max(period, 0)))
+	}
 	if m.cg.Version() == cgroup.V2 {
 		if shares > 0 {
 			hold.weight = m.weight(uint64(shares))

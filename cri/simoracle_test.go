@@ -995,6 +995,17 @@ func (m *orcSimContainerd) values(r *runtimeapi.LinuxContainerResources) cgroup.
 		v.MemoryLimit = &hold.memory
 	}
 	shares, quota, period := r.GetCpuShares(), r.GetCpuQuota(), r.GetCpuPeriod()
+	if m.driver == cgroup.DriverSystemd && quota > 0 {
+		// systemd holds the quota in microseconds per second, in steps
+		// of 10 ms rounded up; runc 1.3 writes the quota that gives back.
+		p := period
+		if p <= 0 {
+			p = cgconfig.QuotaPeriod
+		}
+		if us := quota * 1_000_000 / p; us%10_000 != 0 {
+			quota = (us + 10_000 - us%10_000) * p / 1_000_000
+		}
+	}
 	if m.cg.Version() == cgroup.V2 {
 		if shares > 0 {
 			hold.weight = m.weight(uint64(shares))

@@ -154,7 +154,7 @@ func (n *Node) auditPod(ctx context.Context, pe core.PodExpectation) ([]Differen
 				add(ce.Name, WhereRuntime, f[0], f[1], f[2])
 			}
 		}
-		fds, err := containerCgroupDiffs(n.cg, ce.Cgroup, ce.Resources)
+		fds, err := containerCgroupDiffs(n.cg, ce.Cgroup, ce.Resources, n.cfg.CgroupDriver)
 		if errors.Is(err, cgroup.ErrNotExist) {
 			continue // removed since it was found running
 		}
@@ -306,14 +306,22 @@ func runtimeDiffs(want, got *runtimeapi.LinuxContainerResources) [][3]string {
 // for the resources: the memory limit when set, the shares (cpu.weight on
 // v2, through runc's quadratic conversion from 1.3.2 or the linear one
 // before it: either is accepted), and the quota and period when either is
-// set (a quota of 0 or less is no limit).
-func containerCgroupDiffs(m cgroup.Manager, path string, r *runtimeapi.LinuxContainerResources) ([]cgroup.FileDiff, error) {
+// set (a quota of 0 or less is no limit; with the systemd driver the quota
+// runc 1.3 writes, cgconfig.SystemdQuota).
+func containerCgroupDiffs(m cgroup.Manager, path string, r *runtimeapi.LinuxContainerResources, driver cgroup.Driver) ([]cgroup.FileDiff, error) {
 	if path == "" || !m.Exists(path) {
 		// A runtime may keep container cgroups where this node cannot
 		// see them (a systemd scope, another root): nothing to compare.
 		return nil, nil
 	}
 	want := runcValues(m.Version(), r, cgconfig.QuadraticWeight)
+	if driver == cgroup.DriverSystemd && want.CPUQuota != nil {
+		var period uint64
+		if want.CPUPeriod != nil {
+			period = *want.CPUPeriod
+		}
+		*want.CPUQuota = cgconfig.SystemdQuota(*want.CPUQuota, period)
+	}
 	fds, err := cgroup.Compare(m, path, want)
 	if err != nil || m.Version() != cgroup.V2 || want.CPUWeight == nil {
 		return fds, err

@@ -552,6 +552,7 @@ func zeroFuncs() []zeroFunc {
 		{name: "cgconfig.AmountBoundText", fn: cgconfig.AmountBoundText},
 		{name: "cgconfig.MilliCPUToShares", fn: cgconfig.MilliCPUToShares},
 		{name: "cgconfig.MilliCPUToQuota", fn: cgconfig.MilliCPUToQuota},
+		{name: "cgconfig.SystemdQuota", fn: cgconfig.SystemdQuota},
 		{name: "cgconfig.SharesToMilliCPU", fn: cgconfig.SharesToMilliCPU},
 		{name: "cgconfig.QuotaToMilliCPU", fn: cgconfig.QuotaToMilliCPU},
 		{name: "cgconfig.LinearWeight", fn: cgconfig.LinearWeight},

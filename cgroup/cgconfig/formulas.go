@@ -55,6 +55,30 @@ func MilliCPUToQuota(milliCPU int64, period int64) int64 {
 	return quota
 }
 
+// SystemdQuota is the CFS quota the systemd cgroup driver writes for quota
+// and period (0: the default period). libcontainer's systemd manager
+// (opencontainers/cgroups v0.0.3, systemd/common.go addCPUQuota, which the
+// kubelet v1.35.4 uses for pod slices and runc 1.3 for container scopes)
+// gives systemd the quota as CPUQuotaPerSecUSec, which systemd keeps in
+// whole percents of a CPU: the microseconds per second are rounded up to
+// 10 ms, and the file gets the quota they give back, so that systemd and
+// the file agree (runc issue #4622). 417m (41700) becomes 42000; a
+// quota of 0 or less (no limit) is returned as it is.
+func SystemdQuota(quota int64, period uint64) int64 {
+	if quota <= 0 {
+		return quota
+	}
+	if period == 0 {
+		period = QuotaPeriod
+	}
+	perSec := uint64(quota*1000000) / period
+	if perSec%10000 == 0 {
+		return quota
+	}
+	perSec = (perSec/10000 + 1) * 10000
+	return int64(perSec) * int64(period) / 1000000
+}
+
 // SharesToMilliCPU is the reverse of MilliCPUToShares that the kubelet uses
 // for status: ceil(shares*1000/1024), and 0 below MinShares.
 func SharesToMilliCPU(shares int64) int64 {

@@ -210,3 +210,28 @@ func TestLossyReadBack(t *testing.T) {
 		t.Errorf("WeightToShares(28) = %d, want MilliCPUToShares(693) = %d (no write)", got, want693)
 	}
 }
+
+// TestSystemdQuota pins the systemd driver's quota: libcontainer's own
+// cases (opencontainers/cgroups systemd_test.go, TestAddCPUQuota) and the
+// values TestSystemdInVM sees systemd hold (420ms for 417m, 640ms for 633m).
+func TestSystemdQuota(t *testing.T) {
+	for _, tc := range []struct {
+		quota  int64
+		period uint64
+		want   int64
+	}{
+		{500000, 1000000, 500000}, // no round up
+		{123456, 0, 124000},       // a fraction of 10 ms, default period
+		{500000, 900000, 504000},  // rounded up at the division
+		{41700, 100000, 42000},
+		{63300, 100000, 64000},
+		{50000, 100000, 50000},
+		{1000, 100000, 1000},
+		{-1, 100000, -1},
+		{0, 100000, 0},
+	} {
+		if got := SystemdQuota(tc.quota, tc.period); got != tc.want {
+			t.Errorf("SystemdQuota(%d, %d) = %d, want %d", tc.quota, tc.period, got, tc.want)
+		}
+	}
+}

@@ -327,6 +327,21 @@ var crunScenarios = []string{
 	"testdata/scenarios/pod-level-resize.yaml",
 }
 
+// buildGuestBinary builds this package's test binary for a VM guest: static
+// and stripped, as it goes into the initramfs beside the runtime's 90 MB,
+// which the emulated VM unpacks before it starts.
+func buildGuestBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "realhost.test")
+	build := exec.Command("go", "test", "-c", "-ldflags", "-s -w", "-o", bin, "./examples/realhost")
+	build.Dir = repoRoot
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go test -c ./examples/realhost: %v\n%s", err, b)
+	}
+	return bin
+}
+
 // TestConformInVM runs the conformance check on cgroup v2: in the qemu VM
 // (vm.sh), this package's test binary starts containerd from the host's
 // binaries and runs conform against it (TestConformVMGuest).
@@ -358,15 +373,7 @@ func TestConformInVM(t *testing.T) {
 		}
 		scenarios = append(scenarios, rel)
 	}
-	// The test binary goes into the initramfs with the runtime's 90 MB,
-	// which the emulated VM unpacks before it starts: strip it.
-	bin := filepath.Join(t.TempDir(), "realhost.test")
-	build := exec.Command("go", "test", "-c", "-ldflags", "-s -w", "-o", bin, "./examples/realhost")
-	build.Dir = repoRoot
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go test -c ./examples/realhost: %v\n%s", err, b)
-	}
+	bin := buildGuestBinary(t)
 	// Everything in the VM is emulated, and in CI the other packages'
 	// tests take the CPUs too: the run (two checks, then the scenario files
 	// on crun, about three minutes on an idle machine) gets more time than

@@ -19,12 +19,24 @@ import (
 // writes back what differs from the allocation.
 
 // podCgroupValues are the pod cgroup's values for the allocated pod as the
-// kubelet writes them: ResourceConfigForPod, with the kubelet's linear
-// cpu.weight conversion on cgroup v2. A nil field is one the kubelet
-// leaves as it finds it (a Burstable pod without limits keeps the ones
-// its cgroup has).
+// kubelet writes them: ResourceConfigForPod, through podValues. A nil
+// field is one the kubelet leaves as it finds it (a Burstable pod without
+// limits keeps the ones its cgroup has).
 func (s *settings) podCgroupValues(alloc *v1.Pod) cgconfig.Values {
-	return cgconfig.PodConfig(alloc, s.cri.PodConfigOptions()).Values(s.cfg.CgroupVersion, cgconfig.LinearWeight)
+	return s.podValues(cgconfig.PodConfig(alloc, s.cri.PodConfigOptions()))
+}
+
+// podValues are the files the kubelet's cgroup manager writes for a pod
+// cgroup config (cgroup_manager_linux.go Update, a libcontainer Set): the
+// linear cpu.weight on v2 and, with the systemd driver, the quota rounded
+// as libcontainer's systemd manager writes it (cgconfig.SystemdQuota); the
+// kubelet's own config keeps the exact quota.
+func (s *settings) podValues(rc cgconfig.ResourceConfig) cgconfig.Values {
+	v := rc.Values(s.cfg.CgroupVersion, cgconfig.LinearWeight)
+	if s.cfg.CgroupDriver == cgconfig.DriverSystemd && v.CPUQuota != nil {
+		*v.CPUQuota = cgconfig.SystemdQuota(*v.CPUQuota, *cmp.Or(v.CPUPeriod, new(uint64)))
+	}
+	return v
 }
 
 // reconcile starts the pod cgroup check when the option is on and the
@@ -54,7 +66,7 @@ func (o *syncOp) reconcileWrites(c *Core, ps *podState, done []Action, res []Res
 		return nil
 	}
 	desired := cgconfig.PodConfig(o.alloc, s.cri.PodConfigOptions())
-	diff, ok := cgroupDrift(desired.Values(s.cfg.CgroupVersion, cgconfig.LinearWeight), r.Values, s.cfg.CgroupVersion)
+	diff, ok := cgroupDrift(s.podValues(desired), r.Values, s.cfg.CgroupVersion)
 	if !ok {
 		return nil
 	}

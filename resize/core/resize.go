@@ -120,7 +120,7 @@ func (s *settings) appendResizeWrites(out []Action, t ResizeTarget, desired cgco
 		default:
 			return // memory requests are not written to cgroups
 		}
-		write := SetCgroup{Path: t.PodCgroup, Values: rc.Values(s.cfg.CgroupVersion, cgconfig.LinearWeight)}
+		write := SetCgroup{Path: t.PodCgroup, Values: s.podValues(rc)}
 		if !sandboxFirst {
 			out = append(out, write,
 				UpdatePodSandboxResources{Request: s.cri.SandboxResources(t.SandboxID, t.Pod, current)})
