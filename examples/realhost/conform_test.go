@@ -310,19 +310,17 @@ func copyFile(from, to string) error {
 }
 
 // crunScenarios are the scenario files TestConformVMGuest runs on
-// containerd + crun: the seed walkthrough and the files whose steps are
-// the runtime's part of a resize (in-place cpu and memory updates, a
-// memory limit below usage, restarts for the RestartContainer policy,
-// pod-level resources, several containers in one sync). The VM is
-// emulated in CI (no KVM), where a scenario on a real runtime takes
-// seconds: the whole suite, which the host's runc runs
-// (TestScenariosOnContainerd), takes more than six minutes there.
+// containerd + crun: the seed walkthrough (cpu in place, memory with a
+// restart) and files whose steps are the rest of the runtime's part of a
+// resize (restarts of several pods, a memory limit below usage, several
+// containers in one sync, pod-level resources). The VM is emulated in CI
+// (no KVM), where a scenario on a real runtime takes seconds: the whole
+// suite, which the host's runc runs (TestScenariosOnContainerd), takes
+// more than six minutes there, and these about a minute and a half.
 var crunScenarios = []string{
 	"examples/resizesim/walkthrough.yaml",
-	"testdata/scenarios/k8s-e2e-burstable-no-restart.yaml",
 	"testdata/scenarios/k8s-e2e-guaranteed-cpu-mem-restart.yaml",
 	"testdata/scenarios/k8s-e2e-memory-limit-decrease-below-usage.yaml",
-	"testdata/scenarios/memory-increase-no-restart.yaml",
 	"testdata/scenarios/multi-container-decreases-first.yaml",
 	"testdata/scenarios/pod-level-resize.yaml",
 }
@@ -376,7 +374,7 @@ func TestConformInVM(t *testing.T) {
 	bin := buildGuestBinary(t)
 	// Everything in the VM is emulated, and in CI the other packages'
 	// tests take the CPUs too: the run (two checks, then the scenario files
-	// on crun, about three minutes on an idle machine) gets more time than
+	// on crun, about two minutes on an idle machine) gets more time than
 	// vm.sh's other users (a run that times out is retried once, so a tight
 	// limit costs double).
 	cmd := exec.Command("./vm.sh", "run", "-C", dir, "-e", "RESIZELET_VM_GUEST=conform", "-e", "RESIZELET_IMAGE=docker.io/resizelet/busybox:local", "-e", "RESIZELET_VM_HANDLERS="+handlers, "-e", "RESIZELET_VM_SCENARIOS="+strings.Join(scenarios, " "),
