@@ -24,6 +24,8 @@ func TestConformArgs(t *testing.T) {
 		{[]string{"--image", "conform", "run", "f.yaml"}, nil}, // an image named conform
 		{[]string{"run", "conform"}, nil}, // a file named conform
 		{[]string{"--", "conform"}, nil},
+		// A runtime handler named conform, then the subcommand.
+		{[]string{"--runtime-handler", "conform", "conform", "--image", "i"}, []string{"--runtime-handler", "conform", "--image", "i"}},
 		{nil, nil},
 	} {
 		got, ok := conformArgs(tc.args)

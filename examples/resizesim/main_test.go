@@ -106,6 +106,7 @@ func TestRun(t *testing.T) {
 		{name: "relative cgroup root", args: []string{"--cgroup-root", "./", "run", good}, wantCode: exitInvalid, wantStderr: []string{"--cgroup-root ./", "not supported on this host"}},
 		{name: "runtime socket that is not there, flags after the files", args: []string{"run", good, "--cri-endpoint", "unix:///nonexistent/x.sock", "--image", "busybox"}, wantCode: exitInvalid, wantStderr: []string{"--cri-endpoint unix:///nonexistent/x.sock", "no such file"}},
 		{name: "runtime without image", args: []string{"--cri-endpoint", "unix:///run/x.sock"}, wantCode: exitInvalid, wantStderr: []string{"needs --image"}},
+		{name: "runtime handler without runtime", args: []string{"--runtime-handler", "crun", "run", "f.yaml"}, wantCode: exitInvalid, wantStderr: []string{"--runtime-handler needs --cri-endpoint"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
