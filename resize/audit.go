@@ -315,12 +315,8 @@ func containerCgroupDiffs(m cgroup.Manager, path string, r *runtimeapi.LinuxCont
 		return nil, nil
 	}
 	want := runcValues(m.Version(), r, cgconfig.QuadraticWeight)
-	if driver == cgroup.DriverSystemd && want.CPUQuota != nil {
-		var period uint64
-		if want.CPUPeriod != nil {
-			period = *want.CPUPeriod
-		}
-		*want.CPUQuota = cgconfig.SystemdQuota(*want.CPUQuota, period)
+	if driver == cgroup.DriverSystemd {
+		want.RoundSystemdQuota()
 	}
 	fds, err := cgroup.Compare(m, path, want)
 	if err != nil || m.Version() != cgroup.V2 || want.CPUWeight == nil {

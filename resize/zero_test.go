@@ -310,6 +310,7 @@ func zeroValues(t *testing.T) []zeroValue {
 	add(zeroOf("cgconfig.AmountError", &cgconfig.AmountError{}, (*cgconfig.AmountError)(nil))...)
 	add(zeroOf("cgconfig.Version", cgconfig.Version(0), nil)...)
 	add(zeroOf("cgconfig.ResourceConfig", cgconfig.ResourceConfig{}, nil)...)
+	add(zeroOf("cgconfig.Values", cgconfig.Values{}, nil)...)
 	add(zeroValue{typ: "cgconfig.ResourceConfig", what: "PodConfig", v: cgconfig.PodConfig(zeroPod(), cgconfig.PodConfigOptions{})})
 
 	// cri

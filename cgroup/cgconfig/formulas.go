@@ -79,6 +79,20 @@ func SystemdQuota(quota int64, period uint64) int64 {
 	return int64(perSec) * int64(period) / 1000000
 }
 
+// RoundSystemdQuota sets v's CPU quota, when set, to the one the systemd
+// driver writes for it (SystemdQuota, with v's period or the default). It
+// changes the value v points at.
+func (v Values) RoundSystemdQuota() {
+	if v.CPUQuota == nil {
+		return
+	}
+	var period uint64
+	if v.CPUPeriod != nil {
+		period = *v.CPUPeriod
+	}
+	*v.CPUQuota = SystemdQuota(*v.CPUQuota, period)
+}
+
 // SharesToMilliCPU is the reverse of MilliCPUToShares that the kubelet uses
 // for status: ceil(shares*1000/1024), and 0 below MinShares.
 func SharesToMilliCPU(shares int64) int64 {

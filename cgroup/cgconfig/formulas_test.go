@@ -235,3 +235,20 @@ func TestSystemdQuota(t *testing.T) {
 		}
 	}
 }
+
+// TestRoundSystemdQuota: the quota of a Values is rounded with its own
+// period, the default one when it has none, and nothing else changes.
+func TestRoundSystemdQuota(t *testing.T) {
+	quota, period, weight := int64(500000), uint64(900000), uint64(17)
+	v := Values{CPUQuota: &quota, CPUPeriod: &period, CPUWeight: &weight}
+	v.RoundSystemdQuota()
+	if quota != 504000 || period != 900000 || weight != 17 {
+		t.Errorf("with period 900000: quota %d, period %d, weight %d; want 504000, 900000, 17", quota, period, weight)
+	}
+	q := int64(41700)
+	Values{CPUQuota: &q}.RoundSystemdQuota()
+	if q != 42000 {
+		t.Errorf("without a period: quota %d, want 42000 (the default period's)", q)
+	}
+	Values{CPUPeriod: &period}.RoundSystemdQuota() // no quota: nothing to do
+}

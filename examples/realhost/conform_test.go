@@ -377,20 +377,13 @@ func TestConformInVM(t *testing.T) {
 	// on crun, about two minutes on an idle machine) gets more time than
 	// vm.sh's other users (a run that times out is retried once, so a tight
 	// limit costs double).
-	cmd := exec.Command("./vm.sh", "run", "-C", dir, "-e", "RESIZELET_VM_GUEST=conform", "-e", "RESIZELET_IMAGE=docker.io/resizelet/busybox:local", "-e", "RESIZELET_VM_HANDLERS="+handlers, "-e", "RESIZELET_VM_SCENARIOS="+strings.Join(scenarios, " "),
-		kernel, bin, "-test.v", "-test.run", "^TestConformVMGuest$", "-test.timeout", "660s")
 	// The initramfs holds the runtime, resizesim and the test binary:
 	// more than the default 512 MiB holds unpacked beside the containers.
-	cmd.Env = append(os.Environ(), "VM_TIMEOUT=720", "VM_MEMORY=1024")
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	out := stdout.String()
+	out, err := runVM(t, []string{"VM_TIMEOUT=720", "VM_MEMORY=1024"},
+		"-C", dir, "-e", "RESIZELET_VM_GUEST=conform", "-e", "RESIZELET_IMAGE=docker.io/resizelet/busybox:local", "-e", "RESIZELET_VM_HANDLERS="+handlers, "-e", "RESIZELET_VM_SCENARIOS="+strings.Join(scenarios, " "),
+		kernel, bin, "-test.v", "-test.run", "^TestConformVMGuest$", "-test.timeout", "660s")
 	if err != nil || !strings.Contains(out, "--- PASS: TestConformVMGuest") {
-		t.Fatalf("conform in the VM: %v\nvm.sh stderr:\n%s\n%s", err, stderr.String(), out)
-	}
-	if e := strings.TrimSpace(stderr.String()); e != "" {
-		t.Logf("vm.sh stderr:\n%s", e)
+		t.Fatalf("conform in the VM: %v\n%s", err, out)
 	}
 	t.Logf("conform on cgroup v2 in the VM:\n%s", out)
 }

@@ -177,7 +177,7 @@ func TestScenariosInVM(t *testing.T) {
 	}
 	args := []string{"-C", filepath.Join(repoRoot, "testdata", "scenarios"), "-C", filepath.Join(repoRoot, "examples", "resizesim"),
 		kernel, bin, "--cgroup-root", "/sys/fs/cgroup", "run"}
-	out, err := runVM(t, append(args, rel...)...)
+	out, err := runVM(t, nil, append(args, rel...)...)
 	if err != nil {
 		t.Fatalf("scenario suite in the VM: %v\n%s", err, out)
 	}

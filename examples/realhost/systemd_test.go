@@ -38,15 +38,11 @@ func TestSystemdInVM(t *testing.T) {
 		unavailable(t, "the VM cannot host a runtime: %s", why)
 	}
 	bin := buildGuestBinary(t)
-	cmd := exec.Command("./vm.sh", "run", "-s", "-C", dir, "-e", "RESIZELET_VM_GUEST=systemd", "-e", "RESIZELET_IMAGE=docker.io/resizelet/busybox:local",
+	out, err := runVM(t, []string{"VM_TIMEOUT=420", "VM_MEMORY=1024"},
+		"-s", "-C", dir, "-e", "RESIZELET_VM_GUEST=systemd", "-e", "RESIZELET_IMAGE=docker.io/resizelet/busybox:local",
 		kernel, bin, "-test.v", "-test.run", "^TestSystemdVMGuest$", "-test.timeout", "300s")
-	cmd.Env = append(os.Environ(), "VM_TIMEOUT=420", "VM_MEMORY=1024")
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	out := stdout.String()
 	if err != nil || !strings.Contains(out, "--- PASS: TestSystemdVMGuest") {
-		t.Fatalf("the systemd VM: %v\nvm.sh stderr:\n%s\n%s", err, stderr.String(), out)
+		t.Fatalf("the systemd VM: %v\n%s", err, out)
 	}
 	t.Logf("containerd with runc's systemd driver in the systemd VM:\n%s", out)
 }
@@ -80,7 +76,8 @@ func TestSystemdVMGuest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rt.Close()
+	// Closed after the sandboxes' cleanups, which are registered later.
+	t.Cleanup(func() { rt.Close() })
 
 	msgs := kubeletcri.New(kubeletcri.Settings{
 		CgroupVersion: cgroup.V2, EnforceCPULimits: true, CPUPeriod: cgconfig.QuotaPeriod,
@@ -97,17 +94,24 @@ func TestSystemdVMGuest(t *testing.T) {
 			Status: v1.PodStatus{QOSClass: v1.PodQOSBurstable},
 		}
 	}
+	// runSandbox runs the pod's sandbox below podCgroup, removed when the
+	// test ends.
+	runSandbox := func(p *v1.Pod, podCgroup string) (string, *runtimeapi.PodSandboxConfig) {
+		t.Helper()
+		sb := msgs.SandboxConfig(p, podCgroup)
+		id, err := rt.RunPodSandbox(ctx, sb, "")
+		if err != nil {
+			t.Fatalf("RunPodSandbox with cgroup parent %s: %v", sb.Linux.CgroupParent, err)
+		}
+		t.Cleanup(func() {
+			rt.StopPodSandbox(ctx, id)
+			rt.RemovePodSandbox(ctx, id)
+		})
+		return id, sb
+	}
 	p := pod("417m")
 	podCgroup := cgconfig.PodCgroupName(v1.PodQOSBurstable, p.UID, cgconfig.DriverSystemd)
-	sb := msgs.SandboxConfig(p, podCgroup)
-	sbID, err := rt.RunPodSandbox(ctx, sb, "")
-	if err != nil {
-		t.Fatalf("RunPodSandbox with cgroup parent %s: %v", sb.Linux.CgroupParent, err)
-	}
-	defer func() {
-		rt.StopPodSandbox(ctx, sbID)
-		rt.RemovePodSandbox(ctx, sbID)
-	}()
+	sbID, sb := runSandbox(p, podCgroup)
 	id, err := rt.CreateContainer(ctx, sbID, msgs.ContainerConfig(p, &p.Spec.Containers[0], 0), sb)
 	if err != nil {
 		t.Fatal(err)
@@ -196,15 +200,7 @@ func TestSystemdVMGuest(t *testing.T) {
 			t.Fatalf("write %s %s: %v", file, value, err)
 		}
 	}
-	sb2 := msgs.SandboxConfig(q, mkdirCgroup)
-	sb2ID, err := rt.RunPodSandbox(ctx, sb2, "")
-	if err != nil {
-		t.Fatalf("RunPodSandbox with cgroup parent %s: %v", sb2.Linux.CgroupParent, err)
-	}
-	defer func() {
-		rt.StopPodSandbox(ctx, sb2ID)
-		rt.RemovePodSandbox(ctx, sb2ID)
-	}()
+	runSandbox(q, mkdirCgroup)
 	time.Sleep(500 * time.Millisecond)
 	for file, was := range limits {
 		got, err := os.ReadFile(filepath.Join(path, file))

@@ -46,16 +46,18 @@ func vmKernel(t *testing.T) string {
 }
 
 // runVM runs vm.sh run with args and returns the program's output and
-// whether it exited 0.
-func runVM(t *testing.T, args ...string) (string, error) {
+// whether it exited 0. env is added to vm.sh's environment (VM_TIMEOUT,
+// 240 s unless env says otherwise, and VM_MEMORY); what vm.sh says on
+// stderr (a retry, the console of a failed boot) is logged.
+func runVM(t *testing.T, env []string, args ...string) (string, error) {
 	t.Helper()
 	cmd := exec.Command("./vm.sh", append([]string{"run"}, args...)...)
-	cmd.Env = append(os.Environ(), "VM_TIMEOUT=240")
+	cmd.Env = append(append(os.Environ(), "VM_TIMEOUT=240"), env...)
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
-	if err != nil {
-		t.Logf("vm.sh stderr:\n%s", errOut.String())
+	if e := strings.TrimSpace(errOut.String()); e != "" {
+		t.Logf("vm.sh stderr:\n%s", e)
 	}
 	return out.String(), err
 }
@@ -67,7 +69,7 @@ func TestCgroupFSInVM(t *testing.T) {
 	kernel := vmKernel(t)
 	bin := filepath.Join(t.TempDir(), "cgroupfs.test")
 	buildStatic(t, "./cgroup/cgroupfs", bin, true)
-	out, err := runVM(t, "-e", "RESIZELET_REQUIRE_CGROUP=v2", kernel, bin,
+	out, err := runVM(t, nil, "-e", "RESIZELET_REQUIRE_CGROUP=v2", kernel, bin,
 		"-test.v", "-test.run", "^TestFS", "-test.timeout", "120s")
 	if err != nil || !strings.Contains(out, "--- PASS: TestFSRealHostV2") || !strings.Contains(out, "--- PASS: TestFSRealHostUsageV2") {
 		t.Fatalf("cgroupfs tests in the VM: %v\n%s", err, out)

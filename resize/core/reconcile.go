@@ -33,8 +33,8 @@ func (s *settings) podCgroupValues(alloc *v1.Pod) cgconfig.Values {
 // kubelet's own config keeps the exact quota.
 func (s *settings) podValues(rc cgconfig.ResourceConfig) cgconfig.Values {
 	v := rc.Values(s.cfg.CgroupVersion, cgconfig.LinearWeight)
-	if s.cfg.CgroupDriver == cgconfig.DriverSystemd && v.CPUQuota != nil {
-		*v.CPUQuota = cgconfig.SystemdQuota(*v.CPUQuota, *cmp.Or(v.CPUPeriod, new(uint64)))
+	if s.cfg.CgroupDriver == cgconfig.DriverSystemd {
+		v.RoundSystemdQuota()
 	}
 	return v
 }
