@@ -342,24 +342,14 @@ func cgroupParent(parent string, driver cgroup.Driver) (string, error) {
 }
 
 // expandSlice expands a systemd slice name into its path the way runc's
-// systemd driver does: "a-b-c.slice" lives in "a.slice/a-b.slice/a-b-c.slice".
+// systemd driver does (cgconfig.ExpandSlice): "a-b-c.slice" lives in
+// "a.slice/a-b.slice/a-b-c.slice".
 func expandSlice(slice string) (string, error) {
-	base := strings.TrimSuffix(slice, ".slice")
-	if base == "-" {
-		return "", nil
+	path, err := cgconfig.ExpandSlice(slice)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", err, ErrInvalidArgument)
 	}
-	if base == "" || strings.HasPrefix(base, "-") || strings.HasSuffix(base, "-") || strings.Contains(base, "--") {
-		return "", fmt.Errorf("invalid systemd slice name %q: %w", slice, ErrInvalidArgument)
-	}
-	var b strings.Builder
-	for i := 0; i < len(base); i++ {
-		if base[i] == '-' {
-			b.WriteString(base[:i])
-			b.WriteString(".slice/")
-		}
-	}
-	b.WriteString(slice)
-	return b.String(), nil
+	return path, nil
 }
 
 // StopPodSandbox stops every running container of the sandbox (as a

@@ -11,6 +11,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/cri"
 )
 
@@ -224,10 +225,18 @@ type HostParts struct {
 // containerd (WithSimContainerd, WithRuntimeCgroups) over the wrapped
 // manager. cfg is checked against the parts as NewNode checks it
 // (ErrIncoherent), takes the version and driver they use, and gets
-// parts.Parent as CgroupRoot, with cfg's own CgroupRoot below it. On a
-// real runtime, an unknown driver becomes cgroupfs and the systemd driver
-// is refused (errors.ErrUnsupported): runc's systemd driver takes a slice
-// name as cgroup parent, not a path below a private parent.
+// parts.Parent as CgroupRoot, with cfg's own CgroupRoot below it. An
+// unknown driver becomes systemd when parts.Cgroups is the systemd cgroup
+// manager (a Driver method saying so, as package cgroup/systemd's has),
+// cgroupfs otherwise; the systemd manager with the cgroupfs driver is
+// refused (ErrIncoherent). With the systemd driver parts.Parent must be a
+// chain of slices (cgconfig.SystemdName) and CgroupRoot is its cgroup
+// name (resizelet_1.slice is "resizelet-1"), so that the kubelet's names
+// put the pod slices below it; on a real runtime parts.Cgroups must then
+// be the systemd manager, or the driver is refused
+// (errors.ErrUnsupported): systemd writes a slice's unit values over
+// what a manager wrote to its files as soon as the runtime starts a
+// container's scope in it.
 //
 // The caller has validated cfg and parts.Parent and taken parts.Before;
 // NewHostBackend refuses parts without a manager, a parent or a snapshot
@@ -257,26 +266,72 @@ func NewHostBackend(ctx context.Context, cfg NodeConfig, parts HostParts, opts .
 	if err := coherent(ctx, &cfg, b.Deps(Deps{})); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	if parts.Runtime != nil {
-		switch cfg.CgroupDriver {
-		case "":
-			// The runtime cannot tell (containerd 1.6): the kubelet's default.
-			cfg.CgroupDriver = cgroup.DriverCgroupfs
-		case cgroup.DriverSystemd:
-			// The node names its cgroups with the private parent as a path
-			// prefix, which runc's systemd driver refuses in a cgroup parent
-			// (a slice name has no "/"): every sandbox would fail to start.
-			// And the node writes pod cgroups the cgroupfs way, which
-			// systemd overwrites with its own unit's values when runc starts
-			// a scope in the slice (TestSystemdInVM): with this driver pod
-			// slices must be made and updated through systemd, as the
-			// kubelet's systemd driver does.
-			return nil, fmt.Errorf("%s: the systemd cgroup driver (the runtime's, or NodeConfig.CgroupDriver) cannot keep the node's cgroups below a private parent; run the runtime with the cgroupfs driver (containerd: SystemdCgroup = false, as examples/realhost/containerd.sh does): %w", what, errors.ErrUnsupported)
+	root := parts.Parent
+	throughSystemd := driverOf(parts.Cgroups) == cgroup.DriverSystemd
+	if cfg.CgroupDriver == "" {
+		// The runtime cannot tell (containerd 1.6): the manager's, else
+		// the kubelet's default.
+		cfg.CgroupDriver = cgroup.DriverCgroupfs
+		if throughSystemd {
+			cfg.CgroupDriver = cgroup.DriverSystemd
 		}
 	}
-	cfg.CgroupRoot = underParent(parts.Parent, cfg.CgroupRoot)
+	switch {
+	case throughSystemd && cfg.CgroupDriver != cgroup.DriverSystemd:
+		return nil, fmt.Errorf("%s: %w", what, &MismatchError{
+			Setting: "cgroup driver",
+			Want:    "NodeConfig.CgroupDriver", WantValue: string(cfg.CgroupDriver),
+			Have: fmt.Sprintf("HostParts.Cgroups (%T)", parts.Cgroups), HaveValue: string(cgroup.DriverSystemd),
+		})
+	case cfg.CgroupDriver == cgroup.DriverSystemd && parts.Runtime != nil && !throughSystemd:
+		// runc's systemd driver starts each container's scope in the pod
+		// slice, and systemd then writes the slice's own unit values over
+		// whatever a cgroupfs manager wrote there (TestSystemdInVM): with
+		// this driver pod slices must be made and updated through systemd,
+		// as the kubelet's systemd driver does.
+		return nil, fmt.Errorf("%s: the systemd cgroup driver (the runtime's, or NodeConfig.CgroupDriver) needs pod slices made through systemd, and HostParts.Cgroups (%T) writes files: use the systemd cgroup manager (package cgroup/systemd; host.Remote opens it where systemd runs the host), or run the runtime with the cgroupfs driver (containerd: SystemdCgroup = false, as examples/realhost/containerd.sh does): %w", what, parts.Cgroups, errors.ErrUnsupported)
+	case cfg.CgroupDriver == cgroup.DriverSystemd:
+		// The node's --cgroup-root is the parent's cgroup name, whose
+		// slices the parent is (the kubelet's ParseSystemdToCgroupName).
+		var ok bool
+		if root, ok = systemdRoot(parts.Parent); !ok {
+			return nil, &argumentError{op: what, msg: fmt.Sprintf("HostParts.Parent %q: with the systemd cgroup driver the private parent is a chain of slices, as cgconfig.SystemdName names one (resizelet_1.slice)", parts.Parent)}
+		}
+	}
+	cfg.CgroupRoot = underParent(root, cfg.CgroupRoot)
 	b.cfg = cfg
 	return b, nil
+}
+
+// driverOf returns the driver a cgroup manager names its cgroups for
+// (a Driver() method, as the systemd manager has), "" for one that does
+// not say.
+func driverOf(m cgroup.Manager) cgroup.Driver {
+	if d, ok := m.(interface{ Driver() cgroup.Driver }); ok {
+		return d.Driver()
+	}
+	return ""
+}
+
+// systemdRoot returns the cgroup name, as a cgroupfs path, whose slices
+// (cgconfig.SystemdName) are parent: the last slice's name split at its
+// dashes, each part's underscores turned back into dashes, as the
+// kubelet's ParseSystemdToCgroupName does; false when parent is not that
+// chain.
+func systemdRoot(parent string) (string, bool) {
+	last := parent[strings.LastIndexByte(parent, '/')+1:]
+	base, ok := strings.CutSuffix(last, ".slice")
+	if !ok {
+		return "", false
+	}
+	parts := strings.Split(base, "-")
+	for i := range parts {
+		parts[i] = strings.ReplaceAll(parts[i], "_", "-")
+	}
+	if cgconfig.SystemdName(parts...) != parent {
+		return "", false
+	}
+	return strings.Join(parts, "/"), true
 }
 
 // Config returns the NodeConfig to start nodes on this backend with. On a

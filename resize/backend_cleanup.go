@@ -66,6 +66,12 @@ func (b *Backend) Close(ctx context.Context) error {
 		errs = append(errs, b.cleanSim(ctx)...)
 	}
 	errs = append(errs, b.cleanCgroups()...)
+	if c, ok := b.raw.(interface{ Close() error }); ok {
+		// The systemd manager's connection to systemd.
+		if err := c.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close the cgroup manager: %w", err))
+		}
+	}
 	if b.remote != nil {
 		if err := b.remote.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close the connection to the runtime: %w", err))

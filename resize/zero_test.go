@@ -26,6 +26,7 @@ import (
 	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/cgroup/cgroupfs"
+	"github.com/resizelet/resizelet/cgroup/systemd"
 	"github.com/resizelet/resizelet/cri"
 	"github.com/resizelet/resizelet/cri/conform"
 	"github.com/resizelet/resizelet/cri/kubeletcri"
@@ -69,6 +70,7 @@ var zeroPackages = map[string]string{
 	"../cgroup":             "cgroup",
 	"../cgroup/cgconfig":    "cgconfig",
 	"../cgroup/cgroupfs":    "cgroupfs",
+	"../cgroup/systemd":     "systemd",
 	"../cri":                "cri",
 	"../cri/conform":        "conform",
 	"../cri/remote":         "remote",
@@ -306,6 +308,14 @@ func zeroValues(t *testing.T) []zeroValue {
 	real("cgroupfs.FS", "New(a temporary directory)", fs, err)
 	add(zeroOf("cgroupfs.FS", &cgroupfs.FS{}, (*cgroupfs.FS)(nil))...)
 
+	// cgroup/systemd
+	conn := systemd.NewTreeConn(root, cgroup.V2)
+	add(zeroValue{typ: "systemd.TreeConn", what: "NewTreeConn(a temporary directory)", v: conn})
+	add(zeroOf("systemd.TreeConn", &systemd.TreeConn{}, (*systemd.TreeConn)(nil))...)
+	sdm, err := systemd.New(fs, conn)
+	real("systemd.Manager", "New(FS, TreeConn)", sdm, err)
+	add(zeroOf("systemd.Manager", &systemd.Manager{}, (*systemd.Manager)(nil))...)
+
 	// cgroup/cgconfig
 	add(zeroOf("cgconfig.AmountError", &cgconfig.AmountError{}, (*cgconfig.AmountError)(nil))...)
 	add(zeroOf("cgconfig.Version", cgconfig.Version(0), nil)...)
@@ -411,6 +421,7 @@ func zeroFuncs() []zeroFunc {
 		{name: "host.WithCgroupRoot", fn: host.WithCgroupRoot},
 		{name: "host.WithPullImage", fn: host.WithPullImage},
 		{name: "host.WithRuntimeHandler", fn: host.WithRuntimeHandler},
+		{name: "host.WithSystemd", fn: host.WithSystemd},
 		{name: "host.WithRemoteOptions", fn: host.WithRemoteOptions},
 		{name: "host.WithBackendOptions", fn: host.WithBackendOptions},
 		{name: "resize.WithCgroups", fn: resize.WithCgroups},
@@ -543,7 +554,13 @@ func zeroFuncs() []zeroFunc {
 		{name: "cgroupfs.New", fn: cgroupfs.New, skip: `opens the host's cgroup filesystem: "" is the working directory, read with the host's mount table`},
 		{name: "cgroupfs.WithVersion", fn: cgroupfs.WithVersion},
 		{name: "cgroupfs.WithV1Mounts", fn: cgroupfs.WithV1Mounts},
+		{name: "cgroupfs.WithCreateHook", fn: cgroupfs.WithCreateHook},
 		{name: "cgroupfs.Mounts", fn: cgroupfs.Mounts, skip: "reads the host's mount table (/proc/self/mountinfo)"},
+		// cgroup/systemd
+		{name: "systemd.New", fn: systemd.New},
+		{name: "systemd.NewTreeConn", fn: systemd.NewTreeConn},
+		{name: "systemd.Dial", fn: systemd.Dial, skip: "connects to the host's systemd"},
+		{name: "systemd.Open", fn: systemd.Open, skip: "connects to the host's systemd"},
 		// cgroup/cgconfig
 		{name: "cgconfig.RootRelative", fn: cgconfig.RootRelative},
 		{name: "cgconfig.ValidatePath", fn: cgconfig.ValidatePath},
@@ -554,6 +571,10 @@ func zeroFuncs() []zeroFunc {
 		{name: "cgconfig.MilliCPUToShares", fn: cgconfig.MilliCPUToShares},
 		{name: "cgconfig.MilliCPUToQuota", fn: cgconfig.MilliCPUToQuota},
 		{name: "cgconfig.SystemdQuota", fn: cgconfig.SystemdQuota},
+		{name: "cgconfig.SystemdQuotaPerSec", fn: cgconfig.SystemdQuotaPerSec},
+		{name: "cgconfig.SystemdName", fn: cgconfig.SystemdName},
+		{name: "cgconfig.ExpandSlice", fn: cgconfig.ExpandSlice},
+		{name: "cgconfig.PodCgroupPath", fn: cgconfig.PodCgroupPath},
 		{name: "cgconfig.SharesToMilliCPU", fn: cgconfig.SharesToMilliCPU},
 		{name: "cgconfig.QuotaToMilliCPU", fn: cgconfig.QuotaToMilliCPU},
 		{name: "cgconfig.LinearWeight", fn: cgconfig.LinearWeight},

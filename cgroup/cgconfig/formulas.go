@@ -71,12 +71,25 @@ func SystemdQuota(quota int64, period uint64) int64 {
 	if period == 0 {
 		period = QuotaPeriod
 	}
-	perSec := uint64(quota*1000000) / period
-	if perSec%10000 == 0 {
+	if perSec := uint64(quota*1000000) / period; perSec%10000 == 0 {
 		return quota
 	}
-	perSec = (perSec/10000 + 1) * 10000
-	return int64(perSec) * int64(period) / 1000000
+	return int64(SystemdQuotaPerSec(quota, period)) * int64(period) / 1000000
+}
+
+// SystemdQuotaPerSec is the CPUQuotaPerSecUSec the systemd driver gives
+// systemd for a positive quota and period (0: the default period): the
+// quota's microseconds per second of CPU time, rounded up to 10 ms
+// (addCPUQuota); SystemdQuota is the quota it gives back.
+func SystemdQuotaPerSec(quota int64, period uint64) uint64 {
+	if period == 0 {
+		period = QuotaPeriod
+	}
+	perSec := uint64(quota*1000000) / period
+	if perSec%10000 != 0 {
+		perSec = (perSec/10000 + 1) * 10000
+	}
+	return perSec
 }
 
 // RoundSystemdQuota sets v's CPU quota, when set, to the one the systemd

@@ -199,13 +199,40 @@ func (f *FS) Delete(path string) error {
 	}
 	// Check both hierarchies before removing from either, so that a refused
 	// Delete leaves the cgroup whole.
-	for _, c := range [...]string{"memory", "cpu"} {
-		if err := busy(path, join(f.mounts[c], path)); err != nil {
-			return err
-		}
+	if err := f.busy(path); err != nil {
+		return err
 	}
 	for _, c := range [...]string{"memory", "cpu"} {
 		if err := f.removeDir(path, join(f.mounts[c], path)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Busy returns the error, wrapping EBUSY, that Delete refuses the cgroup
+// with while it has a child cgroup or a process in a hierarchy the FS
+// writes (on v1 the memory or the cpu one), and nil otherwise; a cgroup
+// that does not exist is not busy. A manager that removes cgroups by other
+// means asks first: the systemd manager stops a slice's unit, which would
+// kill whatever runs below it.
+func (f *FS) Busy(path string) error {
+	if !f.made() {
+		return fmt.Errorf("delete %s: %w", path, errNotMade)
+	}
+	if err := cgconfig.ValidatePath(path); err != nil {
+		return fmt.Errorf("delete %s: %w", path, err)
+	}
+	return f.busy(path)
+}
+
+// busy is Busy on a valid path.
+func (f *FS) busy(path string) error {
+	if f.version == cgroup.V2 {
+		return busy(path, join(f.root, path))
+	}
+	for _, c := range [...]string{"memory", "cpu"} {
+		if err := busy(path, join(f.mounts[c], path)); err != nil {
 			return err
 		}
 	}

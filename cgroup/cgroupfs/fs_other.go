@@ -34,6 +34,9 @@ func (f *FS) Create(path string) error { return cgroup.ErrNotSupported }
 // Delete returns cgroup.ErrNotSupported.
 func (f *FS) Delete(path string) error { return cgroup.ErrNotSupported }
 
+// Busy returns cgroup.ErrNotSupported.
+func (f *FS) Busy(path string) error { return cgroup.ErrNotSupported }
+
 // Get returns cgroup.ErrNotSupported.
 func (f *FS) Get(path string) (cgroup.Values, error) { return cgroup.Values{}, cgroup.ErrNotSupported }
 

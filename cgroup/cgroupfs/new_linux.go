@@ -54,7 +54,7 @@ func New(root string, opts ...Option) (*FS, error) {
 			version = cgroup.V2
 		}
 	}
-	f := &FS{root: abs, version: version}
+	f := &FS{root: abs, version: version, afterMkdir: cfg.onCreate}
 	switch version {
 	case cgroup.V2:
 		data, err := os.ReadFile(abs + "/cgroup.controllers")

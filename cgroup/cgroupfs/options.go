@@ -9,6 +9,7 @@ type config struct {
 	version   cgroup.Version
 	v1Mounts  map[string]string
 	mountinfo string
+	onCreate  func(dir string) error
 }
 
 // WithVersion makes New use cgroup version v instead of detecting it from
@@ -36,4 +37,12 @@ func WithV1Mounts(mounts map[string]string) Option {
 // /proc/self/mountinfo; tests use it.
 func withMountInfo(file string) Option {
 	return func(c *config) { c.mountinfo = file }
+}
+
+// WithCreateHook makes Create call fn with the directory of each cgroup it
+// makes, right after making it. Over a tree of ordinary directories (a
+// test's temp dir) fn writes the files the kernel would show in a new
+// cgroup; an error of fn fails the Create.
+func WithCreateHook(fn func(dir string) error) Option {
+	return func(c *config) { c.onCreate = fn }
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,10 +16,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	checkpoint "github.com/resizelet/resizelet/allocation/state"
 	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
+	"github.com/resizelet/resizelet/cgroup/systemd"
 	"github.com/resizelet/resizelet/cri/kubeletcri"
 	"github.com/resizelet/resizelet/cri/remote"
+	"github.com/resizelet/resizelet/resize"
+	"github.com/resizelet/resizelet/resize/host"
 )
 
 // TestSystemdInVM boots the cgroup v2 VM with systemd as its init (vm.sh
@@ -213,4 +218,102 @@ func TestSystemdVMGuest(t *testing.T) {
 			t.Errorf("a pod slice made with mkdir: %s = %q after the sandbox started, want systemd's default %q", file, got, want)
 		}
 	}
+
+	systemdBackend(t, ctx, "unix://"+sock, image)
+}
+
+// systemdBackend is the node itself on the systemd runtime: host.Remote
+// with the systemd driver (containerd 1.6 cannot report it) opens the
+// systemd cgroup manager, because systemd runs the host, and keeps the
+// node's slices below a private parent slice. A pod is added and resized
+// in place; systemd's unit holds the new limits (CPUQuotaPerSecUSec,
+// MemoryMax) and so a daemon-reload keeps them in the files; a kubelet
+// restart finds the pod; Close stops every unit it started and leaves no
+// cgroup.
+func systemdBackend(t *testing.T, ctx context.Context, endpoint, image string) {
+	b, err := host.Remote(ctx, endpoint, image, resize.NodeConfig{CgroupDriver: cgroup.DriverSystemd}, host.WithRemoteOptions(remote.WithCallTimeout(60*time.Second)))
+	if err != nil {
+		t.Fatalf("Remote with the systemd driver: %v", err)
+	}
+	t.Cleanup(func() { b.Close(context.Background()) })
+	if _, ok := b.Cgroups().(*systemd.Manager); !ok {
+		t.Fatalf("the node writes through %T, want the systemd cgroup manager", b.Cgroups())
+	}
+	parent := b.CgroupParent()
+	t.Logf("backend: driver %s, parent %s, cgroup root %s", b.Config().CgroupDriver, parent, b.Config().CgroupRoot)
+	cluster := resize.NewCluster(resize.ClusterOptions{})
+	deps := b.Deps(resize.Deps{Cluster: cluster, Allocated: checkpoint.NewMemory(), Actuated: checkpoint.NewMemory()})
+	node, err := resize.NewNode(ctx, b.Config(), deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := backendPod()
+	if _, err := node.AddPod(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	patch := `{"spec":{"containers":[{"name":"app","resources":{"limits":{"cpu":"2","memory":"256Mi"}}}]}}`
+	if _, err := node.Resize(ctx, resize.ResizeOp{Namespace: p.Namespace, Name: p.Name, Patch: []byte(patch)}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := cluster.GetPod(ctx, p.Namespace, p.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lim := got.Status.ContainerStatuses[0].Resources.Limits; lim.Cpu().String() != "2" || lim.Memory().String() != "256Mi" {
+		t.Errorf("status limits after the resize %v, want cpu 2 and memory 256Mi (conditions %v)", lim, got.Status.Conditions)
+	}
+	info, err := node.Pod(p.Namespace, p.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(info.PodCgroup, parent+"/") {
+		t.Errorf("pod cgroup %s, want it below the private parent %s", info.PodCgroup, parent)
+	}
+	unit := filepath.Base(info.PodCgroup)
+	show := func(step string) {
+		t.Helper()
+		out, err := exec.Command("systemctl", "show", unit, "-p", "CPUQuotaPerSecUSec", "-p", "MemoryMax", "-p", "CPUWeight").Output()
+		if err != nil {
+			t.Fatalf("systemctl show %s: %v", unit, err)
+		}
+		props := strings.Fields(string(out))
+		cpuMax, _ := b.Cgroups().ReadFile(info.PodCgroup, "cpu.max")
+		memMax, _ := b.Cgroups().ReadFile(info.PodCgroup, "memory.max")
+		t.Logf("%s: pod slice %s: %s; cpu.max %q, memory.max %s", step, unit, strings.Join(props, " "), cpuMax, memMax)
+		for _, want := range []string{"CPUQuotaPerSecUSec=2s", "MemoryMax=268435456"} {
+			if !slices.Contains(props, want) {
+				t.Errorf("%s: the pod slice's unit has %v, want %s", step, props, want)
+			}
+		}
+		if cpuMax != "200000 100000" || memMax != "268435456" {
+			t.Errorf("%s: pod slice cpu.max %q, memory.max %q, want 200000 100000 and 268435456", step, cpuMax, memMax)
+		}
+	}
+	show("pod slice after the resize")
+	if out, err := exec.Command("systemctl", "daemon-reload").CombinedOutput(); err != nil {
+		t.Fatalf("systemctl daemon-reload: %v: %s", err, out)
+	}
+	time.Sleep(500 * time.Millisecond)
+	show("pod slice after systemctl daemon-reload")
+
+	node.Close()
+	node, err = resize.NewNode(ctx, b.Config(), deps)
+	if err != nil {
+		t.Fatalf("restart: %v", err)
+	}
+	if again, err := node.Pod(p.Namespace, p.Name); err != nil || again.ContainerIDs["app"] != info.ContainerIDs["app"] {
+		t.Errorf("after a restart the pod is %+v, %v; want it with container %s", again, err, info.ContainerIDs["app"])
+	}
+	node.Close()
+	if err := b.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	out, _ := exec.Command("systemctl", "list-units", "--all", "--no-legend", "--plain", strings.TrimSuffix(parent, ".slice")+"*").Output()
+	if units := strings.TrimSpace(string(out)); units != "" {
+		t.Errorf("units left after Close:\n%s", units)
+	}
+	if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", parent)); !os.IsNotExist(err) {
+		t.Errorf("the private parent slice is left after Close: %v", err)
+	}
+	t.Logf("Close: no unit and no cgroup of %s left", parent)
 }

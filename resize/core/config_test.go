@@ -320,7 +320,14 @@ func TestNodeConfigPodCgroup(t *testing.T) {
 		{name: "cgroupfs root with slashes", driver: cgconfig.DriverCgroupfs, root: "/custom/", qos: v1.PodQOSBurstable, want: "custom/kubepods/burstable/pod0f1e2d3c-aaaa-bbbb"},
 		{name: "cgroupfs nested root", driver: cgconfig.DriverCgroupfs, root: "/a/b", qos: v1.PodQOSGuaranteed, want: "a/b/kubepods/pod0f1e2d3c-aaaa-bbbb"},
 		{name: "cgroupfs root slash only", driver: cgconfig.DriverCgroupfs, root: "/", qos: v1.PodQOSBestEffort, want: "kubepods/besteffort/pod0f1e2d3c-aaaa-bbbb"},
-		{name: "systemd root with slashes", driver: cgconfig.DriverSystemd, root: "/kubelet.slice/", qos: v1.PodQOSBurstable, want: "kubelet.slice/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod0f1e2d3c_aaaa_bbbb.slice"},
+		// systemd: the root's components are parts of the kubelet's cgroup
+		// name like kubepods (container_manager_linux.go,
+		// ParseCgroupfsToCgroupName and NewCgroupName), and
+		// CgroupName.ToSystemd makes one chain of slices of all of them,
+		// escaping dashes; a root written as a slice name is taken as a
+		// name too (kubelet.slice.slice), as the kubelet takes it.
+		{name: "systemd root", driver: cgconfig.DriverSystemd, root: "/resizelet-1", qos: v1.PodQOSBurstable, want: "resizelet_1.slice/resizelet_1-kubepods.slice/resizelet_1-kubepods-burstable.slice/resizelet_1-kubepods-burstable-pod0f1e2d3c_aaaa_bbbb.slice"},
+		{name: "systemd root with slashes", driver: cgconfig.DriverSystemd, root: "/kubelet.slice/", qos: v1.PodQOSBurstable, want: "kubelet.slice.slice/kubelet.slice-kubepods.slice/kubelet.slice-kubepods-burstable.slice/kubelet.slice-kubepods-burstable-pod0f1e2d3c_aaaa_bbbb.slice"},
 		{name: "systemd root slash only", driver: cgconfig.DriverSystemd, root: "/", qos: v1.PodQOSGuaranteed, want: "kubepods.slice/kubepods-pod0f1e2d3c_aaaa_bbbb.slice"},
 	}
 	for _, tc := range cases {

@@ -209,14 +209,11 @@ func allocationFromPod(pod allocation.Allocated, initContainers bool, reuse map[
 
 // PodCgroup is the path, below the cgroup hierarchy root, of the cgroup of
 // a pod of the given QoS class and UID on this node: the kubelet's name
-// for it (cgconfig.PodCgroupName, by the node's cgroup driver) under the
-// node's --cgroup-root.
+// for it under the node's --cgroup-root, by the node's cgroup driver
+// (cgconfig.PodCgroupPath; with systemd the root's components are slices
+// of the chain too).
 func (cfg NodeConfig) PodCgroup(qosClass v1.PodQOSClass, uid types.UID) string {
-	name := cgconfig.PodCgroupName(qosClass, uid, cfg.CgroupDriver)
-	if root := strings.Trim(cfg.CgroupRoot, "/"); root != "" {
-		name = root + "/" + name
-	}
-	return name
+	return cgconfig.PodCgroupPath(cfg.CgroupRoot, qosClass, uid, cfg.CgroupDriver)
 }
 
 // allContainers lists a pod's sidecars and regular containers, in start

@@ -412,7 +412,8 @@ func TestRemoteBackendChecksTheImage(t *testing.T) {
 // RuntimeConfig is the node's when the config leaves it empty, and a
 // config naming the other is refused; a runtime that answers
 // Unimplemented (containerd 1.6) is taken with the configured driver. The
-// systemd driver is refused with how to configure the runtime instead.
+// systemd driver is refused with how to configure the runtime unless the
+// cgroups are the systemd manager's.
 func TestRemoteBackendDriver(t *testing.T) {
 	ctx := context.Background()
 	hostKernel, _, endpoint := newFakeHost(t, cgroup.DriverCgroupfs)
@@ -439,6 +440,17 @@ func TestRemoteBackendDriver(t *testing.T) {
 	if !errors.Is(err, errors.ErrUnsupported) || !strings.Contains(err.Error(), "SystemdCgroup = false") {
 		t.Errorf("Remote on a systemd runtime = %v, want ErrUnsupported saying how to configure the runtime", err)
 	}
+	// Through the systemd cgroup manager the driver is taken, below a
+	// private parent slice.
+	_, fs, conn := systemdTree(t)
+	b, err = host.Remote(ctx, endpoint, "busybox:local", resize.NodeConfig{}, host.WithCgroupManager(mustManager(t, fs, conn)))
+	if err != nil {
+		t.Fatalf("Remote on a systemd runtime through the systemd cgroup manager: %v", err)
+	}
+	if got := b.Config().CgroupDriver; got != cgroup.DriverSystemd || !strings.HasSuffix(b.CgroupParent(), ".slice") {
+		t.Errorf("CgroupDriver %q below %q, want systemd below a slice", got, b.CgroupParent())
+	}
+	b.Close(ctx)
 	_, err = host.Remote(ctx, endpoint, "busybox:local", resize.NodeConfig{CgroupDriver: cgroup.DriverCgroupfs}, host.WithCgroupManager(hostKernel))
 	if !errors.Is(err, resize.ErrIncoherent) || !errors.As(err, &me) || me.Setting != "cgroup driver" ||
 		!strings.Contains(err.Error(), "NodeConfig.CgroupDriver is cgroupfs, but the driver Deps.Runtime") || !strings.HasSuffix(err.Error(), "reports is systemd") {

@@ -11,6 +11,7 @@ import (
 	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/cgroup/cgroupfs"
+	"github.com/resizelet/resizelet/cgroup/systemd"
 	"github.com/resizelet/resizelet/resize"
 )
 
@@ -26,31 +27,61 @@ var backendSeq atomic.Int64
 // real with processes it starts (cgroupfs.FS.SetUsage). It needs root.
 //
 // A cfg.CgroupVersion that is set and differs from the host's is refused
-// (resize.ErrIncoherent). Options: WithCgroupRoot, WithCgroupManager,
-// WithCgroupParent, WithBackendOptions (resize.WithSimContainerd,
+// (resize.ErrIncoherent). With cfg.CgroupDriver systemd the private parent
+// is a slice (resizelet_<pid>_<n>.slice), the pod slices a chain below it,
+// made and updated through systemd where systemd runs the host (or
+// WithSystemd gives the connection), and made as directories elsewhere.
+// Options: WithCgroupRoot, WithCgroupManager, WithCgroupParent,
+// WithSystemd, WithBackendOptions (resize.WithSimContainerd,
 // resize.WithCgroups, resize.WithRuntimeCgroups).
 func Cgroups(cfg resize.NodeConfig, opts ...Option) (*resize.Backend, error) {
 	c := newConfig(opts)
 	if err := cfg.WithDefaults().Validate(); err != nil {
 		return nil, fmt.Errorf("host cgroups backend: %w", err)
 	}
+	parts, err := c.hostParts(context.Background(), &cfg, cfg.CgroupDriver)
+	if err != nil {
+		return nil, fmt.Errorf("host cgroups backend: %w", err)
+	}
+	return resize.NewHostBackend(context.Background(), cfg, parts, c.backend...)
+}
+
+// hostParts opens the host's cgroups for the driver (hostCgroups), sets
+// cfg's version to theirs, and names the private parent: a cgroupfs path,
+// or with the systemd driver the chain of slices systemd names it with
+// (cgconfig.SystemdName: "resizelet-<pid>-<n>" is
+// resizelet_<pid>_<n>.slice), with the snapshot of what exists of it now,
+// which is the host's and stays.
+func (c *config) hostParts(ctx context.Context, cfg *resize.NodeConfig, driver cgroup.Driver) (resize.HostParts, error) {
 	parent, err := c.privateParent()
 	if err != nil {
-		return nil, fmt.Errorf("host cgroups backend: %w", err)
+		return resize.HostParts{}, err
 	}
-	raw, where, err := c.hostCgroups()
+	if driver == cgroup.DriverSystemd {
+		parent = cgconfig.SystemdName(strings.Split(parent, "/")...)
+	}
+	raw, where, err := c.hostCgroups(ctx, driver)
 	if err != nil {
-		return nil, fmt.Errorf("host cgroups backend: %w", err)
+		return resize.HostParts{}, err
 	}
-	if err := hostVersion(&cfg, raw, where); err != nil {
-		return nil, fmt.Errorf("host cgroups backend: %w", err)
+	if err := hostVersion(cfg, raw, where); err != nil {
+		closeManager(raw)
+		return resize.HostParts{}, err
 	}
-	// What exists of the parent's path now is the host's: Close keeps it.
 	before, err := cgroup.SnapshotTree(raw, parent)
 	if err != nil {
-		return nil, fmt.Errorf("host cgroups backend: %w", err)
+		closeManager(raw)
+		return resize.HostParts{}, err
 	}
-	return resize.NewHostBackend(context.Background(), cfg, resize.HostParts{Cgroups: raw, Parent: parent, Before: before}, c.backend...)
+	return resize.HostParts{Cgroups: raw, Parent: parent, Before: before}, nil
+}
+
+// closeManager closes a cgroup manager that holds a connection (the
+// systemd manager's to systemd).
+func closeManager(m cgroup.Manager) {
+	if c, ok := m.(interface{ Close() error }); ok {
+		c.Close()
+	}
 }
 
 // privateParent returns the private cgroup parent the options name,
@@ -96,8 +127,13 @@ func checkMountRoot(dir string) error {
 }
 
 // hostCgroups returns the host's cgroup manager the options name, and
-// where it is, for messages.
-func (c *config) hostCgroups() (cgroup.Manager, string, error) {
+// where it is, for messages. With the systemd driver it is systemd's
+// (cgroup/systemd), which makes slices through systemd as the kubelet's
+// systemd driver does, when WithSystemd gives the connection to systemd
+// or systemd runs the host (/run/systemd/system exists, as
+// sd_booted checks); elsewhere the slices are directories, as the
+// in-memory runtime's are.
+func (c *config) hostCgroups(ctx context.Context, driver cgroup.Driver) (cgroup.Manager, string, error) {
 	if err := checkMountRoot(c.root); err != nil {
 		return nil, "", err
 	}
@@ -108,7 +144,22 @@ func (c *config) hostCgroups() (cgroup.Manager, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("host cgroups at %s: %w", c.root, err)
 	}
-	return fs, "the host's cgroups at " + fs.Root(), nil
+	where := "the host's cgroups at " + fs.Root()
+	if driver != cgroup.DriverSystemd {
+		return fs, where, nil
+	}
+	if c.systemd != nil {
+		m, err := systemd.New(fs, c.systemd)
+		return m, where + " through systemd", err
+	}
+	if st, err := os.Stat("/run/systemd/system"); err != nil || !st.IsDir() {
+		return fs, where, nil
+	}
+	m, err := systemd.Open(ctx, fs)
+	if err != nil {
+		return nil, "", fmt.Errorf("host cgroups at %s with the systemd driver: %w", fs.Root(), err)
+	}
+	return m, where + " through systemd", nil
 }
 
 // hostVersion sets cfg's cgroup version to the host's, and refuses a cfg

@@ -2,6 +2,7 @@ package host
 
 import (
 	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cgroup/systemd"
 	"github.com/resizelet/resizelet/cri/remote"
 	"github.com/resizelet/resizelet/resize"
 )
@@ -21,6 +22,7 @@ type config struct {
 	remoteOpts []remote.Option
 	pull       bool
 	handler    string
+	systemd    systemd.Conn
 	backend    []resize.BackendOption
 }
 
@@ -92,6 +94,16 @@ func WithPullImage() Option {
 // RuntimeClass; this is the node whose pods all have one.
 func WithRuntimeHandler(name string) Option {
 	return func(c *config) { c.handler = name }
+}
+
+// WithSystemd makes Cgroups and Remote, with the systemd cgroup driver,
+// make and update the node's slices through systemd over conn (a
+// go-systemd *dbus.Conn, or a systemd.TreeConn in tests over a
+// WithCgroupRoot tree), instead of connecting to the host's systemd, which
+// they do without this option only when systemd runs the host. It has no
+// effect with the cgroupfs driver or with WithCgroupManager.
+func WithSystemd(conn systemd.Conn) Option {
+	return func(c *config) { c.systemd = conn }
 }
 
 // WithBackendOptions passes options on to the backend the constructor

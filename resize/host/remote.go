@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/resizelet/resizelet/cgroup"
+	"github.com/resizelet/resizelet/cri"
 	"github.com/resizelet/resizelet/cri/remote"
 	"github.com/resizelet/resizelet/resize"
 )
@@ -39,34 +39,23 @@ var remoteCommand = []string{"sh", "-c", "trap 'exit 0' TERM; sleep 86400 & wait
 // cfg.CgroupDriver that differs from the driver the runtime reports
 // (RuntimeConfig, containerd 1.7 and later), is refused
 // (resize.ErrIncoherent); an empty CgroupDriver becomes the runtime's, or
-// cgroupfs when the runtime cannot tell. The systemd driver is refused
-// (errors.ErrUnsupported): runc's systemd driver takes a slice name as
-// cgroup parent, not a path below a private parent. It needs root, as the
+// cgroupfs when the runtime cannot tell. With the systemd driver (set, or
+// the runtime's) the private parent is a slice (resizelet_<pid>_<n>.slice)
+// and the node's slices are made and updated through systemd, as the
+// kubelet's systemd driver does (package cgroup/systemd), where systemd
+// runs the host or WithSystemd gives the connection; elsewhere the
+// systemd driver is refused (errors.ErrUnsupported), because systemd
+// would write its own values over pod slices made as directories when
+// the runtime starts a container's scope in them. It needs root, as the
 // kubelet does. Options: WithCgroupRoot, WithCgroupManager,
-// WithCgroupParent, WithRemoteOptions, WithPullImage, WithBackendOptions
-// (resize.WithCgroups).
+// WithCgroupParent, WithSystemd, WithRemoteOptions, WithPullImage,
+// WithBackendOptions (resize.WithCgroups).
 func Remote(ctx context.Context, endpoint, image string, cfg resize.NodeConfig, opts ...Option) (_ *resize.Backend, err error) {
 	c := newConfig(opts)
 	if image == "" {
 		return nil, fmt.Errorf("remote backend at %s: an image is required: the image the containers run", endpoint)
 	}
 	if err := cfg.WithDefaults().Validate(); err != nil {
-		return nil, fmt.Errorf("remote backend: %w", err)
-	}
-	parent, err := c.privateParent()
-	if err != nil {
-		return nil, fmt.Errorf("remote backend: %w", err)
-	}
-	raw, where, err := c.hostCgroups()
-	if err != nil {
-		return nil, fmt.Errorf("remote backend: %w", err)
-	}
-	if err := hostVersion(&cfg, raw, where); err != nil {
-		return nil, fmt.Errorf("remote backend: %w", err)
-	}
-	// What exists of the parent's path now is the host's: Close keeps it.
-	before, err := cgroup.SnapshotTree(raw, parent)
-	if err != nil {
 		return nil, fmt.Errorf("remote backend: %w", err)
 	}
 	rt, err := remote.Dial(ctx, endpoint, c.remoteOpts...)
@@ -78,6 +67,24 @@ func Remote(ctx context.Context, endpoint, image string, cfg resize.NodeConfig, 
 			rt.Close()
 		}
 	}()
+	// The cgroups are opened for the node's driver: the configured one,
+	// or the one the runtime reports (NewHostBackend checks that they
+	// agree).
+	driver := cfg.CgroupDriver
+	if driver == "" {
+		if d, known, derr := cri.CgroupDriverOf(ctx, rt); derr == nil && known {
+			driver = d
+		}
+	}
+	parts, err := c.hostParts(ctx, &cfg, driver)
+	if err != nil {
+		return nil, fmt.Errorf("remote backend: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			closeManager(parts.Cgroups)
+		}
+	}()
 	if err := ensureImage(ctx, rt, endpoint, image, c.pull); err != nil {
 		return nil, fmt.Errorf("remote backend: %w", err)
 	}
@@ -85,7 +92,8 @@ func Remote(ctx context.Context, endpoint, image string, cfg resize.NodeConfig, 
 	if len(cfg.Command) == 0 {
 		cfg.Command = remoteCommand
 	}
-	return resize.NewHostBackend(ctx, cfg, resize.HostParts{Cgroups: raw, Parent: parent, Before: before, Runtime: rt, Endpoint: endpoint, RuntimeHandler: c.handler}, c.backend...)
+	parts.Runtime, parts.Endpoint, parts.RuntimeHandler = rt, endpoint, c.handler
+	return resize.NewHostBackend(ctx, cfg, parts, c.backend...)
 }
 
 // ensureImage checks that the runtime has image, pulling it if pull is
