@@ -159,10 +159,13 @@ var _ NodePodLister = (*Cluster)(nil)
 // it down and deletes it (API.DeletePod). Node.DeletePod marks the pod
 // first when the API has it, so that a kubelet restart in the middle of a
 // teardown finishes it, and a failed teardown is tried again at every
-// resync. An implementation that wraps another API may return
-// errors.ErrUnsupported when the one it wraps does not delete gracefully.
+// resync. It marks the pod only while it has uid (any pod for ""), so that
+// a pod created anew under the name is not marked for another's teardown;
+// another pod is ErrPodNotFound. An implementation that wraps another API
+// may return errors.ErrUnsupported when the one it wraps does not delete
+// gracefully.
 type GracefulDeleter interface {
-	MarkPodDeleted(ctx context.Context, namespace, name string, now time.Time) (*v1.Pod, error)
+	MarkPodDeleted(ctx context.Context, namespace, name string, uid types.UID, now time.Time) (*v1.Pod, error)
 }
 
 var _ GracefulDeleter = (*Cluster)(nil)

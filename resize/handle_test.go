@@ -174,7 +174,7 @@ func TestHandlePodTearsDownAPodMarkedForDeletion(t *testing.T) {
 	p := tn.createBound(tn.cfg.Name)
 	tn.handle(p.Name)
 	podCgroup := tn.info(p.Name).PodCgroup
-	if _, err := tn.cluster.MarkPodDeleted(tn.ctx, "default", p.Name, tn.clock.Now()); err != nil {
+	if _, err := tn.cluster.MarkPodDeleted(tn.ctx, "default", p.Name, "", tn.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(tn.containersOf(p.UID)); n != 1 {
@@ -201,7 +201,7 @@ func TestHandlePodTearsDownAPodMarkedForDeletion(t *testing.T) {
 	if _, err := tn.cluster.CreatePod(tn.ctx, q); err != nil {
 		t.Fatal(err)
 	}
-	marked, err := tn.cluster.MarkPodDeleted(tn.ctx, "default", q.Name, tn.clock.Now())
+	marked, err := tn.cluster.MarkPodDeleted(tn.ctx, "default", q.Name, "", tn.clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func TestHandlePodArguments(t *testing.T) {
 func TestHandlePodLateDeletionOfAnEarlierPod(t *testing.T) {
 	tn := newTestNode(t, NodeConfig{})
 	p := tn.createBound(tn.cfg.Name)
-	marked, err := tn.cluster.MarkPodDeleted(tn.ctx, "default", p.Name, tn.clock.Now())
+	marked, err := tn.cluster.MarkPodDeleted(tn.ctx, "default", p.Name, "", tn.clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -219,9 +219,9 @@ func (a *watchAPI) DeletePod(ctx context.Context, namespace, name string) error 
 	return a.api.DeletePod(context.Background(), namespace, name)
 }
 
-func (a *watchAPI) MarkPodDeleted(ctx context.Context, namespace, name string, now time.Time) (*v1.Pod, error) {
+func (a *watchAPI) MarkPodDeleted(ctx context.Context, namespace, name string, uid types.UID, now time.Time) (*v1.Pod, error) {
 	a.w.count()
-	return a.api.MarkPodDeleted(context.Background(), namespace, name, now)
+	return a.api.MarkPodDeleted(context.Background(), namespace, name, uid, now)
 }
 
 func (a *watchAPI) UpdatePodStatus(ctx context.Context, namespace, name string, uid types.UID, status v1.PodStatus) error {

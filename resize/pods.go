@@ -200,7 +200,7 @@ func (n *Node) DeletePod(ctx context.Context, namespace, name string) error {
 // removePod is DeletePod within a call of the node.
 func (n *Node) removePod(ctx context.Context, namespace, name string) error {
 	n.mu.Lock()
-	known := n.core.Knows(namespace, name)
+	first, known := n.core.Pod(namespace, name)
 	n.mu.Unlock()
 	if !known {
 		return n.deleteFinished(ctx, namespace, name)
@@ -210,7 +210,9 @@ func (n *Node) removePod(ctx context.Context, namespace, name string) error {
 	// the next kubelet finds the mark and finishes it.
 	var marked *v1.Pod
 	if gd, ok := n.cluster.(GracefulDeleter); ok {
-		p, err := gd.MarkPodDeleted(ctx, namespace, name, n.clock.Now())
+		// Only the pod the kubelet has: one created anew under the name
+		// by a call racing with this one is not this teardown's.
+		p, err := gd.MarkPodDeleted(ctx, namespace, name, first.UID, n.clock.Now())
 		switch {
 		case errors.Is(err, errors.ErrUnsupported):
 			// A wrapper of an API that does not delete gracefully.
@@ -231,6 +233,11 @@ func (n *Node) removePod(ctx context.Context, namespace, name string) error {
 	if !known {
 		n.mu.Unlock()
 		return fmt.Errorf("delete pod %s/%s: %w", namespace, name, ErrPodNotFound)
+	}
+	if marked != nil && marked.UID != info.UID {
+		// Another call tore the marked pod down and added one anew
+		// meanwhile: the mark is not this pod's.
+		marked = nil
 	}
 	rd, err := n.coreStep(core.DeleteRequested{UID: info.UID, Now: n.clock.Now(), Pod: marked})
 	n.cond.Broadcast()

@@ -415,7 +415,7 @@ func TestRestartPicksUpWhatTheAPIServerAccepted(t *testing.T) {
 	if _, err := cluster.CreatePod(ctx, podOnNode("created", "250m", "a")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cluster.MarkPodDeleted(ctx, "default", "deleted", f.Now()); err != nil {
+	if _, err := cluster.MarkPodDeleted(ctx, "default", "deleted", "", f.Now()); err != nil {
 		t.Fatal(err)
 	}
 	n, err := f.RestartNode(ctx, "a")

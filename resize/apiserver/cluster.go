@@ -415,7 +415,15 @@ func copies(stored []storedPod, versioned bool) []*v1.Pod {
 // DeletePod removes the pod, or answers the API server's 404
 // (ErrPodNotFound). Watchers see it Deleted, as it was, with a new
 // resourceVersion.
-func (c *Cluster) DeletePod(_ context.Context, namespace, name string) error {
+func (c *Cluster) DeletePod(ctx context.Context, namespace, name string) error {
+	return c.DeletePodUID(ctx, namespace, name, "")
+}
+
+// DeletePodUID is DeletePod with the UID as a precondition, as the
+// kubelet's status manager deletes a pod it has torn down: while the pod
+// of the name has another UID (created anew), it is left alone, and that
+// is not an error. An empty uid matches any pod.
+func (c *Cluster) DeletePodUID(_ context.Context, namespace, name string, uid types.UID) error {
 	if !c.lock() {
 		return ErrNilCluster
 	}
@@ -424,6 +432,8 @@ func (c *Cluster) DeletePod(_ context.Context, namespace, name string) error {
 	p, prev, ok := c.get(key)
 	if !ok {
 		return podNotFound(name)
+	} else if uid != "" && p.UID != uid {
+		return nil
 	}
 	delete(c.uids, p.UID)
 	delete(c.pods, key)
@@ -443,16 +453,16 @@ func (c *Cluster) DeletePod(_ context.Context, namespace, name string) error {
 // now plus the grace period (spec.terminationGracePeriodSeconds; 0 for a
 // pod that has finished or is unbound) and deletionGracePeriodSeconds, and
 // bumps metadata.generation. The pod stays until the kubelet has torn it
-// down and deletes it (DeletePod). A pod already marked keeps its marks.
-// It returns the stored pod, shared, as ResizePod does.
-func (c *Cluster) MarkPodDeleted(_ context.Context, namespace, name string, now time.Time) (*v1.Pod, error) {
+// down and deletes it (DeletePod). Marks stay; a pod not of uid ("" is any)
+// is not found. It returns the stored pod, shared, as ResizePod does.
+func (c *Cluster) MarkPodDeleted(_ context.Context, namespace, name string, uid types.UID, now time.Time) (*v1.Pod, error) {
 	if !c.lock() {
 		return nil, ErrNilCluster
 	}
 	defer c.mu.Unlock()
 	key := podRef{namespace, name}
 	p, _, ok := c.get(key)
-	if !ok {
+	if !ok || uid != "" && p.UID != uid {
 		return nil, podNotFound(name)
 	}
 	if p.DeletionTimestamp != nil {

@@ -137,7 +137,7 @@ func TestMarkPodDeleted(t *testing.T) {
 		if _, err := c.CreatePod(t.Context(), pod(tc.name, tc.grace)); err != nil {
 			t.Fatal(err)
 		}
-		p, err := c.MarkPodDeleted(t.Context(), "default", tc.name, now)
+		p, err := c.MarkPodDeleted(t.Context(), "default", tc.name, "", now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,13 +145,45 @@ func TestMarkPodDeleted(t *testing.T) {
 			!p.DeletionTimestamp.Time.Equal(now.Add(time.Duration(tc.want)*time.Second)) || p.Generation != 2 {
 			t.Errorf("%s: marks %v %v, generation %d; want grace %d and generation 2", tc.name, p.DeletionTimestamp, p.DeletionGracePeriodSeconds, p.Generation, tc.want)
 		}
-		again, err := c.MarkPodDeleted(t.Context(), "default", tc.name, now.Add(time.Minute))
+		again, err := c.MarkPodDeleted(t.Context(), "default", tc.name, "", now.Add(time.Minute))
 		if err != nil || again.Generation != 2 || !again.DeletionTimestamp.Equal(p.DeletionTimestamp) {
 			t.Errorf("%s: marking again changed the pod: %v %+v", tc.name, err, again.ObjectMeta)
 		}
 	}
-	if _, err := NewCluster(ClusterOptions{}).MarkPodDeleted(t.Context(), "default", "nope", now); !errors.Is(err, ErrPodNotFound) {
+	if _, err := NewCluster(ClusterOptions{}).MarkPodDeleted(t.Context(), "default", "nope", "", now); !errors.Is(err, ErrPodNotFound) {
 		t.Errorf("marking an unknown pod: %v", err)
+	}
+}
+
+// TestDeleteAndMarkWithAUIDPrecondition: DeletePodUID and MarkPodDeleted
+// with a UID leave a pod created anew under the name alone (the first
+// without an error, the second as not found), and act on the pod of that
+// UID; without one they act on whatever pod has the name.
+func TestDeleteAndMarkWithAUIDPrecondition(t *testing.T) {
+	c := NewCluster(ClusterOptions{})
+	c.RegisterNode(t.Context(), NodeInfo{Name: "node-1"})
+	p, err := c.CreatePod(t.Context(), &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"}, Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "x"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := c.MarkPodDeleted(t.Context(), "default", "p", "another-uid", now); !errors.Is(err, ErrPodNotFound) {
+		t.Errorf("MarkPodDeleted of another UID = %v, want ErrPodNotFound", err)
+	}
+	if err := c.DeletePodUID(t.Context(), "default", "p", "another-uid"); err != nil {
+		t.Errorf("DeletePodUID of another UID = %v, want nil", err)
+	}
+	if got, err := c.GetPod(t.Context(), "default", "p"); err != nil || got.DeletionTimestamp != nil {
+		t.Fatalf("after the mark and delete of another UID the pod is %v, %v; want it unmarked", got, err)
+	}
+	if m, err := c.MarkPodDeleted(t.Context(), "default", "p", p.UID, now); err != nil || m.DeletionTimestamp == nil {
+		t.Errorf("MarkPodDeleted of its UID = %v, %v; want it marked", m, err)
+	}
+	if err := c.DeletePodUID(t.Context(), "default", "p", p.UID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GetPod(t.Context(), "default", "p"); !errors.Is(err, ErrPodNotFound) {
+		t.Errorf("after DeletePodUID of its UID: %v, want it gone", err)
 	}
 }
 

@@ -153,7 +153,7 @@ func TestMarkPodDeletedOnSeveralNodes(t *testing.T) {
 		if _, err := c.CreatePod(t.Context(), p); err != nil {
 			t.Fatal(err)
 		}
-		got, err := c.MarkPodDeleted(t.Context(), "default", tc.name, now)
+		got, err := c.MarkPodDeleted(t.Context(), "default", tc.name, "", now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,7 +161,7 @@ func TestMarkPodDeletedOnSeveralNodes(t *testing.T) {
 			t.Errorf("%s: grace %v, want %d", tc.name, g, tc.want)
 		}
 	}
-	if _, err := c.MarkPodDeleted(t.Context(), "default", "nope", now); !errors.Is(err, ErrPodNotFound) {
+	if _, err := c.MarkPodDeleted(t.Context(), "default", "nope", "", now); !errors.Is(err, ErrPodNotFound) {
 		t.Errorf("marking an unknown pod: %v", err)
 	}
 }

@@ -367,7 +367,7 @@ func TestClusterErrorsAreStatusErrors(t *testing.T) {
 	_, resizeErr := c.ResizePod(t.Context(), "default", "nope", []byte(`{}`))
 	_, patchErr := c.ResizePodPatch(t.Context(), "default", "nope", JSONPatch, []byte(`[]`))
 	_, requestErr := c.ResizePodRequest(t.Context(), "default", "nope", ResizeRequest{})
-	_, markErr := c.MarkPodDeleted(t.Context(), "default", "nope", p.CreationTimestamp.Time)
+	_, markErr := c.MarkPodDeleted(t.Context(), "default", "nope", "", p.CreationTimestamp.Time)
 	dup := testPod(ctr("c1", "cpu=100m", "cpu=100m"))
 	_, dupErr := c.CreatePod(t.Context(), dup)
 	sameUID := testPod(ctr("c1", "cpu=100m", "cpu=100m"))

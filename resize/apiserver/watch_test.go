@@ -70,7 +70,7 @@ func TestWatchDeliversChangesInOrder(t *testing.T) {
 	if err := c.UpdatePodStatus(t.Context(), "default", "a", a.UID, v1.PodStatus{Phase: v1.PodRunning}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.MarkPodDeleted(t.Context(), "default", "a", time.Unix(200, 0)); err != nil {
+	if _, err := c.MarkPodDeleted(t.Context(), "default", "a", "", time.Unix(200, 0)); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.DeletePod(t.Context(), "default", "a"); err != nil {

@@ -600,12 +600,12 @@ func (a *gatedAPI) DeletePod(ctx context.Context, namespace, name string) error 
 // MarkPodDeleted passes the deletion's mark through ungated: it is the
 // user's request to the API server (kubectl delete), which a kubelet crash
 // does not undo, made by Node.DeletePod on the user's behalf.
-func (a *gatedAPI) MarkPodDeleted(ctx context.Context, namespace, name string, now time.Time) (*v1.Pod, error) {
+func (a *gatedAPI) MarkPodDeleted(ctx context.Context, namespace, name string, uid types.UID, now time.Time) (*v1.Pod, error) {
 	gd, ok := a.API.(resize.GracefulDeleter)
 	if !ok {
 		return nil, errors.ErrUnsupported
 	}
-	return gd.MarkPodDeleted(ctx, namespace, name, now)
+	return gd.MarkPodDeleted(ctx, namespace, name, uid, now)
 }
 
 // ResizePodPatch passes a resize patch of any type through ungated, as
