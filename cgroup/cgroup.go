@@ -8,7 +8,9 @@
 // kernel's files for cgroup v1 and v2, records every write in order, and
 // answers like the kernel where a resize can tell the difference (EBUSY on
 // v1, an OOM kill on v2). The implementation over a real cgroup filesystem
-// is cgroupfs.FS, in package cgroup/cgroupfs, so that a program that only
+// is cgroupfs.FS, in package cgroup/cgroupfs (and for the systemd cgroup
+// driver, whose slices are systemd units, systemd.Manager in package
+// cgroup/systemd, over an FS), so that a program that only
 // simulates does not link containerd/cgroups. Both read and write the
 // kernel's file formats through fileformat.go, so that the simulator and
 // the real thing cannot drift apart (SimKernel checks its writes with
