@@ -255,6 +255,10 @@ func NewHostBackend(ctx context.Context, cfg NodeConfig, parts HostParts, opts .
 		return nil, &argumentError{op: what, msg: fmt.Sprintf("HostParts.Parent %q needs a private cgroup parent and a snapshot of it (HostParts.Before, of %q)", parts.Parent, parts.Before.Name())}
 	}
 	c := newBackendConfig(opts)
+	throughSystemd := driverOf(parts.Cgroups) == cgroup.DriverSystemd
+	if cfg.CgroupDriver == "" && throughSystemd {
+		cfg.CgroupDriver = cgroup.DriverSystemd
+	}
 	b := &Backend{kind: kind, raw: parts.Cgroups, cgroups: c.wrapped(parts.Cgroups), parent: parts.Parent, before: parts.Before}
 	if parts.Runtime == nil {
 		b.sim = c.simContainerd(b.cgroups, cfg)
@@ -267,14 +271,9 @@ func NewHostBackend(ctx context.Context, cfg NodeConfig, parts HostParts, opts .
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	root := parts.Parent
-	throughSystemd := driverOf(parts.Cgroups) == cgroup.DriverSystemd
 	if cfg.CgroupDriver == "" {
-		// The runtime cannot tell (containerd 1.6): the manager's, else
-		// the kubelet's default.
+		// The runtime cannot tell (containerd 1.6): the kubelet's default.
 		cfg.CgroupDriver = cgroup.DriverCgroupfs
-		if throughSystemd {
-			cfg.CgroupDriver = cgroup.DriverSystemd
-		}
 	}
 	switch {
 	case throughSystemd && cfg.CgroupDriver != cgroup.DriverSystemd:

@@ -21,7 +21,7 @@ import (
 // process's own /proc/PID/cgroup, then the cgroupfs convention of
 // containerd (the sandbox's cgroup parent and the container ID). It also
 // says which one it used, for the report.
-func containerCgroup(info string, pid int, cg cgroup.Manager, podCgroup, id string) (path, source string) {
+func containerCgroup(info string, pid int, cg cgroup.Manager, podCgroup, id string, driver cgroup.Driver) (path, source string) {
 	var spec struct {
 		RuntimeSpec struct {
 			Linux struct {
@@ -30,14 +30,26 @@ func containerCgroup(info string, pid int, cg cgroup.Manager, podCgroup, id stri
 		} `json:"runtimeSpec"`
 	}
 	if json.Unmarshal([]byte(info), &spec) == nil {
-		if p := spec.RuntimeSpec.Linux.CgroupsPath; strings.HasPrefix(p, "/") {
+		p := spec.RuntimeSpec.Linux.CgroupsPath
+		if strings.HasPrefix(p, "/") {
 			return strings.Trim(p, "/"), "runtimeSpec.linux.cgroupsPath of the verbose ContainerStatus"
 		}
+		// runc's systemd form, slice:prefix:name, is the scope
+		// prefix-name.scope in the slice.
+		if parts := strings.Split(p, ":"); len(parts) == 3 {
+			if slice, err := cgconfig.ExpandSlice(parts[0]); err == nil {
+				return slice + "/" + parts[1] + "-" + parts[2] + ".scope", "runtimeSpec.linux.cgroupsPath of the verbose ContainerStatus (systemd's slice:prefix:name)"
+			}
+		}
 	}
-	if _, real := cg.(*cgroupfs.FS); real && pid > 0 {
+	if _, real := fsOf(cg); real && pid > 0 {
 		if p, err := procCgroup(pid, cg.Version()); err == nil {
 			return p, fmt.Sprintf("/proc/%d/cgroup of the container's process", pid)
 		}
+	}
+	if driver == cgroup.DriverSystemd {
+		return cgconfig.ContainerCgroupName(podCgroup, id, driver),
+			"the sandbox's cgroup parent and the container ID (containerd's systemd naming)"
 	}
 	return cgconfig.ContainerCgroupName(podCgroup, id, cgconfig.DriverCgroupfs),
 		"the sandbox's cgroup parent and the container ID (containerd's cgroupfs naming)"

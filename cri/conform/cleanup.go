@@ -74,7 +74,7 @@ func (r *run) cleanup(ctx context.Context) {
 			r.report.Removed = append(r.report.Removed, "sandbox "+id)
 		}
 	}
-	removed, errs := r.removeCgroups(r.opts.Prefix)
+	removed, errs := r.removeCgroups(r.top())
 	r.report.Removed = append(r.report.Removed, removed...)
 	for _, err := range errs {
 		problems = append(problems, err.Error())
@@ -95,12 +95,12 @@ func (r *run) cleanup(ctx context.Context) {
 			r.report.Left = append(r.report.Left, "sandbox "+l.Id)
 		}
 	}
-	r.report.Left = append(r.report.Left, r.leftCgroups(r.opts.Prefix)...)
+	r.report.Left = append(r.report.Left, r.leftCgroups(r.top())...)
 
 	evidence(c, "removed %d containers, %d sandboxes and %d cgroup directories", countPrefix(r.report.Removed, "container "),
 		countPrefix(r.report.Removed, "sandbox "), countPrefix(r.report.Removed, "cgroup "))
 	evidence(c, "afterwards: containers and sandboxes labelled %s=%s, and cgroups named %s in every hierarchy: %d left",
-		LabelRun, r.opts.Prefix, r.opts.Prefix, len(r.report.Left))
+		LabelRun, r.opts.Prefix, r.top(), len(r.report.Left))
 	for _, p := range problems {
 		evidence(c, "problem: %s", p)
 	}
@@ -131,8 +131,9 @@ func countPrefix(list []string, prefix string) int {
 // cgroup filesystem from every hierarchy (a runtime creates a pod's
 // cgroups in all of them), on the in-memory kernel through the manager.
 func (r *run) removeCgroups(name string) (removed []string, errs []error) {
-	if cgfs, ok := r.cg.(*cgroupfs.FS); ok {
-		return removeTree(cgfs, name)
+	if tm, ok := r.cg.(cgroup.TreeManager); ok {
+		// A cgroup filesystem, or the systemd manager, which stops slices.
+		return removeTree(tm, name)
 	}
 	var paths []string
 	if l, ok := r.cg.(pathLister); ok {
@@ -169,8 +170,8 @@ func (r *run) removeCgroups(name string) (removed []string, errs []error) {
 // removeTree removes the cgroup name and everything below it from every
 // hierarchy of the cgroup filesystem (cgroup.RemoveTree), naming each
 // directory removed as the report does.
-func removeTree(cgfs *cgroupfs.FS, name string) (removed []string, errs []error) {
-	dirs, err := cgroup.RemoveTree(cgfs, name)
+func removeTree(m cgroup.TreeManager, name string) (removed []string, errs []error) {
+	dirs, err := cgroup.RemoveTree(m, name)
 	for _, d := range dirs {
 		removed = append(removed, "cgroup "+d)
 	}
@@ -183,7 +184,7 @@ func removeTree(cgfs *cgroupfs.FS, name string) (removed []string, errs []error)
 // leftCgroups lists what remains of the cgroup name.
 func (r *run) leftCgroups(name string) []string {
 	var out []string
-	if cgfs, ok := r.cg.(*cgroupfs.FS); ok {
+	if cgfs, ok := fsOf(r.cg); ok {
 		dirs, err := cgroupDirs(cgfs.Root(), name)
 		if err != nil {
 			return []string{fmt.Sprintf("cgroups below %s (unreadable: %v)", cgfs.Root(), err)}
@@ -230,8 +231,9 @@ func (r *run) sweep(ctx context.Context) {
 			}
 		}
 	}
-	cgfs, ok := r.cg.(*cgroupfs.FS)
-	if !ok {
+	cgfs, ok := fsOf(r.cg)
+	tm, isTree := r.cg.(cgroup.TreeManager)
+	if !ok || !isTree {
 		return
 	}
 	mounts, err := cgroupfs.Mounts(cgfs.Root())
@@ -242,13 +244,20 @@ func (r *run) sweep(ctx context.Context) {
 	for _, m := range mounts {
 		entries, _ := os.ReadDir(m)
 		for _, e := range entries {
-			if n := e.Name(); e.IsDir() && strings.HasPrefix(n, PrefixBase+"-") && n != r.opts.Prefix && deadRun(n) {
+			// A run's cgroup is its prefix, or with the systemd driver
+			// the prefix's slice (dashes escaped to underscores).
+			n := e.Name()
+			prefix := n
+			if r.opts.CgroupDriver == cgroup.DriverSystemd {
+				prefix = strings.ReplaceAll(strings.TrimSuffix(n, ".slice"), "_", "-")
+			}
+			if e.IsDir() && strings.HasPrefix(prefix, PrefixBase+"-") && n != r.top() && deadRun(prefix) {
 				seen[n] = true
 			}
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(seen)) {
-		removed, _ := removeTree(cgfs, name)
+		removed, _ := removeTree(tm, name)
 		if len(removed) > 0 {
 			r.report.Swept = append(r.report.Swept, fmt.Sprintf("%d cgroup directories of %s", len(removed), name))
 		}

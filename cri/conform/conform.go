@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path"
 	"reflect"
 	"strings"
 	"time"
@@ -69,6 +68,14 @@ type Options struct {
 	// CRI plugin's config, such as one whose BinaryName is crun); empty
 	// is the runtime's default handler. The report names it.
 	RuntimeHandler string
+	// CgroupDriver is the runtime's cgroup driver (containerd's
+	// SystemdCgroup); empty is cgroupfs. With systemd the run's pod cgroup
+	// is the chain of slices the kubelet's systemd driver names below the
+	// prefix (cgconfig.PodCgroupPath with the prefix as the cgroup root),
+	// which the runtime makes through systemd, and Cgroups should be the
+	// systemd cgroup manager (package cgroup/systemd), through which the
+	// cleanup stops those slices.
+	CgroupDriver cgroup.Driver
 	// Prefix names what the run creates; empty means
 	// PrefixBase-<pid>-<random>. It must be a valid pod name and cgroup
 	// name, and unique on the node.
@@ -142,6 +149,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			Endpoint:       opts.Endpoint,
 			RuntimeHandler: opts.RuntimeHandler,
 			CgroupVersion:  version,
+			CgroupDriver:   driverName(opts.CgroupDriver),
 			CgroupRoot:     cgroupRoot(opts.Cgroups),
 			Prefix:         opts.Prefix,
 		},
@@ -160,6 +168,34 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	return r.report, nil
 }
 
+// driverName is the driver for the report: cgroupfs when unset.
+func driverName(d cgroup.Driver) cgroup.Driver {
+	if d == "" {
+		return cgroup.DriverCgroupfs
+	}
+	return d
+}
+
+// fsOf returns the cgroup filesystem cg reads: cg itself, or the one a
+// manager such as the systemd one reads its files through (Unwrap).
+func fsOf(cg cgroup.Manager) (*cgroupfs.FS, bool) {
+	if u, ok := cg.(interface{ Unwrap() cgroup.Manager }); ok {
+		cg = u.Unwrap()
+	}
+	fs, ok := cg.(*cgroupfs.FS)
+	return fs, ok && fs != nil
+}
+
+// top is the cgroup all of the run's cgroups are below: the prefix, or
+// with the systemd driver the slice the kubelet's systemd names make of
+// it.
+func (r *run) top() string {
+	if r.opts.CgroupDriver == cgroup.DriverSystemd {
+		return cgconfig.SystemdName(r.opts.Prefix)
+	}
+	return r.opts.Prefix
+}
+
 // runtimeName names the runtime for the report.
 func runtimeName(opts Options) string {
 	if v := opts.Version; v != nil {
@@ -170,7 +206,7 @@ func runtimeName(opts Options) string {
 
 // cgroupRoot says where the cgroup files were read.
 func cgroupRoot(cg cgroup.Manager) string {
-	if fs, ok := cg.(*cgroupfs.FS); ok {
+	if fs, ok := fsOf(cg); ok {
 		return fs.Root()
 	}
 	return "the in-memory kernel (" + reflect.TypeOf(cg).String() + ")"
@@ -332,7 +368,7 @@ func (r *run) withRunLabel(labels map[string]string) map[string]string {
 func (r *run) setup(ctx context.Context) error {
 	r.step("setup: RunPodSandbox, CreateContainer, StartContainer")
 	pod := r.podWith(resStart)
-	r.podCgroup = path.Join(r.opts.Prefix, cgconfig.PodCgroupName(pod.Status.QOSClass, pod.UID, cgconfig.DriverCgroupfs))
+	r.podCgroup = cgconfig.PodCgroupPath(r.opts.Prefix, pod.Status.QOSClass, pod.UID, r.opts.CgroupDriver)
 	sb := r.msgs.SandboxConfig(pod, r.podCgroup)
 	sb.Labels = r.withRunLabel(sb.Labels)
 	r.sandboxCfg = sb
@@ -376,7 +412,7 @@ func (r *run) startContainer(ctx context.Context, x res, attempt uint32) (*conta
 	c.pid, _ = cri.ContainerPID(ctx, r.rt, id)
 	c.startedAt = st.GetStatus().GetStartedAt()
 	var source string
-	c.cgroup, source = containerCgroup(st.GetInfo()["info"], c.pid, r.cg, r.podCgroup, id)
+	c.cgroup, source = containerCgroup(st.GetInfo()["info"], c.pid, r.cg, r.podCgroup, id, r.opts.CgroupDriver)
 	if r.report.CgroupSource == "" {
 		r.report.CgroupSource = source
 		r.report.OCIRuntime = ociRuntime(st.GetInfo()["info"])

@@ -462,3 +462,50 @@ func TestRunNeedsOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestConformWithTheSystemdDriver: on a runtime with the systemd cgroup
+// driver the run's pod cgroup is the kubelet's chain of slices below the
+// prefix's slice, the container's cgroup is its scope there, the checks
+// pass (the in-memory runtime rounds the quota as runc 1.3 does, which the
+// checks accept with this driver), and the cleanup leaves nothing of the
+// slice.
+func TestConformWithTheSystemdDriver(t *testing.T) {
+	k := cgroup.NewSimKernel(cgroup.V2)
+	sim := cri.NewSimContainerd(k, cri.WithDriver(cgroup.DriverSystemd))
+	var progress strings.Builder
+	rep, err := Run(context.Background(), Options{Runtime: sim, Cgroups: k, Image: "busybox", OOMWait: 200 * time.Millisecond, CgroupDriver: cgroup.DriverSystemd,
+		Progress: func(line string) { progress.WriteString(line + "\n") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	rep.WriteText(&text)
+	if !rep.Passed() || rep.CgroupDriver != cgroup.DriverSystemd {
+		t.Errorf("with the systemd driver: passed %v, driver %q; want a pass with systemd\n%s", rep.Passed(), rep.CgroupDriver, text.String())
+	}
+	top := strings.ReplaceAll(rep.Prefix, "-", "_") + ".slice"
+	if p := progress.String(); !strings.Contains(p, "in cgroup "+top+"/") || !strings.Contains(p, "-kubepods-burstable-pod") || !strings.Contains(p, "/cri-containerd-") {
+		t.Errorf("the container's cgroup is not the scope in the kubelet's slices below %s:\n%s", top, p)
+	}
+	if !strings.Contains(text.String(), "cgroup v2 (systemd driver)") {
+		t.Errorf("the report does not name the driver:\n%s", text.String())
+	}
+	for _, p := range k.Paths() {
+		if strings.HasPrefix(p, top) {
+			t.Errorf("cgroup %s left behind", p)
+		}
+	}
+	// The quota a systemd driver's runtime may write is accepted, the
+	// exact one too; another is not.
+	r := &run{opts: Options{CgroupDriver: cgroup.DriverSystemd}, cg: k, weights: map[uint64]uint64{}}
+	want := &runtimeapi.LinuxContainerResources{CpuQuota: 41700, CpuPeriod: 100000, MemoryLimitInBytes: 1 << 20}
+	for got, ok := range map[string]bool{"41700 100000": true, "42000 100000": true, "43000 100000": false} {
+		if bad := r.fileMismatches(want, map[string]string{"cpu.max": got, "memory.max": "1048576"}); (len(bad) == 0) != ok {
+			t.Errorf("cpu.max %q for quota 41700 with the systemd driver: mismatches %v, want accepted %v", got, bad, ok)
+		}
+	}
+	r.opts.CgroupDriver = cgroup.DriverCgroupfs
+	if bad := r.fileMismatches(want, map[string]string{"cpu.max": "42000 100000", "memory.max": "1048576"}); len(bad) == 0 {
+		t.Error("the rounded quota passes with the cgroupfs driver")
+	}
+}

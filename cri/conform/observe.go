@@ -125,13 +125,27 @@ func (r *run) formatFiles(files map[string]string) string {
 // it must hold, as runc writes them: on v1 the values themselves (-1 for
 // no quota; the memory limit rounded down to a page); on v2 cpu.max as
 // "quota period" ("max" for no quota), memory.max, and cpu.weight by
-// either formula a runtime may use (the run names the one found).
+// either formula a runtime may use (the run names the one found). With
+// the systemd driver the quota may also be the one systemd keeps, rounded
+// up to 10 ms per second (runc 1.3 writes that, older runc the exact one;
+// the kubelet's e2e tests accept either, getCPULimitCgroupExpectations).
 func (r *run) fileMismatches(want *runtimeapi.LinuxContainerResources, files map[string]string) []string {
 	var out []string
 	check := func(file, wantValue string) {
 		if got := files[file]; got != wantValue {
 			out = append(out, fmt.Sprintf("%s is %q, want %q", file, got, wantValue))
 		}
+	}
+	// quotaText is the quota as the file shows it: exact, or rounded as
+	// the systemd driver does when the file holds that.
+	quotaText := func(file string, q, period int64, suffix string) string {
+		exact := strconv.FormatInt(q, 10)
+		if r.opts.CgroupDriver == cgconfig.DriverSystemd {
+			if rounded := strconv.FormatInt(cgconfig.SystemdQuota(q, uint64(period)), 10); files[file] == rounded+suffix {
+				return rounded
+			}
+		}
+		return exact
 	}
 	memory := "max"
 	if m := want.GetMemoryLimitInBytes(); m > 0 {
@@ -143,7 +157,7 @@ func (r *run) fileMismatches(want *runtimeapi.LinuxContainerResources, files map
 		}
 		quota := "-1"
 		if q := want.GetCpuQuota(); q > 0 {
-			quota = strconv.FormatInt(q, 10)
+			quota = quotaText("cpu.cfs_quota_us", q, want.GetCpuPeriod(), "")
 		}
 		check("cpu.cfs_quota_us", quota)
 		if p := want.GetCpuPeriod(); p > 0 {
@@ -174,7 +188,7 @@ func (r *run) fileMismatches(want *runtimeapi.LinuxContainerResources, files map
 	}
 	quota := "max"
 	if q := want.GetCpuQuota(); q > 0 {
-		quota = strconv.FormatInt(q, 10)
+		quota = quotaText("cpu.max", q, period, " "+strconv.FormatInt(period, 10))
 	}
 	check("cpu.max", quota+" "+strconv.FormatInt(period, 10))
 	check("memory.max", memory)

@@ -74,6 +74,9 @@ type Report struct {
 	// runtime's default).
 	RuntimeHandler string           `json:"runtimeHandler,omitempty"`
 	CgroupVersion  cgconfig.Version `json:"cgroupVersion"`
+	// CgroupDriver is the runtime's cgroup driver the run named its pod
+	// cgroup for (Options.CgroupDriver): cgroupfs or systemd.
+	CgroupDriver cgconfig.Driver `json:"cgroupDriver"`
 	// CgroupRoot is where the container cgroups were read (a cgroup
 	// filesystem, or the in-memory kernel).
 	CgroupRoot string `json:"cgroupRoot"`
@@ -153,7 +156,7 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, " at %s", r.Endpoint)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "cgroup %s at %s; objects named %s\n", r.CgroupVersion, r.CgroupRoot, r.Prefix)
+	fmt.Fprintf(w, "cgroup %s (%s driver) at %s; objects named %s\n", r.CgroupVersion, r.CgroupDriver, r.CgroupRoot, r.Prefix)
 	if r.OCIRuntime != "" {
 		fmt.Fprintf(w, "OCI runtime: %s\n", r.OCIRuntime)
 	}

@@ -42,14 +42,32 @@ func TestSystemdInVM(t *testing.T) {
 	if why := vmRuntimeDir(t, dir, vmRuntimeFiles); why != "" {
 		unavailable(t, "the VM cannot host a runtime: %s", why)
 	}
+	// The systemd driver's scenario files run there too, with resizesim.
+	buildStatic(t, "./examples/resizesim", filepath.Join(dir, "bin", "resizesim"), false)
+	var scenarios []string
+	for _, f := range systemdScenarios {
+		rel := filepath.Join("scenarios", filepath.Base(f))
+		if err := copyFile(filepath.Join(repoRoot, f), filepath.Join(dir, rel)); err != nil {
+			t.Fatal(err)
+		}
+		scenarios = append(scenarios, rel)
+	}
 	bin := buildGuestBinary(t)
-	out, err := runVM(t, []string{"VM_TIMEOUT=420", "VM_MEMORY=1024"},
+	out, err := runVM(t, []string{"VM_TIMEOUT=600", "VM_MEMORY=1024"},
 		"-s", "-C", dir, "-e", "RESIZELET_VM_GUEST=systemd", "-e", "RESIZELET_IMAGE=docker.io/resizelet/busybox:local",
-		kernel, bin, "-test.v", "-test.run", "^TestSystemdVMGuest$", "-test.timeout", "300s")
+		"-e", "RESIZELET_VM_SCENARIOS="+strings.Join(scenarios, " "),
+		kernel, bin, "-test.v", "-test.run", "^TestSystemdVMGuest$", "-test.timeout", "540s")
 	if err != nil || !strings.Contains(out, "--- PASS: TestSystemdVMGuest") {
 		t.Fatalf("the systemd VM: %v\n%s", err, out)
 	}
 	t.Logf("containerd with runc's systemd driver in the systemd VM:\n%s", out)
+}
+
+// systemdScenarios are the scenario files of the systemd driver on cgroup
+// v2 that TestSystemdVMGuest runs on containerd with SystemdCgroup = true.
+var systemdScenarios = []string{
+	"testdata/scenarios/systemd-driver.yaml",
+	"testdata/scenarios/systemd-driver-quota-rounding.yaml",
 }
 
 // TestSystemdVMGuest is the VM's side of TestSystemdInVM; it skips anywhere
@@ -75,7 +93,7 @@ func TestSystemdVMGuest(t *testing.T) {
 		t.Fatalf("PID 1 is %q (%v), want systemd", comm, err)
 	}
 	image := os.Getenv("RESIZELET_IMAGE")
-	_, sock := startVMContainerd(t, image, true)
+	rtDir, sock := startVMContainerd(t, image, true)
 	ctx := context.Background()
 	rt, err := remote.Dial(ctx, "unix://"+sock)
 	if err != nil {
@@ -220,6 +238,42 @@ func TestSystemdVMGuest(t *testing.T) {
 	}
 
 	systemdBackend(t, ctx, "unix://"+sock, image)
+
+	resizesim := filepath.Join(rtDir, "bin", "resizesim")
+	if _, err := os.Stat(resizesim); err != nil {
+		t.Fatalf("resizesim is not in the VM: %v", err)
+	}
+	// resizesim conform on this runtime with the systemd driver: the
+	// run's pod slices below its own prefix slice, removed through
+	// systemd.
+	conformCtx, cancelConform := context.WithTimeout(ctx, 240*time.Second)
+	defer cancelConform()
+	cmd := exec.CommandContext(conformCtx, resizesim, "conform", "--cri-endpoint", "unix://"+sock, "--image", image, "--cgroup-driver", "systemd")
+	cmd.Dir = rtDir
+	out, err := cmd.Output()
+	if err != nil {
+		t.Errorf("resizesim conform --cgroup-driver systemd: %v\n%s", err, out)
+	} else {
+		t.Logf("resizesim conform --cgroup-driver systemd in the systemd VM:\n%s", out)
+	}
+	if left, _ := exec.Command("systemctl", "list-units", "--all", "--no-legend", "--plain", "resizelet_conform_*").Output(); strings.TrimSpace(string(left)) != "" {
+		t.Errorf("units of the conform run left:\n%s", left)
+	}
+
+	// The systemd driver's scenario files, with the expectations they
+	// have in simulation.
+	if files := strings.Fields(os.Getenv("RESIZELET_VM_SCENARIOS")); len(files) > 0 {
+		args := append([]string{"--cgroup-root", "/sys/fs/cgroup", "--cri-endpoint", "unix://" + sock, "--image", image, "--cgroup-driver", "systemd", "run"}, files...)
+		runCtx, cancel := context.WithTimeout(ctx, 300*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(runCtx, resizesim, args...)
+		cmd.Dir = rtDir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("resizesim %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		t.Logf("scenario files of the systemd driver (%d) passed on containerd with SystemdCgroup = true:\n%s", len(files), out)
+	}
 }
 
 // systemdBackend is the node itself on the systemd runtime: host.Remote

@@ -13,7 +13,9 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/cgroup/cgroupfs"
+	"github.com/resizelet/resizelet/cgroup/systemd"
 	"github.com/resizelet/resizelet/cri/conform"
 	"github.com/resizelet/resizelet/resize/scenario"
 )
@@ -25,7 +27,7 @@ const exitSignalBase = 128
 
 // conformValueFlags are the flags of resizesim and of conform that take
 // a value as the next argument, for finding the subcommand among them.
-var conformValueFlags = map[string]bool{"cgroup-root": true, "cri-endpoint": true, "image": true, "runtime-handler": true, "scenarios": true, "steps": true,
+var conformValueFlags = map[string]bool{"cgroup-root": true, "cri-endpoint": true, "image": true, "runtime-handler": true, "cgroup-driver": true, "scenarios": true, "steps": true,
 	"o": true, "output": true, "junit": true}
 
 // conformArgs finds the subcommand conform as the first argument that is
@@ -64,6 +66,7 @@ func runConform(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	image := fs.String("image", "", "an `image` the runtime has, with sh, sleep and dd (busybox)")
 	cgroupRoot := fs.String("cgroup-root", "/sys/fs/cgroup", "the cgroup filesystem the runtime writes, mounted at `DIR`")
 	handler := fs.String("runtime-handler", "", "run the checks' sandbox and the scenarios' with the runtime `handler` (a RuntimeClass's handler, such as containerd's runtimes.crun); empty is the runtime's default")
+	driver := fs.String("cgroup-driver", "cgroupfs", "the runtime's cgroup `driver`, cgroupfs or systemd (containerd's SystemdCgroup); with systemd the pod's slices are named as the kubelet's systemd driver names them and removed through systemd, which must run the host")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	var patterns []string
 	fs.Func("scenarios", "also run the scenario files matching `GLOB` on the runtime (repeatable)", func(s string) error {
@@ -71,7 +74,7 @@ func runConform(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return nil
 	})
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: resizesim conform --cri-endpoint unix:///PATH --image IMAGE [--cgroup-root DIR] [--runtime-handler NAME] [--json] [--scenarios GLOB]...\n")
+		fmt.Fprintf(stderr, "usage: resizesim conform --cri-endpoint unix:///PATH --image IMAGE [--cgroup-root DIR] [--runtime-handler NAME] [--cgroup-driver systemd] [--json] [--scenarios GLOB]...\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -84,6 +87,10 @@ func runConform(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if *endpoint == "" || *image == "" {
 		fmt.Fprintln(stderr, "resizesim conform: --cri-endpoint and --image are required")
 		fs.Usage()
+		return exitInvalid
+	}
+	if *driver != string(cgroup.DriverCgroupfs) && *driver != string(cgroup.DriverSystemd) {
+		fmt.Fprintf(stderr, "resizesim conform: --cgroup-driver %q: want cgroupfs or systemd\n", *driver)
 		return exitInvalid
 	}
 	var files []string
@@ -144,14 +151,27 @@ func runConform(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitInvalid
 	}
 	defer rt.Close()
-	cg, err := cgroupfs.New(*cgroupRoot)
+	fsys, err := cgroupfs.New(*cgroupRoot)
 	if err != nil {
 		fmt.Fprintf(stderr, "resizesim conform: --cgroup-root %s: %v\n", *cgroupRoot, err)
 		return exitInvalid
 	}
+	var cg cgroup.Manager = fsys
+	if *driver == string(cgroup.DriverSystemd) {
+		// The runtime makes the pod's slices through systemd; the
+		// cleanup stops them through systemd too.
+		sd, err := systemd.Open(ctx, fsys)
+		if err != nil {
+			fmt.Fprintf(stderr, "resizesim conform: --cgroup-driver systemd: %v\n", err)
+			return exitInvalid
+		}
+		defer sd.Close()
+		cg = sd
+	}
 	report, err := conform.Run(ctx, conform.Options{
 		Runtime:        rt,
 		Cgroups:        cg,
+		CgroupDriver:   cgroup.Driver(*driver),
 		Image:          *image,
 		Endpoint:       *endpoint,
 		Version:        version,
@@ -185,7 +205,7 @@ func runConform(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		status = exitMismatch
 	}
 
-	opts := scenario.Options{CgroupRoot: *cgroupRoot, CRIEndpoint: *endpoint, Image: *image, RuntimeHandler: *handler}
+	opts := scenario.Options{CgroupRoot: *cgroupRoot, CRIEndpoint: *endpoint, Image: *image, RuntimeHandler: *handler, CgroupDriver: cgroup.Driver(*driver)}
 	for _, file := range files {
 		if code := signalled(); code != 0 {
 			return code

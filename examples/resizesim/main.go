@@ -14,6 +14,7 @@
 //	--cri-endpoint unix:///PATH    # real CRI runtime at that socket
 //	--image NAME                   # the image containers run on a real runtime
 //	--runtime-handler NAME         # the runtime handler the sandboxes run with (containerd: runtimes.NAME, e.g. crun)
+//	--cgroup-driver systemd        # the real runtime's cgroup driver (default cgroupfs): only files whose node uses it run
 //	--reconcile-pod-cgroups        # explore: run the kubelets with NodeConfig.ReconcilePodCgroups
 //	--flush-checkpoints            # explore: run the kubelets with NodeConfig.FlushCheckpoints
 //	--share-crash-states           # explore: run crash points that leave the same state once
@@ -50,6 +51,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/resize/explore"
 	"github.com/resizelet/resizelet/resize/profile"
 	"github.com/resizelet/resizelet/resize/scenario"
@@ -87,6 +89,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&opts.CRIEndpoint, "cri-endpoint", "", "run containers in the CRI runtime at `unix:///PATH`")
 	fs.StringVar(&opts.Image, "image", "", "the `image` containers run on a real runtime")
 	fs.StringVar(&opts.RuntimeHandler, "runtime-handler", "", "run the sandboxes with the runtime `handler` of the runtime at --cri-endpoint (a RuntimeClass's handler, such as containerd's runtimes.crun); empty is its default")
+	var driver string
+	fs.StringVar(&driver, "cgroup-driver", "", "the cgroup `driver` of the runtime at --cri-endpoint, cgroupfs (the default) or systemd (containerd's SystemdCgroup): only scenario files whose node uses it run there")
 	var xopts explore.Options
 	var steps string
 	fs.BoolVar(&xopts.ReconcilePodCgroups, "reconcile-pod-cgroups", false, "explore: run the kubelets with ReconcilePodCgroups (resizelet's opt-in fix)")
@@ -130,6 +134,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if opts.RuntimeHandler != "" && opts.CRIEndpoint == "" {
 		fmt.Fprintln(stderr, "resizesim: --runtime-handler needs --cri-endpoint (a handler is the real runtime's)")
+		return exitInvalid
+	}
+	switch driver {
+	case "", string(cgroup.DriverCgroupfs), string(cgroup.DriverSystemd):
+		opts.CgroupDriver = cgroup.Driver(driver)
+	default:
+		fmt.Fprintf(stderr, "resizesim: --cgroup-driver %q: want cgroupfs or systemd\n", driver)
+		return exitInvalid
+	}
+	if driver != "" && opts.CRIEndpoint == "" {
+		fmt.Fprintln(stderr, "resizesim: --cgroup-driver needs --cri-endpoint (it is the real runtime's)")
 		return exitInvalid
 	}
 	if output != "text" && output != "json" {

@@ -107,6 +107,8 @@ func TestRun(t *testing.T) {
 		{name: "runtime socket that is not there, flags after the files", args: []string{"run", good, "--cri-endpoint", "unix:///nonexistent/x.sock", "--image", "busybox"}, wantCode: exitInvalid, wantStderr: []string{"--cri-endpoint unix:///nonexistent/x.sock", "no such file"}},
 		{name: "runtime without image", args: []string{"--cri-endpoint", "unix:///run/x.sock"}, wantCode: exitInvalid, wantStderr: []string{"needs --image"}},
 		{name: "runtime handler without runtime", args: []string{"--runtime-handler", "crun", "run", "f.yaml"}, wantCode: exitInvalid, wantStderr: []string{"--runtime-handler needs --cri-endpoint"}},
+		{name: "cgroup driver without runtime", args: []string{"--cgroup-driver", "systemd", "run", "f.yaml"}, wantCode: exitInvalid, wantStderr: []string{"--cgroup-driver needs --cri-endpoint"}},
+		{name: "unknown cgroup driver", args: []string{"--cgroup-driver", "sd", "--cri-endpoint", "unix:///run/x.sock", "--image", "busybox", "run", "f.yaml"}, wantCode: exitInvalid, wantStderr: []string{`--cgroup-driver "sd": want cgroupfs or systemd`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -57,12 +57,12 @@ func (c *config) hostParts(ctx context.Context, cfg *resize.NodeConfig, driver c
 	if err != nil {
 		return resize.HostParts{}, err
 	}
-	if driver == cgroup.DriverSystemd {
-		parent = cgconfig.SystemdName(strings.Split(parent, "/")...)
-	}
 	raw, where, err := c.hostCgroups(ctx, driver)
 	if err != nil {
 		return resize.HostParts{}, err
+	}
+	if d, ok := raw.(interface{ Driver() cgroup.Driver }); driver == cgroup.DriverSystemd || ok && d.Driver() == cgroup.DriverSystemd {
+		parent = cgconfig.SystemdName(strings.Split(parent, "/")...)
 	}
 	if err := hostVersion(cfg, raw, where); err != nil {
 		closeManager(raw)

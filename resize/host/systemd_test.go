@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -105,6 +106,25 @@ func TestHostCgroupsWithTheSystemdDriver(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, parent)); !os.IsNotExist(err) {
 		t.Errorf("the private parent is left after Close: %v", err)
+	}
+}
+
+// TestHostCgroupsTakesTheDriverOfASystemdManager: a config without a
+// driver, on the systemd cgroup manager, gets the systemd driver and a
+// parent slice; one naming cgroupfs is refused as incoherent.
+func TestHostCgroupsTakesTheDriverOfASystemdManager(t *testing.T) {
+	_, fs, conn := systemdTree(t)
+	b, err := host.Cgroups(resize.NodeConfig{}, host.WithCgroupManager(mustManager(t, fs, conn)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Config().CgroupDriver; got != cgroup.DriverSystemd || !strings.HasSuffix(b.CgroupParent(), ".slice") {
+		t.Errorf("driver %q below %q, want systemd below a slice", got, b.CgroupParent())
+	}
+	b.Close(context.Background())
+	_, err = host.Cgroups(resize.NodeConfig{CgroupDriver: cgroup.DriverCgroupfs}, host.WithCgroupManager(mustManager(t, fs, conn)))
+	if !errors.Is(err, resize.ErrIncoherent) {
+		t.Errorf("the cgroupfs driver on the systemd manager = %v, want ErrIncoherent", err)
 	}
 }
 

@@ -134,17 +134,24 @@ func (b *backends) close(ctx context.Context) error {
 const maxRealUsage = 60 << 20
 
 // NotApplicable returns why s cannot run on the real parts opts name, or
-// "" if it can. On a real runtime, exit steps (only the in-memory runtime
-// can end a container's process with a chosen code), faults in container
-// cgroup writes (runc writes those itself), the systemd cgroup driver (the
-// private containerd uses cgroupfs) and usage beyond what a pod's /dev/shm
-// holds do not apply.
+// "" if it can. On a real runtime, a node of another cgroup driver than
+// the runtime's (opts.CgroupDriver), exit steps (only the in-memory
+// runtime can end a container's process with a chosen code), faults in
+// container cgroup writes (runc writes those itself) and usage beyond what
+// a pod's /dev/shm holds do not apply.
 func NotApplicable(s *Scenario, opts Options) string {
 	if opts.CRIEndpoint == "" {
 		return ""
 	}
-	if s.Node.CgroupDriver == cgroup.DriverSystemd {
-		return "the systemd cgroup driver (the runtime is set up for cgroupfs)"
+	nodeDriver, runtimeDriver := s.Node.CgroupDriver, opts.CgroupDriver
+	if nodeDriver == "" {
+		nodeDriver = cgroup.DriverCgroupfs
+	}
+	if runtimeDriver == "" {
+		runtimeDriver = cgroup.DriverCgroupfs
+	}
+	if nodeDriver != runtimeDriver {
+		return fmt.Sprintf("the %s cgroup driver (the runtime is set up for %s)", nodeDriver, runtimeDriver)
 	}
 	for i, st := range s.Steps {
 		switch {

@@ -39,6 +39,11 @@ type Options struct {
 	// node's sandboxes are run with (host.WithRuntimeHandler); empty is
 	// the runtime's default.
 	RuntimeHandler string
+	// CgroupDriver, with CRIEndpoint, is the cgroup driver of the real
+	// runtime (containerd's SystemdCgroup): a scenario whose node uses
+	// the other is not applicable there (NotApplicable). Empty is
+	// cgroupfs.
+	CgroupDriver cgroup.Driver
 	// Plans asks for the dry-run plan of every resize step (Node.Plan),
 	// taken just before the step runs, in Result.Plans.
 	Plans bool

@@ -249,4 +249,21 @@ func TestNotApplicable(t *testing.T) {
 			}
 		}
 	}
+	// On a runtime with the systemd driver the systemd files apply and the
+	// cgroupfs ones do not.
+	sd := real
+	sd.CgroupDriver = "systemd"
+	for yaml, why := range map[string]string{
+		"name: x\nnode: {cgroupDriver: systemd}\nsteps: [{advance: 1s}]\n":  "",
+		"name: x\nnode: {cgroupDriver: cgroupfs}\nsteps: [{advance: 1s}]\n": "the cgroupfs cgroup driver (the runtime is set up for systemd)",
+		"name: x\nsteps: [{advance: 1s}]\n":                                 "the cgroupfs cgroup driver (the runtime is set up for systemd)",
+	} {
+		s, err := scenario.Parse("x.yaml", []byte(yaml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := scenario.NotApplicable(s, sd); got != why {
+			t.Errorf("%q on a systemd runtime: NotApplicable = %q, want %q", yaml, got, why)
+		}
+	}
 }

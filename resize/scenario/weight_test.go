@@ -29,3 +29,27 @@ func TestOtherWeightAcceptsTheOtherFormulaOnly(t *testing.T) {
 		t.Error("otherFormula does not name the other formula")
 	}
 }
+
+// TestExactQuotaAcceptsTheUnroundedQuotaOnly: with the systemd driver a
+// container's quota file passes when it holds the exact quota whose
+// systemd rounding the file expects (runc before 1.3), on v2 with the same
+// period and on v1, and only then (417m: 41700, rounded 42000).
+func TestExactQuotaAcceptsTheUnroundedQuotaOnly(t *testing.T) {
+	for _, tc := range []struct {
+		want, got string
+		ok        bool
+	}{
+		{"42000 100000", "41700 100000", true},
+		{"42000", "41700", true},
+		{"42000 100000", "41700 50000", false},  // another period
+		{"42000 100000", "42000 100000", false}, // the same: not an exception
+		{"42000 100000", "43000 100000", false}, // rounds to 43000
+		{"42000 100000", "max 100000", false},
+		{"64000", "63300", true},
+		{"64000", "62000", false},
+	} {
+		if got := exactQuota(tc.want, tc.got); got != tc.ok {
+			t.Errorf("exactQuota(%q, %q) = %v, want %v", tc.want, tc.got, got, tc.ok)
+		}
+	}
+}
