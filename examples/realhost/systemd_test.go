@@ -68,6 +68,7 @@ func TestSystemdInVM(t *testing.T) {
 var systemdScenarios = []string{
 	"testdata/scenarios/systemd-driver.yaml",
 	"testdata/scenarios/systemd-driver-quota-rounding.yaml",
+	"testdata/scenarios/systemd-driver-cgroup-root.yaml",
 }
 
 // TestSystemdVMGuest is the VM's side of TestSystemdInVM; it skips anywhere

@@ -545,7 +545,7 @@ func (p *parser) node(raw json.RawMessage, s *Scenario) error {
 	if err != nil {
 		return err
 	}
-	if err := p.keys(m, f, "name", "capacity", "allocatable", "os", "cgroupVersion", "cgroupDriver",
+	if err := p.keys(m, f, "name", "capacity", "allocatable", "os", "cgroupVersion", "cgroupDriver", "cgroupRoot",
 		"cpuManagerPolicy", "memoryManagerPolicy", "swapBehavior", "cpuCFSQuota", "cpuCFSQuotaPeriod",
 		"containerCPUWeight", "featureGates", "reconcilePodCgroups", "flushCheckpoints"); err != nil {
 		return err
@@ -582,6 +582,7 @@ func (p *parser) node(raw json.RawMessage, s *Scenario) error {
 	}{
 		{"os", func(v string) { n.OS = v }},
 		{"cgroupDriver", func(v string) { n.CgroupDriver = cgconfig.Driver(v) }},
+		{"cgroupRoot", func(v string) { n.CgroupRoot = v }},
 		{"cpuManagerPolicy", func(v string) { n.CPUManagerPolicy = v }},
 		{"memoryManagerPolicy", func(v string) { n.MemoryManagerPolicy = v }},
 		{"swapBehavior", func(v string) { n.SwapBehavior = v }},

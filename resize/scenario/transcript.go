@@ -58,6 +58,9 @@ func (t *transcript) header(s *Scenario, cfg resize.NodeConfig) {
 	fmt.Fprintf(&t.buf, "  cgroup %s (%s driver), container cpu.weight %s, CPU manager %s, memory manager %s, swap %s, CFS quota %s (period %s)\n",
 		cfg.CgroupVersion, cfg.CgroupDriver, s.ContainerWeight, cfg.CPUManagerPolicy, cfg.MemoryManagerPolicy,
 		cfg.SwapBehavior, quota, cfg.CPUCFSQuotaPeriod)
+	if strings.Trim(s.Node.CgroupRoot, "/") != "" {
+		fmt.Fprintf(&t.buf, "  cgroup root %s (the kubelet's --cgroup-root)\n", s.Node.CgroupRoot)
+	}
 	if cfg.ReconcilePodCgroups {
 		fmt.Fprintf(&t.buf, "  reconcilePodCgroups: on (resizelet's opt-in fix, not a kubelet setting)\n")
 	}
