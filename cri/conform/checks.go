@@ -520,6 +520,18 @@ func (r *run) belowUsageRefused(ctx context.Context, c *CheckResult, sent *runti
 		fail(c, "%v", err)
 		return
 	}
+	if after.state != runtimeapi.ContainerState_CONTAINER_RUNNING && after.startedAt == before.startedAt {
+		// The limit reached the cgroup before the error: the kernel
+		// killed the container, and the runtime then failed.
+		why := ""
+		if r.opts.CgroupDriver == cgconfig.DriverSystemd {
+			why = " (with the systemd driver runc gives systemd the scope's MemoryMax first, the kernel OOM-kills the container's only process, systemd removes the scope with it, and runc's own write of the files then fails on the missing scope: libcontainer's systemd Set calls SetUnitProperties, then the fs2 manager's Set)"
+		}
+		fail(c, "the runtime refused the update, but the container ended anyway (%s, reason %q, exit code %d): the limit was applied before the refusal%s; the kubelet would record a failed resize of a container the resize killed",
+			after.state, after.reason, after.exitCode, why)
+		c.Summary = fmt.Sprintf("refused with an error, but the container ended (reason %q): the limit was applied before the refusal", after.reason)
+		return
+	}
 	if after.filesErr != nil {
 		fail(c, "reading the container's cgroup: %v", after.filesErr)
 	} else {

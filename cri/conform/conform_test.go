@@ -217,6 +217,22 @@ func TestMisbehavingRuntimes(t *testing.T) {
 			check: checkStatus, want: NotSupported, summary: "carries no resources",
 		},
 		{
+			// runc with the systemd driver on v2: systemd applies the
+			// limit first, the kernel kills the container, and runc's own
+			// write fails on the scope that went with it.
+			name: "refused after the limit killed the container", version: cgroup.V2,
+			quirk: func(q *quirky) {
+				q.update = func(ctx context.Context, id string, r *runtimeapi.ContainerResources, inner func() error) error {
+					err := inner()
+					if r.GetLinux().GetMemoryLimitInBytes() == resBelowUsage.memLim<<20 {
+						return errors.New("openat2 .../cri-containerd-x.scope/cgroup.controllers: no such file or directory")
+					}
+					return err
+				}
+			},
+			check: checkBelowUsage, want: Fail, summary: "refused with an error, but the container ended",
+		},
+		{
 			name: "stale status", version: cgroup.V1,
 			quirk: func(q *quirky) {
 				stale := &runtimeapi.ContainerResources{Linux: &runtimeapi.LinuxContainerResources{CpuShares: 256, CpuQuota: 50000, CpuPeriod: 100000, MemoryLimitInBytes: 128 << 20}}

@@ -1,7 +1,9 @@
 package realhost_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +22,7 @@ import (
 	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/cgroup/systemd"
+	"github.com/resizelet/resizelet/cri/conform"
 	"github.com/resizelet/resizelet/cri/kubeletcri"
 	"github.com/resizelet/resizelet/cri/remote"
 	"github.com/resizelet/resizelet/resize"
@@ -249,13 +252,33 @@ func TestSystemdVMGuest(t *testing.T) {
 	// systemd.
 	conformCtx, cancelConform := context.WithTimeout(ctx, 240*time.Second)
 	defer cancelConform()
-	cmd := exec.CommandContext(conformCtx, resizesim, "conform", "--cri-endpoint", "unix://"+sock, "--image", image, "--cgroup-driver", "systemd")
+	cmd := exec.CommandContext(conformCtx, resizesim, "conform", "--cri-endpoint", "unix://"+sock, "--image", image, "--cgroup-driver", "systemd", "--json")
 	cmd.Dir = rtDir
-	out, err := cmd.Output()
-	if err != nil {
-		t.Errorf("resizesim conform --cgroup-driver systemd: %v\n%s", err, out)
-	} else {
-		t.Logf("resizesim conform --cgroup-driver systemd in the systemd VM:\n%s", out)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	var rep conform.Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("resizesim conform --cgroup-driver systemd: %v; no JSON report: %v\n%s", runErr, err, stderr.String())
+	}
+	var text strings.Builder
+	rep.WriteText(&text)
+	t.Logf("resizesim conform --cgroup-driver systemd in the systemd VM:\n%s", text.String())
+	for _, c := range rep.Checks {
+		// Findings about runc the report makes, not failures of the run:
+		// check 6, runc writes cpu.max before it refuses an unknown
+		// unified key (as with the cgroupfs driver); check 3, with the
+		// systemd driver runc gives systemd MemoryMax first, the kernel
+		// OOM-kills the container, and runc's own write then fails.
+		known := c.Status == conform.Fail && (c.ID == 6 && strings.Contains(c.Summary, "partly applied") ||
+			c.ID == 3 && strings.Contains(c.Summary, "refused with an error, but the container ended") &&
+				slices.ContainsFunc(c.Evidence, func(e string) bool { return strings.Contains(e, "systemd removes the scope") }))
+		if c.Required && c.Status != conform.Pass && !known {
+			t.Errorf("check %d (%s): %s: %s", c.ID, c.Name, c.Status, c.Summary)
+		}
+	}
+	if rep.CgroupDriver != cgroup.DriverSystemd || rep.Interrupted || rep.SetupError != "" || len(rep.Left) > 0 {
+		t.Errorf("report: driver %q, interrupted %v, setup error %q, left %v", rep.CgroupDriver, rep.Interrupted, rep.SetupError, rep.Left)
 	}
 	if left, _ := exec.Command("systemctl", "list-units", "--all", "--no-legend", "--plain", "resizelet_conform_*").Output(); strings.TrimSpace(string(left)) != "" {
 		t.Errorf("units of the conform run left:\n%s", left)
