@@ -1,10 +1,14 @@
 package resize
 
 import (
+	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/resizelet/resizelet/cri"
 )
@@ -119,5 +123,57 @@ func TestSandboxUpdateUnimplementedIsBestEffort(t *testing.T) {
 	mustResize(t, tn, "resize-demo", `{"spec":{"containers":[{"name":"pause","resources":{"requests":{"cpu":"800m"},"limits":{"cpu":"800m"}}}]}}`)
 	if c := tn.pod("resize-demo").Status.Conditions; len(c) != 1 || c[0].Reason != "Error" {
 		t.Errorf("a refusal did not reject the resize: %+v", c)
+	}
+}
+
+// recreatingAPI is a Cluster on which, the first time a pod is marked for
+// deletion, another caller has just deleted that pod and created one anew
+// under its name: the interleaving of a DeletePod and an AddPod of the
+// same name racing with a DeletePod, forced.
+type recreatingAPI struct {
+	*Cluster
+	recreated *v1.Pod
+}
+
+func (a *recreatingAPI) MarkPodDeleted(ctx context.Context, namespace, name string, uid types.UID, now time.Time) (*v1.Pod, error) {
+	if a.recreated == nil {
+		if err := a.Cluster.DeletePod(ctx, namespace, name); err != nil {
+			return nil, err
+		}
+		p, err := a.Cluster.CreatePod(ctx, cpuPod(name, "100m"))
+		if err != nil {
+			return nil, err
+		}
+		a.recreated = p
+	}
+	return a.Cluster.MarkPodDeleted(ctx, namespace, name, uid, now)
+}
+
+// TestDeleteLeavesAPodCreatedAnewUnderTheName: a pod created anew under
+// the name of the pod a DeletePod tears down, between the kubelet's
+// lookup and its mark, is neither marked for deletion nor deleted: the
+// mark and the deletion carry the torn-down pod's UID (the kubelet's
+// status manager deletes with Preconditions.UID).
+func TestDeleteLeavesAPodCreatedAnewUnderTheName(t *testing.T) {
+	tn := newTestNode(t, NodeConfig{})
+	api := &recreatingAPI{Cluster: tn.cluster}
+	tn.deps.Cluster = api
+	tn.restart()
+	old, err := tn.node.AddPod(tn.ctx, cpuPod("p", "100m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tn.node.DeletePod(tn.ctx, "default", "p"); err != nil {
+		t.Fatal(err)
+	}
+	if api.recreated == nil || api.recreated.UID == old.UID {
+		t.Fatalf("the pod was not created anew: %v", api.recreated)
+	}
+	p := tn.pod("p")
+	if p.UID != api.recreated.UID || p.DeletionTimestamp != nil {
+		t.Errorf("the API's pod p is %s marked %v; want the new pod %s, unmarked", p.UID, p.DeletionTimestamp, api.recreated.UID)
+	}
+	if _, err := tn.node.Pod("default", "p"); !errors.Is(err, ErrPodNotFound) {
+		t.Errorf("the kubelet still has p: %v", err)
 	}
 }
