@@ -14,6 +14,9 @@ type usageState struct{}
 // SetUsage returns cgroup.ErrNotSupported.
 func (f *FS) SetUsage(path string, bytes int64) error { return cgroup.ErrNotSupported }
 
+// StartIdle returns cgroup.ErrNotSupported.
+func StartIdle() (pid int, end func(), err error) { return 0, nil, cgroup.ErrNotSupported }
+
 // OnOOMKill does nothing.
 func (f *FS) OnOOMKill(fn func(path string)) {}
 

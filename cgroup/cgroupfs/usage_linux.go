@@ -206,6 +206,36 @@ func (f *FS) startHolder(path string, bytes int64) (*holder, error) {
 	return h, nil
 }
 
+// StartIdle starts a child process of this program that does nothing
+// and holds no memory until end is called: a process to start a systemd
+// scope with, which systemd requires and removes the scope without (the
+// systemd cgroup manager starts the in-memory runtime's container scopes
+// so). end closes its input, which makes it exit, and reaps it; one
+// killed meanwhile (the scope stopped) is reaped the same.
+func StartIdle() (pid int, end func(), err error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return 0, nil, err
+	}
+	cmd := exec.Command(exe)
+	// A holder of 0 bytes that is never told to go: it waits on its input.
+	cmd.Env = append(os.Environ(), holderEnv+"=0")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return 0, nil, err
+	}
+	var once sync.Once
+	return cmd.Process.Pid, func() {
+		once.Do(func() {
+			stdin.Close()
+			_ = cmd.Wait()
+		})
+	}, nil
+}
+
 // hasHolders reports whether SetUsage keeps any holder, so that Set does
 // the OOM-kill bookkeeping only when it can matter.
 func (f *FS) hasHolders() bool {

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"iter"
 	"strings"
+	"sync"
 	"time"
 
 	sddbus "github.com/coreos/go-systemd/v22/dbus"
@@ -82,6 +83,11 @@ type Manager struct {
 	// say.
 	systemdVersion int
 	closer         func() // closes the connection Open made
+
+	// scopes are the scopes Create started, by path, each with the end
+	// of the idle process it was started with.
+	mu     sync.Mutex
+	scopes map[string]func()
 }
 
 // New returns the manager of the slices below fs's root, calling systemd
@@ -171,10 +177,14 @@ func (m *Manager) MemoryUsage(path string) (int64, error) {
 
 // Create makes the cgroup and every missing parent, top down: each missing
 // slice as a transient unit with the properties libcontainer's Apply(-1)
-// starts the kubelet's slices with (sliceProperties); then the FS makes
-// the directories left (a component that is not a slice) and makes sure
-// they have the cpu and memory controllers, as libcontainer's Apply does
-// after starting the unit (fs2.CreateCgroupPath). A slice must sit where
+// starts the kubelet's slices with (sliceProperties); a scope directly in
+// a slice (cri-containerd-<id>.scope of the in-memory runtime) as a
+// transient scope, delegated, with an idle process, as runc starts a
+// container's scope with its process (systemd keeps no scope without one,
+// and re-applying a slice disables the controllers of a plain directory
+// in it); then the FS makes the directories left and makes sure they have
+// the cpu and memory controllers, as libcontainer's Apply does after
+// starting the unit (fs2.CreateCgroupPath). A slice must sit where
 // systemd puts it (ExpandSlice), or ErrInvalidPath. Creating a cgroup that
 // exists is not an error.
 func (m *Manager) Create(path string) error {
@@ -189,6 +199,11 @@ func (m *Manager) Create(path string) error {
 	}
 	parent := "-.slice"
 	for sub, comp := range components(path) {
+		if strings.HasSuffix(comp, ".scope") && sub == path && parent != "-.slice" && !m.fs.Exists(sub) {
+			if err := m.startScope(path, comp, parent); err != nil {
+				return fmt.Errorf("create %s: %w", path, err)
+			}
+		}
 		if !isSlice(comp) {
 			break
 		}
@@ -354,7 +369,9 @@ func valueFiles(version cgroup.Version, v cgroup.Values) []string {
 // its cgroups in every hierarchy), then whatever directory is left, as
 // libcontainer's Destroy does (stopUnit, then the fs manager's Destroy).
 // Because stopping a unit kills what runs in it, a cgroup with a child or
-// a process is refused first, as rmdir would refuse it (EBUSY). Deleting a
+// a process is refused first, as rmdir would refuse it (EBUSY); a scope
+// Create started is stopped with its idle process (the in-memory runtime
+// deletes a container's cgroup once the container is gone). Deleting a
 // cgroup that does not exist is not an error.
 func (m *Manager) Delete(path string) error {
 	if !m.made() {
@@ -362,6 +379,12 @@ func (m *Manager) Delete(path string) error {
 	}
 	if err := checkSlices(path); err != nil {
 		return fmt.Errorf("delete %s: %w", path, err)
+	}
+	if done, err := m.stopScope(path); done || err != nil {
+		if err != nil {
+			return fmt.Errorf("delete %s: %w", path, err)
+		}
+		return m.fs.Delete(path)
 	}
 	if err := m.fs.Busy(path); err != nil {
 		return err
@@ -372,6 +395,58 @@ func (m *Manager) Delete(path string) error {
 		}
 	}
 	return m.fs.Delete(path)
+}
+
+// startScope starts the scope unit at path in slice with an idle process
+// (cgroupfs.StartIdle): the properties libcontainer's Apply(pid) gives a
+// container's scope (Slice=, Delegate=yes, PIDs=, accounting, no default
+// dependencies).
+func (m *Manager) startScope(path, unit, slice string) error {
+	pid, end, err := cgroupfs.StartIdle()
+	if err != nil {
+		return fmt.Errorf("start an idle process for scope %s: %w", unit, err)
+	}
+	io := "IOAccounting"
+	if m.Version() == cgroup.V1 {
+		io = "BlockIOAccounting"
+	}
+	props := []sddbus.Property{
+		sddbus.PropDescription("libcontainer container " + unit),
+		sddbus.PropSlice(slice),
+		prop("Delegate", true),
+		prop("PIDs", []uint32{uint32(pid)}),
+		prop("MemoryAccounting", true),
+		prop("CPUAccounting", true),
+		prop(io, true),
+		prop("TasksAccounting", true),
+		prop("DefaultDependencies", false),
+	}
+	if err := m.start(unit, props); err != nil {
+		end()
+		return err
+	}
+	m.mu.Lock()
+	if m.scopes == nil {
+		m.scopes = map[string]func(){}
+	}
+	m.scopes[path] = end
+	m.mu.Unlock()
+	return nil
+}
+
+// stopScope stops the scope Create started at path and ends its idle
+// process; done is false for any other cgroup.
+func (m *Manager) stopScope(path string) (done bool, err error) {
+	m.mu.Lock()
+	end, ok := m.scopes[path]
+	delete(m.scopes, path)
+	m.mu.Unlock()
+	if !ok {
+		return false, nil
+	}
+	err = m.stop(path[strings.LastIndexByte(path, '/')+1:])
+	end()
+	return true, err
 }
 
 // start starts the transient unit and waits for its job, as libcontainer's
@@ -447,7 +522,19 @@ func Open(ctx context.Context, fs *cgroupfs.FS) (*Manager, error) {
 // Close closes the D-Bus connection the manager opened (Open); a
 // connection given to New is the caller's to close. It returns nil.
 func (m *Manager) Close() error {
-	if m != nil && m.closer != nil {
+	if m == nil {
+		return nil
+	}
+	// The idle processes of scopes nobody deleted end, and systemd
+	// removes the scopes with them.
+	m.mu.Lock()
+	scopes := m.scopes
+	m.scopes = nil
+	m.mu.Unlock()
+	for _, end := range scopes {
+		end()
+	}
+	if m.closer != nil {
 		m.closer()
 	}
 	return nil

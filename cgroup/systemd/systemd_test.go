@@ -256,14 +256,37 @@ func TestDeleteStopsTheUnitUnlessBusy(t *testing.T) {
 	if got := conn.Units(); slices.Contains(got, "r-kubepods-burstable-pod1.slice") {
 		t.Errorf("units %v still hold the deleted slice", got)
 	}
-	// A scope of an in-memory runtime is a directory: no unit.
+	// A scope of the in-memory runtime is a transient scope in the slice,
+	// delegated, with an idle process of its own; Delete stops it and
+	// reaps the process.
 	scope := parent + "/cri-containerd-1.scope"
+	before := len(conn.Calls())
 	if err := m.Create(scope); err != nil {
 		t.Fatal(err)
 	}
-	before := len(conn.Calls())
-	if err := m.Delete(scope); err != nil || len(conn.Calls()) != before {
-		t.Errorf("Delete of a scope directory = %v with calls %v, want no call", err, conn.Calls()[before:])
+	if got := conn.Calls()[before:]; len(got) != 1 || got[0] != "start cri-containerd-1.scope" {
+		t.Errorf("Create of a scope: calls %v, want the scope started", got)
+	}
+	m.mu.Lock()
+	_, tracked := m.scopes[scope]
+	m.mu.Unlock()
+	if !tracked || !m.Exists(scope) {
+		t.Fatalf("the scope is not there with its idle process (tracked %v)", tracked)
+	}
+	if err := m.Delete(scope); err != nil {
+		t.Fatal(err)
+	}
+	if got := conn.Calls()[len(conn.Calls())-2]; got != "stop cri-containerd-1.scope" || m.Exists(scope) || len(m.scopes) != 0 {
+		t.Errorf("Delete of the scope: calls %v, exists %v, scopes %v; want it stopped and gone", conn.Calls()[before:], m.Exists(scope), m.scopes)
+	}
+	// Any other directory is the FS's: no unit.
+	dir := parent + "/plain"
+	before = len(conn.Calls())
+	if err := m.Create(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Delete(dir); err != nil || len(conn.Calls()) != before {
+		t.Errorf("Create and Delete of a plain directory = %v with calls %v, want no call", err, conn.Calls()[before:])
 	}
 }
 
@@ -302,7 +325,7 @@ func TestRemoveCreatedStopsTheSlices(t *testing.T) {
 			stops = append(stops, c)
 		}
 	}
-	want := []string{"stop r-kubepods-burstable-pod1.slice", "stop r-kubepods-burstable.slice", "stop r-kubepods.slice", "stop r.slice"}
+	want := []string{"stop cri-containerd-1.scope", "stop r-kubepods-burstable-pod1.slice", "stop r-kubepods-burstable.slice", "stop r-kubepods.slice", "stop r.slice"}
 	if diff := cmp.Diff(want, stops); diff != "" {
 		t.Errorf("stops (-want +got):\n%s", diff)
 	}

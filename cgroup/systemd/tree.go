@@ -72,9 +72,21 @@ type sliceView struct {
 }
 
 // Remove stops the unit of a slice that has no child and no process
-// (then the directory is gone in every hierarchy) and removes what is
-// left as the FS does.
+// (then the directory is gone in every hierarchy), or of a scope Create
+// started, with its idle process, and removes what is left as the FS
+// does.
 func (v sliceView) Remove(hierarchy, path string) (string, error) {
+	existed := v.m.fs.Exists(path)
+	if done, err := v.m.stopScope(path); done || err != nil {
+		if err != nil {
+			return "", fmt.Errorf("delete %s: %w", path, err)
+		}
+		what, err := v.TreeView.Remove(hierarchy, path)
+		if what == "" && err == nil && existed {
+			what = path
+		}
+		return what, err
+	}
 	unit := path[strings.LastIndexByte(path, '/')+1:]
 	if !isSlice(unit) {
 		return v.TreeView.Remove(hierarchy, path)
@@ -82,7 +94,6 @@ func (v sliceView) Remove(hierarchy, path string) (string, error) {
 	if err := v.m.fs.Busy(path); err != nil {
 		return "", err
 	}
-	existed := v.m.fs.Exists(path)
 	if err := v.m.stop(unit); err != nil {
 		return "", fmt.Errorf("delete %s: %w", path, err)
 	}

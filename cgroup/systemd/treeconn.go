@@ -33,13 +33,14 @@ type TreeConn struct {
 
 	mu    sync.Mutex
 	units map[string][]sddbus.Property // by unit name, in the order set
+	paths map[string]string            // where each unit's cgroup is
 	calls []string
 }
 
 // NewTreeConn returns a TreeConn over the tree at root, of the version
 // the Manager's FS has there.
 func NewTreeConn(root string, version cgroup.Version) *TreeConn {
-	return &TreeConn{root: root, version: version, units: map[string][]sddbus.Property{}}
+	return &TreeConn{root: root, version: version, units: map[string][]sddbus.Property{}, paths: map[string]string{}}
 }
 
 // Calls returns the calls made so far, one line each: "start a.slice",
@@ -75,12 +76,24 @@ var errTreeConnNotMade = errors.New("systemd: TreeConn not made by NewTreeConn")
 // made reports whether NewTreeConn made c.
 func (c *TreeConn) made() bool { return c != nil && c.units != nil }
 
-// dirs returns the directories of the unit's cgroup.
-func (c *TreeConn) dirs(unit string) ([]string, error) {
-	rel, err := cgconfig.ExpandSlice(unit)
-	if err != nil {
-		return nil, err
+// unitPath returns where the unit's cgroup is, relative to the root: a
+// slice where its name puts it, a scope in the slice of its Slice=
+// property.
+func unitPath(unit string, properties []sddbus.Property) (string, error) {
+	if !strings.HasSuffix(unit, ".scope") {
+		return cgconfig.ExpandSlice(unit)
 	}
+	for _, p := range properties {
+		if slice, ok := p.Value.Value().(string); ok && p.Name == "Slice" {
+			rel, err := cgconfig.ExpandSlice(slice)
+			return rel + "/" + unit, err
+		}
+	}
+	return "", fmt.Errorf("tree conn: scope %s has no Slice property", unit)
+}
+
+// dirs returns the directories of the unit's cgroup at rel.
+func (c *TreeConn) dirs(rel string) ([]string, error) {
 	if c.version == cgroup.V2 {
 		return []string{filepath.Join(c.root, rel)}, nil
 	}
@@ -99,10 +112,15 @@ func (c *TreeConn) StartTransientUnitContext(_ context.Context, name, _ string, 
 	if _, ok := c.units[name]; ok {
 		return 0, godbus.Error{Name: "org.freedesktop.systemd1.UnitExists", Body: []any{"Unit " + name + " already exists."}}
 	}
-	dirs, err := c.dirs(name)
+	rel, err := unitPath(name, properties)
 	if err != nil {
 		return 0, err
 	}
+	dirs, err := c.dirs(rel)
+	if err != nil {
+		return 0, err
+	}
+	c.paths[name] = rel
 	for i, dir := range dirs {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return 0, err
@@ -143,7 +161,8 @@ func (c *TreeConn) StopUnitContext(_ context.Context, name, _ string, ch chan<- 
 	if _, ok := c.units[name]; !ok {
 		return 0, godbus.Error{Name: "org.freedesktop.systemd1.NoSuchUnit", Body: []any{"Unit " + name + " not loaded."}}
 	}
-	dirs, err := c.dirs(name)
+	stopped := c.paths[name]
+	dirs, err := c.dirs(stopped)
 	if err != nil {
 		return 0, err
 	}
@@ -152,11 +171,11 @@ func (c *TreeConn) StopUnitContext(_ context.Context, name, _ string, ch chan<- 
 			return 0, err
 		}
 	}
-	// Stopping a slice stops the slices below it.
-	stopped, _ := cgconfig.ExpandSlice(name)
-	for unit := range c.units {
-		if rel, _ := cgconfig.ExpandSlice(unit); rel == stopped || strings.HasPrefix(rel, stopped+"/") {
+	// Stopping a slice stops the units below it.
+	for unit, rel := range c.paths {
+		if rel == stopped || strings.HasPrefix(rel, stopped+"/") {
 			delete(c.units, unit)
+			delete(c.paths, unit)
 		}
 	}
 	ch <- "done"
@@ -233,7 +252,7 @@ func (c *TreeConn) Reload() error {
 // cgroup_context_apply does: the quota from CPUQuotaPerSecUSec and the
 // period, "max" (v2) or -1 (v1) for infinity.
 func (c *TreeConn) apply(name string, props []sddbus.Property) error {
-	dirs, err := c.dirs(name)
+	dirs, err := c.dirs(c.paths[name])
 	if err != nil {
 		return err
 	}

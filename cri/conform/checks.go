@@ -15,6 +15,7 @@ import (
 	grpcstatus "google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/resizelet/resizelet/cgroup"
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 	"github.com/resizelet/resizelet/cri"
 	"github.com/resizelet/resizelet/cri/remote"
@@ -519,6 +520,16 @@ func (r *run) belowUsageRefused(ctx context.Context, c *CheckResult, sent *runti
 	if err != nil {
 		fail(c, "%v", err)
 		return
+	}
+	// A cgroup that is gone means the container has ended, or is about
+	// to: the runtime's status can lag the kernel's kill.
+	for deadline := time.Now().Add(r.opts.OOMWait); errors.Is(after.filesErr, cgroup.ErrNotExist) &&
+		after.state == runtimeapi.ContainerState_CONTAINER_RUNNING && time.Now().Before(deadline) && ctx.Err() == nil; {
+		time.Sleep(100 * time.Millisecond)
+		if after, err = r.observe(ctx, r.ctr); err != nil {
+			fail(c, "%v", err)
+			return
+		}
 	}
 	if after.state != runtimeapi.ContainerState_CONTAINER_RUNNING && after.startedAt == before.startedAt {
 		// The limit reached the cgroup before the error: the kernel

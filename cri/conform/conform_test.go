@@ -24,7 +24,8 @@ import (
 // test makes it misbehave, the way a real runtime might.
 type quirky struct {
 	*cri.SimContainerd
-	mu sync.Mutex
+	kernel *cgroup.SimKernel // the kernel the runtime writes
+	mu     sync.Mutex
 	// status rewrites ContainerStatus answers.
 	status func(resp *runtimeapi.ContainerStatusResponse) *runtimeapi.ContainerStatusResponse
 	// update replaces UpdateContainerResources; inner is the simulator's.
@@ -89,7 +90,7 @@ func copyStatus(resp *runtimeapi.ContainerStatusResponse, res *runtimeapi.Contai
 // newQuirky returns a well-behaved runtime on a fresh in-memory kernel.
 func newQuirky(version cgroup.Version) (*quirky, *cgroup.SimKernel) {
 	k := cgroup.NewSimKernel(version)
-	return &quirky{SimContainerd: cri.NewSimContainerd(k)}, k
+	return &quirky{SimContainerd: cri.NewSimContainerd(k), kernel: k}, k
 }
 
 // run runs conform on rt over k and checks that nothing is left behind
@@ -220,14 +221,32 @@ func TestMisbehavingRuntimes(t *testing.T) {
 			// runc with the systemd driver on v2: systemd applies the
 			// limit first, the kernel kills the container, and runc's own
 			// write fails on the scope that went with it.
+			// The scope goes with the process, and the runtime's status
+			// says running a moment longer.
 			name: "refused after the limit killed the container", version: cgroup.V2,
 			quirk: func(q *quirky) {
+				lag := 0
 				q.update = func(ctx context.Context, id string, r *runtimeapi.ContainerResources, inner func() error) error {
 					err := inner()
 					if r.GetLinux().GetMemoryLimitInBytes() == resBelowUsage.memLim<<20 {
+						for _, p := range q.kernel.Paths() {
+							if strings.HasSuffix(p, "/"+id) {
+								q.kernel.Delete(p)
+							}
+						}
+						lag = 2
 						return errors.New("openat2 .../cri-containerd-x.scope/cgroup.controllers: no such file or directory")
 					}
 					return err
+				}
+				q.status = func(r *runtimeapi.ContainerStatusResponse) *runtimeapi.ContainerStatusResponse {
+					if lag == 0 || r.GetStatus().GetState() != runtimeapi.ContainerState_CONTAINER_EXITED {
+						return r
+					}
+					lag--
+					st := proto.Clone(r.Status).(*runtimeapi.ContainerStatus)
+					st.State = runtimeapi.ContainerState_CONTAINER_RUNNING
+					return &runtimeapi.ContainerStatusResponse{Status: st, Info: r.Info}
 				}
 			},
 			check: checkBelowUsage, want: Fail, summary: "refused with an error, but the container ended",

@@ -242,6 +242,7 @@ func TestSystemdVMGuest(t *testing.T) {
 	}
 
 	systemdBackend(t, ctx, "unix://"+sock, image)
+	systemdHostCgroups(t, ctx)
 
 	resizesim := filepath.Join(rtDir, "bin", "resizesim")
 	if _, err := os.Stat(resizesim); err != nil {
@@ -394,4 +395,68 @@ func systemdBackend(t *testing.T, ctx context.Context, endpoint, image string) {
 		t.Errorf("the private parent slice is left after Close: %v", err)
 	}
 	t.Logf("Close: no unit and no cgroup of %s left", parent)
+}
+
+// systemdHostCgroups is host.Cgroups with the systemd driver where systemd
+// runs the host: the in-memory runtime, and the node's pod slices made and
+// resized through systemd below a private parent slice, which Close stops.
+func systemdHostCgroups(t *testing.T, ctx context.Context) {
+	b, err := host.Cgroups(resize.NodeConfig{CgroupDriver: cgroup.DriverSystemd})
+	if err != nil {
+		t.Fatalf("host.Cgroups with the systemd driver: %v", err)
+	}
+	t.Cleanup(func() { b.Close(context.Background()) })
+	if _, ok := b.Cgroups().(*systemd.Manager); !ok {
+		t.Fatalf("host.Cgroups writes through %T, want the systemd cgroup manager", b.Cgroups())
+	}
+	parent := b.CgroupParent()
+	cluster := resize.NewCluster(resize.ClusterOptions{})
+	node, err := resize.NewNode(ctx, b.Config(), b.Deps(resize.Deps{Cluster: cluster, Allocated: checkpoint.NewMemory(), Actuated: checkpoint.NewMemory()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := backendPod()
+	if _, err := node.AddPod(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := node.Resize(ctx, resize.ResizeOp{Namespace: p.Namespace, Name: p.Name, Patch: []byte(`{"spec":{"containers":[{"name":"app","resources":{"limits":{"cpu":"417m"}}}]}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	info, err := node.Pod(p.Namespace, p.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unit := filepath.Base(info.PodCgroup)
+	out, err := exec.Command("systemctl", "show", unit, "-p", "CPUQuotaPerSecUSec", "--value").Output()
+	if err != nil {
+		t.Fatalf("systemctl show %s: %v", unit, err)
+	}
+	cpuMax, _ := b.Cgroups().ReadFile(info.PodCgroup, "cpu.max")
+	t.Logf("host.Cgroups with the systemd driver: pod slice %s below %s: CPUQuotaPerSecUSec %s, cpu.max %q after a resize to 417m", unit, parent, strings.TrimSpace(string(out)), cpuMax)
+	if strings.TrimSpace(string(out)) != "420ms" || cpuMax != "42000 100000" {
+		got, _ := cluster.GetPod(ctx, p.Namespace, p.Name)
+		var events []string
+		for _, e := range cluster.Events() {
+			events = append(events, e.Reason+": "+e.Message)
+		}
+		t.Errorf("pod slice after a resize to 417m: CPUQuotaPerSecUSec %s, cpu.max %q; want 420ms and 42000 100000 (the kubelet's systemd driver rounds)\nconditions %v\nevents:\n%s",
+			out, cpuMax, got.Status.Conditions, strings.Join(events, "\n"))
+	}
+	// The in-memory runtime's container is a delegated scope of systemd's
+	// in the pod slice, as runc makes one, and holds the new limit.
+	ctr := info.ContainerCgroups["app"]
+	scope := filepath.Base(ctr)
+	delegate, _ := exec.Command("systemctl", "show", scope, "-p", "Delegate", "--value").Output()
+	ctrMax, _ := b.Cgroups().ReadFile(ctr, "cpu.max")
+	t.Logf("host.Cgroups with the systemd driver: the in-memory runtime's container is scope %s (Delegate=%s), cpu.max %q", scope, strings.TrimSpace(string(delegate)), ctrMax)
+	if strings.TrimSpace(string(delegate)) != "yes" || ctrMax != "42000 100000" {
+		t.Errorf("the container's scope %s: Delegate=%s, cpu.max %q; want a delegated scope with 42000 100000", scope, delegate, ctrMax)
+	}
+	node.Close()
+	if err := b.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if left, _ := exec.Command("systemctl", "list-units", "--all", "--no-legend", "--plain", strings.TrimSuffix(parent, ".slice")+"*", scope).Output(); strings.TrimSpace(string(left)) != "" {
+		t.Errorf("units left after Close:\n%s", left)
+	}
 }
