@@ -555,6 +555,7 @@ func zeroFuncs() []zeroFunc {
 		{name: "cgroupfs.WithVersion", fn: cgroupfs.WithVersion},
 		{name: "cgroupfs.WithV1Mounts", fn: cgroupfs.WithV1Mounts},
 		{name: "cgroupfs.WithCreateHook", fn: cgroupfs.WithCreateHook},
+		{name: "cgroupfs.StartIdle", fn: cgroupfs.StartIdle, skip: "starts a child process of the program, which only its end func ends"},
 		{name: "cgroupfs.Mounts", fn: cgroupfs.Mounts, skip: "reads the host's mount table (/proc/self/mountinfo)"},
 		// cgroup/systemd
 		{name: "systemd.New", fn: systemd.New},
