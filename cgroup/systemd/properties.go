@@ -12,25 +12,37 @@ import (
 
 // sliceProperties are the properties of a slice the kubelet creates
 // (cgroupCommon.Create -> libcontainer Apply(-1), opencontainers/cgroups
-// v0.0.3 systemd/v2.go and v1.go): a description naming it, Wants= its
-// parent slice ("-.slice" at the top, as the kubelet's libctCgroupConfig
-// names the root), accounting for memory, CPU, I/O (BlockIO on v1) and
-// tasks, so that systemd enables those controllers, and no default
-// dependencies.
+// v0.0.3 systemd/v2.go and v1.go): unitProperties with Wants= its parent
+// slice ("-.slice" at the top, as the kubelet's libctCgroupConfig names
+// the root).
 func sliceProperties(version cgroup.Version, name, parent string) []sddbus.Property {
+	return unitProperties(version, name, sddbus.PropWants(parent))
+}
+
+// scopeProperties are the properties libcontainer's Apply(pid) starts a
+// container's scope with: unitProperties with Slice= the pod slice,
+// Delegate=yes and the process.
+func scopeProperties(version cgroup.Version, name, slice string, pid int) []sddbus.Property {
+	return unitProperties(version, name, sddbus.PropSlice(slice), prop("Delegate", true), prop("PIDs", []uint32{uint32(pid)}))
+}
+
+// unitProperties are Apply's properties of a unit, in its order: a
+// description naming it, where it goes (placement), accounting for
+// memory, CPU, I/O (BlockIO on v1) and tasks, so that systemd enables
+// those controllers, and no default dependencies.
+func unitProperties(version cgroup.Version, name string, placement ...sddbus.Property) []sddbus.Property {
 	io := "IOAccounting"
 	if version == cgroup.V1 {
 		io = "BlockIOAccounting"
 	}
-	return []sddbus.Property{
-		sddbus.PropDescription("libcontainer container " + name),
-		sddbus.PropWants(parent),
+	props := append([]sddbus.Property{sddbus.PropDescription("libcontainer container " + name)}, placement...)
+	return append(props,
 		prop("MemoryAccounting", true),
 		prop("CPUAccounting", true),
 		prop(io, true),
 		prop("TasksAccounting", true),
 		prop("DefaultDependencies", false),
-	}
+	)
 }
 
 // resourceProperties are the unit properties libcontainer's systemd Set

@@ -406,22 +406,7 @@ func (m *Manager) startScope(path, unit, slice string) error {
 	if err != nil {
 		return fmt.Errorf("start an idle process for scope %s: %w", unit, err)
 	}
-	io := "IOAccounting"
-	if m.Version() == cgroup.V1 {
-		io = "BlockIOAccounting"
-	}
-	props := []sddbus.Property{
-		sddbus.PropDescription("libcontainer container " + unit),
-		sddbus.PropSlice(slice),
-		prop("Delegate", true),
-		prop("PIDs", []uint32{uint32(pid)}),
-		prop("MemoryAccounting", true),
-		prop("CPUAccounting", true),
-		prop(io, true),
-		prop("TasksAccounting", true),
-		prop("DefaultDependencies", false),
-	}
-	if err := m.start(unit, props); err != nil {
+	if err := m.start(unit, scopeProperties(m.Version(), unit, slice, pid)); err != nil {
 		end()
 		return err
 	}

@@ -97,6 +97,14 @@ func TestCreateStartsEachMissingSliceTopDown(t *testing.T) {
 	if got := props[1].Value.Value(); !slices.Equal(got.([]string), []string{"r.slice"}) {
 		t.Errorf("Wants = %v, want the parent slice", got)
 	}
+	names = names[:0]
+	for _, p := range scopeProperties(cgroup.V2, "cri-containerd-1.scope", "r.slice", 42) {
+		names = append(names, p.Name)
+	}
+	wantNames = []string{"Description", "Slice", "Delegate", "PIDs", "MemoryAccounting", "CPUAccounting", "IOAccounting", "TasksAccounting", "DefaultDependencies"}
+	if diff := cmp.Diff(wantNames, names); diff != "" {
+		t.Errorf("scope properties (libcontainer's Apply(pid) order) (-want +got):\n%s", diff)
+	}
 	if got := sliceProperties(cgroup.V1, "r.slice", "-.slice"); got[4].Name != "BlockIOAccounting" || got[1].Value.Value().([]string)[0] != "-.slice" {
 		t.Errorf("v1 top slice properties %v, want BlockIOAccounting and Wants=-.slice", got)
 	}
