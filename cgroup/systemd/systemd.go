@@ -15,8 +15,8 @@
 // v2.go: Apply, Set, Destroy); properties.go says which for each.
 //
 // Conn is the part of systemd's D-Bus API the manager calls, which
-// go-systemd's *dbus.Conn has (Dial opens one); tests give a fake that
-// plays systemd on a temp-dir tree.
+// go-systemd's *dbus.Conn has (Dial opens one, Open a manager with it);
+// TreeConn plays systemd on a directory tree, for tests on any host.
 package systemd
 
 import (
@@ -70,9 +70,10 @@ const jobTimeout = 30 * time.Second
 // Manager is a cgroup.Manager whose slices are systemd units. Paths are
 // relative to the cgroupfs.FS's root, as for every manager, and name
 // slices where systemd puts them: a component "a-b.slice" lives at
-// "a.slice/a-b.slice" (cgconfig.SystemdName). A component that is not a
-// slice (a container's scope made by an in-memory runtime) is a plain
-// directory in the slice above it.
+// "a.slice/a-b.slice" (cgconfig.SystemdName). A ".scope" directly in a
+// slice (a container of the in-memory runtime) is a transient scope with
+// an idle process of its own (Create); any other component is a plain
+// directory.
 //
 // It is safe for concurrent use, as the FS and the D-Bus connection are.
 type Manager struct {
