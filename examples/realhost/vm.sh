@@ -199,7 +199,23 @@ boot() {
 	timeout "${VM_TIMEOUT:-300}" qemu-system-x86_64 -nodefaults -no-user-config -display none -no-reboot \
 		-m "${VM_MEMORY:-512}" -smp 2 "${accel[@]}" \
 		-kernel "$kernel" -initrd "$dir/initrd.gz" -append "console=ttyS0 panic=-1 quiet" \
-		-serial "file:$dir/console.log" -serial "file:$dir/out.raw" -serial "file:$dir/status"
+		-serial "file:$dir/console.log" -serial "file:$dir/out.raw" -serial "file:$dir/status" &
+	local vm=$! rc=0
+	# A guest whose CPUs lock up under emulation does not recover (seen in
+	# CI: "soft lockup - CPU#1 stuck for 574s! [runc:151]" until the
+	# timeout): once the kernel's watchdog reports a lockup of a minute,
+	# the attempt ends as a timed-out one, for run to retry at once.
+	while kill -0 "$vm" 2>/dev/null; do
+		if grep -qE 'soft lockup - CPU#[0-9]+ stuck for ([6-9][0-9]|[0-9]{3,})s' "$dir/console.log"; then
+			log "the guest's CPUs locked up (the kernel's soft lockup watchdog on the console): stopping this attempt"
+			kill "$vm" 2>/dev/null || true
+			wait "$vm" 2>/dev/null || true
+			return 124
+		fi
+		sleep 2
+	done
+	wait "$vm" || rc=$?
+	return "$rc"
 }
 
 run() {
