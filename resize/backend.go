@@ -64,6 +64,8 @@ type Backend struct {
 	// parent is the private cgroup parent ("" on Simulated, whose kernel
 	// is the backend's own).
 	parent string
+	// closeCgroups is HostParts.CloseCgroups (nil: nothing to close).
+	closeCgroups func() error
 	// before is what existed of the parent's path when the backend was
 	// made (nil on Simulated): Close removes what was created on it since,
 	// and keeps the rest.
@@ -210,6 +212,11 @@ type HostParts struct {
 	Runtime RemoteRuntime
 	// Endpoint is where Runtime was reached, for messages.
 	Endpoint string
+	// CloseCgroups, when set, closes what was opened for Cgroups (the
+	// systemd manager's connection to systemd): Close calls it after the
+	// cgroups are removed. A manager the caller handed in is the
+	// caller's, and has none.
+	CloseCgroups func() error
 	// RuntimeHandler is the runtime handler the node's sandboxes are run
 	// with when the node names none (its pods have no RuntimeClass): a
 	// handler of Runtime's, such as containerd's runtimes.crun. Empty is
@@ -240,7 +247,8 @@ type HostParts struct {
 //
 // The caller has validated cfg and parts.Parent and taken parts.Before;
 // NewHostBackend refuses parts without a manager, a parent or a snapshot
-// of that parent. It does not close parts.Runtime when it fails.
+// of that parent. It closes neither parts.Runtime nor the cgroups
+// (parts.CloseCgroups) when it fails.
 func NewHostBackend(ctx context.Context, cfg NodeConfig, parts HostParts, opts ...BackendOption) (*Backend, error) {
 	kind, what := "host cgroups", "host cgroups backend"
 	if parts.Runtime != nil {
@@ -259,7 +267,7 @@ func NewHostBackend(ctx context.Context, cfg NodeConfig, parts HostParts, opts .
 	if cfg.CgroupDriver == "" && throughSystemd {
 		cfg.CgroupDriver = cgroup.DriverSystemd
 	}
-	b := &Backend{kind: kind, raw: parts.Cgroups, cgroups: c.wrapped(parts.Cgroups), parent: parts.Parent, before: parts.Before}
+	b := &Backend{kind: kind, raw: parts.Cgroups, cgroups: c.wrapped(parts.Cgroups), parent: parts.Parent, before: parts.Before, closeCgroups: parts.CloseCgroups}
 	if parts.Runtime == nil {
 		b.sim = c.simContainerd(b.cgroups, cfg)
 		b.runtime = b.sim

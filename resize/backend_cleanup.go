@@ -28,8 +28,10 @@ var errNotMade = errors.New("close backend: the Backend was not made by Simulate
 // the backend was made: the parent and everything below it, then each
 // ancestor created for it that nothing else has come to use, and nothing
 // that existed before the backend (see host.WithCgroupParent); on Simulated
-// every cgroup of the in-memory kernel. Then it closes the connection to a
-// remote runtime, and checks that nothing it looked for is left.
+// every cgroup of the in-memory kernel. Then it closes what the host
+// constructor opened for the cgroups (HostParts.CloseCgroups: the systemd
+// manager's connection) and the connection to a remote runtime, and
+// checks that nothing it looked for is left.
 //
 // It is safe to call after a NewNode that failed, and more than once: only the first call
 // works, and later ones return its error. The error joins every removal
@@ -66,9 +68,8 @@ func (b *Backend) Close(ctx context.Context) error {
 		errs = append(errs, b.cleanSim(ctx)...)
 	}
 	errs = append(errs, b.cleanCgroups()...)
-	if c, ok := b.raw.(interface{ Close() error }); ok {
-		// The systemd manager's connection to systemd.
-		if err := c.Close(); err != nil {
+	if b.closeCgroups != nil {
+		if err := b.closeCgroups(); err != nil {
 			errs = append(errs, fmt.Errorf("close the cgroup manager: %w", err))
 		}
 	}

@@ -200,7 +200,7 @@ func (m *Manager) Create(path string) error {
 	}
 	parent := "-.slice"
 	for sub, comp := range components(path) {
-		if strings.HasSuffix(comp, ".scope") && sub == path && parent != "-.slice" && !m.fs.Exists(sub) {
+		if strings.HasSuffix(comp, ".scope") && sub == path && parent != "-.slice" {
 			if err := m.startScope(path, comp, parent); err != nil {
 				return fmt.Errorf("create %s: %w", path, err)
 			}
@@ -274,7 +274,7 @@ func (m *Manager) Set(path string, v cgroup.Values) ([]cgroup.Write, error) {
 	if err := checkSlices(path); err != nil {
 		return nil, fmt.Errorf("set %s: %w", path, err)
 	}
-	unit := path[strings.LastIndexByte(path, '/')+1:]
+	unit := unitOf(path)
 	if !isSlice(unit) {
 		return m.fs.Set(path, v)
 	}
@@ -381,22 +381,37 @@ func (m *Manager) Delete(path string) error {
 	if err := checkSlices(path); err != nil {
 		return fmt.Errorf("delete %s: %w", path, err)
 	}
-	if done, err := m.stopScope(path); done || err != nil {
-		if err != nil {
-			return fmt.Errorf("delete %s: %w", path, err)
-		}
-		return m.fs.Delete(path)
-	}
-	if err := m.fs.Busy(path); err != nil {
+	if err := m.release(path); err != nil {
 		return err
-	}
-	if unit := path[strings.LastIndexByte(path, '/')+1:]; isSlice(unit) {
-		if err := m.stop(unit); err != nil {
-			return fmt.Errorf("delete %s: %w", path, err)
-		}
 	}
 	return m.fs.Delete(path)
 }
+
+// release stops what systemd runs at path before its directories go, as
+// Delete and the cleanup's TreeView need: a scope Create started, with its
+// idle process; a slice with no child and no process (a busy one is
+// refused as rmdir would refuse it, and nothing is stopped); nothing for
+// any other cgroup.
+func (m *Manager) release(path string) error {
+	done, err := m.stopScope(path)
+	if !done {
+		unit := unitOf(path)
+		if !isSlice(unit) {
+			return nil
+		}
+		if err := m.fs.Busy(path); err != nil {
+			return err
+		}
+		err = m.stop(unit)
+	}
+	if err != nil {
+		return fmt.Errorf("delete %s: %w", path, err)
+	}
+	return nil
+}
+
+// unitOf is the last component of path: the unit's name, when it is one.
+func unitOf(path string) string { return path[strings.LastIndexByte(path, '/')+1:] }
 
 // startScope starts the scope unit at path in slice with an idle process
 // (cgroupfs.StartIdle): the properties libcontainer's Apply(pid) gives a
@@ -430,7 +445,7 @@ func (m *Manager) stopScope(path string) (done bool, err error) {
 	if !ok {
 		return false, nil
 	}
-	err = m.stop(path[strings.LastIndexByte(path, '/')+1:])
+	err = m.stop(unitOf(path))
 	end()
 	return true, err
 }
@@ -505,8 +520,10 @@ func Open(ctx context.Context, fs *cgroupfs.FS) (*Manager, error) {
 	return m, nil
 }
 
-// Close closes the D-Bus connection the manager opened (Open); a
-// connection given to New is the caller's to close. It returns nil.
+// Close ends the idle processes of the scopes Create started that were
+// not deleted (systemd removes the scopes with them) and closes the D-Bus
+// connection the manager opened (Open); a connection given to New is the
+// caller's to close. It returns nil.
 func (m *Manager) Close() error {
 	if m == nil {
 		return nil

@@ -77,28 +77,12 @@ type sliceView struct {
 // does.
 func (v sliceView) Remove(hierarchy, path string) (string, error) {
 	existed := v.m.fs.Exists(path)
-	if done, err := v.m.stopScope(path); done || err != nil {
-		if err != nil {
-			return "", fmt.Errorf("delete %s: %w", path, err)
-		}
-		what, err := v.TreeView.Remove(hierarchy, path)
-		if what == "" && err == nil && existed {
-			what = path
-		}
-		return what, err
-	}
-	unit := path[strings.LastIndexByte(path, '/')+1:]
-	if !isSlice(unit) {
-		return v.TreeView.Remove(hierarchy, path)
-	}
-	if err := v.m.fs.Busy(path); err != nil {
+	if err := v.m.release(path); err != nil {
 		return "", err
-	}
-	if err := v.m.stop(unit); err != nil {
-		return "", fmt.Errorf("delete %s: %w", path, err)
 	}
 	what, err := v.TreeView.Remove(hierarchy, path)
 	if what == "" && err == nil && existed {
+		// systemd removed the directory with the unit.
 		what = path
 	}
 	return what, err

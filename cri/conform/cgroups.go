@@ -47,12 +47,9 @@ func containerCgroup(info string, pid int, cg cgroup.Manager, podCgroup, id stri
 			return p, fmt.Sprintf("/proc/%d/cgroup of the container's process", pid)
 		}
 	}
-	if driver == cgroup.DriverSystemd {
-		return cgconfig.ContainerCgroupName(podCgroup, id, driver),
-			"the sandbox's cgroup parent and the container ID (containerd's systemd naming)"
-	}
-	return cgconfig.ContainerCgroupName(podCgroup, id, cgconfig.DriverCgroupfs),
-		"the sandbox's cgroup parent and the container ID (containerd's cgroupfs naming)"
+	driver = driverName(driver)
+	return cgconfig.ContainerCgroupName(podCgroup, id, driver),
+		fmt.Sprintf("the sandbox's cgroup parent and the container ID (containerd's %s naming)", driver)
 }
 
 // ociRuntime names the OCI runtime containerd ran the container with, from

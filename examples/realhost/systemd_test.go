@@ -281,7 +281,7 @@ func TestSystemdVMGuest(t *testing.T) {
 	if rep.CgroupDriver != cgroup.DriverSystemd || rep.Interrupted || rep.SetupError != "" || len(rep.Left) > 0 {
 		t.Errorf("report: driver %q, interrupted %v, setup error %q, left %v", rep.CgroupDriver, rep.Interrupted, rep.SetupError, rep.Left)
 	}
-	if left, _ := exec.Command("systemctl", "list-units", "--all", "--no-legend", "--plain", "resizelet_conform_*").Output(); strings.TrimSpace(string(left)) != "" {
+	if left := unitsLeft("resizelet_conform_*"); left != "" {
 		t.Errorf("units of the conform run left:\n%s", left)
 	}
 
@@ -387,8 +387,7 @@ func systemdBackend(t *testing.T, ctx context.Context, endpoint, image string) {
 	if err := b.Close(ctx); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	out, _ := exec.Command("systemctl", "list-units", "--all", "--no-legend", "--plain", strings.TrimSuffix(parent, ".slice")+"*").Output()
-	if units := strings.TrimSpace(string(out)); units != "" {
+	if units := unitsLeft(strings.TrimSuffix(parent, ".slice") + "*"); units != "" {
 		t.Errorf("units left after Close:\n%s", units)
 	}
 	if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", parent)); !os.IsNotExist(err) {
@@ -456,7 +455,14 @@ func systemdHostCgroups(t *testing.T, ctx context.Context) {
 	if err := b.Close(ctx); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if left, _ := exec.Command("systemctl", "list-units", "--all", "--no-legend", "--plain", strings.TrimSuffix(parent, ".slice")+"*", scope).Output(); strings.TrimSpace(string(left)) != "" {
+	if left := unitsLeft(strings.TrimSuffix(parent, ".slice")+"*", scope); left != "" {
 		t.Errorf("units left after Close:\n%s", left)
 	}
+}
+
+// unitsLeft lists the units systemd has (in any state) that match the
+// patterns, one per line, or "".
+func unitsLeft(patterns ...string) string {
+	out, _ := exec.Command("systemctl", append([]string{"list-units", "--all", "--no-legend", "--plain"}, patterns...)...).Output()
+	return strings.TrimSpace(string(out))
 }

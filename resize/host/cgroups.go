@@ -43,7 +43,12 @@ func Cgroups(cfg resize.NodeConfig, opts ...Option) (*resize.Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("host cgroups backend: %w", err)
 	}
-	return resize.NewHostBackend(context.Background(), cfg, parts, c.backend...)
+	b, err := resize.NewHostBackend(context.Background(), cfg, parts, c.backend...)
+	if err != nil {
+		// The backend that would have closed the manager was not made.
+		parts.CloseCgroups()
+	}
+	return b, err
 }
 
 // hostParts opens the host's cgroups for the driver (hostCgroups), sets
@@ -57,7 +62,7 @@ func (c *config) hostParts(ctx context.Context, cfg *resize.NodeConfig, driver c
 	if err != nil {
 		return resize.HostParts{}, err
 	}
-	raw, where, err := c.hostCgroups(ctx, driver)
+	raw, where, closeRaw, err := c.hostCgroups(ctx, driver)
 	if err != nil {
 		return resize.HostParts{}, err
 	}
@@ -65,23 +70,15 @@ func (c *config) hostParts(ctx context.Context, cfg *resize.NodeConfig, driver c
 		parent = cgconfig.SystemdName(strings.Split(parent, "/")...)
 	}
 	if err := hostVersion(cfg, raw, where); err != nil {
-		closeManager(raw)
+		closeRaw()
 		return resize.HostParts{}, err
 	}
 	before, err := cgroup.SnapshotTree(raw, parent)
 	if err != nil {
-		closeManager(raw)
+		closeRaw()
 		return resize.HostParts{}, err
 	}
-	return resize.HostParts{Cgroups: raw, Parent: parent, Before: before}, nil
-}
-
-// closeManager closes a cgroup manager that holds a connection (the
-// systemd manager's to systemd).
-func closeManager(m cgroup.Manager) {
-	if c, ok := m.(interface{ Close() error }); ok {
-		c.Close()
-	}
+	return resize.HostParts{Cgroups: raw, Parent: parent, Before: before, CloseCgroups: closeRaw}, nil
 }
 
 // privateParent returns the private cgroup parent the options name,
@@ -126,40 +123,42 @@ func checkMountRoot(dir string) error {
 	return fmt.Errorf("cgroup root %q (WithCgroupRoot): %s: %w", dir, why, cgroup.ErrInvalidPath)
 }
 
-// hostCgroups returns the host's cgroup manager the options name, and
-// where it is, for messages. With the systemd driver it is systemd's
-// (cgroup/systemd), which makes slices through systemd as the kubelet's
-// systemd driver does, when WithSystemd gives the connection to systemd
-// or systemd runs the host (/run/systemd/system exists, as
-// sd_booted checks); elsewhere the slices are directories, as the
-// in-memory runtime's are.
-func (c *config) hostCgroups(ctx context.Context, driver cgroup.Driver) (cgroup.Manager, string, error) {
+// hostCgroups returns the host's cgroup manager the options name, where
+// it is, for messages, and how to close what was opened for it (nothing
+// for a manager given with WithCgroupManager, which is the caller's). With
+// the systemd driver it is systemd's (cgroup/systemd), which makes slices
+// through systemd as the kubelet's systemd driver does, when WithSystemd
+// gives the connection to systemd or systemd runs the host
+// (/run/systemd/system exists, as sd_booted checks); elsewhere the slices
+// are directories, as the in-memory runtime's are.
+func (c *config) hostCgroups(ctx context.Context, driver cgroup.Driver) (m cgroup.Manager, where string, close func() error, err error) {
+	none := func() error { return nil }
 	if err := checkMountRoot(c.root); err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	if c.manager != nil {
-		return c.manager, fmt.Sprintf("the cgroup manager given (%T)", c.manager), nil
+		return c.manager, fmt.Sprintf("the cgroup manager given (%T)", c.manager), none, nil
 	}
 	fs, err := cgroupfs.New(c.root)
 	if err != nil {
-		return nil, "", fmt.Errorf("host cgroups at %s: %w", c.root, err)
+		return nil, "", nil, fmt.Errorf("host cgroups at %s: %w", c.root, err)
 	}
-	where := "the host's cgroups at " + fs.Root()
+	where = "the host's cgroups at " + fs.Root()
 	if driver != cgroup.DriverSystemd {
-		return fs, where, nil
+		return fs, where, none, nil
 	}
+	var sd *systemd.Manager
 	if c.systemd != nil {
-		m, err := systemd.New(fs, c.systemd)
-		return m, where + " through systemd", err
+		sd, err = systemd.New(fs, c.systemd)
+	} else if st, serr := os.Stat("/run/systemd/system"); serr != nil || !st.IsDir() {
+		return fs, where, none, nil
+	} else {
+		sd, err = systemd.Open(ctx, fs)
 	}
-	if st, err := os.Stat("/run/systemd/system"); err != nil || !st.IsDir() {
-		return fs, where, nil
-	}
-	m, err := systemd.Open(ctx, fs)
 	if err != nil {
-		return nil, "", fmt.Errorf("host cgroups at %s with the systemd driver: %w", fs.Root(), err)
+		return nil, "", nil, fmt.Errorf("host cgroups at %s with the systemd driver: %w", fs.Root(), err)
 	}
-	return m, where + " through systemd", nil
+	return sd, where + " through systemd", sd.Close, nil
 }
 
 // hostVersion sets cfg's cgroup version to the host's, and refuses a cfg

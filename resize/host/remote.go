@@ -82,7 +82,7 @@ func Remote(ctx context.Context, endpoint, image string, cfg resize.NodeConfig, 
 	}
 	defer func() {
 		if err != nil {
-			closeManager(parts.Cgroups)
+			parts.CloseCgroups()
 		}
 	}()
 	if err := ensureImage(ctx, rt, endpoint, image, c.pull); err != nil {
