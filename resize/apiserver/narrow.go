@@ -5,11 +5,10 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 
+	json "github.com/go-json-experiment/json"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	kjson "sigs.k8s.io/json"
 
 	"github.com/resizelet/resizelet/cgroup/cgconfig"
 )
@@ -72,11 +71,10 @@ type containerSet struct {
 func readNarrowPatch(patch []byte, buf []containerSet) (cs, inits []containerSet, pod *containerSet, ok bool) {
 	// A null, or a "$" (a directive; no valid name or amount has one), is
 	// outside the form: such a patch, as kubectl apply's with its
-	// "$setElementOrder", takes the general path undecoded, as does one
-	// longer than any pod's containers fill (a decoder keeps its buffer).
+	// "$setElementOrder", takes the general path undecoded.
 	var np narrowPatch
 	if bytes.Contains(patch, []byte("null")) || bytes.IndexByte(patch, '$') >= 0 || bytes.Contains(patch, []byte(`""`)) ||
-		len(patch) > 64<<10 || !decodeStrict(patch, &np) {
+		!decodeStrict(patch, &np) {
 		return nil, nil, nil, false
 	}
 	s := &np.Spec
@@ -93,37 +91,19 @@ func readNarrowPatch(patch []byte, buf []containerSet) (cs, inits []containerSet
 	return cs, inits, pod, true
 }
 
-// strictDecoders pools decodeStrict's decoders: each keeps the stacks that
-// kjson.UnmarshalStrict allocates anew for every patch, most of its garbage.
-var strictDecoders = sync.Pool{New: func() any {
-	d := &strictDecoder{patch: new(bytes.Reader)}
-	d.Decoder = kjson.NewDecoderCaseSensitivePreserveInts(d.patch)
-	// kjson.Decoder does not declare the strict options its decoder has.
-	d.Decoder.(interface{ DisallowUnknownFields() }).DisallowUnknownFields()
-	d.Decoder.(interface{ DisallowDuplicateFields() }).DisallowDuplicateFields()
-	return d
-}}
+// strictOptions make decodeStrict's decode strict: encoding/json/v2
+// (github.com/go-json-experiment/json mirrors it for Go 1.26) already
+// matches names case-sensitively and refuses a name given twice, and
+// refuses invalid UTF-8 and anything after the value.
+var strictOptions = json.RejectUnknownMembers(true)
 
-// strictDecoder is a pooled decoder with the reader of its patch.
-type strictDecoder struct {
-	patch *bytes.Reader
-	kjson.Decoder
-}
-
-// decodeStrict reports whether patch decodes into v without error, as by
-// kjson.UnmarshalStrict with both strict options. A decoder reads one
-// value, so anything but whitespace after it is refused; and one that
-// failed keeps its error, so it is not pooled again.
+// decodeStrict reports whether patch decodes into v without error. It
+// takes no patch that kjson.UnmarshalStrict with both strict options (the
+// API server's decoding) refuses, and decodes it to the same value; it
+// refuses invalid UTF-8, which kjson would replace: such a patch takes the
+// general path.
 func decodeStrict(patch []byte, v any) bool {
-	patch = bytes.TrimRight(patch, " \t\r\n")
-	d := strictDecoders.Get().(*strictDecoder)
-	d.patch.Reset(patch)
-	start := d.InputOffset()
-	if d.Decode(v) != nil || d.InputOffset()-start != int64(len(patch)) {
-		return false
-	}
-	strictDecoders.Put(d)
-	return true
+	return json.Unmarshal(patch, v, strictOptions) == nil
 }
 
 // narrowSets turns a container list into sets; an empty list, or a

@@ -4,17 +4,22 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	kjson "sigs.k8s.io/json"
 )
 
-// narrowDecodeCases are patches around the narrow form, for the pooled
-// decoder: good ones, with whitespace around them, and ones refused for a
-// key twice, an unknown or miscased field, a syntax error, a second value
-// or trailing bytes, a type error, an empty string.
+// narrowDecodeCases are patches around the narrow form, for decodeStrict:
+// good ones, with whitespace around them or escapes in them, and ones
+// refused for a key twice (once escaped), an unknown or miscased field, a
+// syntax error, a second value or trailing bytes, a type error, an empty
+// string, invalid UTF-8.
 var narrowDecodeCases = []string{
 	string(benchPatch),
 	" \n\t" + string(benchPatch) + "\r\n ",
+	`{"sp\u0065c":{"containers":[{"name":"\u00e9","resources":{"requests":{"cpu":"300m"}}}]}}`,
+	`{"spec":{"containers":[{"name":"app","n\u0061me":"app","resources":{"requests":{"cpu":"300m"}}}]}}`,
+	"{\"spec\":{\"containers\":[{\"name\":\"a\xffb\",\"resources\":{\"requests\":{\"cpu\":\"300m\"}}}]}}",
 	`{"spec":{"containers":[{"name":"a","resources":{"limits":{"memory":"1Gi"}}},{"name":"b","resources":{"requests":{"cpu":"1"}}}]}}`,
 	`{"spec":{"resources":{"requests":{"cpu":"1"}},"initContainers":[{"name":"i","resources":{"limits":{"cpu":"2"}}}]}}`,
 	`{"spec":{"containers":[{"name":"app","name":"app","resources":{"requests":{"cpu":"300m"}}}]}}`,
@@ -35,21 +40,35 @@ var narrowDecodeCases = []string{
 	`[]`,
 }
 
-// TestDecodeStrictIsUnmarshalStrict: the pooled decoders read every patch
-// as kjson.UnmarshalStrict with both strict options does, to the same
-// value, whatever patch a decoder read before (a refused one included).
+// TestDecodeStrictIsUnmarshalStrict: decodeStrict reads every patch as
+// kjson.UnmarshalStrict with both strict options (the API server's
+// decoding) does, to the same value, but for invalid UTF-8, which kjson
+// replaces and decodeStrict refuses (the patch then takes the general path).
 func TestDecodeStrictIsUnmarshalStrict(t *testing.T) {
-	for range 3 {
-		for _, p := range narrowDecodeCases {
-			var got, want narrowPatch
-			ok := decodeStrict([]byte(p), &got)
-			strict, err := kjson.UnmarshalStrict([]byte(p), &want, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
-			if wantOK := err == nil && len(strict) == 0; ok != wantOK {
-				t.Errorf("decodeStrict(%q) = %v, UnmarshalStrict says %v (%v, %v)", p, ok, wantOK, err, strict)
-			} else if ok && !reflect.DeepEqual(got, want) {
-				t.Errorf("decodeStrict(%q) = %+v, want %+v", p, got, want)
-			}
-		}
+	for _, p := range narrowDecodeCases {
+		checkDecodeStrict(t, []byte(p))
+	}
+}
+
+// FuzzDecodeStrictIsUnmarshalStrict is TestDecodeStrictIsUnmarshalStrict
+// for any input.
+func FuzzDecodeStrictIsUnmarshalStrict(f *testing.F) {
+	for _, p := range narrowDecodeCases {
+		f.Add([]byte(p))
+	}
+	f.Fuzz(checkDecodeStrict)
+}
+
+// checkDecodeStrict holds decodeStrict to kjson.UnmarshalStrict on patch.
+func checkDecodeStrict(t *testing.T, patch []byte) {
+	var got, want narrowPatch
+	ok := decodeStrict(patch, &got)
+	strict, err := kjson.UnmarshalStrict(patch, &want, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+	wantOK := err == nil && len(strict) == 0 && utf8.Valid(patch)
+	if ok != wantOK {
+		t.Errorf("decodeStrict(%q) = %v, UnmarshalStrict says %v (%v, %v)", patch, ok, wantOK, err, strict)
+	} else if ok && !reflect.DeepEqual(got, want) {
+		t.Errorf("decodeStrict(%q) = %+v, want %+v", patch, got, want)
 	}
 }
 
