@@ -67,14 +67,17 @@ type Cluster struct {
 // storedPod is a pod as the cluster stores it: decoded while it is used
 // (pod), frozen (package allocation/frozen) once it has not been for a
 // while, so that a node with many settled pods stays small. A pod that
-// cannot be frozen stays decoded. The stored objects carry no
-// resourceVersion: rv holds it, and only the copies handed out get it, so
-// that a write costs no string.
+// cannot be frozen stays decoded. A frozen pod read for a write (get) is
+// kept decoded too, with frozen still set, so that the write and what
+// follows it (the watchers' old object, the pod's events' UID) thaw it
+// once; it is frozen again by dropping the decoded one. The
+// stored objects carry no resourceVersion: rv holds it, and only the
+// copies handed out get it, so that a write costs no string.
 type storedPod struct {
 	pod    *v1.Pod
-	frozen frozen.Pod
-	seq    uint64 // the pod's place in creation order
-	rv     uint64 // the cluster's rv after the pod's last write
+	frozen frozen.Pod // when pod is set too, pod thawed (unchanged since)
+	seq    uint64     // the pod's place in creation order
+	rv     uint64     // the cluster's rv after the pod's last write
 }
 
 // DefaultHotPods is how many pods a Cluster keeps decoded unless
@@ -140,17 +143,21 @@ func (c *Cluster) lock() bool {
 	return true
 }
 
-// get returns the stored pod, decoded (a frozen one thawed is the
-// caller's; the cluster keeps it frozen), and what c.pods holds for it.
+// get returns the stored pod, decoded and shared (a frozen one is thawed
+// and kept decoded), and what c.pods then holds for it.
 func (c *Cluster) get(key podRef) (*v1.Pod, storedPod, bool) {
 	sp, ok := c.pods[key]
 	if !ok {
 		return nil, sp, false
 	}
-	if sp.pod != nil {
+	if sp.pod == nil {
+		sp.pod = sp.frozen.Thaw()
+		c.pods[key] = sp
+		c.touch(key)
+	} else {
 		c.thawed.Touch(key)
 	}
-	return sp.thaw(), sp, true
+	return sp.pod, sp, true
 }
 
 // put stores pod with the next resourceVersion, tells the watchers, and
@@ -178,10 +185,20 @@ func (c *Cluster) put(key podRef, pod *v1.Pod) {
 			c.notifyPod(watch.Modified, pod, &prev, c.rv)
 		}
 	}
+	c.touch(key)
+}
+
+// touch marks the pod of key decoded and used just now, and freezes the
+// pods used least recently beyond the hot limit: a pod read since it was
+// frozen drops its decoded copy, a written one is frozen anew.
+func (c *Cluster) touch(key podRef) {
 	c.thawed.Touch(key)
 	c.thawed.Evict(func(k podRef) bool {
 		sp := c.pods[k]
-		f, ok := frozen.FreezePod(sp.pod)
+		f, ok := sp.frozen, true
+		if f.IsZero() {
+			f, ok = frozen.FreezePod(sp.pod)
+		}
 		if ok {
 			c.pods[k] = storedPod{frozen: f, seq: sp.seq, rv: sp.rv}
 		}

@@ -199,3 +199,51 @@ func TestPodHasFourParts(t *testing.T) {
 		t.Fatalf("v1.Pod has the fields %s; UpdatePodStatus copies TypeMeta,ObjectMeta,Spec,Status", got)
 	}
 }
+
+// TestPodReadForAWriteIsThawedOnce: a frozen pod that a write reads (get)
+// stays decoded with its frozen form, so that the write and what follows
+// it share one thaw; evicted unchanged, it keeps that form (the decoded
+// copy is dropped, not frozen again), while a pod written since is frozen
+// anew.
+func TestPodReadForAWriteIsThawedOnce(t *testing.T) {
+	ctx := t.Context()
+	now := time.Unix(1767225600, 0)
+	c := NewCluster(ClusterOptions{HotPods: 1})
+	mark := func(name string) {
+		t.Helper()
+		if _, err := c.MarkPodDeleted(ctx, "default", name, "", now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"a", "b"} {
+		if _, err := c.CreatePod(ctx, podOn(name, "n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := podRef{"default", "a"}
+	created := c.pods[a].frozen
+	// Marking a writes it; b's mark evicts it: frozen anew.
+	mark("a")
+	mark("b")
+	written := c.pods[a]
+	if written.pod != nil || written.frozen.IsZero() || written.frozen == created {
+		t.Fatalf("a, written and evicted: %+v (frozen at creation: %v)", written, created)
+	}
+	// Marking a marked pod reads it and writes nothing: a stays decoded
+	// with its frozen form.
+	mark("a")
+	read := c.pods[a]
+	if read.pod == nil || read.frozen != written.frozen {
+		t.Fatalf("a, read for a write: %+v, want decoded with %v", read, written.frozen)
+	}
+	// A change no write made shows whether eviction freezes the decoded
+	// copy again: it must not.
+	read.pod.Labels = map[string]string{"not": "written"}
+	mark("b")
+	if sp := c.pods[a]; sp.pod != nil || sp.frozen != written.frozen {
+		t.Fatalf("a, evicted unchanged: %+v, want only %v", sp, written.frozen)
+	}
+	if got, err := c.GetPod(ctx, "default", "a"); err != nil || got.DeletionTimestamp == nil || got.Labels["not"] != "" {
+		t.Fatalf("a reads back as %+v, %v", got, err)
+	}
+}
