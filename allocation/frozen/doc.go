@@ -7,10 +7,12 @@
 // Start with FreezePod and Pod.Thaw. A frozen pod is the pod's protobuf
 // encoding (the API server's storage encoding) plus the exact value of
 // every time in it, which protobuf would cut to whole seconds in the local
-// time zone, compressed with the standard library's DEFLATE. Frozen values
-// are interned (package unique): every holder of the same content, such as
-// the API server's copy of a pod and the kubelet's, shares one copy of the
-// bytes. Resources does the same for the checkpoints' records.
+// time zone, compressed with S2 (github.com/klauspost/compress/s2, a
+// Snappy-compatible compressor fast enough to run at every freeze and
+// thaw). Frozen values are interned (package unique): every holder of the
+// same content, such as the API server's copy of a pod and the kubelet's,
+// shares one copy of the bytes. Resources does the same for the
+// checkpoints' records.
 //
 // Thawing decodes a new object each time. It equals what was frozen as
 // equality.Semantic sees it and gives the same JSON, but it is not

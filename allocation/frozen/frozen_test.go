@@ -109,7 +109,7 @@ func TestFreezeSharesEqualPods(t *testing.T) {
 
 // TestFreezeCompresses checks that a frozen pod is smaller than its
 // protobuf encoding: a pod with a few containers repeats its resources
-// and images, which DEFLATE finds.
+// and images, which S2 finds.
 func TestFreezeCompresses(t *testing.T) {
 	p := richPod()
 	for _, name := range []string{"c2", "c3"} {
@@ -152,7 +152,7 @@ func TestRefreeze(t *testing.T) {
 }
 
 // TestFreezeConcurrently freezes and thaws from several goroutines at
-// once, which share the package's compressors (run with -race).
+// once, which share the package's scratch space (run with -race).
 func TestFreezeConcurrently(t *testing.T) {
 	var wg sync.WaitGroup
 	for g := range 4 {

@@ -22,9 +22,8 @@ var impure = []string{
 }
 
 // poolsOnly are the packages of this module allowed package sync, and
-// why: allocation/frozen reuses its compressors through a sync.Pool, a
-// cache of scratch space that holds nothing between calls and changes no
-// result.
+// why: allocation/frozen keeps its scratch space in a sync.Pool, which
+// holds nothing between calls and changes no result.
 var poolsOnly = []string{module + "/allocation/frozen"}
 
 // Packages of this module that perform I/O (the cgroup managers, the CRI
@@ -38,6 +37,9 @@ var allowedExternal = []string{
 	"k8s.io/api/", "k8s.io/apimachinery/pkg/api/", "k8s.io/apimachinery/pkg/apis/", "k8s.io/apimachinery/pkg/types",
 	"k8s.io/apimachinery/pkg/util/validation", "k8s.io/apimachinery/pkg/util/sets", "k8s.io/apimachinery/pkg/util/dump",
 	"k8s.io/cri-api/pkg/apis/runtime/v1", "k8s.io/component-helpers/resource",
+	// allocation/frozen compresses with S2's block functions, pure
+	// functions of their input.
+	"github.com/klauspost/compress/s2",
 }
 
 // clockCalls are the time functions that read the clock or wait.
