@@ -291,7 +291,7 @@ func (r clusterRecorder) AnnotatedEventf(object runtime.Object, _ map[string]str
 // started.
 func (s *sim) build(ctx context.Context) error {
 	for i := 1; i <= s.cfg.Nodes; i++ {
-		if _, err := s.fleet.AddNode(ctx, s.world.nodeConfig(i, s.cfg.Kubelet, s.cfg.PodsPerNode), resize.Deps{}); err != nil {
+		if _, err := s.fleet.AddNode(ctx, s.world.nodeConfig(i, s.cfg.Kubelet), resize.Deps{}); err != nil {
 			return err
 		}
 		s.progress.printf("started %d of %d nodes", i, s.cfg.Nodes)

@@ -153,14 +153,13 @@ func (w *world) kindOf(i int) nodeKind {
 }
 
 // nodeConfig is node i's configuration for kubelet version v. The nodes
-// keep many pods decoded (HotPods), since the updater and every pod's
-// resync touch them all each minute.
-func (w *world) nodeConfig(i int, v resize.Profile, podsPerNode int) resize.NodeConfig {
+// keep the default few pods decoded: the updater reads its caches, a
+// settled pod's resync is skipped (quiet), and freezing a pod is cheap.
+func (w *world) nodeConfig(i int, v resize.Profile) resize.NodeConfig {
 	return resize.NodeConfig{
 		Name:     fmt.Sprintf("node-%d", i),
 		Capacity: w.kindOf(i).capacity.DeepCopy(),
 		Profile:  v,
-		HotPods:  2 * podsPerNode,
 	}
 }
 
