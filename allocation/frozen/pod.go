@@ -47,8 +47,8 @@ const (
 func FreezePod(p *v1.Pod) (Pod, bool) { return Pod{}.Refreeze(p) }
 
 // Refreeze is FreezePod(p) for a pod thawed from f: when p still encodes
-// to what f holds, as after a settled pod's resync, it returns f without
-// interning again.
+// to what f holds (S2 packs equal data alike), as after a settled pod's
+// resync, it returns f without interning again.
 func (f Pod) Refreeze(p *v1.Pod) (Pod, bool) {
 	if p == nil {
 		return Pod{}, false
