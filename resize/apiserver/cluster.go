@@ -70,12 +70,12 @@ type Cluster struct {
 // cannot be frozen stays decoded. A frozen pod read for a write (get) is
 // kept decoded too, with frozen still set, so that the write and what
 // follows it (the watchers' old object, the pod's events' UID) thaw it
-// once; it is frozen again by dropping the decoded one. The
-// stored objects carry no resourceVersion: rv holds it, and only the
-// copies handed out get it, so that a write costs no string.
+// once; it is frozen again by dropping the decoded one. The stored
+// objects carry no resourceVersion: rv holds it, and only the copies
+// handed out get it, so that a write costs no string.
 type storedPod struct {
 	pod    *v1.Pod
-	frozen frozen.Pod // when pod is set too, pod thawed (unchanged since)
+	frozen frozen.Pod // set with pod too when pod was thawed from it, unchanged
 	seq    uint64     // the pod's place in creation order
 	rv     uint64     // the cluster's rv after the pod's last write
 }
