@@ -206,7 +206,7 @@ boot() {
 	# timeout): once the kernel's watchdog reports a lockup of a minute,
 	# the attempt ends as a timed-out one, for run to retry at once.
 	while kill -0 "$vm" 2>/dev/null; do
-		if grep -qE 'soft lockup - CPU#[0-9]+ stuck for ([6-9][0-9]|[0-9]{3,})s' "$dir/console.log"; then
+		if grep -qE 'soft lockup - CPU#[0-9]+ stuck for ([6-9][0-9]|[0-9]{3,})s' "$dir/console.log" 2>/dev/null; then
 			log "the guest's CPUs locked up (the kernel's soft lockup watchdog on the console): stopping this attempt"
 			kill "$vm" 2>/dev/null || true
 			wait "$vm" 2>/dev/null || true

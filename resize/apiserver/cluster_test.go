@@ -236,6 +236,10 @@ func TestPodReadForAWriteIsThawedOnce(t *testing.T) {
 	if read.pod == nil || read.frozen != written.frozen {
 		t.Fatalf("a, read for a write: %+v, want decoded with %v", read, written.frozen)
 	}
+	// The next read for a write is served by that one thaw.
+	if again, _, _ := c.get(a); again != read.pod {
+		t.Fatal("a second read for a write thawed a again")
+	}
 	// A change no write made shows whether eviction freezes the decoded
 	// copy again: it must not.
 	read.pod.Labels = map[string]string{"not": "written"}
