@@ -36,7 +36,11 @@ var (
 	// apply sends), so it takes the strategic merge.
 	benchStrategic = []byte(`{"spec":{"$setElementOrder/containers":[{"name":"app"}],"containers":[{"name":"app","resources":{"requests":{"cpu":"300m"},"limits":{"cpu":"600m"}}}]}}`)
 	benchMerge     = []byte(`{"spec":{"containers":[{"name":"app","image":"pause","resources":{"requests":{"cpu":"300m","memory":"128Mi"},"limits":{"cpu":"600m","memory":"256Mi"}}}]}}`)
-	benchJSON      = []byte(`[{"op":"replace","path":"/spec/containers/0/resources/requests/cpu","value":"300m"},{"op":"replace","path":"/spec/containers/0/resources/limits/cpu","value":"600m"}]`)
+	// benchJSON's "replace"s are outside the narrow form of a JSON patch
+	// (readNarrowJSONPatch), so it takes the json-patch library;
+	// benchJSONAdd, the VPA updater's "add"s, is read as an edit.
+	benchJSON    = []byte(`[{"op":"replace","path":"/spec/containers/0/resources/requests/cpu","value":"300m"},{"op":"replace","path":"/spec/containers/0/resources/limits/cpu","value":"600m"}]`)
+	benchJSONAdd = []byte(`[{"op":"add","path":"/spec/containers/0/resources/requests/cpu","value":"300m"},{"op":"add","path":"/spec/containers/0/resources/limits/cpu","value":"600m"}]`)
 )
 
 // benchPaths are the ways of BenchmarkResizePatch, each the same resize.
@@ -53,13 +57,17 @@ var benchPaths = []struct {
 	{"json", func(old *v1.Pod) (*v1.Pod, error) {
 		return ApplyResizePatch(old, JSONPatch, benchJSON, ResizeOptions{})
 	}},
+	{"json-narrow", func(old *v1.Pod) (*v1.Pod, error) {
+		return ApplyResizePatch(old, JSONPatch, benchJSONAdd, ResizeOptions{})
+	}},
 }
 
 // BenchmarkResizePatch is the API server's part of a resize, as the
 // performance reference measures it (README, Performance): the resize of
 // the running one-container pod, with defaulting and validation, by each
 // path: a typed request, a patch of the narrow form, a strategic merge
-// patch outside it, a JSON merge patch and a JSON patch.
+// patch outside it, a JSON merge patch, a JSON patch outside the narrow
+// form and one in it.
 func BenchmarkResizePatch(b *testing.B) {
 	for _, p := range benchPaths {
 		b.Run("path="+p.name, func(b *testing.B) {
@@ -95,6 +103,12 @@ func TestBenchPathsResizeAlike(t *testing.T) {
 	}
 	if _, _, _, ok := readNarrowPatch(benchStrategic, nil); ok {
 		t.Fatal("the strategic path's patch is of the narrow form")
+	}
+	if _, ok := readNarrowJSONPatch(runningPod(), benchJSON, nil); ok {
+		t.Fatal("the json path's patch is of the narrow form")
+	}
+	if _, ok := readNarrowJSONPatch(runningPod(), benchJSONAdd, nil); !ok {
+		t.Fatal("the json-narrow path's patch is not of the narrow form")
 	}
 	if got := string(benchRequest.Patch()); got != string(benchPatch) {
 		t.Fatalf("benchRequest.Patch() = %s, want %s", got, benchPatch)

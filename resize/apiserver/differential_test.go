@@ -272,6 +272,7 @@ func FuzzResizePatchMatchesAPIServer(f *testing.F) {
 	f.Add(int64(1), uint8(0), []byte(`{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"300m"}}}]}}`), uint8(2))
 	f.Add(int64(2), uint8(1), []byte(`{"spec":{"containers":[{"name":"1e1001","resources":{"limits":{"cpu":"1"}}}]}}`), uint8(3))
 	f.Add(int64(3), uint8(2), []byte(`[{"op":"add","path":"/spec/containers/0/resources/requests","value":{"cpu":"1e3m"}}]`), uint8(4))
+	f.Add(int64(4), uint8(2), []byte(`[{"op":"add","path":"/spec/containers/0/resources/requests/cpu","value":"300m"},{"op":"add","path":"/spec/containers/0/resources/limits/memory","value":"1Gi"}]`), uint8(0))
 	f.Fuzz(func(t *testing.T, seed int64, pt uint8, patch []byte, version uint8) {
 		old := oldPodGen{rand.New(rand.NewSource(seed))}.pod()
 		types := []types.PatchType{StrategicMergePatch, MergePatch, JSONPatch}

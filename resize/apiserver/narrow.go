@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	json "github.com/go-json-experiment/json"
@@ -224,4 +225,62 @@ func setList(list v1.ResourceList, a *amounts) v1.ResourceList {
 		out[v1.ResourceMemory] = a.memory
 	}
 	return out
+}
+
+// The VPA updater's JSON patches are of a narrow form too, an "add" of
+// each new amount at its place in the pod:
+//
+//	[{"op":"add","path":"/spec/containers/0/resources/requests/cpu","value":"300m"}]
+type narrowOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value string `json:"value"`
+}
+
+// readNarrowJSONPatch reads a JSON patch of that form as the edit of old
+// (editOfSets), or reports false for any other patch. Each operation adds
+// a cpu or memory amount to a requests or limits list that a container of
+// old (one of eight at most), by index, has: the json-patch library sets
+// it, a later one winning. Anything else takes the general path: another
+// operation, member or place, an index out of range or not plainly written
+// (the library's Atoi takes "01" and "+1" too), a list old has not (the
+// library refuses the add), a pod or container without a name (refused
+// after the patch), a backslash (the library copies a value's JSON
+// undecoded, which the quantity's decoding reads unescaped), or a bad or
+// too large amount.
+func readNarrowJSONPatch(old *v1.Pod, patch []byte, buf []containerEdit) (resizeEdit, bool) {
+	var ops []narrowOp
+	cs := old.Spec.Containers
+	if old.Name == "" || len(cs) > 8 || bytes.IndexByte(patch, '\\') >= 0 || !decodeStrict(patch, &ops) || len(ops) == 0 || len(ops) > MaxJSONPatchOperations {
+		return resizeEdit{}, false
+	}
+	var setsBuf [8]containerSet
+	sets := setsBuf[:len(cs)]
+	for _, op := range ops {
+		p := strings.Split(op.Path, "/")
+		if op.Op != "add" || len(p) != 7 || p[0] != "" || p[1] != "spec" || p[2] != "containers" || p[4] != "resources" {
+			return resizeEdit{}, false
+		}
+		i, err := strconv.Atoi(p[3])
+		if err != nil || p[3] != strconv.Itoa(i) || i < 0 || i >= len(cs) || cs[i].Name == "" {
+			return resizeEdit{}, false
+		}
+		have, a := cs[i].Resources.Requests, &sets[i].requests
+		if p[5] == "limits" {
+			have, a = cs[i].Resources.Limits, &sets[i].limits
+		}
+		q, ok := parseAmount(v1.ResourceName(p[6]), op.Value)
+		switch {
+		case !ok || len(have) == 0 || (p[5] != "requests" && p[5] != "limits"):
+			return resizeEdit{}, false
+		case p[6] == "cpu":
+			a.cpu, a.hasCPU = q, true
+		case p[6] == "memory":
+			a.memory, a.hasMemory = q, true
+		default:
+			return resizeEdit{}, false
+		}
+		sets[i].name = cs[i].Name
+	}
+	return editOfSets(old, slices.DeleteFunc(sets, func(s containerSet) bool { return s.name == "" }), nil, nil, buf)
 }

@@ -78,9 +78,9 @@ func ValidPatchType(pt types.PatchType) error {
 
 // ApplyResizePatch is ApplyResize for a patch of type pt: "" or
 // StrategicMergePatch (ApplyResize), MergePatch or JSONPatch. A patch of
-// the narrow form (readNarrowPatch) is decoded straight into the edit; any
-// other is applied as the API server applies it and read back into the
-// same edit.
+// the narrow form (readNarrowPatch, or readNarrowJSONPatch for a JSON
+// patch) is decoded straight into the edit; any other is applied as the
+// API server applies it and read back into the same edit.
 //
 // A JSON merge patch or a JSON patch is applied as the API server applies
 // it (k8s.io/apiserver pkg/endpoints/handlers/patch.go, jsonPatcher): to
@@ -111,6 +111,12 @@ func ApplyResizePatch(old *v1.Pod, pt types.PatchType, patch []byte, opts Resize
 			if e, ok := editOfSets(old, cs, inits, pod, edits[:0]); ok {
 				return applyEdit(old, &e, opts)
 			}
+		}
+	}
+	if pt == JSONPatch {
+		var edits [4]containerEdit
+		if e, ok := readNarrowJSONPatch(old, patch, edits[:0]); ok {
+			return applyEdit(old, &e, opts)
 		}
 	}
 	oldPod, patched, err := patchedPod(old, pt, patch, opts, false)
