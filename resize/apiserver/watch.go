@@ -39,6 +39,9 @@ type WatchOptions struct {
 	// Buffer is how many changes (after the initial ones) the Watcher
 	// holds for its reader; 0 means DefaultWatchBuffer.
 	Buffer int
+	// NoOld leaves WatchEvent.Old unset: a watch without selectors has no
+	// use for it, and it costs a decoding of the stored pod per change.
+	NoOld bool
 }
 
 // WatchEvent is one change a Watcher delivers: a pod Added, Modified or
@@ -71,6 +74,7 @@ type WatchEvent struct {
 type Watcher struct {
 	c            *Cluster
 	pods, events bool
+	noOld        bool
 	namespace    string
 	ch           chan WatchEvent
 	// err and closed are guarded by the cluster's lock.
@@ -128,7 +132,7 @@ func (c *Cluster) Watch(opts WatchOptions) (*Watcher, error) {
 	if !c.init() {
 		return nil, ErrNilCluster
 	}
-	w := &Watcher{c: c, pods: opts.Pods, events: opts.Events, namespace: opts.Namespace}
+	w := &Watcher{c: c, pods: opts.Pods, events: opts.Events, noOld: opts.NoOld, namespace: opts.Namespace}
 	if !w.pods && !w.events {
 		w.pods, w.events = true, true
 	}
@@ -213,13 +217,13 @@ func (c *Cluster) eventsAsAdded(namespace string, from uint64) []WatchEvent {
 // pod deleted, for Deleted) and the stored pod before it (nil for Added).
 // The caller holds the lock and has checked that someone watches.
 func (c *Cluster) notifyPod(typ watch.EventType, pod *v1.Pod, prev *storedPod, rv uint64) {
+	var old func() *v1.Pod
+	if prev != nil {
+		old = func() *v1.Pod { return withVersion(prev.thaw(), prev.rv) }
+	}
 	c.notify(true, pod.Namespace, func() WatchEvent {
-		ev := WatchEvent{Type: typ, Pod: withVersion(pod, rv), ResourceVersion: rv}
-		if prev != nil {
-			ev.Old = withVersion(prev.thaw(), prev.rv)
-		}
-		return ev
-	})
+		return WatchEvent{Type: typ, Pod: withVersion(pod, rv), ResourceVersion: rv}
+	}, old)
 }
 
 // notifyEvent sends an event, about to be recorded as number seq, to the
@@ -228,15 +232,15 @@ func (c *Cluster) notifyEvent(e Event, seq uint64) {
 	c.notify(false, e.Namespace, func() WatchEvent {
 		e.UID = (&uidCache{c: c}).of(&e)
 		return WatchEvent{Type: watch.Added, Event: &e, ResourceVersion: seq + 1}
-	})
+	}, nil)
 }
 
 // notify offers the change build makes (once, if someone watches it) to
-// the watchers of pods (or of events) in namespace, and closes those that
-// have no room for it.
-func (c *Cluster) notify(pods bool, namespace string, build func() WatchEvent) {
-	var ev WatchEvent
-	built := false
+// the watchers of pods (or of events) in namespace, with Old (made once
+// too) to those that want it, and closes those that have no room for it.
+func (c *Cluster) notify(pods bool, namespace string, build func() WatchEvent, old func() *v1.Pod) {
+	var ev, withOld WatchEvent
+	built, builtOld := false, false
 	var overflowed []*Watcher
 	for _, w := range c.watchers {
 		if (pods && !w.pods) || (!pods && !w.events) || (w.namespace != "" && w.namespace != namespace) {
@@ -245,10 +249,18 @@ func (c *Cluster) notify(pods bool, namespace string, build func() WatchEvent) {
 		if !built {
 			ev, built = build(), true
 		}
+		send := ev
+		if old != nil && !w.noOld {
+			if !builtOld {
+				withOld, builtOld = ev, true
+				withOld.Old = old()
+			}
+			send = withOld
+		}
 		// The change goes in the buffer without waiting, or the watcher
 		// is closed.
 		select {
-		case w.ch <- ev:
+		case w.ch <- send:
 		default:
 			overflowed = append(overflowed, w)
 		}

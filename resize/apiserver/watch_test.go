@@ -105,6 +105,39 @@ func TestWatchDeliversChangesInOrder(t *testing.T) {
 	}
 }
 
+// TestWatchNoOld: a watcher with NoOld gets each change without the pod
+// before it, while a watcher beside it still gets it.
+func TestWatchNoOld(t *testing.T) {
+	c := NewCluster(ClusterOptions{})
+	with, err := c.Watch(WatchOptions{Pods: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	without, err := c.Watch(WatchOptions{Pods: true, NoOld: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.CreatePod(t.Context(), namedPod("default", "a"))
+	if _, err := c.ResizePod(t.Context(), "default", "a", []byte(`{"spec":{"containers":[{"name":"c1","resources":{"requests":{"cpu":"150m"}}}]}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DeletePod(t.Context(), "default", "a"); err != nil {
+		t.Fatal(err)
+	}
+	got, gotWithout := drain(with), drain(without)
+	if d, dw := describe(got), describe(gotWithout); d != dw || d != "ADDED a@1, MODIFIED a@2, DELETED a@3" {
+		t.Fatalf("watched %s and, without old, %s", d, dw)
+	}
+	if got[1].Old == nil || got[2].Old == nil {
+		t.Errorf("the watcher without NoOld got no old pod: %v, %v", got[1].Old, got[2].Old)
+	}
+	for _, ev := range gotWithout {
+		if ev.Old != nil {
+			t.Errorf("the watcher with NoOld got an old pod in %s %s", ev.Type, ev.Pod.Name)
+		}
+	}
+}
+
 // TestWatchOptions: kinds, namespaces, the initial state and starting
 // versions, as a Kubernetes watch takes them.
 func TestWatchOptions(t *testing.T) {

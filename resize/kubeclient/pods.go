@@ -83,7 +83,7 @@ func (p *pods) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interf
 	if !ok {
 		return nil, notSupported(podsResource, "watch")
 	}
-	w, err := watcher.Watch(apiserver.WatchOptions{Pods: true, Namespace: p.ns, ResourceVersion: opts.ResourceVersion, Buffer: WatchBuffer})
+	w, err := watcher.Watch(apiserver.WatchOptions{Pods: true, Namespace: p.ns, ResourceVersion: opts.ResourceVersion, Buffer: WatchBuffer, NoOld: sel.everything()})
 	if err != nil {
 		return nil, statusError(err, "")
 	}

@@ -24,6 +24,11 @@ func (s selector) matches(l map[string]string, f fields.Set) bool {
 	return s.labels.Matches(labels.Set(l)) && s.fields.Matches(f)
 }
 
+// everything reports whether the selectors select every object: a watch
+// with them sends each change as it is, with no need of the object before
+// it.
+func (s selector) everything() bool { return s.labels.Empty() && s.fields.Empty() }
+
 // parseSelector parses the options' selectors; convert is the kind's field
 // label conversion (the API server refuses a field label the kind does not
 // have, with 400 Bad Request: pkg/endpoints/handlers/get.go).

@@ -126,6 +126,10 @@ func (x *watcher) run(sel selector, convert func(apiserver.WatchEvent) (change, 
 // when it stops matching or is deleted, and nothing when it matches
 // neither before nor after.
 func selected(typ watch.EventType, ch change, sel selector) (watch.Event, bool) {
+	if sel.everything() {
+		// Everything matches before and after: the change as it is.
+		return watch.Event{Type: typ, Object: ch.cur.obj}, true
+	}
 	cur := typ != watch.Deleted && sel.matches(ch.cur.labels, ch.cur.fields)
 	old := ch.old != nil && sel.matches(ch.old.labels, ch.old.fields)
 	switch {
