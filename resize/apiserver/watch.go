@@ -217,50 +217,47 @@ func (c *Cluster) eventsAsAdded(namespace string, from uint64) []WatchEvent {
 // pod deleted, for Deleted) and the stored pod before it (nil for Added).
 // The caller holds the lock and has checked that someone watches.
 func (c *Cluster) notifyPod(typ watch.EventType, pod *v1.Pod, prev *storedPod, rv uint64) {
-	var old func() *v1.Pod
-	if prev != nil {
-		old = func() *v1.Pod { return withVersion(prev.thaw(), prev.rv) }
-	}
-	c.notify(true, pod.Namespace, func() WatchEvent {
-		return WatchEvent{Type: typ, Pod: withVersion(pod, rv), ResourceVersion: rv}
-	}, old)
+	c.notify(true, pod.Namespace, func(old bool) WatchEvent {
+		ev := WatchEvent{Type: typ, Pod: withVersion(pod, rv), ResourceVersion: rv}
+		if old && prev != nil {
+			ev.Old = withVersion(prev.thaw(), prev.rv)
+		}
+		return ev
+	})
 }
 
 // notifyEvent sends an event, about to be recorded as number seq, to the
 // watchers of events, as notifyPod.
 func (c *Cluster) notifyEvent(e Event, seq uint64) {
-	c.notify(false, e.Namespace, func() WatchEvent {
+	c.notify(false, e.Namespace, func(bool) WatchEvent {
 		e.UID = (&uidCache{c: c}).of(&e)
 		return WatchEvent{Type: watch.Added, Event: &e, ResourceVersion: seq + 1}
-	}, nil)
+	})
 }
 
-// notify offers the change build makes (once, if someone watches it) to
-// the watchers of pods (or of events) in namespace, with Old (made once
-// too) to those that want it, and closes those that have no room for it.
-func (c *Cluster) notify(pods bool, namespace string, build func() WatchEvent, old func() *v1.Pod) {
-	var ev, withOld WatchEvent
-	built, builtOld := false, false
+// notify offers the change build makes to the watchers of pods (or of
+// events) in namespace, made once with the old pod for those that want it
+// and once without, if someone watches, and closes the watchers that have
+// no room for it.
+func (c *Cluster) notify(pods bool, namespace string, build func(old bool) WatchEvent) {
+	var evs [2]WatchEvent // without, with the old pod
+	var built [2]bool
 	var overflowed []*Watcher
 	for _, w := range c.watchers {
 		if (pods && !w.pods) || (!pods && !w.events) || (w.namespace != "" && w.namespace != namespace) {
 			continue
 		}
-		if !built {
-			ev, built = build(), true
+		k := 1
+		if w.noOld {
+			k = 0
 		}
-		send := ev
-		if old != nil && !w.noOld {
-			if !builtOld {
-				withOld, builtOld = ev, true
-				withOld.Old = old()
-			}
-			send = withOld
+		if !built[k] {
+			evs[k], built[k] = build(k == 1), true
 		}
 		// The change goes in the buffer without waiting, or the watcher
 		// is closed.
 		select {
-		case w.ch <- send:
+		case w.ch <- evs[k]:
 		default:
 			overflowed = append(overflowed, w)
 		}
