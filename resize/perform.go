@@ -168,7 +168,7 @@ func onNode(a core.Action) bool {
 // lazyMessage hands a resize event's unformatted message to the API, so
 // that it is formatted only when read.
 func lazyMessage(e core.Event) fmt.Stringer {
-	if e.Message != "" || e.Resize.Pod == nil {
+	if e.Message != "" || !e.Resize.Listed {
 		return nil
 	}
 	return e.Resize

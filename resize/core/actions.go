@@ -96,7 +96,7 @@ type Event struct {
 
 // Text is the event's message: Message, or the rendered resize message.
 func (e Event) Text() string {
-	if e.Message == "" && e.Resize.Pod != nil {
+	if e.Message == "" && e.Resize.Listed {
 		return e.Resize.String()
 	}
 	return e.Message

@@ -197,7 +197,7 @@ func (c *Core) handleResize(ps *podState, out *opOutput) allocation.Outcome {
 			prefix = pendingPrefix(decision.Reason)
 		}
 		out.emit(c.resizeEvent(out, pod, v1.EventTypeWarning, eventReason,
-			ResizeMessage{Prefix: prefix, Pod: pod, Generation: pod.Generation, Error: decision.Message}))
+			messageOf(prefix, pod, pod.Generation, decision.Message)))
 	}
 	return decision.Outcome
 }
@@ -213,7 +213,7 @@ func (c *Core) startResize(ps *podState, pod *v1.Pod, out *opOutput) {
 	c.setInProgress(ps, "", "", pod.Generation, now)
 	if c.s.profile.ResizeEvents() {
 		out.emit(c.resizeEvent(out, pod, v1.EventTypeNormal, ReasonResizeStarted,
-			ResizeMessage{Prefix: prefixStarted, Pod: pod, Generation: pod.Generation}))
+			messageOf(prefixStarted, pod, pod.Generation, "")))
 	}
 }
 

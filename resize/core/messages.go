@@ -41,16 +41,18 @@ type resizeSummary struct {
 
 // resizeMessage is "<prefix>: <JSON summary of pod's resources>".
 func resizeMessage(pod *v1.Pod, generation int64, errorMsg, prefix string) string {
+	return messageOf(prefix, pod, generation, errorMsg).String()
+}
+
+// renderResizeMessage is resizeMessage for the pod's container lists.
+func renderResizeMessage(inits, containers []v1.Container, generation int64, errorMsg, prefix string) string {
 	summary := func(list []v1.Container) (out []resizeSummaryContainer) {
 		for i := range list {
 			out = append(out, resizeSummaryContainer{Name: list[i].Name, Resources: list[i].Resources})
 		}
 		return out
 	}
-	s := resizeSummary{Generation: generation, Error: errorMsg}
-	if pod != nil { // no pod lists no containers
-		s.InitContainers, s.Containers = summary(pod.Spec.InitContainers), summary(pod.Spec.Containers)
-	}
+	s := resizeSummary{Generation: generation, Error: errorMsg, InitContainers: summary(inits), Containers: summary(containers)}
 	b, err := json.Marshal(s)
 	if err != nil {
 		return prefix
@@ -84,22 +86,34 @@ func pendingPrefix(reason string) string {
 	return "Pod resize " + reason
 }
 
-// ResizeMessage is a resize event's message, kept unformatted: the pod
-// whose containers it lists (pods are never changed in place, so keeping
-// the pointer keeps the values), the generation, the error for Pending and
-// Error events, and the prefix. NoGeneration leaves the generation out, as
-// the 1.34 ResizeCompleted did.
+// ResizeMessage is a resize event's message, kept unformatted: the
+// containers and init containers it lists, the generation, the error for
+// Pending and Error events, and the prefix. The lists are a pod's spec's,
+// shared (pods are never changed in place), and not the pod: an event log
+// keeps many messages, and each would keep its whole pod. Listed says the
+// message is of a pod (messageOf); NoGeneration leaves the generation out,
+// as the 1.34 ResizeCompleted did.
 type ResizeMessage struct {
-	Prefix       string
-	Pod          *v1.Pod
-	Generation   int64
-	Error        string
-	NoGeneration bool
+	Prefix                     string
+	Containers, InitContainers []v1.Container
+	Listed                     bool
+	Generation                 int64
+	Error                      string
+	NoGeneration               bool
+}
+
+// messageOf is the message listing pod's containers (none for no pod).
+func messageOf(prefix string, pod *v1.Pod, generation int64, errorMsg string) ResizeMessage {
+	m := ResizeMessage{Prefix: prefix, Listed: pod != nil, Generation: generation, Error: errorMsg}
+	if pod != nil {
+		m.Containers, m.InitContainers = pod.Spec.Containers, pod.Spec.InitContainers
+	}
+	return m
 }
 
 // String renders the message as pkg/kubelet/events/resize.go does.
 func (m ResizeMessage) String() string {
-	msg := resizeMessage(m.Pod, m.Generation, m.Error, m.Prefix)
+	msg := renderResizeMessage(m.InitContainers, m.Containers, m.Generation, m.Error, m.Prefix)
 	if m.NoGeneration {
 		msg = dropGeneration(msg)
 	}

@@ -314,7 +314,7 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 			if updated && s.profile.ResizeEvents() {
 				generation := ps.conds.inProgress.ObservedGeneration
 				o.emit(c.resizeEvent(&o.opOutput, ps.pod(), v1.EventTypeWarning, ReasonResizeError,
-					ResizeMessage{Prefix: prefixError, Pod: o.alloc, Generation: generation, Error: o.resizeErr.Error()}))
+					messageOf(prefixError, o.alloc, generation, o.resizeErr.Error())))
 			}
 		}
 		o.phase = syncFinalStatus
@@ -329,9 +329,9 @@ func (o *syncOp) step(c *Core, ps *podState, done []Action, res []Result) []Acti
 		if o.allowed && !resizeInProgress(o.alloc, o.states, ps.live().actuated, podLevelResize) {
 			// ResizeCompleted, as the version sends it.
 			if generation, cleared := c.clearInProgress(ps); cleared && s.profile.ResizeCompletedEvent() {
-				acts = append(acts, c.resizeEvent(&o.opOutput, ps.pod(), v1.EventTypeNormal, ReasonResizeCompleted, ResizeMessage{
-					Prefix: prefixCompleted, Pod: o.alloc, Generation: generation, NoGeneration: !s.profile.ResizeCompletedGeneration(),
-				}))
+				msg := messageOf(prefixCompleted, o.alloc, generation, "")
+				msg.NoGeneration = !s.profile.ResizeCompletedGeneration()
+				acts = append(acts, c.resizeEvent(&o.opOutput, ps.pod(), v1.EventTypeNormal, ReasonResizeCompleted, msg))
 			}
 		}
 		status := c.buildStatus(ps, o.alloc, o.states, o.statuses)
