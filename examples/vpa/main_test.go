@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"strings"
@@ -631,6 +633,32 @@ func TestUpdaterThroughClientGo(t *testing.T) {
 		"00:07:01 resize    a-pod on node-1 cpu 4 mem 256Mi -> cpu 9 mem 256Mi infeasible: Node didn't have enough capacity: cpu, requested: 9000, capacity: 8000"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestLivePodsSorted: the live pods' names come sorted, with the names
+// added since the last look merged in and the removed ones left out, also
+// a name removed and added again (once), whatever the order of the calls.
+func TestLivePodsSorted(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	l := livePods{pods: map[string]*replica{}}
+	want := map[string]bool{}
+	for step := range 2000 {
+		name := fmt.Sprintf("pod-%03d", rng.IntN(300))
+		switch {
+		case want[name]:
+			l.remove(name)
+			delete(want, name)
+		default:
+			l.add(name, nil, rng)
+			want[name] = true
+		}
+		if step%37 == 0 || step == 1999 {
+			keys := slices.Sorted(maps.Keys(want))
+			if got := l.sorted(); !slices.Equal(got, keys) {
+				t.Fatalf("step %d: sorted() = %v\nwant %v", step, got, keys)
+			}
 		}
 	}
 }

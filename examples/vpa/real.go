@@ -394,7 +394,7 @@ func (r *realRun) schedule(ctx context.Context, pod *v1.Pod) (string, error) {
 // resizes to the recommendations.
 func (r *realRun) round(ctx context.Context, k int) error {
 	played := start.Add(time.Duration(k) * time.Minute)
-	for _, name := range r.order {
+	for _, name := range r.sorted() {
 		rep := r.pods[name]
 		cpu, mem := usageAt(r.rng, rep, float64(k))
 		r.recs[rep.wl].add(cpu, mem, played)

@@ -89,24 +89,52 @@ type sim struct {
 }
 
 // livePods are a run's live pods by name, for their usage, and their
-// names sorted.
+// names sorted (sorted).
 type livePods struct {
-	pods  map[string]*replica
-	order []string
+	pods map[string]*replica
+	// order holds the names sorted up to sortedLen, then the names added
+	// since; it may still hold names removed since (removed says so).
+	// Inserting each name in place would cost a copy of the list per
+	// pod, quadratic in the fleet's build.
+	order     []string
+	sortedLen int
+	removed   bool
 }
 
 // add records a live pod with a usage factor of its own, drawn from rng.
 func (l *livePods) add(name string, wl *workload, rng *rand.Rand) {
 	l.pods[name] = &replica{name: name, wl: wl, factor: 0.8 + 0.4*rng.Float64()}
-	i, _ := slices.BinarySearch(l.order, name)
-	l.order = slices.Insert(l.order, i, name)
+	l.order = append(l.order, name)
 }
 
 func (l *livePods) remove(name string) {
 	delete(l.pods, name)
-	if i, ok := slices.BinarySearch(l.order, name); ok {
-		l.order = slices.Delete(l.order, i, i+1)
+	l.removed = true
+}
+
+// sorted returns the live pods' names in order: the names added since the
+// last call are sorted and merged in, the removed ones left out.
+func (l *livePods) sorted() []string {
+	if !l.removed && l.sortedLen == len(l.order) {
+		return l.order
 	}
+	old, added := l.order[:l.sortedLen], l.order[l.sortedLen:]
+	slices.Sort(added)
+	merged := make([]string, 0, len(l.pods))
+	for len(old) > 0 || len(added) > 0 {
+		var next string
+		if len(added) == 0 || (len(old) > 0 && old[0] <= added[0]) {
+			next, old = old[0], old[1:]
+		} else {
+			next, added = added[0], added[1:]
+		}
+		// A name removed and added again is in both halves.
+		if _, live := l.pods[next]; live && (len(merged) == 0 || merged[len(merged)-1] != next) {
+			merged = append(merged, next)
+		}
+	}
+	l.order, l.sortedLen, l.removed = merged, len(merged), false
+	return l.order
 }
 
 // line is the run's first line: the nodes, of the kinds given, and the
@@ -370,7 +398,7 @@ func usageAt(rng *rand.Rand, r *replica, m float64) (cpu, memory float64) {
 // in-place resizes to the recommendations.
 func (s *sim) round(ctx context.Context) error {
 	now := s.fleet.Now()
-	for _, name := range s.order {
+	for _, name := range s.sorted() {
 		r := s.pods[name]
 		cpu, mem := s.usage(r)
 		s.recs[r.wl].add(cpu, mem, now)
