@@ -89,7 +89,7 @@ type sim struct {
 }
 
 // livePods are a run's live pods by name, for their usage, and their
-// names sorted (sorted).
+// names, which sorted gives in order.
 type livePods struct {
 	pods map[string]*replica
 	// order holds the names sorted up to sortedLen, then the names added
